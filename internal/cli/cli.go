@@ -1,0 +1,115 @@
+// Package cli implements the agentform command line: commands, flags,
+// exit codes and terminal output. cmd/agentform is a thin main over Run.
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	hcli "github.com/hashicorp/cli"
+
+	"github.com/agentform/agentform/internal/version"
+)
+
+// Exit codes shared by every command.
+const (
+	ExitOK    = 0
+	ExitError = 1
+	// ExitChanges is returned by plan -detailed-exitcode when there are
+	// changes, and by fmt -check when files need formatting it is
+	// ExitUnformatted.
+	ExitChanges     = 2
+	ExitUnformatted = 3
+)
+
+// Streams are the standard streams a command reads and writes.
+type Streams struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// StdoutTTY and StderrTTY report whether the streams are terminals
+	// (colour and progress are only used on terminals).
+	StdoutTTY bool
+	StderrTTY bool
+}
+
+// Run runs the agentform command line with args (without the program name)
+// and returns the process exit code.
+func Run(args []string, streams Streams) int {
+	meta := &Meta{Streams: streams, Dir: "."}
+	// Global options come before the command name, as in Terraform:
+	// agentform -chdir=DIR plan.
+	for len(args) > 0 && strings.HasPrefix(args[0], "-chdir=") {
+		meta.Dir = strings.TrimPrefix(args[0], "-chdir=")
+		args = args[1:]
+	}
+	if len(args) > 0 && (args[0] == "-chdir" || strings.HasPrefix(args[0], "--chdir")) {
+		fmt.Fprintln(streams.Stderr, "Error: write the global option as -chdir=DIR (with \"=\"), before the command name.")
+		return ExitError
+	}
+	if meta.Dir == "" {
+		fmt.Fprintln(streams.Stderr, "Error: -chdir needs a directory: -chdir=DIR.")
+		return ExitError
+	}
+
+	commands := map[string]hcli.CommandFactory{
+		"fmt":      func() (hcli.Command, error) { return &FmtCommand{Meta: meta}, nil },
+		"init":     func() (hcli.Command, error) { return &InitCommand{Meta: meta}, nil },
+		"validate": func() (hcli.Command, error) { return &ValidateCommand{Meta: meta}, nil },
+		"version":  func() (hcli.Command, error) { return &VersionCommand{Meta: meta}, nil },
+	}
+	c := &hcli.CLI{
+		Name:        "agentform",
+		Version:     version.Version,
+		Args:        args,
+		Commands:    commands,
+		HelpFunc:    helpFunc,
+		HelpWriter:  streams.Stdout,
+		ErrorWriter: streams.Stderr,
+	}
+	code, err := c.Run()
+	if err != nil {
+		fmt.Fprintf(streams.Stderr, "Error: %s\n", err)
+		return ExitError
+	}
+	return code
+}
+
+func helpFunc(commands map[string]hcli.CommandFactory) string {
+	var b strings.Builder
+	b.WriteString(`Usage: agentform [-chdir=DIR] <command> [options] [args]
+
+agentform is plan / apply for AI agents: it reads agent manifests (*.acl),
+shows which agent may call which tool before anything ships, and builds
+locked, reproducible agent artifacts.
+
+Commands:
+`)
+	names := make([]string, 0, len(commands))
+	for name := range commands {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		cmd, err := commands[name]()
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(&b, "  %-10s %s\n", name, cmd.Synopsis())
+	}
+	b.WriteString(`
+Global options (before the command name):
+  -chdir=DIR   Use DIR as the workspace instead of the current directory.
+  -help        Show this help, or a command's help: agentform <command> -help.
+  -version     Show the agentform version.
+`)
+	return b.String()
+}
+
+// IsTerminal reports whether f is an interactive terminal.
+func IsTerminal(f *os.File) bool {
+	return isTerminal(int(f.Fd()))
+}

@@ -1,0 +1,238 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+
+	"github.com/agentform/agentform/internal/manifest"
+)
+
+// FmtCommand is "agentform fmt": rewrite manifest files in canonical style.
+type FmtCommand struct{ *Meta }
+
+// Synopsis implements cli.Command.
+func (c *FmtCommand) Synopsis() string { return "Rewrite manifest files in canonical style" }
+
+// Help implements cli.Command.
+func (c *FmtCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: agentform [-chdir=DIR] fmt [options] [TARGET ...]
+
+  Rewrites *.acl files to the canonical HCL style (indentation, alignment
+  of "=", spacing). Formatting never changes what a manifest means. A file
+  with a syntax error is reported and left untouched.
+
+  TARGET is a file or directory (default: the workspace directory). With
+  "-" as the only target, fmt reads stdin and writes the result to stdout.
+  *.acl.json files are not reformatted.
+
+Options:
+
+  -check      Change nothing; exit 3 when any file needs formatting.
+  -diff       Print the changes as a unified diff.
+  -list=false Don't print the names of the files changed.
+  -write=false Don't write files (implied by -check).
+  -recursive  Also format subdirectories (skipping hidden ones,
+              node_modules and dist).
+  -no-color   Disable colour.
+  -chdir=DIR  Use DIR as the workspace.
+
+Exit status: 0 when all went well, 1 on errors, 3 with -check when a file
+needs formatting.
+`) + "\n"
+}
+
+// Run implements cli.Command.
+func (c *FmtCommand) Run(args []string) int {
+	fset := c.flagSet("fmt")
+	check := fset.Bool("check", false, "check only")
+	diff := fset.Bool("diff", false, "show diff")
+	list := fset.Bool("list", true, "list changed files")
+	write := fset.Bool("write", true, "write files")
+	recursive := fset.Bool("recursive", false, "recurse")
+	if !c.parseFlags(fset, args, c.Help()) {
+		return ExitError
+	}
+	if *check {
+		*write = false
+	}
+	targets := fset.Args()
+	if len(targets) == 1 && targets[0] == "-" {
+		return c.formatStdin(*check)
+	}
+	if len(targets) == 0 {
+		targets = []string{"."}
+	}
+
+	var files []string
+	for _, t := range targets {
+		p := c.path(t)
+		info, err := os.Stat(p)
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "Error: no file or directory at %s\n", t)
+			return ExitError
+		}
+		if !info.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		found, err := manifestFilesUnder(p, *recursive)
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "Error: listing %s: %s\n", t, err)
+			return ExitError
+		}
+		files = append(files, found...)
+	}
+
+	code := ExitOK
+	for _, path := range files {
+		changed, err := c.formatFile(path, *write, *diff)
+		if err != nil {
+			code = ExitError
+			continue
+		}
+		if changed {
+			if *list {
+				fmt.Fprintln(c.Stdout, c.display(path))
+			}
+			if *check && code == ExitOK {
+				code = ExitUnformatted
+			}
+		}
+	}
+	return code
+}
+
+// display shows a path relative to the workspace when it is inside it.
+func (c *FmtCommand) display(path string) string {
+	if rel, err := filepath.Rel(c.Dir, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}
+
+func manifestFilesUnder(root string, recursive bool) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path == root {
+				return nil
+			}
+			name := d.Name()
+			if !recursive || strings.HasPrefix(name, ".") || name == "node_modules" || name == "dist" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && strings.HasSuffix(d.Name(), manifest.SuffixNative) {
+			out = append(out, path)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+// canonical parses src and returns it in canonical style. Syntax errors
+// are returned as diagnostics and src is not formatted.
+func canonical(src []byte, name string) ([]byte, hcl.Diagnostics) {
+	if _, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos); diags.HasErrors() {
+		return nil, diags
+	}
+	return hclwrite.Format(src), nil
+}
+
+func (c *FmtCommand) formatFile(path string, write, diff bool) (bool, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: reading %s: %s\n", c.display(path), err)
+		return false, err
+	}
+	name := c.display(path)
+	out, diags := canonical(src, name)
+	if diags.HasErrors() {
+		f, _ := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+		c.showDiagnostics(diags, map[string]*hcl.File{name: f})
+		return false, fmt.Errorf("syntax error")
+	}
+	if bytes.Equal(src, out) {
+		return false, nil
+	}
+	if diff {
+		fmt.Fprint(c.Stdout, udiff.Unified("old/"+filepath.ToSlash(name), "new/"+filepath.ToSlash(name), string(src), string(out)))
+	}
+	if write {
+		if err := writeFileAtomic(path, out); err != nil {
+			fmt.Fprintf(c.Stderr, "Error: writing %s: %s\n", name, err)
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+func (c *FmtCommand) formatStdin(check bool) int {
+	src, err := io.ReadAll(c.Stdin)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: reading stdin: %s\n", err)
+		return ExitError
+	}
+	out, diags := canonical(src, "<stdin>")
+	if diags.HasErrors() {
+		f, _ := hclsyntax.ParseConfig(src, "<stdin>", hcl.InitialPos)
+		c.showDiagnostics(diags, map[string]*hcl.File{"<stdin>": f})
+		return ExitError
+	}
+	if check {
+		if !bytes.Equal(src, out) {
+			return ExitUnformatted
+		}
+		return ExitOK
+	}
+	_, _ = c.Stdout.Write(out)
+	return ExitOK
+}
+
+// writeFileAtomic replaces path with data through a temporary file in the
+// same directory, keeping the file's mode, so a crash never leaves a
+// half-written file.
+func writeFileAtomic(path string, data []byte) error {
+	mode := os.FileMode(0o644)
+	if info, err := os.Stat(path); err == nil {
+		mode = info.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

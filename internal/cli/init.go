@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"text/template"
+)
+
+//go:embed scaffold
+var scaffold embed.FS
+
+// InitCommand is "agentform init": scaffold a new workspace.
+type InitCommand struct{ *Meta }
+
+// Synopsis implements cli.Command.
+func (c *InitCommand) Synopsis() string { return "Create a new workspace" }
+
+// Help implements cli.Command.
+func (c *InitCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: agentform [-chdir=DIR] init [options] [DIR]
+
+  Creates a workspace in DIR (default: the workspace directory): agent.acl
+  with one agent, a TypeScript tool package (tools/greet), a skill
+  (skills/greeting) and a .gitignore. The new workspace validates as is.
+
+  init never overwrites: when any of these files exists it changes
+  nothing and says which.
+
+Options:
+
+  -agent=NAME  Name of the agent (default: derived from DIR, else
+               "assistant").
+  -chdir=DIR   Use DIR as the workspace.
+`) + "\n"
+}
+
+var nonName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// Run implements cli.Command.
+func (c *InitCommand) Run(args []string) int {
+	fset := c.flagSet("init")
+	agent := fset.String("agent", "", "agent name")
+	if !c.parseFlags(fset, args, c.Help()) {
+		return ExitError
+	}
+	if fset.NArg() > 1 {
+		fmt.Fprintf(c.Stderr, "Error: init takes at most one directory.\n\n%s", c.Help())
+		return ExitError
+	}
+	dir := c.Dir
+	if fset.NArg() == 1 {
+		dir = c.path(fset.Arg(0))
+	}
+	name := *agent
+	if name == "" {
+		abs, _ := filepath.Abs(dir)
+		name = strings.Trim(nonName.ReplaceAllString(filepath.Base(abs), "_"), "_-")
+		if name == "" || name[0] >= '0' && name[0] <= '9' {
+			name = "assistant"
+		}
+	}
+	if !regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`).MatchString(name) {
+		fmt.Fprintf(c.Stderr, "Error: %q is not a valid agent name: start with a letter or underscore; use letters, digits, _ and -.\n", name)
+		return ExitError
+	}
+
+	files, err := renderScaffold(name)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
+		return ExitError
+	}
+	var existing []string
+	for _, f := range files {
+		if _, err := os.Lstat(filepath.Join(dir, f.path)); err == nil {
+			existing = append(existing, f.path)
+		}
+	}
+	if len(existing) > 0 {
+		fmt.Fprintf(c.Stderr, "Error: %s already has %s; init changed nothing.\nRemove them or run init in an empty directory.\n", dir, strings.Join(existing, ", "))
+		return ExitError
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, f.path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			fmt.Fprintf(c.Stderr, "Error: %s\n", err)
+			return ExitError
+		}
+		if err := writeFileAtomic(p, f.data); err != nil {
+			fmt.Fprintf(c.Stderr, "Error: writing %s: %s\n", f.path, err)
+			return ExitError
+		}
+	}
+	fmt.Fprintf(c.Stdout, "agentform has created a workspace for agent %q in %s:\n\n", name, dir)
+	for _, f := range files {
+		fmt.Fprintf(c.Stdout, "  %s\n", f.path)
+	}
+	fmt.Fprintf(c.Stdout, "\nNext: \"agentform -chdir=%s validate\" to check it, then \"agentform -chdir=%s plan\".\n", dir, dir)
+	return ExitOK
+}
+
+type scaffoldFile struct {
+	path string
+	data []byte
+}
+
+// renderScaffold returns the workspace files for an agent name, sorted by
+// path.
+func renderScaffold(name string) ([]scaffoldFile, error) {
+	var out []scaffoldFile
+	err := fs.WalkDir(scaffold, "scaffold", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := scaffold.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(p, "scaffold/")
+		if strings.HasSuffix(rel, ".tmpl") {
+			rel = strings.TrimSuffix(rel, ".tmpl")
+			tmpl, err := template.New(rel).Parse(string(data))
+			if err != nil {
+				return err
+			}
+			var buf bytes.Buffer
+			if err := tmpl.Execute(&buf, struct{ Name string }{name}); err != nil {
+				return err
+			}
+			data = buf.Bytes()
+		}
+		if rel == "gitignore" {
+			rel = ".gitignore"
+		}
+		out = append(out, scaffoldFile{path: path.Clean(rel), data: data})
+		return nil
+	})
+	return out, err
+}

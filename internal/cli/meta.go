@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"golang.org/x/term"
+
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/render"
+)
+
+func isTerminal(fd int) bool { return term.IsTerminal(fd) }
+
+// Meta holds what every command shares: the streams, the workspace
+// directory (-chdir) and colour.
+type Meta struct {
+	Streams
+	// Dir is the workspace directory.
+	Dir string
+	// noColor is set by -no-color.
+	noColor bool
+}
+
+// flagSet returns a flag set with the options every command accepts:
+// -chdir and -no-color.
+func (m *Meta) flagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Func("chdir", "workspace directory", func(s string) error {
+		if s == "" {
+			return fmt.Errorf("-chdir needs a directory")
+		}
+		m.Dir = s
+		return nil
+	})
+	fs.BoolVar(&m.noColor, "no-color", false, "disable colour")
+	return fs
+}
+
+// parseFlags parses args and reports a usage error the way Terraform does.
+// ok is false when the command should stop with ExitError.
+func (m *Meta) parseFlags(fs *flag.FlagSet, args []string, help string) bool {
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(m.Stderr, "Error: %s\n\n%s", strings.TrimSpace(err.Error()), help)
+		return false
+	}
+	return true
+}
+
+// color reports whether output to stdout should be coloured.
+func (m *Meta) color() bool { return m.colorFor(m.StdoutTTY) }
+
+func (m *Meta) colorFor(tty bool) bool {
+	if m.noColor || os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	return tty
+}
+
+// path resolves a path given on the command line against the workspace
+// directory when it is relative.
+func (m *Meta) path(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(m.Dir, p)
+}
+
+// loadManifest loads the workspace manifest.
+func (m *Meta) loadManifest() (*manifest.Config, hcl.Diagnostics) {
+	return manifest.Load(m.Dir)
+}
+
+// showDiagnostics prints diagnostics to stderr.
+func (m *Meta) showDiagnostics(diags hcl.Diagnostics, files map[string]*hcl.File) {
+	if len(diags) == 0 {
+		return
+	}
+	render.Diagnostics(m.Stderr, diags, files, m.colorFor(m.StderrTTY))
+}

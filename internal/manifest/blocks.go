@@ -1,0 +1,739 @@
+package manifest
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+	"github.com/zclconf/go-cty/cty/function"
+)
+
+// decodeLocals evaluates every locals block in dependency order and returns
+// them as one object value for locals.NAME references.
+func (d *decoder) decodeLocals(cfg *Config, blocks hcl.Blocks) cty.Value {
+	attrs := map[string]*hcl.Attribute{}
+	for _, b := range blocks {
+		if b.Type != "locals" {
+			continue
+		}
+		as, diags := b.Body.JustAttributes()
+		d.add(diags)
+		for _, name := range sortedKeys(as) {
+			a := as[name]
+			if prev, dup := attrs[name]; dup {
+				d.errorf(a.NameRange, fmt.Sprintf("Duplicate local %q", name),
+					"A local named %q was already defined at %s. Local names must be unique across all locals blocks.", name, prev.NameRange)
+				continue
+			}
+			attrs[name] = a
+			cfg.Locals[name] = &Local{Name: name, Range: a.Range}
+		}
+	}
+	ctx := &hcl.EvalContext{
+		Variables: map[string]cty.Value{},
+		Functions: map[string]function.Function{
+			"runtime": buildTimeFunc("runtime", "locals"),
+			"secret":  buildTimeFunc("secret", "locals"),
+		},
+	}
+	values := map[string]cty.Value{}
+	pending := sortedKeys(attrs)
+	for len(pending) > 0 {
+		var next []string
+		for _, name := range pending {
+			if !localDepsReady(attrs[name].Expr, attrs, values) {
+				next = append(next, name)
+				continue
+			}
+			ctx.Variables["locals"] = cty.ObjectVal(values)
+			v, diags := attrs[name].Expr.Value(ctx)
+			for _, diag := range diags {
+				if diag.Summary == "Error in function call" && strings.Contains(diag.Detail, "cannot be used in locals") {
+					fn := "runtime"
+					if strings.Contains(diag.Detail, "secret()") {
+						fn = "secret"
+					}
+					diag.Summary = "Runtime value in locals"
+					diag.Detail = fmt.Sprintf("The local %q calls %s(), but locals are build-time constants and cannot hold values known only at runtime. Write %s(...) in the argument that needs the value instead of in the local.", name, fn, fn)
+				}
+			}
+			d.add(diags)
+			if diags.HasErrors() {
+				v = cty.DynamicVal
+			}
+			values[name] = v
+		}
+		if len(next) == len(pending) {
+			for _, name := range next {
+				d.errorf(attrs[name].Expr.Range(), "Cycle in locals",
+					"The local %q depends on itself through %s. Break the cycle by writing one of these values directly.", name, quotedList(next))
+				values[name] = cty.DynamicVal
+			}
+			break
+		}
+		pending = next
+	}
+	return cty.ObjectVal(values)
+}
+
+// localDepsReady reports whether every local an expression refers to is
+// already evaluated (references to undefined locals count as ready: their
+// evaluation reports the error).
+func localDepsReady(expr hcl.Expression, attrs map[string]*hcl.Attribute, values map[string]cty.Value) bool {
+	for _, tr := range expr.Variables() {
+		if tr.RootName() != "locals" || len(tr) < 2 {
+			continue
+		}
+		step, ok := tr[1].(hcl.TraverseAttr)
+		if !ok {
+			continue
+		}
+		if _, defined := attrs[step.Name]; !defined {
+			continue
+		}
+		if _, done := values[step.Name]; !done {
+			return false
+		}
+	}
+	return true
+}
+
+// EvalContext returns an evaluation context with the workspace's locals and
+// the given functions, for evaluating check conditions.
+func (c *Config) EvalContext(funcs map[string]function.Function) *hcl.EvalContext {
+	locals := c.localValues
+	if locals == cty.NilVal {
+		locals = cty.EmptyObjectVal
+	}
+	return &hcl.EvalContext{Variables: map[string]cty.Value{"locals": locals}, Functions: funcs}
+}
+
+var (
+	buildOS   = []string{"linux", "mac_os", "windows"}
+	buildArch = []string{"x86_64", "aarch64"}
+)
+
+func (d *decoder) decodeBuild(b *hcl.Block) *Build {
+	content, diags := b.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "archetype"}, {Name: "os"}, {Name: "arch"},
+	}})
+	d.add(diags)
+	out := &Build{DeclRange: b.DefRange}
+	if content == nil {
+		return out
+	}
+	a := content.Attributes
+	out.Archetype = d.str(a, field{name: "archetype", oneOf: []string{"standalone"}}, "standalone")
+	out.OS = d.str(a, field{name: "os", oneOf: buildOS}, "")
+	out.Arch = d.str(a, field{name: "arch", oneOf: buildArch}, "")
+	if out.OS.Set != out.Arch.Set {
+		set, missing := "os", "arch"
+		rng := out.OS.Range
+		if out.Arch.Set {
+			set, missing, rng = "arch", "os", out.Arch.Range
+		}
+		d.errorf(rng, fmt.Sprintf("Missing %q", missing),
+			"The build block sets %q but not %q. Set both to cross-compile for a target, or neither to build for this host.", set, missing)
+	}
+	return out
+}
+
+func (d *decoder) decodeRuntime(b *hcl.Block) *RuntimeBlock {
+	content, diags := b.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "default_tenant_id"}}})
+	d.add(diags)
+	out := &RuntimeBlock{DeclRange: b.DefRange}
+	if content != nil {
+		out.DefaultTenantID = d.str(content.Attributes, field{name: "default_tenant_id", runtime: true}, "default")
+	}
+	return out
+}
+
+// ProviderNames lists the model provider kinds the manifest language knows.
+var ProviderNames = []string{"anthropic", "gemini", "huggingface", "ollama", "openai", "openrouter", "xai"}
+
+// providerConfigFields lists the config fields of each provider kind.
+var providerConfigFields = map[string][]string{
+	"anthropic":   {"api_key", "base_url"},
+	"gemini":      {"api_key"},
+	"huggingface": {"api_key", "base_url"},
+	"ollama":      {"base_url"},
+	"openai":      {"api_key", "base_url"},
+	"openrouter":  {"api_key"},
+	"xai":         {"api_key"},
+}
+
+// inferenceParams lists the inference parameters every provider accepts.
+var inferenceParams = []string{"frequency_penalty", "max_tokens", "presence_penalty", "provider_params", "seed", "stop_sequences", "temperature", "top_k", "top_p"}
+
+// decodeProviders reads the providers block: one sub-block per provider
+// kind, named after the kind.
+func (d *decoder) decodeProviders(b *hcl.Block, out map[string]*Provider) {
+	var schema hcl.BodySchema
+	for _, name := range ProviderNames {
+		schema.Blocks = append(schema.Blocks, hcl.BlockHeaderSchema{Type: name})
+	}
+	content, diags := b.Body.Content(&schema)
+	d.add(diags)
+	if content == nil {
+		return
+	}
+	for _, pb := range content.Blocks {
+		if prev, dup := out[pb.Type]; dup {
+			d.errorf(pb.DefRange, fmt.Sprintf("Duplicate provider %q", pb.Type),
+				"The provider %q was already configured at %s.", pb.Type, prev.DeclRange)
+			continue
+		}
+		out[pb.Type] = d.decodeProvider(pb, pb.Type, pb.Type)
+	}
+}
+
+// decodeLabeledProvider reads a provider "label" { kind = "..." } block,
+// agentc's newer syntax: several providers of one kind under distinct
+// labels.
+func (d *decoder) decodeLabeledProvider(b *hcl.Block, out map[string]*Provider) {
+	label := b.Labels[0]
+	kc, _, diags := b.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "kind", Required: true}}})
+	d.add(diags)
+	if kc == nil || diags.HasErrors() {
+		return
+	}
+	kind := d.str(kc.Attributes, field{name: "kind", oneOf: ProviderNames}, "")
+	if !slices.Contains(ProviderNames, kind.Value) {
+		return
+	}
+	if prev, dup := out[label]; dup {
+		d.errorf(b.LabelRanges[0], fmt.Sprintf("Duplicate provider %q", label),
+			"A provider named %q was already configured at %s.", label, prev.DeclRange)
+		return
+	}
+	out[label] = d.decodeProvider(b, label, kind.Value)
+}
+
+func (d *decoder) decodeProvider(b *hcl.Block, name, kind string) *Provider {
+	schema := &hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{{Name: "models"}},
+		Blocks:     []hcl.BlockHeaderSchema{{Type: "config"}, {Type: "params"}},
+	}
+	if len(b.Labels) > 0 {
+		schema.Attributes = append(schema.Attributes, hcl.AttributeSchema{Name: "kind"})
+	}
+	content, diags := b.Body.Content(schema)
+	d.add(diags)
+	p := &Provider{Name: name, Kind: kind, DeclRange: b.DefRange}
+	if content == nil {
+		return p
+	}
+	if attr, ok := content.Attributes["models"]; ok {
+		p.Models, p.ModelParams = d.decodeModels(attr)
+	}
+	if cb := d.singleBlock(content.Blocks, "config"); cb != nil {
+		p.Config = d.freeBlock(cb, providerConfigFields[kind], fmt.Sprintf("a %s provider's config", kind))
+	}
+	if pb := d.singleBlock(content.Blocks, "params"); pb != nil {
+		p.Params = d.freeBlock(pb, inferenceParams, "provider params")
+	}
+	return p
+}
+
+// decodeModels reads a provider's models allow-list, whose entries are
+// model names or { name = "...", params = { ... } } objects.
+func (d *decoder) decodeModels(attr *hcl.Attribute) (StringList, map[string]Dynamic) {
+	out := StringList{Set: true, Range: attr.Expr.Range()}
+	params := map[string]Dynamic{}
+	v, _, ok := d.runtimeArg(attr, field{name: "models"})
+	if !ok {
+		return out, params
+	}
+	if !v.Type().IsTupleType() && !v.Type().IsListType() {
+		d.errorf(attr.Expr.Range(), "Incorrect attribute value type",
+			"The \"models\" argument must be a list of model names (or { name, params } objects), not %s.", friendly(v))
+		return out, params
+	}
+	ranges := elemRanges(attr.Expr, v.LengthInt())
+	i := 0
+	for it := v.ElementIterator(); it.Next(); i++ {
+		_, ev := it.Element()
+		rng := ranges[i]
+		if sv, err := convert.Convert(ev, cty.String); err == nil && !sv.IsNull() && ev.Type().IsPrimitiveType() {
+			out.Values = append(out.Values, sv.AsString())
+			out.ElemRanges = append(out.ElemRanges, rng)
+			continue
+		}
+		if !ev.Type().IsObjectType() || !ev.Type().HasAttribute("name") {
+			d.errorf(rng, "Invalid model entry",
+				"Each entry of \"models\" is a model name or an object { name = \"...\", params = { ... } }; entry %d is %s.", i+1, friendly(ev))
+			continue
+		}
+		for an := range ev.Type().AttributeTypes() {
+			if an != "name" && an != "params" {
+				d.errorf(rng, "Invalid model entry", "A model entry has only \"name\" and \"params\"; entry %d has %q.", i+1, an)
+			}
+		}
+		nv, err := convert.Convert(ev.GetAttr("name"), cty.String)
+		if err != nil || nv.IsNull() {
+			d.errorf(rng, "Invalid model entry", "The name of model entry %d must be a string.", i+1)
+			continue
+		}
+		out.Values = append(out.Values, nv.AsString())
+		out.ElemRanges = append(out.ElemRanges, rng)
+		if ev.Type().HasAttribute("params") {
+			pv := ev.GetAttr("params")
+			if !pv.Type().IsObjectType() {
+				d.errorf(rng, "Invalid model entry", "The params of model %q must be an object.", nv.AsString())
+				continue
+			}
+			for an := range pv.Type().AttributeTypes() {
+				if !slices.Contains(inferenceParams, an) {
+					d.errorf(rng, "Unsupported inference parameter", "Model %q sets %q, which is not an inference parameter.%s Parameters: %s.", nv.AsString(), an, didYouMean(an, inferenceParams), quotedList(inferenceParams))
+				}
+			}
+			params[nv.AsString()] = Dynamic{Value: pv, Set: true, Range: rng}
+		}
+	}
+	return out, params
+}
+
+// freeBlock reads a block of free-form arguments (provider config and
+// params) whose values may be runtime references.
+func (d *decoder) freeBlock(b *hcl.Block, allowed []string, what string) Dynamic {
+	attrs, diags := b.Body.JustAttributes()
+	d.add(diags)
+	vals := map[string]cty.Value{}
+	for _, name := range sortedKeys(attrs) {
+		if !slices.Contains(allowed, name) {
+			d.errorf(attrs[name].NameRange, "Unsupported argument",
+				"An argument named %q is not expected in %s.%s Valid arguments: %s.", name, what, didYouMean(name, allowed), quotedList(allowed))
+			continue
+		}
+		if v, ok := d.eval(attrs[name].Expr); ok {
+			vals[name] = v
+		}
+	}
+	return Dynamic{Value: cty.ObjectVal(vals), Set: true, Range: b.DefRange}
+}
+
+func (d *decoder) decodeHTTPServer(b *hcl.Block) *HTTPServer {
+	content, diags := b.Body.Content(&hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{{Name: "host"}, {Name: "port"}, {Name: "max_request_size"}},
+		Blocks:     []hcl.BlockHeaderSchema{{Type: "protocol"}},
+	})
+	d.add(diags)
+	out := &HTTPServer{DeclRange: b.DefRange}
+	if content == nil {
+		return out
+	}
+	a := content.Attributes
+	out.Host = d.str(a, field{name: "host", runtime: true}, "127.0.0.1")
+	if !out.Host.Set {
+		out.Host.Runtime = &RuntimeRef{Env: "HTTP_HOST", Default: cty.StringVal("127.0.0.1"), Range: b.DefRange}
+	}
+	out.Port = d.integer(a, field{name: "port", runtime: true, min: 1, max: 65535}, 8080)
+	if !out.Port.Set {
+		out.Port.Runtime = &RuntimeRef{Env: "HTTP_PORT", Default: cty.NumberIntVal(8080), Range: b.DefRange}
+	}
+	out.MaxRequestSize = d.integer(a, field{name: "max_request_size", runtime: true, min: 1, max: 1 << 40}, 0)
+	pb := d.singleBlock(content.Blocks, "protocol")
+	if pb == nil {
+		return out
+	}
+	pc, diags := pb.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "ag_ui"}, {Type: "a2a"}}})
+	d.add(diags)
+	if pc == nil {
+		return out
+	}
+	proto := func(typ, def string) *Protocol {
+		blk := d.singleBlock(pc.Blocks, typ)
+		if blk == nil {
+			return nil
+		}
+		c, diags := blk.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "path"}}})
+		d.add(diags)
+		p := &Protocol{DeclRange: blk.DefRange, Path: String{Value: def}}
+		if c != nil {
+			p.Path = d.str(c.Attributes, field{name: "path", runtime: true}, def)
+		}
+		return p
+	}
+	out.AGUI = proto("ag_ui", "/ag-ui")
+	out.A2A = proto("a2a", "/a2a")
+	return out
+}
+
+// Capability policies.
+const (
+	PolicyLocked     = "locked"
+	PolicyExtensible = "extensible"
+)
+
+func (d *decoder) decodeAgent(b *hcl.Block) *Agent {
+	a := &Agent{Name: b.Labels[0], DeclRange: b.DefRange}
+	content, diags := b.Body.Content(&hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{
+			{Name: "version"}, {Name: "description"}, {Name: "prompt"},
+			{Name: "capabilities"}, {Name: "capability_policy"},
+		},
+		Blocks: []hcl.BlockHeaderSchema{{Type: "graph"}, {Type: "model"}},
+	})
+	d.add(diags)
+	a.CapabilityPolicy = String{Value: PolicyLocked}
+	if content == nil {
+		return a
+	}
+	at := content.Attributes
+	a.Version = d.str(at, field{name: "version"}, "0.1.0")
+	a.Description = d.str(at, field{name: "description"}, "")
+	for _, s := range []struct {
+		v    String
+		name string
+	}{{a.Version, "version"}, {a.Description, "description"}} {
+		if s.v.literal() && strings.TrimSpace(s.v.Value) == "" {
+			d.errorf(s.v.Range, fmt.Sprintf("Invalid value for %q", s.name), "The agent's %s must not be empty; remove the argument or give it a value.", s.name)
+		}
+	}
+	a.Capabilities = d.strList(at, field{name: "capabilities", runtime: true})
+	a.CapabilityPolicy = d.str(at, field{name: "capability_policy", runtime: true, oneOf: []string{PolicyExtensible, PolicyLocked}}, PolicyLocked)
+	if p, ok := at["prompt"]; ok {
+		a.Prompt = d.decodePrompt(p)
+	}
+
+	gb := d.singleBlock(content.Blocks, "graph")
+	if gb == nil {
+		d.errorf(b.DefRange, "Missing graph block",
+			"Agent %q has no graph block. Every agent needs one, for example:\n  graph {\n    type = \"react\"\n  }", a.Name)
+	} else {
+		a.Graph = d.decodeGraph(gb)
+	}
+	mb := d.singleBlock(content.Blocks, "model")
+	if mb == nil {
+		d.errorf(b.DefRange, "Missing model block",
+			"Agent %q has no model block. Every agent names the model it uses, for example:\n  model {\n    provider = \"anthropic\"\n    name     = \"claude-haiku-4-5\"\n  }", a.Name)
+	} else {
+		mc, diags := mb.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+			{Name: "provider", Required: true}, {Name: "name", Required: true},
+		}})
+		d.add(diags)
+		a.Model.DeclRange = mb.DefRange
+		if mc != nil {
+			a.Model.Provider = d.str(mc.Attributes, field{name: "provider", runtime: true}, "")
+			a.Model.Name = d.str(mc.Attributes, field{name: "name", runtime: true}, "")
+		}
+	}
+	return a
+}
+
+func (d *decoder) decodeGraph(b *hcl.Block) Graph {
+	g := Graph{DeclRange: b.DefRange}
+	content, diags := b.Body.Content(&hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{{Name: "type", Required: true}},
+		Blocks:     []hcl.BlockHeaderSchema{{Type: "model"}},
+	})
+	d.add(diags)
+	if content == nil {
+		return g
+	}
+	g.Type = d.str(content.Attributes, field{name: "type", oneOf: []string{"react"}}, "")
+	mb := d.singleBlock(content.Blocks, "model")
+	if mb == nil {
+		return g
+	}
+	mc, diags := mb.Body.Content(&hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{{Name: "timeout"}},
+		Blocks:     []hcl.BlockHeaderSchema{{Type: "retry"}},
+	})
+	d.add(diags)
+	g.Model = &ModelPolicy{DeclRange: mb.DefRange}
+	if mc == nil {
+		return g
+	}
+	g.Model.Timeout = d.integer(mc.Attributes, field{name: "timeout", runtime: true, min: 1, max: 86400000}, 0)
+	rb := d.singleBlock(mc.Blocks, "retry")
+	if rb == nil {
+		return g
+	}
+	rc, diags := rb.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "max_attempts", Required: true}, {Name: "initial_backoff", Required: true}, {Name: "max_backoff", Required: true},
+	}})
+	d.add(diags)
+	g.Model.Retry = &Retry{DeclRange: rb.DefRange}
+	if rc != nil {
+		ra := rc.Attributes
+		g.Model.Retry.MaxAttempts = d.integer(ra, field{name: "max_attempts", runtime: true, min: 1, max: 100}, 0)
+		g.Model.Retry.InitialBackoff = d.integer(ra, field{name: "initial_backoff", runtime: true, min: 0, max: 86400000}, 0)
+		g.Model.Retry.MaxBackoff = d.integer(ra, field{name: "max_backoff", runtime: true, min: 0, max: 86400000}, 0)
+	}
+	return g
+}
+
+var langfuseFields = []string{
+	"base_url", "cache_ttl_seconds", "fetch_timeout_seconds", "label", "max_retries",
+	"prompt_name", "public_key", "secret_key", "source", "version",
+}
+
+// decodePrompt reads the three prompt forms: a string, a list of {role,
+// content} messages, or a Langfuse source object.
+func (d *decoder) decodePrompt(attr *hcl.Attribute) *Prompt {
+	p := &Prompt{Range: attr.Expr.Range()}
+	// An object constructor is decoded field by field so that runtime()
+	// values and unknown keys are located precisely.
+	if items, diags := hcl.ExprMap(attr.Expr); !diags.HasErrors() && len(items) > 0 {
+		return d.decodeLangfuse(p, items)
+	}
+	v, ok := d.eval(attr.Expr)
+	if !ok {
+		return p
+	}
+	ty := v.Type()
+	switch {
+	case ty == cty.String:
+		p.Kind, p.Text = PromptText, v.AsString()
+		return p
+	case ty.IsTupleType() || ty.IsListType():
+		p.Kind = PromptMessages
+		roles := []string{"assistant", "system", "user"}
+		msgTy := cty.Object(map[string]cty.Type{"role": cty.String, "content": cty.String})
+		for i := 0; v.LengthInt() > i; i++ {
+			ev := v.Index(cty.NumberIntVal(int64(i)))
+			mv, err := convert.Convert(ev, msgTy)
+			if err != nil || mv.IsNull() || mv.GetAttr("role").IsNull() || mv.GetAttr("content").IsNull() {
+				d.errorf(attr.Expr.Range(), "Invalid prompt message",
+					"Message %d of the prompt must be an object with string \"role\" and \"content\", like { role = \"system\", content = \"You are ...\" }.", i+1)
+				return p
+			}
+			if objTy := ev.Type(); objTy.IsObjectType() {
+				for name := range objTy.AttributeTypes() {
+					if name != "role" && name != "content" {
+						d.errorf(attr.Expr.Range(), "Invalid prompt message",
+							"Message %d of the prompt has an unexpected key %q; a message has only \"role\" and \"content\".", i+1, name)
+						return p
+					}
+				}
+			}
+			role := mv.GetAttr("role").AsString()
+			if !slices.Contains(roles, role) {
+				d.errorf(attr.Expr.Range(), "Invalid prompt message",
+					"Message %d has role %q. Valid roles: %s.%s", i+1, role, quotedList(roles), didYouMean(role, roles))
+				return p
+			}
+			p.Messages = append(p.Messages, PromptMessage{Role: role, Content: mv.GetAttr("content").AsString()})
+		}
+		if len(p.Messages) == 0 {
+			d.errorf(attr.Expr.Range(), "Empty prompt", "A multi-turn prompt needs at least one message.")
+		}
+		return p
+	}
+	d.errorf(attr.Expr.Range(), "Invalid prompt",
+		"The prompt must be a string, a list of { role, content } messages, or a Langfuse source object { source = \"langfuse\", prompt_name = ... }; got %s.", friendly(v))
+	return p
+}
+
+func (d *decoder) decodeLangfuse(p *Prompt, items []hcl.KeyValuePair) *Prompt {
+	p.Kind = PromptLangfuse
+	lf := &LangfusePrompt{}
+	p.Langfuse = lf
+	attrs := hcl.Attributes{}
+	for _, kv := range items {
+		key := hcl.ExprAsKeyword(kv.Key)
+		if key == "" {
+			kv, diags := kv.Key.Value(nil)
+			if diags.HasErrors() || kv.Type() != cty.String {
+				d.errorf(p.Range, "Invalid prompt", "Prompt object keys must be names.")
+				return p
+			}
+			key = kv.AsString()
+		}
+		if !slices.Contains(langfuseFields, key) {
+			d.errorf(kv.Key.Range(), "Unsupported prompt field",
+				"A Langfuse prompt has no field named %q.%s Fields: %s.", key, didYouMean(key, langfuseFields), quotedList(langfuseFields))
+			continue
+		}
+		attrs[key] = &hcl.Attribute{Name: key, Expr: kv.Value, Range: hcl.RangeBetween(kv.Key.Range(), kv.Value.Range()), NameRange: kv.Key.Range()}
+	}
+	src := d.str(attrs, field{name: "source", oneOf: []string{"langfuse"}}, "")
+	if !src.Set {
+		d.errorf(p.Range, "Invalid prompt",
+			"An object prompt is a Langfuse source and needs source = \"langfuse\". For a multi-turn prompt, write a list: [{ role = \"system\", content = \"...\" }].")
+		return p
+	}
+	lf.PromptName = d.str(attrs, field{name: "prompt_name", runtime: true}, "")
+	lf.PublicKey = d.str(attrs, field{name: "public_key", runtime: true}, "")
+	lf.SecretKey = d.str(attrs, field{name: "secret_key", runtime: true}, "")
+	lf.BaseURL = d.str(attrs, field{name: "base_url", runtime: true}, "")
+	lf.Label = d.str(attrs, field{name: "label", runtime: true}, "")
+	lf.Version = d.integer(attrs, field{name: "version", runtime: true, min: 1, max: 1 << 31}, 0)
+	lf.CacheTTLSeconds = d.integer(attrs, field{name: "cache_ttl_seconds", runtime: true, min: 0, max: 1 << 31}, 0)
+	lf.FetchTimeoutSeconds = d.integer(attrs, field{name: "fetch_timeout_seconds", runtime: true, min: 1, max: 3600}, 0)
+	lf.MaxRetries = d.integer(attrs, field{name: "max_retries", runtime: true, min: 0, max: 100}, 0)
+	for _, req := range []struct {
+		s    String
+		name string
+	}{{lf.PromptName, "prompt_name"}, {lf.PublicKey, "public_key"}, {lf.SecretKey, "secret_key"}} {
+		if !req.s.Set {
+			d.errorf(p.Range, fmt.Sprintf("Missing %s", req.name),
+				"A Langfuse prompt needs %s (prompt_name, public_key and secret_key are required; use secret(runtime(\"LANGFUSE_SECRET_KEY\")) for the key).", req.name)
+		}
+	}
+	if lf.Label.Set && lf.Version.Set {
+		d.errorf(lf.Version.Range, "Conflicting prompt selectors",
+			"A Langfuse prompt is selected either by label or by version, not both. Remove \"label\" (set at %s) or \"version\".", lf.Label.Range)
+	}
+	return p
+}
+
+func (d *decoder) decodeSkill(b *hcl.Block) *Skill {
+	s := &Skill{Name: b.Labels[0], DeclRange: b.DefRange}
+	content, diags := b.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "source"}, {Name: "description"}, {Name: "content"}, {Name: "resources"},
+	}})
+	d.add(diags)
+	if content == nil {
+		return s
+	}
+	a := content.Attributes
+	s.Source = d.str(a, field{name: "source"}, "")
+	s.Description = d.str(a, field{name: "description"}, "")
+	s.Content = d.str(a, field{name: "content"}, "")
+	if attr, ok := a["resources"]; ok {
+		if v, _, ok := d.runtimeArg(attr, field{name: "resources"}); ok {
+			mv, err := convert.Convert(v, cty.Map(cty.String))
+			if err != nil || mv.IsNull() {
+				d.errorf(attr.Expr.Range(), "Incorrect attribute value type",
+					"The \"resources\" argument must map resource paths to their text, like { \"notes.md\" = \"...\" }; got %s.", friendly(v))
+			} else {
+				s.Resources = map[string]string{}
+				for k, ev := range mv.AsValueMap() {
+					if !safeRelPath(k) {
+						d.errorf(attr.Expr.Range(), "Invalid resource path",
+							"The resource path %q must be relative and stay inside the skill (no \"..\", no leading \"/\").", k)
+						continue
+					}
+					s.Resources[k] = ev.AsString()
+				}
+			}
+		}
+	}
+	switch {
+	case s.Source.Set:
+		for _, other := range []String{s.Description, s.Content} {
+			if other.Set {
+				d.errorf(other.Range, "Conflicting skill definition",
+					"Skill %q has a source directory, so its description and content come from SKILL.md. Remove this argument, or remove \"source\" to define the skill inline.", s.Name)
+			}
+		}
+		if _, ok := a["resources"]; ok {
+			d.errorf(a["resources"].Expr.Range(), "Conflicting skill definition",
+				"Skill %q has a source directory, so its resources are the files in it. Remove \"resources\", or remove \"source\" to define the skill inline.", s.Name)
+		}
+	default:
+		if !s.Description.Set || !s.Content.Set {
+			d.errorf(b.DefRange, "Incomplete skill",
+				"Skill %q needs either source = \"./skills/%s\" (a directory with SKILL.md) or both description and content to define it inline.", s.Name, s.Name)
+		}
+	}
+	return s
+}
+
+func safeRelPath(p string) bool {
+	if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, "\\") {
+		return false
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." || part == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckFunctions are the functions a check condition may call, with their
+// signatures; the planner supplies implementations with the same names.
+var CheckFunctions = []string{"can_call", "holds", "reachable"}
+
+// checkTypeFuncs type-check check conditions at load time: they return
+// unknown values of the right types.
+var checkTypeFuncs = map[string]function.Function{
+	"can_call":  function.New(&function.Spec{Params: []function.Parameter{{Name: "agent", Type: cty.String}, {Name: "tool", Type: cty.String}}, Type: function.StaticReturnType(cty.Bool), Impl: func([]cty.Value, cty.Type) (cty.Value, error) { return cty.UnknownVal(cty.Bool), nil }}),
+	"holds":     function.New(&function.Spec{Params: []function.Parameter{{Name: "agent", Type: cty.String}, {Name: "tag", Type: cty.String}}, Type: function.StaticReturnType(cty.Bool), Impl: func([]cty.Value, cty.Type) (cty.Value, error) { return cty.UnknownVal(cty.Bool), nil }}),
+	"reachable": function.New(&function.Spec{Params: []function.Parameter{{Name: "agent", Type: cty.String}}, Type: function.StaticReturnType(cty.List(cty.String)), Impl: func([]cty.Value, cty.Type) (cty.Value, error) { return cty.UnknownVal(cty.List(cty.String)), nil }}),
+}
+
+func (d *decoder) decodeCheck(b *hcl.Block) *Check {
+	c := &Check{Name: b.Labels[0], DeclRange: b.DefRange}
+	content, diags := b.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "assert"}}})
+	d.add(diags)
+	if content == nil {
+		return c
+	}
+	funcs := map[string]function.Function{}
+	for k, f := range checkTypeFuncs {
+		funcs[k] = f
+	}
+	ctx := &hcl.EvalContext{Variables: d.ctx.Variables, Functions: funcs}
+	for _, ab := range content.Blocks {
+		ac, diags := ab.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+			{Name: "condition", Required: true}, {Name: "error_message", Required: true},
+		}})
+		d.add(diags)
+		if ac == nil || diags.HasErrors() {
+			continue
+		}
+		as := &Assert{Condition: ac.Attributes["condition"].Expr, ErrorMessage: ac.Attributes["error_message"].Expr, DeclRange: ab.DefRange}
+		c.Asserts = append(c.Asserts, as)
+		if v, diags := as.Condition.Value(ctx); diags.HasErrors() {
+			d.add(diags)
+		} else if _, err := convert.Convert(v, cty.Bool); err != nil {
+			d.errorf(as.Condition.Range(), "Invalid check condition",
+				"The condition must be true or false, not %s. Use can_call(agent, tool), holds(agent, tag) or reachable(agent) to build it.", friendly(v))
+		}
+		if v, diags := as.ErrorMessage.Value(ctx); diags.HasErrors() {
+			d.add(diags)
+		} else if _, err := convert.Convert(v, cty.String); err != nil {
+			d.errorf(as.ErrorMessage.Range(), "Invalid error message", "The error_message must be a string, not %s.", friendly(v))
+		}
+	}
+	if len(c.Asserts) == 0 && len(content.Blocks) == 0 {
+		d.errorf(b.DefRange, "Empty check", "Check %q has no assert block; add at least one:\n  assert {\n    condition     = can_call(\"agent\", \"tool\")\n    error_message = \"...\"\n  }", c.Name)
+	}
+	return c
+}
+
+var (
+	ruleIDPattern       = regexp.MustCompile(`^AF[1-4][0-9]{2}$`)
+	waiverTargetPattern = regexp.MustCompile(`^(agent|tool|skill)\.[A-Za-z_][A-Za-z0-9_-]*$`)
+)
+
+func (d *decoder) decodeWaiver(b *hcl.Block) *Waiver {
+	w := &Waiver{RuleID: b.Labels[0], DeclRange: b.DefRange}
+	if !ruleIDPattern.MatchString(w.RuleID) {
+		d.errorf(b.LabelRanges[0], "Invalid rule ID",
+			"%q is not an agentform rule ID. Rule IDs look like \"AF101\"; \"agentform audit\" prints the ID of each finding.", w.RuleID)
+	}
+	content, diags := b.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "target", Required: true}, {Name: "reason", Required: true}, {Name: "expires"},
+	}})
+	d.add(diags)
+	if content == nil {
+		return w
+	}
+	a := content.Attributes
+	w.Target = d.str(a, field{name: "target"}, "")
+	w.Reason = d.str(a, field{name: "reason"}, "")
+	w.Expires = d.str(a, field{name: "expires"}, "")
+	if w.Target.Set && w.Target.Value != "" && !waiverTargetPattern.MatchString(w.Target.Value) {
+		d.errorf(w.Target.Range, "Invalid waiver target",
+			"%q is not an address. A waiver targets \"agent.NAME\", \"tool.NAME\" or \"skill.NAME\".", w.Target.Value)
+	}
+	if w.Reason.Set && strings.TrimSpace(w.Reason.Value) == "" {
+		d.errorf(w.Reason.Range, "Empty waiver reason", "A waiver must say why the finding is accepted; reviewers read this reason.")
+	}
+	if w.Expires.Set {
+		if _, err := time.Parse(time.DateOnly, w.Expires.Value); err != nil {
+			d.errorf(w.Expires.Range, "Invalid expiry date", "%q is not a date; write it as YYYY-MM-DD, for example \"2027-03-31\".", w.Expires.Value)
+		}
+	}
+	return w
+}

@@ -1,0 +1,457 @@
+package manifest
+
+import (
+	"fmt"
+	"math/big"
+	"sort"
+	"strings"
+
+	"github.com/agext/levenshtein"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// field describes one argument: its name, whether runtime() is accepted,
+// and the values it may take.
+type field struct {
+	name string
+	// runtime reports whether runtime() and secret(runtime()) are accepted.
+	runtime bool
+	// oneOf, when set, lists the allowed values of a string argument.
+	oneOf []string
+	// min and max bound a whole number (inclusive) when max > min.
+	min, max int64
+}
+
+// decoder accumulates diagnostics while reading typed values out of HCL
+// bodies. It never panics on any input: every unexpected shape is a
+// diagnostic.
+type decoder struct {
+	// dir is the workspace directory, for file(); "" disables it.
+	dir   string
+	ctx   *hcl.EvalContext
+	diags hcl.Diagnostics
+}
+
+func (d *decoder) add(diags hcl.Diagnostics) { d.diags = append(d.diags, diags...) }
+
+func (d *decoder) errorf(rng hcl.Range, summary, format string, args ...any) {
+	r := rng
+	d.diags = append(d.diags, &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   fmt.Sprintf(format, args...),
+		Subject:  &r,
+	})
+}
+
+func (d *decoder) warnf(rng hcl.Range, summary, format string, args ...any) {
+	r := rng
+	d.diags = append(d.diags, &hcl.Diagnostic{
+		Severity: hcl.DiagWarning,
+		Summary:  summary,
+		Detail:   fmt.Sprintf(format, args...),
+		Subject:  &r,
+	})
+}
+
+// eval evaluates an expression; ok is false when evaluation failed (the
+// diagnostics are recorded) or the value is unknown.
+func (d *decoder) eval(expr hcl.Expression) (cty.Value, bool) {
+	v, diags := expr.Value(d.ctx)
+	d.add(diags)
+	if diags.HasErrors() {
+		return cty.NilVal, false
+	}
+	if !v.IsWhollyKnown() {
+		// Only a local that failed to evaluate yields unknown values; its
+		// error is already reported.
+		return cty.NilVal, false
+	}
+	return v, true
+}
+
+// runtimeArg evaluates an attribute and separates a runtime reference from
+// a literal. It reports a located error when the field does not accept
+// runtime values.
+func (d *decoder) runtimeArg(attr *hcl.Attribute, f field) (cty.Value, *RuntimeRef, bool) {
+	v, ok := d.eval(attr.Expr)
+	if !ok {
+		return cty.NilVal, nil, false
+	}
+	if ref, isRef := refFromValue(v); isRef {
+		if !f.runtime {
+			d.errorf(attr.Expr.Range(), "Runtime value not allowed",
+				"The %q argument is read at build time, so it cannot be a runtime() or secret() value. Write the value in the manifest (a local works too).", f.name)
+			return cty.NilVal, nil, false
+		}
+		r := *ref
+		r.Range = attr.Expr.Range()
+		return cty.NilVal, &r, true
+	}
+	if containsRef(v) && !(f.runtime && (v.Type().IsTupleType() || v.Type().IsListType())) {
+		d.errorf(attr.Expr.Range(), "Runtime value not allowed",
+			"The %q argument must be a plain %s; runtime() and secret() can only stand for the whole argument here.", f.name, "value")
+		return cty.NilVal, nil, false
+	}
+	return v, nil, true
+}
+
+func containsRef(v cty.Value) bool {
+	found := false
+	_ = cty.Walk(v, func(_ cty.Path, ev cty.Value) (bool, error) {
+		if _, ok := refFromValue(ev); ok {
+			found = true
+			return false, nil
+		}
+		return !found, nil
+	})
+	return found
+}
+
+// checkDefault type-checks a runtime reference's default against the
+// field's type and allowed values.
+func (d *decoder) checkDefault(ref *RuntimeRef, ty cty.Type, f field) cty.Value {
+	if !ref.HasDefault() {
+		return cty.NilVal
+	}
+	v, err := convert.Convert(ref.Default, ty)
+	if err != nil {
+		d.errorf(ref.Range, "Invalid runtime default",
+			"The default of runtime(%q) for %q must be a %s: %s.", ref.Env, f.name, ty.FriendlyName(), err)
+		return cty.NilVal
+	}
+	return v
+}
+
+func (d *decoder) str(attrs hcl.Attributes, f field, def string) String {
+	out := String{Value: def}
+	attr, ok := attrs[f.name]
+	if !ok {
+		return out
+	}
+	out.Set, out.Range = true, attr.Expr.Range()
+	v, ref, ok := d.runtimeArg(attr, f)
+	if !ok {
+		out.invalid = true
+		return out
+	}
+	if ref != nil {
+		out.Runtime = ref
+		if dv := d.checkDefault(ref, cty.String, f); dv != cty.NilVal {
+			if d.checkOneOf(ref.Range, f, dv.AsString()) && !ref.Secret {
+				out.Value = dv.AsString()
+			}
+		}
+		return out
+	}
+	s, ok := d.toString(attr, f, v)
+	if !ok {
+		out.invalid = true
+		return out
+	}
+	out.Value = s
+	d.checkOneOf(attr.Expr.Range(), f, s)
+	return out
+}
+
+func (d *decoder) toString(attr *hcl.Attribute, f field, v cty.Value) (string, bool) {
+	sv, err := convert.Convert(v, cty.String)
+	if err != nil || sv.IsNull() {
+		d.errorf(attr.Expr.Range(), "Incorrect attribute value type",
+			"The %q argument must be a string, not %s.", f.name, friendly(v))
+		return "", false
+	}
+	return sv.AsString(), true
+}
+
+func (d *decoder) checkOneOf(rng hcl.Range, f field, s string) bool {
+	if len(f.oneOf) == 0 {
+		return true
+	}
+	for _, o := range f.oneOf {
+		if s == o {
+			return true
+		}
+	}
+	d.errorf(rng, fmt.Sprintf("Invalid value for %q", f.name), "%q is not a valid %s. Valid values: %s.%s",
+		s, f.name, quotedList(f.oneOf), didYouMean(s, f.oneOf))
+	return false
+}
+
+func (d *decoder) boolean(attrs hcl.Attributes, f field, def bool) Bool {
+	out := Bool{Value: def}
+	attr, ok := attrs[f.name]
+	if !ok {
+		return out
+	}
+	out.Set, out.Range = true, attr.Expr.Range()
+	v, ref, ok := d.runtimeArg(attr, f)
+	if !ok {
+		return out
+	}
+	if ref != nil {
+		out.Runtime = ref
+		if dv := d.checkDefault(ref, cty.Bool, f); dv != cty.NilVal && !ref.Secret {
+			out.Value = dv.True()
+		}
+		return out
+	}
+	bv, err := convert.Convert(v, cty.Bool)
+	if err != nil || bv.IsNull() {
+		d.errorf(attr.Expr.Range(), "Incorrect attribute value type",
+			"The %q argument must be true or false, not %s.", f.name, friendly(v))
+		return out
+	}
+	out.Value = bv.True()
+	return out
+}
+
+func (d *decoder) integer(attrs hcl.Attributes, f field, def int64) Int {
+	out := Int{Value: def}
+	attr, ok := attrs[f.name]
+	if !ok {
+		return out
+	}
+	out.Set, out.Range = true, attr.Expr.Range()
+	v, ref, ok := d.runtimeArg(attr, f)
+	if !ok {
+		return out
+	}
+	if ref != nil {
+		out.Runtime = ref
+		if dv := d.checkDefault(ref, cty.Number, f); dv != cty.NilVal {
+			if n, ok := d.wholeNumber(ref.Range, f, dv); ok && !ref.Secret {
+				out.Value = n
+			}
+		}
+		return out
+	}
+	nv, err := convert.Convert(v, cty.Number)
+	if err != nil || nv.IsNull() {
+		d.errorf(attr.Expr.Range(), "Incorrect attribute value type",
+			"The %q argument must be a whole number, not %s.", f.name, friendly(v))
+		return out
+	}
+	if n, ok := d.wholeNumber(attr.Expr.Range(), f, nv); ok {
+		out.Value = n
+	}
+	return out
+}
+
+func (d *decoder) wholeNumber(rng hcl.Range, f field, v cty.Value) (int64, bool) {
+	bf := v.AsBigFloat()
+	if !bf.IsInt() {
+		d.errorf(rng, fmt.Sprintf("Invalid value for %q", f.name), "The %q argument must be a whole number, not %s.", f.name, bf.Text('g', -1))
+		return 0, false
+	}
+	n, acc := bf.Int64()
+	if acc != big.Exact {
+		d.errorf(rng, fmt.Sprintf("Invalid value for %q", f.name), "The %q argument is out of range.", f.name)
+		return 0, false
+	}
+	if f.max > f.min && (n < f.min || n > f.max) {
+		d.errorf(rng, fmt.Sprintf("Invalid value for %q", f.name), "The %q argument must be between %d and %d, not %d.", f.name, f.min, f.max, n)
+		return 0, false
+	}
+	return n, true
+}
+
+func (d *decoder) strList(attrs hcl.Attributes, f field) StringList {
+	var out StringList
+	attr, ok := attrs[f.name]
+	if !ok {
+		return out
+	}
+	out.Set, out.Range = true, attr.Expr.Range()
+	v, ref, ok := d.runtimeArg(attr, f)
+	if !ok {
+		return out
+	}
+	if ref != nil {
+		out.Runtime = ref
+		if dv := d.checkDefault(ref, cty.List(cty.String), f); dv != cty.NilVal && !ref.Secret {
+			out.Values = listStrings(dv)
+		}
+		return out
+	}
+	if f.runtime && (v.Type().IsTupleType() || v.Type().IsListType()) && containsRef(v) {
+		return d.strListWithRefs(attr, f, v, out)
+	}
+	lv, err := convert.Convert(v, cty.List(cty.String))
+	if err != nil || lv.IsNull() {
+		d.errorf(attr.Expr.Range(), "Incorrect attribute value type",
+			"The %q argument must be a list of strings, not %s.", f.name, friendly(v))
+		return out
+	}
+	out.Values = listStrings(lv)
+	out.ElemRanges = elemRanges(attr.Expr, len(out.Values))
+	for i, s := range out.Values {
+		d.checkOneOf(out.ElemRanges[i], f, s)
+	}
+	return out
+}
+
+// strListWithRefs reads a list some of whose elements are runtime
+// references (mcp args).
+func (d *decoder) strListWithRefs(attr *hcl.Attribute, f field, v cty.Value, out StringList) StringList {
+	n := v.LengthInt()
+	out.ElemRanges = elemRanges(attr.Expr, n)
+	out.ElemRuntime = make([]*RuntimeRef, n)
+	i := 0
+	for it := v.ElementIterator(); it.Next(); i++ {
+		_, ev := it.Element()
+		if ref, ok := refFromValue(ev); ok {
+			r := *ref
+			r.Range = out.ElemRanges[i]
+			out.ElemRuntime[i] = &r
+			out.Values = append(out.Values, "")
+			continue
+		}
+		sv, err := convert.Convert(ev, cty.String)
+		if err != nil || sv.IsNull() {
+			d.errorf(out.ElemRanges[i], "Incorrect attribute value type",
+				"Element %d of %q must be a string or a runtime() value, not %s.", i+1, f.name, friendly(ev))
+			out.Values = append(out.Values, "")
+			continue
+		}
+		out.Values = append(out.Values, sv.AsString())
+	}
+	return out
+}
+
+func listStrings(v cty.Value) []string {
+	out := make([]string, 0, v.LengthInt())
+	for it := v.ElementIterator(); it.Next(); {
+		_, ev := it.Element()
+		if ev.IsNull() {
+			out = append(out, "")
+			continue
+		}
+		out = append(out, ev.AsString())
+	}
+	return out
+}
+
+// elemRanges returns the range of each element of a list expression, or the
+// whole expression's range when the elements cannot be told apart (a local
+// reference, JSON syntax).
+func elemRanges(expr hcl.Expression, n int) []hcl.Range {
+	out := make([]hcl.Range, n)
+	exprs, diags := hcl.ExprList(expr)
+	for i := range out {
+		if !diags.HasErrors() && len(exprs) == n {
+			out[i] = exprs[i].Range()
+		} else {
+			out[i] = expr.Range()
+		}
+	}
+	return out
+}
+
+// dynamic reads a free-form object argument whose values may be runtime
+// references anywhere inside.
+func (d *decoder) dynamic(attrs hcl.Attributes, f field) Dynamic {
+	var out Dynamic
+	attr, ok := attrs[f.name]
+	if !ok {
+		return out
+	}
+	out.Set, out.Range = true, attr.Expr.Range()
+	v, ok := d.eval(attr.Expr)
+	if !ok {
+		return out
+	}
+	if !v.Type().IsObjectType() && !v.Type().IsMapType() {
+		d.errorf(attr.Expr.Range(), "Incorrect attribute value type",
+			"The %q argument must be an object, like { key = \"value\" }, not %s.", f.name, friendly(v))
+		return out
+	}
+	if !f.runtime && containsRef(v) {
+		d.errorf(attr.Expr.Range(), "Runtime value not allowed",
+			"The %q argument is read at build time, so it cannot contain runtime() or secret() values.", f.name)
+		return out
+	}
+	out.Value = v
+	return out
+}
+
+// stringMap reads an object argument whose values are strings or runtime
+// references (headers, environment maps).
+func (d *decoder) stringMap(attrs hcl.Attributes, f field) Dynamic {
+	out := d.dynamic(attrs, f)
+	if out.Value == cty.NilVal {
+		return out
+	}
+	for it := out.Value.ElementIterator(); it.Next(); {
+		k, ev := it.Element()
+		if _, ok := refFromValue(ev); ok {
+			continue
+		}
+		if _, err := convert.Convert(ev, cty.String); err != nil || ev.IsNull() || !ev.Type().IsPrimitiveType() {
+			d.errorf(out.Range, "Incorrect attribute value type",
+				"Every value of %q must be a string or a runtime() value; %q is %s.", f.name, k.AsString(), friendly(ev))
+			out.Value = cty.NilVal
+			return out
+		}
+	}
+	return out
+}
+
+// singleBlock returns the only block of a type among blocks, reporting
+// duplicates.
+func (d *decoder) singleBlock(blocks hcl.Blocks, typ string) *hcl.Block {
+	var first *hcl.Block
+	for _, b := range blocks {
+		if b.Type != typ {
+			continue
+		}
+		if first != nil {
+			d.errorf(b.DefRange, fmt.Sprintf("Duplicate %s block", typ),
+				"Only one %s block is allowed here; another was already declared at %s.", typ, first.DefRange)
+			continue
+		}
+		first = b
+	}
+	return first
+}
+
+func friendly(v cty.Value) string {
+	if _, ok := refFromValue(v); ok {
+		return "a runtime value"
+	}
+	if v.IsNull() {
+		return "null"
+	}
+	return v.Type().FriendlyName()
+}
+
+func quotedList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// didYouMean suggests the closest of the candidates to given, as a sentence
+// starting with a space, or "" when none is close.
+func didYouMean(given string, candidates []string) string {
+	if s := nameSuggestion(given, candidates); s != "" {
+		return fmt.Sprintf(" Did you mean %q?", s)
+	}
+	return ""
+}
+
+func nameSuggestion(given string, candidates []string) string {
+	best, bestDist := "", 3
+	sorted := append([]string(nil), candidates...)
+	sort.Strings(sorted)
+	for _, c := range sorted {
+		if dist := levenshtein.Distance(given, c, nil); dist < bestDist {
+			best, bestDist = c, dist
+		}
+	}
+	return best
+}

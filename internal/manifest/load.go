@@ -1,0 +1,353 @@
+package manifest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+)
+
+// MaxFileSize is the largest manifest file the loader reads. Manifests are
+// small; anything larger is almost certainly not a manifest.
+const MaxFileSize = 8 << 20
+
+// MaxNesting is the deepest bracket, brace, parenthesis or template nesting
+// the loader accepts. It keeps the recursive-descent parser far away from
+// stack exhaustion on hostile input.
+const MaxNesting = 256
+
+// Manifest file suffixes.
+const (
+	SuffixNative = ".acl"
+	SuffixJSON   = ".acl.json"
+)
+
+// ManifestFiles lists the manifest files of a workspace directory, sorted.
+func ManifestFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || strings.HasPrefix(name, ".") {
+			continue
+		}
+		if strings.HasSuffix(name, SuffixNative) || strings.HasSuffix(name, SuffixJSON) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Load reads every manifest file of the workspace directory dir and returns
+// the merged configuration. The Config is returned even when there are
+// errors, holding whatever could be decoded, so callers can still print
+// diagnostics with source lines (Config.Files).
+func Load(dir string) (*Config, hcl.Diagnostics) {
+	cfg := &Config{Dir: dir, Files: map[string]*hcl.File{}, Locals: map[string]*Local{}, Providers: map[string]*Provider{}}
+	names, err := ManifestFiles(dir)
+	if err != nil {
+		return cfg, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot read workspace directory",
+			Detail:   fmt.Sprintf("agentform could not list the manifest files of %s: %s.", dir, err),
+		}}
+	}
+	if len(names) == 0 {
+		return cfg, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "No manifest files",
+			Detail:   fmt.Sprintf("The directory %s has no *.acl or *.acl.json files. Run agentform in a workspace directory, pass -chdir=DIR, or create one with \"agentform init\".", dir),
+		}}
+	}
+	sources := map[string][]byte{}
+	var diags hcl.Diagnostics
+	for _, name := range names {
+		src, d := readManifestFile(filepath.Join(dir, name), name)
+		diags = append(diags, d...)
+		if src != nil {
+			sources[name] = src
+		}
+	}
+	c, d := LoadSources(dir, sources)
+	return c, append(diags, d...)
+}
+
+func readManifestFile(path, name string) ([]byte, hcl.Diagnostics) {
+	fileRange := &hcl.Range{Filename: name, Start: hcl.InitialPos, End: hcl.InitialPos}
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read manifest file",
+			Detail: fmt.Sprintf("Reading %s: %s.", name, err), Subject: fileRange}}
+	}
+	if info.Size() > MaxFileSize {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Manifest file too large",
+			Detail:  fmt.Sprintf("%s is %d bytes; manifest files may be at most %d bytes.", name, info.Size(), MaxFileSize),
+			Subject: fileRange}}
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read manifest file",
+			Detail: fmt.Sprintf("Reading %s: %s.", name, err), Subject: fileRange}}
+	}
+	return src, nil
+}
+
+// LoadSources decodes manifest files given by name (which decides the
+// syntax: *.acl.json is HCL JSON, anything else HCL native) and content.
+// dir is the workspace directory that file("path") reads from; with dir ""
+// nothing is read from disk and file() is an error.
+func LoadSources(dir string, sources map[string][]byte) (*Config, hcl.Diagnostics) {
+	cfg := &Config{Dir: dir, Files: map[string]*hcl.File{}, Locals: map[string]*Local{}, Providers: map[string]*Provider{}}
+	parser := hclparse.NewParser()
+	var diags hcl.Diagnostics
+	var bodies []hcl.Body
+	for _, name := range sortedKeys(sources) {
+		src := sources[name]
+		if d := checkNesting(name, src); d != nil {
+			diags = append(diags, d)
+			// Keep the bytes so the diagnostic can show the source line.
+			cfg.Files[name] = &hcl.File{Bytes: src}
+			continue
+		}
+		var f *hcl.File
+		var d hcl.Diagnostics
+		if strings.HasSuffix(name, SuffixJSON) {
+			f, d = parser.ParseJSON(src, name)
+		} else {
+			f, d = parser.ParseHCL(src, name)
+		}
+		diags = append(diags, d...)
+		if f != nil {
+			cfg.Files[name] = f
+		}
+		if f != nil && !d.HasErrors() {
+			bodies = append(bodies, f.Body)
+		}
+	}
+	if diags.HasErrors() {
+		return cfg, diags
+	}
+	dec := &decoder{dir: dir}
+	dec.decodeWorkspace(cfg, bodies)
+	return cfg, append(diags, dec.diags...)
+}
+
+var topSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "locals"},
+		{Type: "build"},
+		{Type: "runtime"},
+		{Type: "providers"},
+		{Type: "provider", LabelNames: []string{"name"}},
+		{Type: "agent", LabelNames: []string{"name"}},
+		{Type: "tool", LabelNames: []string{"name"}},
+		{Type: "skill", LabelNames: []string{"name"}},
+		{Type: "http_server"},
+		{Type: "network"},
+		{Type: "filesystem"},
+		{Type: "check", LabelNames: []string{"name"}},
+		{Type: "waiver", LabelNames: []string{"rule"}},
+	},
+}
+
+func (d *decoder) decodeWorkspace(cfg *Config, bodies []hcl.Body) {
+	var blocks hcl.Blocks
+	for _, body := range bodies {
+		content, diags := body.Content(topSchema)
+		d.add(diags)
+		if content != nil {
+			blocks = append(blocks, content.Blocks...)
+		}
+	}
+
+	locals := d.decodeLocals(cfg, blocks)
+	d.ctx = &hcl.EvalContext{
+		Variables: map[string]cty.Value{"locals": locals},
+		Functions: map[string]function.Function{"runtime": runtimeFunc, "secret": secretFunc, "file": d.fileFunc()},
+	}
+	cfg.localValues = locals
+
+	seen := map[string]map[string]hcl.Range{}
+	unique := func(b *hcl.Block) bool {
+		if len(b.Labels) == 0 {
+			return true
+		}
+		name := b.Labels[0]
+		if b.Type != "waiver" && !d.validName(b) {
+			return false
+		}
+		if b.Type == "waiver" || b.Type == "provider" {
+			return true
+		}
+		if seen[b.Type] == nil {
+			seen[b.Type] = map[string]hcl.Range{}
+		}
+		if prev, dup := seen[b.Type][name]; dup {
+			d.errorf(b.LabelRanges[0], fmt.Sprintf("Duplicate %s %q", b.Type, name),
+				"A %s named %q was already declared at %s. Each %s needs a unique name.", b.Type, name, prev, b.Type)
+			return false
+		}
+		seen[b.Type][name] = b.DefRange
+		return true
+	}
+
+	for _, typ := range []string{"build", "runtime", "providers", "http_server", "network", "filesystem"} {
+		b := d.singleBlock(blocks, typ)
+		if b == nil {
+			continue
+		}
+		switch typ {
+		case "build":
+			cfg.Build = d.decodeBuild(b)
+		case "runtime":
+			cfg.Runtime = d.decodeRuntime(b)
+		case "providers":
+			d.decodeProviders(b, cfg.Providers)
+		case "http_server":
+			cfg.HTTPServer = d.decodeHTTPServer(b)
+		case "network":
+			cfg.Network = d.decodeNetwork(b)
+		case "filesystem":
+			cfg.Filesystem = d.decodeFilesystem(b)
+		}
+	}
+	for _, b := range blocks {
+		if !unique(b) {
+			continue
+		}
+		switch b.Type {
+		case "agent":
+			cfg.Agents = append(cfg.Agents, d.decodeAgent(b))
+		case "tool":
+			if t := d.decodeTool(b); t != nil {
+				cfg.Tools = append(cfg.Tools, t)
+			}
+		case "skill":
+			cfg.Skills = append(cfg.Skills, d.decodeSkill(b))
+		case "provider":
+			d.decodeLabeledProvider(b, cfg.Providers)
+		case "check":
+			cfg.Checks = append(cfg.Checks, d.decodeCheck(b))
+		case "waiver":
+			cfg.Waivers = append(cfg.Waivers, d.decodeWaiver(b))
+		}
+	}
+	sort.Slice(cfg.Agents, func(i, j int) bool { return cfg.Agents[i].Name < cfg.Agents[j].Name })
+	sort.Slice(cfg.Tools, func(i, j int) bool { return cfg.Tools[i].Name < cfg.Tools[j].Name })
+	sort.Slice(cfg.Skills, func(i, j int) bool { return cfg.Skills[i].Name < cfg.Skills[j].Name })
+	sort.Slice(cfg.Checks, func(i, j int) bool { return cfg.Checks[i].Name < cfg.Checks[j].Name })
+	sort.SliceStable(cfg.Waivers, func(i, j int) bool {
+		if cfg.Waivers[i].RuleID != cfg.Waivers[j].RuleID {
+			return cfg.Waivers[i].RuleID < cfg.Waivers[j].RuleID
+		}
+		return cfg.Waivers[i].Target.Value < cfg.Waivers[j].Target.Value
+	})
+	d.validateWorkspace(cfg)
+}
+
+// validName checks that a block label is usable as a name: registered tool
+// names, file names and addresses are built from it.
+func (d *decoder) validName(b *hcl.Block) bool {
+	name := b.Labels[0]
+	ok := name != "" && len(name) <= 64
+	for i, r := range name {
+		if !(r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9')) {
+			ok = false
+			break
+		}
+	}
+	if !ok {
+		d.errorf(b.LabelRanges[0], fmt.Sprintf("Invalid %s name", b.Type),
+			"%q is not a valid %s name. A name starts with a letter or underscore and contains only letters, digits, underscores and dashes (at most 64 characters).", name, b.Type)
+	}
+	return ok
+}
+
+// checkNesting rejects sources nested deeper than MaxNesting before they
+// reach the recursive-descent parsers. It counts brackets, braces,
+// parentheses and template interpolations outside string literals and
+// comments, and runs of unary operators.
+func checkNesting(name string, src []byte) *hcl.Diagnostic {
+	depth, unary := 0, 0
+	line, col := 1, 1
+	// stack of contexts: 'c' code, '"' string literal.
+	ctx := []byte{'c'}
+	fail := func() *hcl.Diagnostic {
+		pos := hcl.Pos{Line: line, Column: col}
+		return &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Manifest nested too deeply",
+			Detail:   fmt.Sprintf("This file nests expressions more than %d levels deep. Real manifests never do; flatten the expression.", MaxNesting),
+			Subject:  &hcl.Range{Filename: name, Start: pos, End: pos},
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		top := ctx[len(ctx)-1]
+		switch {
+		case top == '"':
+			switch {
+			case c == '\\':
+				i++
+			case c == '"':
+				ctx = ctx[:len(ctx)-1]
+			case (c == '$' || c == '%') && i+1 < len(src) && src[i+1] == '{':
+				i++
+				ctx = append(ctx, 'c')
+				depth++
+			}
+		case c == '"':
+			ctx = append(ctx, '"')
+			unary = 0
+		case c == '#' || (c == '/' && i+1 < len(src) && src[i+1] == '/'):
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+			i--
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			end := strings.Index(string(src[i+2:]), "*/")
+			if end < 0 {
+				i = len(src)
+			} else {
+				i += end + 3
+			}
+		case c == '(' || c == '[' || c == '{':
+			depth++
+			ctx = append(ctx, 'c')
+			unary = 0
+		case c == ')' || c == ']' || c == '}':
+			depth--
+			if len(ctx) > 1 {
+				ctx = ctx[:len(ctx)-1]
+			}
+			unary = 0
+		case c == '!' || c == '-':
+			unary++
+			if unary > MaxNesting {
+				return fail()
+			}
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+		default:
+			unary = 0
+		}
+		if depth > MaxNesting || len(ctx) > MaxNesting*2 {
+			return fail()
+		}
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return nil
+}

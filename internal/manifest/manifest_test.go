@@ -1,0 +1,167 @@
+package manifest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// TestValidFixtures loads every workspace under testdata/valid (the agentc
+// reference examples and agentform's own) and expects no errors.
+func TestValidFixtures(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/valid/*")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no valid fixtures: %v", err)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			cfg, diags := Load(dir)
+			if diags.HasErrors() {
+				t.Fatalf("unexpected errors:\n%s", diagLines(diags))
+			}
+			if len(cfg.Agents) == 0 {
+				t.Fatalf("got: no agents\nwant: at least one")
+			}
+		})
+	}
+}
+
+// want is one expected diagnostic: file, line and summary.
+type want struct {
+	file    string
+	line    int
+	summary string
+}
+
+func (w want) String() string { return fmt.Sprintf("%s:%d: %s", w.file, w.line, w.summary) }
+
+// readWants parses the "# want: FILE:LINE: SUMMARY" lines of a fixture's
+// manifest files.
+func readWants(t *testing.T, dir string) []want {
+	t.Helper()
+	names, err := ManifestFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wants []want
+	for _, name := range names {
+		src, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(src))
+		for sc.Scan() {
+			rest, ok := strings.CutPrefix(sc.Text(), "# want: ")
+			if !ok {
+				rest, ok = strings.CutPrefix(sc.Text(), "// want: ")
+			}
+			if !ok {
+				continue
+			}
+			parts := strings.SplitN(rest, ":", 3)
+			if len(parts) != 3 {
+				t.Fatalf("%s: malformed want line %q", name, rest)
+			}
+			line, err := strconv.Atoi(parts[1])
+			if err != nil {
+				t.Fatalf("%s: malformed want line %q", name, rest)
+			}
+			wants = append(wants, want{file: parts[0], line: line, summary: strings.TrimSpace(parts[2])})
+		}
+	}
+	return wants
+}
+
+// TestInvalidFixtures loads every workspace under testdata/invalid and
+// checks that each expected error is reported with its summary, file and
+// line, and that loading leaves the directory unchanged.
+func TestInvalidFixtures(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/invalid/*")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no invalid fixtures: %v", err)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			wants := readWants(t, dir)
+			if len(wants) == 0 {
+				t.Fatalf("fixture has no \"# want:\" line")
+			}
+			before := snapshot(t, dir)
+			_, diags := Load(dir)
+			if !diags.HasErrors() {
+				t.Fatalf("got: no errors\nwant: %v", wants)
+			}
+			for _, w := range wants {
+				if !hasDiag(diags, w) {
+					t.Errorf("missing diagnostic\ngot:\n%s\nwant: %s", diagLines(diags), w)
+				}
+			}
+			if after := snapshot(t, dir); after != before {
+				t.Errorf("loading changed the directory")
+			}
+		})
+	}
+}
+
+func hasDiag(diags hcl.Diagnostics, w want) bool {
+	for _, d := range diags {
+		if d.Subject == nil || d.Severity != hcl.DiagError {
+			continue
+		}
+		if d.Subject.Filename == w.file && d.Subject.Start.Line == w.line && d.Summary == w.summary {
+			return true
+		}
+	}
+	return false
+}
+
+func diagLines(diags hcl.Diagnostics) string {
+	var b strings.Builder
+	for _, d := range diags {
+		sev := "error"
+		if d.Severity == hcl.DiagWarning {
+			sev = "warning"
+		}
+		loc := "(no location)"
+		if d.Subject != nil {
+			loc = fmt.Sprintf("%s:%d", d.Subject.Filename, d.Subject.Start.Line)
+		}
+		fmt.Fprintf(&b, "  %s %s: %s — %s\n", sev, loc, d.Summary, d.Detail)
+	}
+	return b.String()
+}
+
+// snapshot renders every file name, mode and content under dir.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %v\n", path, info.Mode())
+		if d.Type().IsRegular() {
+			content, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			b.Write(content)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}

@@ -1,0 +1,328 @@
+package manifest
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// Network is the top-level network block: the egress policy for tools
+// that make HTTP requests. Without it, tools have no network.
+type Network struct {
+	UserAgent String
+	Headers   Dynamic
+	Limits    *NetworkLimits
+	Policy    *NetworkPolicy
+	DeclRange hcl.Range
+}
+
+// NetworkLimits bounds outgoing requests.
+type NetworkLimits struct {
+	ConnectTimeoutMS Int
+	ReadTimeoutMS    Int
+	RequestTimeoutMS Int
+	MaxRedirects     Int
+	MaxResponseBytes Int
+	ConcurrencyLimit Int
+	DeclRange        hcl.Range
+}
+
+// NetworkPolicy says which requests are allowed.
+type NetworkPolicy struct {
+	AllowLoopback  Bool
+	AllowPrivate   Bool
+	AllowLinkLocal Bool
+	// Methods, when set, restricts the HTTP methods.
+	Methods StringList
+	// Allow lists URL patterns; empty means unrestricted.
+	Allow     []URLPattern
+	AllowSet  bool
+	DeclRange hcl.Range
+}
+
+// URLPattern is one allow entry: each component is a pattern and may be
+// empty (matches anything).
+type URLPattern struct {
+	Protocol string `json:"protocol,omitempty"`
+	Hostname string `json:"hostname,omitempty"`
+	Port     string `json:"port,omitempty"`
+	Pathname string `json:"pathname,omitempty"`
+}
+
+var httpMethods = []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"}
+
+func (d *decoder) decodeNetwork(b *hcl.Block) *Network {
+	n := &Network{DeclRange: b.DefRange}
+	content, diags := b.Body.Content(&hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{{Name: "user_agent"}, {Name: "headers"}},
+		Blocks:     []hcl.BlockHeaderSchema{{Type: "limits"}, {Type: "policy"}},
+	})
+	d.add(diags)
+	if content == nil {
+		return n
+	}
+	n.UserAgent = d.str(content.Attributes, field{name: "user_agent", runtime: true}, "")
+	if attr, ok := content.Attributes["headers"]; ok {
+		if v, _ := d.eval(attr.Expr); v != cty.NilVal {
+			if _, isRef := refFromValue(v); isRef {
+				n.Headers = Dynamic{Value: v, Set: true, Range: attr.Expr.Range()}
+			} else {
+				n.Headers = d.stringMap(content.Attributes, field{name: "headers", runtime: true})
+			}
+		}
+	}
+	if lb := d.singleBlock(content.Blocks, "limits"); lb != nil {
+		names := []string{"concurrency_limit", "connect_timeout_ms", "max_redirects", "max_response_bytes", "read_timeout_ms", "request_timeout_ms"}
+		var schema hcl.BodySchema
+		for _, name := range names {
+			schema.Attributes = append(schema.Attributes, hcl.AttributeSchema{Name: name})
+		}
+		lc, diags := lb.Body.Content(&schema)
+		d.add(diags)
+		n.Limits = &NetworkLimits{DeclRange: lb.DefRange}
+		if lc != nil {
+			num := func(name string, min int64) Int {
+				return d.integer(lc.Attributes, field{name: name, runtime: true, min: min, max: 1 << 40}, 0)
+			}
+			n.Limits.ConnectTimeoutMS = num("connect_timeout_ms", 1)
+			n.Limits.ReadTimeoutMS = num("read_timeout_ms", 1)
+			n.Limits.RequestTimeoutMS = num("request_timeout_ms", 1)
+			n.Limits.MaxRedirects = num("max_redirects", 0)
+			if !n.Limits.MaxRedirects.Set {
+				n.Limits.MaxRedirects.Value = 5
+			}
+			n.Limits.MaxResponseBytes = num("max_response_bytes", 1)
+			n.Limits.ConcurrencyLimit = num("concurrency_limit", 1)
+		}
+	}
+	if pb := d.singleBlock(content.Blocks, "policy"); pb != nil {
+		n.Policy = d.decodeNetworkPolicy(pb)
+	}
+	return n
+}
+
+var urlPatternFields = []string{"hostname", "pathname", "port", "protocol"}
+
+func (d *decoder) decodeNetworkPolicy(b *hcl.Block) *NetworkPolicy {
+	p := &NetworkPolicy{DeclRange: b.DefRange}
+	content, diags := b.Body.Content(&hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{{Name: "methods"}, {Name: "allow"}},
+		Blocks:     []hcl.BlockHeaderSchema{{Type: "addresses"}},
+	})
+	d.add(diags)
+	if content == nil {
+		return p
+	}
+	p.Methods = d.strList(content.Attributes, field{name: "methods", runtime: true, oneOf: httpMethods})
+	if ab := d.singleBlock(content.Blocks, "addresses"); ab != nil {
+		ac, diags := ab.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+			{Name: "allow_loopback"}, {Name: "allow_private"}, {Name: "allow_link_local"},
+		}})
+		d.add(diags)
+		if ac != nil {
+			p.AllowLoopback = d.boolean(ac.Attributes, field{name: "allow_loopback", runtime: true}, false)
+			p.AllowPrivate = d.boolean(ac.Attributes, field{name: "allow_private", runtime: true}, false)
+			p.AllowLinkLocal = d.boolean(ac.Attributes, field{name: "allow_link_local", runtime: true}, false)
+		}
+	}
+	attr, ok := content.Attributes["allow"]
+	if !ok {
+		return p
+	}
+	p.AllowSet = true
+	v, _, ok := d.runtimeArg(attr, field{name: "allow"})
+	if !ok {
+		return p
+	}
+	if !v.Type().IsTupleType() && !v.Type().IsListType() {
+		d.errorf(attr.Expr.Range(), "Incorrect attribute value type",
+			"The \"allow\" argument is a list of URL patterns, like [{ protocol = \"https\", hostname = \"api.example.com\" }]; got %s.", friendly(v))
+		return p
+	}
+	ranges := elemRanges(attr.Expr, v.LengthInt())
+	i := 0
+	for it := v.ElementIterator(); it.Next(); i++ {
+		_, ev := it.Element()
+		if !ev.Type().IsObjectType() {
+			d.errorf(ranges[i], "Invalid URL pattern", "Entry %d of \"allow\" must be an object with any of %s.", i+1, quotedList(urlPatternFields))
+			continue
+		}
+		var pat URLPattern
+		valid := true
+		for name := range ev.Type().AttributeTypes() {
+			if !slices.Contains(urlPatternFields, name) {
+				d.errorf(ranges[i], "Invalid URL pattern", "Entry %d of \"allow\" has %q; a URL pattern has only %s.%s", i+1, name, quotedList(urlPatternFields), didYouMean(name, urlPatternFields))
+				valid = false
+				continue
+			}
+			sv, err := convert.Convert(ev.GetAttr(name), cty.String)
+			if err != nil || sv.IsNull() {
+				d.errorf(ranges[i], "Invalid URL pattern", "The %q of entry %d of \"allow\" must be a string.", name, i+1)
+				valid = false
+				continue
+			}
+			switch name {
+			case "protocol":
+				pat.Protocol = sv.AsString()
+			case "hostname":
+				pat.Hostname = sv.AsString()
+			case "port":
+				pat.Port = sv.AsString()
+			case "pathname":
+				pat.Pathname = sv.AsString()
+			}
+		}
+		if valid {
+			p.Allow = append(p.Allow, pat)
+		}
+	}
+	return p
+}
+
+// Filesystem is the top-level filesystem block: what tools see as their
+// filesystem, as a list of mounts.
+type Filesystem struct {
+	Mounts    []Mount
+	DeclRange hcl.Range
+}
+
+// Mount places a backend at a path of the tool's filesystem.
+type Mount struct {
+	Path    string   `json:"path"`
+	Backend *Backend `json:"backend"`
+}
+
+// Backend is a filesystem backend: memory, host (a host directory),
+// read_only (wrapping another backend) or overlay (upper over lower).
+type Backend struct {
+	Kind           string   `json:"kind"`
+	Root           string   `json:"root,omitempty"`
+	FollowSymlinks bool     `json:"follow_symlinks,omitempty"`
+	Inner          *Backend `json:"inner,omitempty"`
+	Upper          *Backend `json:"upper,omitempty"`
+	Lower          *Backend `json:"lower,omitempty"`
+}
+
+var backendFields = map[string][]string{
+	"memory":    {"kind"},
+	"host":      {"follow_symlinks", "kind", "root"},
+	"read_only": {"inner", "kind"},
+	"overlay":   {"kind", "lower", "upper"},
+}
+
+func (d *decoder) decodeFilesystem(b *hcl.Block) *Filesystem {
+	fs := &Filesystem{DeclRange: b.DefRange}
+	content, diags := b.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "mounts", Required: true}}})
+	d.add(diags)
+	if content == nil || diags.HasErrors() {
+		return fs
+	}
+	attr := content.Attributes["mounts"]
+	v, _, ok := d.runtimeArg(attr, field{name: "mounts"})
+	if !ok {
+		return fs
+	}
+	if !v.Type().IsTupleType() && !v.Type().IsListType() {
+		d.errorf(attr.Expr.Range(), "Incorrect attribute value type",
+			"The \"mounts\" argument is a list of { path, backend } objects; got %s.", friendly(v))
+		return fs
+	}
+	ranges := elemRanges(attr.Expr, v.LengthInt())
+	i := 0
+	for it := v.ElementIterator(); it.Next(); i++ {
+		_, ev := it.Element()
+		rng := ranges[i]
+		if !ev.Type().IsObjectType() || !ev.Type().HasAttribute("path") || !ev.Type().HasAttribute("backend") {
+			d.errorf(rng, "Invalid mount", "Mount %d must be an object with \"path\" and \"backend\", like { path = \"/\", backend = { kind = \"memory\" } }.", i+1)
+			continue
+		}
+		for name := range ev.Type().AttributeTypes() {
+			if name != "path" && name != "backend" {
+				d.errorf(rng, "Invalid mount", "Mount %d has %q; a mount has only \"path\" and \"backend\".", i+1, name)
+			}
+		}
+		pv, err := convert.Convert(ev.GetAttr("path"), cty.String)
+		if err != nil || pv.IsNull() || len(pv.AsString()) == 0 || pv.AsString()[0] != '/' {
+			d.errorf(rng, "Invalid mount", "The path of mount %d must be an absolute path inside the tool's filesystem, like \"/data\".", i+1)
+			continue
+		}
+		be := d.decodeBackend(rng, ev.GetAttr("backend"), fmt.Sprintf("mount %d", i+1))
+		if be != nil {
+			fs.Mounts = append(fs.Mounts, Mount{Path: pv.AsString(), Backend: be})
+		}
+	}
+	return fs
+}
+
+func (d *decoder) decodeBackend(rng hcl.Range, v cty.Value, where string) *Backend {
+	kinds := sortedKeys(backendFields)
+	if v.IsNull() || !v.Type().IsObjectType() || !v.Type().HasAttribute("kind") {
+		d.errorf(rng, "Invalid filesystem backend", "The backend of %s must be an object with a kind: %s.", where, quotedList(kinds))
+		return nil
+	}
+	kv, err := convert.Convert(v.GetAttr("kind"), cty.String)
+	if err != nil || kv.IsNull() {
+		d.errorf(rng, "Invalid filesystem backend", "The kind of the backend of %s must be a string.", where)
+		return nil
+	}
+	be := &Backend{Kind: kv.AsString()}
+	allowed, ok := backendFields[be.Kind]
+	if !ok {
+		d.errorf(rng, "Invalid filesystem backend", "%q is not a backend kind. Valid kinds: %s.%s", be.Kind, quotedList(kinds), didYouMean(be.Kind, kinds))
+		return nil
+	}
+	for name := range v.Type().AttributeTypes() {
+		if !slices.Contains(allowed, name) {
+			d.errorf(rng, "Invalid filesystem backend", "A %s backend (in %s) has no %q; it takes %s.", be.Kind, where, name, quotedList(allowed))
+			return nil
+		}
+	}
+	str := func(name string) (string, bool) {
+		sv, err := convert.Convert(v.GetAttr(name), cty.String)
+		if err != nil || sv.IsNull() {
+			d.errorf(rng, "Invalid filesystem backend", "The %q of the %s backend in %s must be a string.", name, be.Kind, where)
+			return "", false
+		}
+		return sv.AsString(), true
+	}
+	nested := func(name string) *Backend {
+		if !v.Type().HasAttribute(name) {
+			d.errorf(rng, "Invalid filesystem backend", "A %s backend (in %s) needs %q.", be.Kind, where, name)
+			return nil
+		}
+		return d.decodeBackend(rng, v.GetAttr(name), where)
+	}
+	switch be.Kind {
+	case "host":
+		if !v.Type().HasAttribute("root") {
+			d.errorf(rng, "Invalid filesystem backend", "A host backend (in %s) needs root, the host directory it exposes.", where)
+			return nil
+		}
+		if be.Root, ok = str("root"); !ok {
+			return nil
+		}
+		if v.Type().HasAttribute("follow_symlinks") {
+			bv, err := convert.Convert(v.GetAttr("follow_symlinks"), cty.Bool)
+			if err != nil || bv.IsNull() {
+				d.errorf(rng, "Invalid filesystem backend", "follow_symlinks (in %s) must be true or false.", where)
+				return nil
+			}
+			be.FollowSymlinks = bv.True()
+		}
+	case "read_only":
+		if be.Inner = nested("inner"); be.Inner == nil {
+			return nil
+		}
+	case "overlay":
+		if be.Upper = nested("upper"); be.Upper == nil {
+			return nil
+		}
+		if be.Lower = nested("lower"); be.Lower == nil {
+			return nil
+		}
+	}
+	return be
+}

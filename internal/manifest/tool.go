@@ -1,0 +1,329 @@
+package manifest
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// commonToolAttrs are accepted by every tool kind.
+var commonToolAttrs = []string{"kind", "description", "capabilities", "enabled", "config"}
+
+// kindSchemas lists each tool kind's own arguments and nested blocks.
+var kindSchemas = map[string]struct{ attrs, blocks []string }{
+	KindJavaScript: {attrs: []string{"source", "export"}},
+	KindPython:     {attrs: []string{"source", "interpreter", "export"}},
+	KindBash:       {attrs: []string{"commands", "cwd", "shared"}, blocks: []string{"fs", "env", "limits", "network"}},
+	KindMCP:        {attrs: []string{"transport", "command", "args", "url", "auth_token", "headers", "expose", "tool_capabilities"}},
+	KindA2A:        {attrs: []string{"url", "auth_token", "headers", "tenant", "timeout_secs", "default_accepted_output_modes", "target_agent"}},
+}
+
+func toolSchema(kind string) *hcl.BodySchema {
+	s := &hcl.BodySchema{}
+	for _, a := range commonToolAttrs {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: a, Required: a == "kind"})
+	}
+	ks := kindSchemas[kind]
+	for _, a := range ks.attrs {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: a})
+	}
+	for _, b := range ks.blocks {
+		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: b})
+	}
+	return s
+}
+
+var unsupportedName = regexp.MustCompile(`named "([^"]+)"|of type "([^"]+)"`)
+
+func (d *decoder) decodeTool(b *hcl.Block) *Tool {
+	t := &Tool{Name: b.Labels[0], DeclRange: b.DefRange}
+	kc, _, diags := b.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "kind", Required: true}}})
+	d.add(diags)
+	if kc == nil || diags.HasErrors() {
+		return nil
+	}
+	kind := d.str(kc.Attributes, field{name: "kind", oneOf: ToolKinds}, "")
+	if !slices.Contains(ToolKinds, kind.Value) {
+		return nil
+	}
+	t.Kind, t.KindRange = kind.Value, kind.Range
+
+	content, diags := b.Body.Content(toolSchema(t.Kind))
+	d.add(d.explainKindMismatch(t.Kind, diags))
+	if content == nil {
+		return t
+	}
+	a := content.Attributes
+	t.Description = d.str(a, field{name: "description"}, "")
+	t.Capabilities = d.strList(a, field{name: "capabilities"})
+	t.Enabled = d.boolean(a, field{name: "enabled", runtime: true}, true)
+	// Tool config maps names to strings; for stdio MCP servers it is the
+	// subprocess environment.
+	t.Config = d.stringMap(a, field{name: "config", runtime: true})
+
+	switch t.Kind {
+	case KindJavaScript:
+		t.JavaScript = &JavaScriptTool{
+			Source: d.required(b, a, field{name: "source"}),
+			Export: d.str(a, field{name: "export"}, t.Name),
+		}
+	case KindPython:
+		t.Python = &PythonTool{
+			Source:      d.required(b, a, field{name: "source"}),
+			Interpreter: d.str(a, field{name: "interpreter", oneOf: []string{"embedded", "static"}}, "embedded"),
+			Export:      d.str(a, field{name: "export"}, t.Name),
+		}
+	case KindBash:
+		t.Bash = d.decodeBash(a, content.Blocks)
+	case KindMCP:
+		t.MCP = d.decodeMCP(b, t, a)
+	case KindA2A:
+		t.A2A = d.decodeA2A(b, a)
+	}
+	return t
+}
+
+// required reads a string argument that must be present.
+func (d *decoder) required(b *hcl.Block, a hcl.Attributes, f field) String {
+	s := d.str(a, f, "")
+	if !s.Set {
+		d.errorf(b.Body.MissingItemRange(), "Missing required argument",
+			"The argument %q is required for %s %q, but no definition was found.", f.name, b.Type, b.Labels[0])
+	} else if s.literal() && s.Value == "" {
+		d.errorf(s.Range, fmt.Sprintf("Invalid value for %q", f.name), "The %q argument must not be empty.", f.name)
+	}
+	return s
+}
+
+// explainKindMismatch rewrites "Unsupported argument" diagnostics for
+// arguments that belong to another tool kind, so the user learns why.
+func (d *decoder) explainKindMismatch(kind string, diags hcl.Diagnostics) hcl.Diagnostics {
+	for _, diag := range diags {
+		if diag.Summary != "Unsupported argument" && diag.Summary != "Unsupported block type" {
+			continue
+		}
+		m := unsupportedName.FindStringSubmatch(diag.Detail)
+		if m == nil {
+			continue
+		}
+		name := m[1] + m[2]
+		var owners []string
+		for _, k := range ToolKinds {
+			ks := kindSchemas[k]
+			if slices.Contains(ks.attrs, name) || slices.Contains(ks.blocks, name) {
+				owners = append(owners, k)
+			}
+		}
+		if len(owners) == 0 {
+			continue
+		}
+		ks := kindSchemas[kind]
+		valid := append(append(append([]string(nil), commonToolAttrs...), ks.attrs...), ks.blocks...)
+		diag.Detail = fmt.Sprintf("%q belongs to %s tools; this tool has kind = %q. Valid here: %s.",
+			name, joinOr(owners), kind, quotedList(valid))
+	}
+	return diags
+}
+
+func joinOr(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	out := items[0]
+	for _, s := range items[1 : len(items)-1] {
+		out += ", " + s
+	}
+	return out + " and " + items[len(items)-1]
+}
+
+func (d *decoder) decodeBash(a hcl.Attributes, blocks hcl.Blocks) *BashTool {
+	bt := &BashTool{
+		Commands: d.strList(a, field{name: "commands"}),
+		Cwd:      d.str(a, field{name: "cwd"}, "/home/agent"),
+		Shared:   d.boolean(a, field{name: "shared"}, false),
+	}
+	if fb := d.singleBlock(blocks, "fs"); fb != nil {
+		c, diags := fb.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "kind"}, {Name: "path"}, {Name: "cwd"}}})
+		d.add(diags)
+		bt.FS = &BashFS{DeclRange: fb.DefRange, Kind: String{Value: "in_memory"}}
+		if c != nil {
+			bt.FS.Kind = d.str(c.Attributes, field{name: "kind", oneOf: []string{"in_memory", "overlay", "read_write"}}, "in_memory")
+			bt.FS.Path = d.str(c.Attributes, field{name: "path"}, "")
+			bt.FS.Cwd = d.str(c.Attributes, field{name: "cwd"}, "")
+			if (bt.FS.Kind.Value == "overlay" || bt.FS.Kind.Value == "read_write") && !bt.FS.Path.Set {
+				d.errorf(bt.FS.Kind.Range, "Missing fs path",
+					"A filesystem of kind %q is backed by a host directory, so it needs path = \"./data\" (relative to the workspace).", bt.FS.Kind.Value)
+			}
+			if bt.FS.Cwd.Set && bt.Cwd.Set {
+				d.errorf(bt.FS.Cwd.Range, "Conflicting working directory",
+					"The working directory is set both by the tool's cwd (at %s) and by fs.cwd; keep one.", bt.Cwd.Range)
+			}
+			if bt.FS.Kind.Value == "in_memory" && bt.FS.Path.Set {
+				d.errorf(bt.FS.Path.Range, "Unexpected fs path",
+					"An in_memory filesystem is not backed by a host directory; remove \"path\" or set kind = \"overlay\" or \"read_write\".")
+			}
+		}
+	}
+	if eb := d.singleBlock(blocks, "env"); eb != nil {
+		c, diags := eb.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "kind"}, {Name: "vars"}}})
+		d.add(diags)
+		bt.Env = &BashEnv{DeclRange: eb.DefRange, Kind: String{Value: "empty"}}
+		if c != nil {
+			bt.Env.Kind = d.str(c.Attributes, field{name: "kind", oneOf: []string{"allow", "deny", "empty", "inherit"}}, "empty")
+			bt.Env.Vars = d.strList(c.Attributes, field{name: "vars"})
+			k := bt.Env.Kind.Value
+			if (k == "allow" || k == "deny") && !bt.Env.Vars.Set {
+				d.errorf(bt.Env.Kind.Range, "Missing env vars",
+					"An env of kind %q lists the variables it %s: add vars = [\"HOME\", ...].", k, map[string]string{"allow": "passes through", "deny": "removes"}[k])
+			}
+			if (k == "empty" || k == "inherit") && bt.Env.Vars.Set {
+				d.errorf(bt.Env.Vars.Range, "Unexpected env vars",
+					"An env of kind %q takes no vars; use kind = \"allow\" or \"deny\" to list variables.", k)
+			}
+		}
+	}
+	if lb := d.singleBlock(blocks, "limits"); lb != nil {
+		c, diags := lb.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+			{Name: "max_execution_time_secs"}, {Name: "max_output_size"}, {Name: "max_command_count"}, {Name: "max_loop_iterations"},
+		}})
+		d.add(diags)
+		bt.Limits = &BashLimits{DeclRange: lb.DefRange}
+		if c != nil {
+			pos := func(name string) Int {
+				return d.integer(c.Attributes, field{name: name, min: 1, max: 1 << 40}, 0)
+			}
+			bt.Limits.MaxExecutionTimeSecs = pos("max_execution_time_secs")
+			bt.Limits.MaxOutputSize = pos("max_output_size")
+			bt.Limits.MaxCommandCount = pos("max_command_count")
+			bt.Limits.MaxLoopIterations = pos("max_loop_iterations")
+		}
+	}
+	if nb := d.singleBlock(blocks, "network"); nb != nil {
+		c, diags := nb.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+			{Name: "enabled"}, {Name: "allowed_url_prefixes"}, {Name: "allowed_methods"},
+			{Name: "max_redirects"}, {Name: "max_response_size"}, {Name: "network_timeout_secs"},
+		}})
+		d.add(diags)
+		bt.Network = &BashNetwork{DeclRange: nb.DefRange}
+		if c != nil {
+			na := c.Attributes
+			bt.Network.Enabled = d.boolean(na, field{name: "enabled"}, false)
+			bt.Network.AllowedURLPrefixes = d.strList(na, field{name: "allowed_url_prefixes"})
+			bt.Network.AllowedMethods = d.strList(na, field{name: "allowed_methods", oneOf: []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"}})
+			bt.Network.MaxRedirects = d.integer(na, field{name: "max_redirects", min: 0, max: 100}, 0)
+			bt.Network.MaxResponseSize = d.integer(na, field{name: "max_response_size", min: 1, max: 1 << 40}, 0)
+			bt.Network.NetworkTimeoutSecs = d.integer(na, field{name: "network_timeout_secs", min: 1, max: 86400}, 0)
+		}
+	}
+	return bt
+}
+
+func (d *decoder) decodeMCP(b *hcl.Block, t *Tool, a hcl.Attributes) *MCPTool {
+	m := &MCPTool{
+		Transport: d.str(a, field{name: "transport", oneOf: []string{TransportHTTP, TransportStdio}}, ""),
+		Command:   d.str(a, field{name: "command", runtime: true}, ""),
+		Args:      d.strList(a, field{name: "args", runtime: true}),
+		URL:       d.str(a, field{name: "url", runtime: true}, ""),
+		AuthToken: d.str(a, field{name: "auth_token", runtime: true}, ""),
+		Headers:   d.stringMap(a, field{name: "headers", runtime: true}),
+		Expose:    d.strList(a, field{name: "expose"}),
+	}
+	if !m.Transport.Set {
+		d.errorf(b.Body.MissingItemRange(), "Missing required argument",
+			"The argument \"transport\" is required for mcp tool %q: \"stdio\" (with command) or \"http\" (with url).", t.Name)
+	}
+	need := func(s String, name string) {
+		if !s.Set {
+			d.errorf(m.Transport.Range, fmt.Sprintf("Missing %q", name),
+				"An mcp tool with transport = %q needs %q.", m.Transport.Value, name)
+		}
+	}
+	forbid := func(set bool, rng hcl.Range, name string) {
+		if set {
+			d.errorf(rng, "Argument not valid for this transport",
+				"%q is not used with transport = %q; remove it or change the transport.", name, m.Transport.Value)
+		}
+	}
+	switch m.Transport.Value {
+	case TransportStdio:
+		need(m.Command, "command")
+		forbid(m.URL.Set, m.URL.Range, "url")
+		forbid(m.AuthToken.Set, m.AuthToken.Range, "auth_token")
+		forbid(m.Headers.Set, m.Headers.Range, "headers")
+	case TransportHTTP:
+		need(m.URL, "url")
+		forbid(m.Command.Set, m.Command.Range, "command")
+		forbid(m.Args.Set, m.Args.Range, "args")
+		forbid(t.Config.Set, t.Config.Range, "config")
+	}
+	if attr, ok := a["tool_capabilities"]; ok {
+		if v, _, ok := d.runtimeArg(attr, field{name: "tool_capabilities"}); ok {
+			mv, err := convert.Convert(v, cty.Map(cty.List(cty.String)))
+			if err != nil || mv.IsNull() {
+				d.errorf(attr.Expr.Range(), "Incorrect attribute value type",
+					"The \"tool_capabilities\" argument maps served tool names to lists of tags, like { create_issue = [\"github::write\"] }; got %s.", friendly(v))
+			} else {
+				m.ToolCapabilities = map[string]StringList{}
+				for k, lv := range mv.AsValueMap() {
+					m.ToolCapabilities[k] = StringList{Values: listStrings(lv), Set: true, Range: attr.Expr.Range()}
+				}
+			}
+		}
+	}
+	return m
+}
+
+func (d *decoder) decodeA2A(b *hcl.Block, a hcl.Attributes) *A2ATool {
+	at := &A2ATool{
+		URL:                        d.required(b, a, field{name: "url", runtime: true}),
+		AuthToken:                  d.str(a, field{name: "auth_token", runtime: true}, ""),
+		Headers:                    d.stringMap(a, field{name: "headers", runtime: true}),
+		TimeoutSecs:                d.integer(a, field{name: "timeout_secs", runtime: true, min: 1, max: 86400}, 0),
+		DefaultAcceptedOutputModes: d.strList(a, field{name: "default_accepted_output_modes"}),
+		TargetAgent:                d.str(a, field{name: "target_agent"}, ""),
+	}
+	if attr, ok := a["tenant"]; ok {
+		at.Tenant = d.decodeTenant(attr)
+	}
+	return at
+}
+
+var tenantFields = []string{"id", "policy"}
+
+func (d *decoder) decodeTenant(attr *hcl.Attribute) *A2ATenant {
+	tn := &A2ATenant{Range: attr.Expr.Range(), Policy: String{Value: "inherit"}}
+	items, diags := hcl.ExprMap(attr.Expr)
+	if diags.HasErrors() {
+		d.errorf(attr.Expr.Range(), "Incorrect attribute value type",
+			"The \"tenant\" argument must be an object, like { policy = \"fixed\", id = \"acme\" }.")
+		return tn
+	}
+	attrs := hcl.Attributes{}
+	for _, kv := range items {
+		key := hcl.ExprAsKeyword(kv.Key)
+		if !slices.Contains(tenantFields, key) {
+			d.errorf(kv.Key.Range(), "Unsupported tenant field",
+				"A tenant has only \"policy\" and \"id\".%s", didYouMean(key, tenantFields))
+			continue
+		}
+		attrs[key] = &hcl.Attribute{Name: key, Expr: kv.Value, Range: kv.Value.Range(), NameRange: kv.Key.Range()}
+	}
+	tn.Policy = d.str(attrs, field{name: "policy", oneOf: []string{"fixed", "inherit", "none"}}, "inherit")
+	tn.ID = d.str(attrs, field{name: "id", runtime: true}, "")
+	switch {
+	case tn.Policy.Value == "fixed" && !tn.ID.Set:
+		d.errorf(tn.Policy.Range, "Missing tenant id",
+			"A tenant with policy = \"fixed\" sends the same tenant on every call, so it needs id = \"...\" (or id = runtime(\"TENANT_ID\")).")
+	case tn.Policy.Value != "fixed" && tn.ID.Set:
+		d.errorf(tn.ID.Range, "Unexpected tenant id",
+			"A tenant id is only used with policy = \"fixed\"; this tenant has policy = %q.", tn.Policy.Value)
+	}
+	return tn
+}

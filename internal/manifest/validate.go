@@ -1,0 +1,131 @@
+package manifest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// validateWorkspace checks the rules that span blocks: model providers and
+// allow-lists, capability tag syntax, and references between blocks.
+func (d *decoder) validateWorkspace(cfg *Config) {
+	if len(cfg.Agents) == 0 && !d.diags.HasErrors() {
+		var rng *hcl.Range
+		for _, name := range sortedKeys(cfg.Files) {
+			r := hcl.Range{Filename: name, Start: hcl.InitialPos, End: hcl.InitialPos}
+			rng = &r
+			break
+		}
+		d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No agent block",
+			Detail:  "A workspace needs at least one agent block: agent \"assistant\" { graph { type = \"react\" } model { provider = \"anthropic\", name = \"claude-haiku-4-5\" } }.",
+			Subject: rng})
+	}
+	for _, a := range cfg.Agents {
+		d.validateAgentModel(cfg, a)
+		d.validateTags(a.Capabilities, "capabilities")
+	}
+	for _, t := range cfg.Tools {
+		d.validateTags(t.Capabilities, "capabilities")
+		if t.MCP != nil {
+			for _, name := range sortedKeys(t.MCP.ToolCapabilities) {
+				d.validateTags(t.MCP.ToolCapabilities[name], "tool_capabilities")
+				if t.MCP.Expose.Set && t.MCP.Expose.Known() && !slices.Contains(t.MCP.Expose.Values, name) {
+					d.warnf(t.MCP.ToolCapabilities[name].Range, "Capabilities for a tool that is not exposed",
+						"tool_capabilities names %q, but expose does not include it, so the requirement never applies. Add %q to expose or remove it here.", name, name)
+				}
+			}
+			for i, name := range t.MCP.Expose.Values {
+				if strings.TrimSpace(name) == "" {
+					d.errorf(t.MCP.Expose.ElemRanges[i], "Invalid value for \"expose\"", "Served tool names in expose must not be empty.")
+				} else if slices.Index(t.MCP.Expose.Values, name) != i {
+					d.warnf(t.MCP.Expose.ElemRanges[i], "Duplicate exposed tool", "%q is listed more than once in expose.", name)
+				}
+			}
+		}
+		if t.A2A != nil && t.A2A.TargetAgent.Set && cfg.Agent(t.A2A.TargetAgent.Value) == nil {
+			var names []string
+			for _, a := range cfg.Agents {
+				names = append(names, a.Name)
+			}
+			d.errorf(t.A2A.TargetAgent.Range, "Unknown target agent",
+				"target_agent names %q, but this workspace has no agent of that name.%s", t.A2A.TargetAgent.Value, didYouMean(t.A2A.TargetAgent.Value, names))
+		}
+	}
+}
+
+func (d *decoder) validateAgentModel(cfg *Config, a *Agent) {
+	prov := a.Model.Provider
+	if !prov.Set || !prov.Known() || len(cfg.Providers) == 0 {
+		return
+	}
+	p, ok := cfg.Providers[prov.Value]
+	if !ok {
+		declared := sortedKeys(cfg.Providers)
+		d.errorf(prov.Range, "Undeclared model provider",
+			"Agent %q uses provider %q, but the providers block declares only %s. Add a %s block inside providers, or use a declared provider.",
+			a.Name, prov.Value, quotedList(declared), prov.Value)
+		return
+	}
+	if !p.Models.Set || !a.Model.Name.Set || !a.Model.Name.Known() {
+		return
+	}
+	if !slices.Contains(p.Models.Values, a.Model.Name.Value) {
+		d.errorf(a.Model.Name.Range, "Model not allowed",
+			"Agent %q uses model %q, which is not in the models allow-list of provider %q (%s, at %s).%s",
+			a.Name, a.Model.Name.Value, prov.Value, quotedList(p.Models.Values), p.Models.Range, didYouMean(a.Model.Name.Value, p.Models.Values))
+	}
+}
+
+// validateTags checks every tag of a list: well-formed, no duplicates, and
+// a warning for "*", which is not a wildcard.
+func (d *decoder) validateTags(l StringList, name string) {
+	values, ranges := l.Values, l.ElemRanges
+	if l.Runtime != nil {
+		// The default is what plans use; it must be well-formed too.
+		ranges = nil
+	}
+	rangeOf := func(i int) hcl.Range {
+		if i < len(ranges) {
+			return ranges[i]
+		}
+		if l.Runtime != nil {
+			return l.Runtime.Range
+		}
+		return l.Range
+	}
+	for i, tag := range values {
+		if err := ValidateTag(tag); err != nil {
+			d.errorf(rangeOf(i), "Invalid capability tag", "In %q, %s. %s", name, err, tagHelp)
+			continue
+		}
+		if tag == "*" {
+			d.warnf(rangeOf(i), "\"*\" is not a wildcard",
+				"The tag \"*\" only matches a tool that requires exactly \"*\". To grant a whole namespace, hold its root, like \"github\" for \"github::read\" and \"github::write\".")
+		}
+		if slices.Index(values, tag) != i {
+			d.warnf(rangeOf(i), "Duplicate capability tag", "%q is listed more than once in %q.", tag, name)
+		}
+	}
+}
+
+const tagHelp = `Tags are namespace segments joined by "::", like "github::issues::write"; a held tag grants every tag it prefixes.`
+
+// ValidateTag reports whether tag is a well-formed capability tag: not
+// empty, no surrounding whitespace, and no empty "::"-separated segment.
+// The capability engine applies the same rule.
+func ValidateTag(tag string) error {
+	switch {
+	case tag == "":
+		return fmt.Errorf("the tag is empty")
+	case strings.TrimSpace(tag) != tag:
+		return fmt.Errorf("the tag %q has surrounding whitespace", tag)
+	}
+	for _, seg := range strings.Split(tag, "::") {
+		if seg == "" {
+			return fmt.Errorf("the tag %q has an empty segment", tag)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+// Package render produces agentform's human output and JSON documents:
+// diagnostics, the plan text and the JSON plan document.
+package render
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// ANSI escape sequences used when colour is on.
+const (
+	ansiReset     = "\x1b[0m"
+	ansiBold      = "\x1b[1m"
+	ansiRed       = "\x1b[31m"
+	ansiYellow    = "\x1b[33m"
+	ansiGreen     = "\x1b[32m"
+	ansiUnderline = "\x1b[4m"
+)
+
+// Diagnostics writes diagnostics the way Terraform prints them: severity
+// and summary, the file and line with the enclosing block, the source line
+// with the offending span marked (underlined in colour, with carets
+// otherwise), then the detail. files maps file names to parsed files, for
+// the source lines; a missing file prints the location alone.
+func Diagnostics(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.File, color bool) {
+	for _, diag := range SortDiagnostics(diags) {
+		writeDiagnostic(w, diag, files, color)
+	}
+}
+
+// SortDiagnostics orders diagnostics errors first, then by file, line and
+// column, so output is stable whatever order they were found in.
+func SortDiagnostics(diags hcl.Diagnostics) hcl.Diagnostics {
+	out := append(hcl.Diagnostics(nil), diags...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Severity != b.Severity {
+			return a.Severity == hcl.DiagError
+		}
+		if (a.Subject == nil) != (b.Subject == nil) {
+			return a.Subject == nil
+		}
+		if a.Subject == nil {
+			return false
+		}
+		if a.Subject.Filename != b.Subject.Filename {
+			return a.Subject.Filename < b.Subject.Filename
+		}
+		if a.Subject.Start.Line != b.Subject.Start.Line {
+			return a.Subject.Start.Line < b.Subject.Start.Line
+		}
+		return a.Subject.Start.Column < b.Subject.Start.Column
+	})
+	return out
+}
+
+func writeDiagnostic(w io.Writer, diag *hcl.Diagnostic, files map[string]*hcl.File, color bool) {
+	sev, code := "Error", ansiRed
+	if diag.Severity == hcl.DiagWarning {
+		sev, code = "Warning", ansiYellow
+	}
+	if color {
+		fmt.Fprintf(w, "%s%s%s:%s %s%s%s\n", ansiBold, code, sev, ansiReset, ansiBold, diag.Summary, ansiReset)
+	} else {
+		fmt.Fprintf(w, "%s: %s\n", sev, diag.Summary)
+	}
+	if diag.Subject != nil {
+		writeSnippet(w, diag.Subject, files[diag.Subject.Filename], color)
+	}
+	if diag.Detail != "" {
+		fmt.Fprintf(w, "\n%s\n", diag.Detail)
+	}
+	fmt.Fprintln(w)
+}
+
+func writeSnippet(w io.Writer, rng *hcl.Range, file *hcl.File, color bool) {
+	if file == nil || file.Bytes == nil {
+		fmt.Fprintf(w, "\n  on %s line %d:\n", rng.Filename, rng.Start.Line)
+		return
+	}
+	ctx := ""
+	if nav, ok := file.Nav.(interface{ ContextString(int) string }); ok {
+		if s := nav.ContextString(rng.Start.Byte); s != "" {
+			ctx = ", in " + s
+		}
+	}
+	fmt.Fprintf(w, "\n  on %s line %d%s:\n", rng.Filename, rng.Start.Line, ctx)
+
+	hl := *rng
+	if hl.Empty() {
+		hl.End.Byte++
+		hl.End.Column++
+	}
+	sc := hcl.NewRangeScanner(file.Bytes, rng.Filename, bufio.ScanLines)
+	shown := 0
+	for sc.Scan() {
+		line := sc.Range()
+		if !line.Overlaps(hl) {
+			continue
+		}
+		shown++
+		if shown > 3 {
+			fmt.Fprintf(w, "  %4s  ...\n", "")
+			break
+		}
+		text := sanitizeLine(sc.Bytes())
+		before, mid, _ := line.PartitionAround(hl)
+		lead := clampLen(before.End.Byte-line.Start.Byte, len(text))
+		width := clampLen(mid.End.Byte-mid.Start.Byte, len(text)-lead)
+		if color {
+			fmt.Fprintf(w, "  %4d: %s%s%s%s%s\n", line.Start.Line, text[:lead], ansiUnderline, text[lead:lead+width], ansiReset, text[lead+width:])
+			continue
+		}
+		fmt.Fprintf(w, "  %4d: %s\n", line.Start.Line, text)
+		if width > 0 {
+			pad := utf8.RuneCount([]byte(text[:lead]))
+			n := utf8.RuneCount([]byte(text[lead : lead+width]))
+			fmt.Fprintf(w, "  %4s  %s%s\n", "", strings.Repeat(" ", pad), strings.Repeat("^", n))
+		}
+	}
+	if shown == 0 && rng.Start.Line > 0 {
+		// The range points past the last line (end of file).
+		return
+	}
+}
+
+func clampLen(n, max int) int {
+	if n < 0 {
+		return 0
+	}
+	if n > max {
+		return max
+	}
+	return n
+}
+
+// sanitizeLine makes a source line safe to print: tabs become spaces (so
+// carets line up), control characters and invalid UTF-8 become U+FFFD
+// of the same byte length so offsets still match.
+func sanitizeLine(b []byte) string {
+	var buf bytes.Buffer
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		switch {
+		case r == '\t':
+			buf.WriteByte(' ')
+		case r == utf8.RuneError && size <= 1, r < 0x20, r == 0x7f:
+			buf.WriteString(strings.Repeat("?", size))
+		default:
+			buf.Write(b[:size])
+		}
+		b = b[size:]
+	}
+	return buf.String()
+}
+
+// JSONDiagnostic is the diagnostic shape of every agentform JSON document.
+type JSONDiagnostic struct {
+	Severity string     `json:"severity"`
+	Summary  string     `json:"summary"`
+	Detail   string     `json:"detail"`
+	Range    *JSONRange `json:"range,omitempty"`
+}
+
+// JSONRange is a source range: a file and start and end positions.
+type JSONRange struct {
+	Filename string  `json:"filename"`
+	Start    JSONPos `json:"start"`
+	End      JSONPos `json:"end"`
+}
+
+// JSONPos is a line and column (both 1-based) and byte offset (0-based).
+type JSONPos struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	Byte   int `json:"byte"`
+}
+
+// JSONDiagnostics converts diagnostics to their JSON shape, sorted like the
+// human output. It never returns nil.
+func JSONDiagnostics(diags hcl.Diagnostics) []JSONDiagnostic {
+	out := []JSONDiagnostic{}
+	for _, d := range SortDiagnostics(diags) {
+		jd := JSONDiagnostic{Severity: "error", Summary: d.Summary, Detail: d.Detail}
+		if d.Severity == hcl.DiagWarning {
+			jd.Severity = "warning"
+		}
+		if d.Subject != nil {
+			jd.Range = &JSONRange{
+				Filename: d.Subject.Filename,
+				Start:    JSONPos{Line: d.Subject.Start.Line, Column: d.Subject.Start.Column, Byte: d.Subject.Start.Byte},
+				End:      JSONPos{Line: d.Subject.End.Line, Column: d.Subject.End.Column, Byte: d.Subject.End.Byte},
+			}
+		}
+		out = append(out, jd)
+	}
+	return out
+}
