@@ -279,11 +279,14 @@ func (d *decoder) validName(b *hcl.Block) bool {
 // comments, and runs of unary operators.
 func checkNesting(name string, src []byte) *hcl.Diagnostic {
 	depth, unary := 0, 0
-	line, col := 1, 1
 	// stack of contexts: 'c' code, '"' string literal.
 	ctx := []byte{'c'}
+	var i int
 	fail := func() *hcl.Diagnostic {
-		pos := hcl.Pos{Line: line, Column: col}
+		at := min(i, len(src))
+		line := 1 + strings.Count(string(src[:at]), "\n")
+		col := at - strings.LastIndex(string(src[:at]), "\n")
+		pos := hcl.Pos{Line: line, Column: col, Byte: at}
 		return &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Manifest nested too deeply",
@@ -291,7 +294,7 @@ func checkNesting(name string, src []byte) *hcl.Diagnostic {
 			Subject:  &hcl.Range{Filename: name, Start: pos, End: pos},
 		}
 	}
-	for i := 0; i < len(src); i++ {
+	for i = 0; i < len(src); i++ {
 		c := src[i]
 		top := ctx[len(ctx)-1]
 		switch {
@@ -342,11 +345,6 @@ func checkNesting(name string, src []byte) *hcl.Diagnostic {
 		}
 		if depth > MaxNesting || len(ctx) > MaxNesting*2 {
 			return fail()
-		}
-		if c == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
 		}
 	}
 	return nil

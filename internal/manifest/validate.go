@@ -100,9 +100,9 @@ func (d *decoder) validateTags(l StringList, name string) {
 			d.errorf(rangeOf(i), "Invalid capability tag", "In %q, %s. %s", name, err, tagHelp)
 			continue
 		}
-		if tag == "*" {
+		if tag == "*" || slices.Contains(strings.Split(tag, "::"), "*") {
 			d.warnf(rangeOf(i), "\"*\" is not a wildcard",
-				"The tag \"*\" only matches a tool that requires exactly \"*\". To grant a whole namespace, hold its root, like \"github\" for \"github::read\" and \"github::write\".")
+				"In %q, \"*\" is a literal segment: the tag only matches a tool that requires exactly %q. To grant a whole namespace, hold its root, like \"github\" for \"github::read\" and \"github::write\".", tag, tag)
 		}
 		if slices.Index(values, tag) != i {
 			d.warnf(rangeOf(i), "Duplicate capability tag", "%q is listed more than once in %q.", tag, name)
@@ -113,8 +113,10 @@ func (d *decoder) validateTags(l StringList, name string) {
 const tagHelp = `Tags are namespace segments joined by "::", like "github::issues::write"; a held tag grants every tag it prefixes.`
 
 // ValidateTag reports whether tag is a well-formed capability tag: not
-// empty, no surrounding whitespace, and no empty "::"-separated segment.
-// The capability engine applies the same rule.
+// empty, no surrounding whitespace, and no "::"-separated segment that is
+// empty, has surrounding whitespace, or begins or ends with a stray ":".
+// The capability engine applies the same rule (capability.ValidateTag);
+// the planner's tests hold the two together.
 func ValidateTag(tag string) error {
 	switch {
 	case tag == "":
@@ -122,9 +124,14 @@ func ValidateTag(tag string) error {
 	case strings.TrimSpace(tag) != tag:
 		return fmt.Errorf("the tag %q has surrounding whitespace", tag)
 	}
-	for _, seg := range strings.Split(tag, "::") {
-		if seg == "" {
+	for i, seg := range strings.Split(tag, "::") {
+		switch {
+		case seg == "":
 			return fmt.Errorf("the tag %q has an empty segment", tag)
+		case strings.TrimSpace(seg) != seg:
+			return fmt.Errorf("segment %d of the tag %q has surrounding whitespace", i+1, tag)
+		case seg[0] == ':' || seg[len(seg)-1] == ':':
+			return fmt.Errorf("segment %d of the tag %q begins or ends with a stray \":\"", i+1, tag)
 		}
 	}
 	return nil

@@ -1,0 +1,306 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// run runs the CLI in-process and returns its exit code and output.
+func run(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Run(args, Streams{Stdin: strings.NewReader(stdin), Stdout: &stdout, Stderr: &stderr})
+	return code, stdout.String(), stderr.String()
+}
+
+func checkGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run go test -update to create it): %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+// snapshot renders every path, mode and content under dir.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %v %d\n", path, info.Mode(), info.ModTime().UnixNano())
+		if d.Type().IsRegular() {
+			content, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			b.Write(content)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestHelpOnEveryCommand(t *testing.T) {
+	for _, cmd := range []string{"fmt", "init", "validate", "version"} {
+		t.Run(cmd, func(t *testing.T) {
+			code, stdout, _ := run(t, "", cmd, "-help")
+			if code != ExitOK {
+				t.Errorf("got: exit %d\nwant: exit 0", code)
+			}
+			if !strings.Contains(stdout, "Usage: agentform") {
+				t.Errorf("got:\n%s\nwant: a usage text", stdout)
+			}
+		})
+	}
+	code, stdout, _ := run(t, "", "-help")
+	if code != ExitOK || !strings.Contains(stdout, "validate") || !strings.Contains(stdout, "-chdir=DIR") {
+		t.Errorf("got: exit %d\n%s\nwant: the command list", code, stdout)
+	}
+}
+
+func TestUnknownFlagIsUsageError(t *testing.T) {
+	code, _, stderr := run(t, "", "validate", "-bogus")
+	if code != ExitError || !strings.Contains(stderr, "flag provided but not defined: -bogus") || !strings.Contains(stderr, "Usage:") {
+		t.Errorf("got: exit %d\n%s\nwant: exit 1 with the error and usage", code, stderr)
+	}
+}
+
+func TestValidateDiagnosticsGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		color bool
+	}{{"nocolor", false}, {"color", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Run([]string{"-chdir=testdata/diagnostics", "validate"}, Streams{Stdout: &stdout, Stderr: &stderr, StderrTTY: tc.color, StdoutTTY: tc.color})
+			if code != ExitError {
+				t.Errorf("got: exit %d\nwant: exit 1", code)
+			}
+			checkGolden(t, filepath.Join("testdata", "diagnostics", tc.name+".golden"), stderr.String())
+		})
+	}
+	// -no-color wins over a terminal.
+	var stderr bytes.Buffer
+	Run([]string{"-chdir=testdata/diagnostics", "validate", "-no-color"}, Streams{Stdout: &bytes.Buffer{}, Stderr: &stderr, StderrTTY: true})
+	if strings.Contains(stderr.String(), "\x1b[") {
+		t.Errorf("got: escape sequences with -no-color\nwant: none")
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	code, stdout, stderr := run(t, "", "-chdir=testdata/diagnostics", "validate", "-json")
+	if code != ExitError || stderr != "" {
+		t.Fatalf("got: exit %d, stderr %q\nwant: exit 1, empty stderr", code, stderr)
+	}
+	var doc struct {
+		Valid       bool `json:"valid"`
+		Diagnostics []struct {
+			Severity string `json:"severity"`
+			Summary  string `json:"summary"`
+			Range    struct {
+				Filename string `json:"filename"`
+				Start    struct{ Line, Column int }
+			} `json:"range"`
+		} `json:"diagnostics"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+	}
+	if doc.Valid || len(doc.Diagnostics) == 0 {
+		t.Fatalf("got: valid=%v with %d diagnostics\nwant: invalid with diagnostics", doc.Valid, len(doc.Diagnostics))
+	}
+	first := doc.Diagnostics[0]
+	if first.Severity != "error" || first.Summary != "Invalid capability tag" || first.Range.Filename != "agent.acl" || first.Range.Start.Line != 2 || first.Range.Start.Column != 24 {
+		t.Errorf("got: %+v\nwant: the capability tag error at agent.acl:2:24", first)
+	}
+
+	code, stdout, _ = run(t, "", "-chdir=../../examples/quickstart", "validate", "-json")
+	if code != ExitOK || !strings.Contains(stdout, `"valid": true`) {
+		t.Errorf("got: exit %d\n%s\nwant: valid", code, stdout)
+	}
+}
+
+// TestValidateBadFixturesChangeNothing runs validate on every invalid
+// manifest fixture: exit 1, and the directory is byte-for-byte unchanged.
+func TestValidateBadFixturesChangeNothing(t *testing.T) {
+	dirs, _ := filepath.Glob("../manifest/testdata/invalid/*")
+	if len(dirs) == 0 {
+		t.Fatal("no invalid fixtures")
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			before := snapshot(t, dir)
+			code, _, stderr := run(t, "", "-chdir="+dir, "validate")
+			if code != ExitError {
+				t.Errorf("got: exit %d\nwant: exit 1", code)
+			}
+			if !strings.Contains(stderr, "Error: ") {
+				t.Errorf("got:\n%s\nwant: an error", stderr)
+			}
+			if snapshot(t, dir) != before {
+				t.Errorf("validate changed %s", dir)
+			}
+		})
+	}
+}
+
+func TestValidateNoManifest(t *testing.T) {
+	code, _, stderr := run(t, "", "-chdir="+t.TempDir(), "validate")
+	if code != ExitError || !strings.Contains(stderr, "No manifest files") {
+		t.Errorf("got: exit %d\n%s\nwant: exit 1, No manifest files", code, stderr)
+	}
+}
+
+func TestInitScaffoldsAValidWorkspace(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "support-bot")
+	code, stdout, stderr := run(t, "", "init", dir)
+	if code != ExitOK {
+		t.Fatalf("got: exit %d\n%s%s\nwant: exit 0", code, stdout, stderr)
+	}
+	for _, f := range []string{"agent.acl", ".gitignore", "tools/greet/package.json", "tools/greet/index.ts", "skills/greeting/SKILL.md"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s: %v", f, err)
+		}
+	}
+	src, _ := os.ReadFile(filepath.Join(dir, "agent.acl"))
+	if !strings.Contains(string(src), `agent "support-bot"`) {
+		t.Errorf("got:\n%s\nwant: an agent named after the directory", src)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "validate"); code != ExitOK {
+		t.Errorf("scaffold does not validate:\n%s", stderr)
+	}
+	if code, out, _ := run(t, "", "-chdir="+dir, "fmt", "-check"); code != ExitOK {
+		t.Errorf("scaffold is not formatted: %s", out)
+	}
+
+	before := snapshot(t, dir)
+	code, _, stderr = run(t, "", "init", dir)
+	if code != ExitError || !strings.Contains(stderr, "already has") {
+		t.Errorf("got: exit %d\n%s\nwant: refusal to overwrite", code, stderr)
+	}
+	if snapshot(t, dir) != before {
+		t.Errorf("a refused init changed the directory")
+	}
+}
+
+const unformatted = `agent "a" {
+graph {
+type = "react"
+}
+  model {
+      provider = "anthropic"
+    name = "claude-haiku-4-5"
+  }
+}
+`
+
+const formatted = `agent "a" {
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+`
+
+func TestFmt(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.acl")
+	if err := os.WriteFile(path, []byte(unformatted), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	code, stdout, _ := run(t, "", "-chdir="+dir, "fmt", "-check", "-diff")
+	if code != ExitUnformatted {
+		t.Errorf("fmt -check: got exit %d\nwant: exit %d", code, ExitUnformatted)
+	}
+	if !strings.Contains(stdout, "+    name     = \"claude-haiku-4-5\"") || !strings.Contains(stdout, "agent.acl") {
+		t.Errorf("fmt -check -diff output:\n%s\nwant: a unified diff naming agent.acl", stdout)
+	}
+	if b, _ := os.ReadFile(path); string(b) != unformatted {
+		t.Errorf("fmt -check changed the file")
+	}
+
+	code, stdout, _ = run(t, "", "-chdir="+dir, "fmt")
+	if code != ExitOK || strings.TrimSpace(stdout) != "agent.acl" {
+		t.Errorf("fmt: got exit %d, %q\nwant: exit 0 listing agent.acl", code, stdout)
+	}
+	if b, _ := os.ReadFile(path); string(b) != formatted {
+		t.Errorf("got:\n%s\nwant:\n%s", b, formatted)
+	}
+	if info, _ := os.Stat(path); info.Mode().Perm() != 0o600 {
+		t.Errorf("got mode %v\nwant: 0600 kept", info.Mode().Perm())
+	}
+	if code, _, _ := run(t, "", "-chdir="+dir, "fmt", "-check"); code != ExitOK {
+		t.Errorf("formatted file: got exit %d\nwant: 0", code)
+	}
+
+	// A syntax error is reported with its location and nothing is written.
+	bad := "agent \"a\" {\n  graph {\n"
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "", "-chdir="+dir, "fmt")
+	if code != ExitError || !strings.Contains(stderr, "on agent.acl line") {
+		t.Errorf("got: exit %d\n%s\nwant: a located syntax error", code, stderr)
+	}
+	if b, _ := os.ReadFile(path); string(b) != bad {
+		t.Errorf("fmt changed a file with a syntax error")
+	}
+
+	// stdin to stdout.
+	code, stdout, _ = run(t, unformatted, "fmt", "-")
+	if code != ExitOK || stdout != formatted {
+		t.Errorf("fmt -: got exit %d\n%s\nwant:\n%s", code, stdout, formatted)
+	}
+}
+
+func TestFmtRecursive(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"a/agent.acl", "a/node_modules/x.acl", "b/c/agent.acl"} {
+		full := filepath.Join(dir, p)
+		_ = os.MkdirAll(filepath.Dir(full), 0o755)
+		_ = os.WriteFile(full, []byte(unformatted), 0o644)
+	}
+	code, stdout, _ := run(t, "", "-chdir="+dir, "fmt", "-recursive", "-check")
+	want := "a/agent.acl\nb/c/agent.acl\n"
+	if code != ExitUnformatted || stdout != want {
+		t.Errorf("got: exit %d\n%s\nwant: exit 3\n%s", code, stdout, want)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, stdout, _ := run(t, "", "version")
+	if code != ExitOK || !strings.HasPrefix(stdout, "agentform v") {
+		t.Errorf("got: exit %d %q\nwant: agentform vX", code, stdout)
+	}
+}
