@@ -1,0 +1,85 @@
+package capability
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Separator separates the namespace segments of a capability tag.
+const Separator = "::"
+
+// ErrInvalidTag is wrapped by every error that ValidateTag returns, so callers
+// can test for it with errors.Is.
+var ErrInvalidTag = errors.New("invalid capability tag")
+
+// ValidateTag reports whether tag is a well-formed capability tag.
+//
+// It returns a non-nil error wrapping ErrInvalidTag when the tag is empty,
+// has leading or trailing whitespace, or has a malformed segment: an empty
+// segment ("math::", "::add", "a::::b"), a segment with leading or trailing
+// whitespace ("math:: add"), or a segment that begins or ends with a stray
+// ':' ("a:::b", "math:"), which would make the segment split ambiguous.
+//
+// For a valid tag it returns a non-empty warning when the tag or one of its
+// segments is "*": the asterisk is a literal, not a wildcard, so such a tag
+// only satisfies tools that require exactly that tag.
+func ValidateTag(tag string) (warning string, err error) {
+	if tag == "" {
+		return "", fmt.Errorf("%w: tag is empty", ErrInvalidTag)
+	}
+	if strings.TrimSpace(tag) != tag {
+		return "", fmt.Errorf("%w %q: leading or trailing whitespace", ErrInvalidTag, tag)
+	}
+	star := false
+	i := 0
+	for seg := range strings.SplitSeq(tag, Separator) {
+		i++
+		switch {
+		case seg == "":
+			return "", fmt.Errorf("%w %q: segment %d is empty", ErrInvalidTag, tag, i)
+		case strings.TrimSpace(seg) != seg:
+			return "", fmt.Errorf("%w %q: segment %d has leading or trailing whitespace", ErrInvalidTag, tag, i)
+		case seg[0] == ':' || seg[len(seg)-1] == ':':
+			return "", fmt.Errorf("%w %q: segment %d begins or ends with a stray ':'", ErrInvalidTag, tag, i)
+		case seg == "*":
+			star = true
+		}
+	}
+	if star {
+		if tag == "*" {
+			return `capability tag "*" is not a wildcard: it only satisfies tools that require exactly "*"`, nil
+		}
+		return fmt.Sprintf("capability tag %q is not a wildcard: \"*\" is a literal segment; hold the parent namespace to cover every tag below it", tag), nil
+	}
+	return "", nil
+}
+
+// Satisfies reports whether the held tag satisfies the required tag, that is
+// whether required == held or required starts with held + "::".
+//
+// Thus "math" satisfies "math::add" and "math::add::fast" but not
+// "mathematics", and "math::add" does not satisfy "math". Satisfies does not
+// validate its arguments.
+func Satisfies(held, required string) bool {
+	n := len(held)
+	if len(required) == n {
+		return required == held
+	}
+	return len(required) >= n+len(Separator) &&
+		required[n] == ':' && required[n+1] == ':' &&
+		required[:n] == held
+}
+
+// prefixesOf calls yield with every string p such that Satisfies(p, tag) is
+// true: tag itself and tag[:i] for every index i at which "::" occurs
+// (overlapping occurrences included, so the result is exact even for tags
+// that ValidateTag rejects).
+func prefixesOf(tag string, yield func(p string)) {
+	yield(tag)
+	for i := 0; i+len(Separator) <= len(tag); i++ {
+		if tag[i] == ':' && tag[i+1] == ':' {
+			yield(tag[:i])
+		}
+	}
+}

@@ -1,0 +1,142 @@
+package capability
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestSatisfies(t *testing.T) {
+	tests := []struct {
+		name     string
+		held     string
+		required string
+		want     bool
+	}{
+		{"identical single segment", "math", "math", true},
+		{"identical two segments", "math::add", "math::add", true},
+		{"identical three segments", "math::add::fast", "math::add::fast", true},
+		{"root covers child", "math", "math::add", true},
+		{"root covers grandchild", "math", "math::add::fast", true},
+		{"child covers grandchild", "math::add", "math::add::fast", true},
+		{"child covers four segments", "math::add", "math::add::fast::v2", true},
+		{"string prefix is not a namespace prefix", "math", "mathematics", false},
+		{"underscore suffix is not a namespace prefix", "math", "math_x", false},
+		{"string prefix of child", "math", "mathematics::add", false},
+		{"specific does not cover root", "math::add", "math", false},
+		{"grandchild does not cover child", "math::add::fast", "math::add", false},
+		{"sibling", "math::add", "math::sub", false},
+		{"partial segment", "math::ad", "math::add", false},
+		{"partial segment of grandchild", "math::add", "math::addition::fast", false},
+		{"single colon is not a separator", "math", "math:add", false},
+		{"different roots", "net", "math::add", false},
+		{"star matches star", "*", "*", true},
+		{"star is not a wildcard", "*", "math", false},
+		{"star is not a wildcard for children", "*", "math::add", false},
+		{"star namespace covers its children", "*", "*::add", true},
+		{"tag does not satisfy star", "math", "*", false},
+		{"segment star is literal", "math::*", "math::add", false},
+		{"empty held", "", "math", false},
+		{"empty required", "math", "", false},
+		{"both empty", "", "", true},
+		{"case sensitive", "Math", "math::add", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Satisfies(tt.held, tt.required); got != tt.want {
+				t.Errorf("Satisfies(%q, %q)\ngot:  %v\nwant: %v", tt.held, tt.required, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidateTag(t *testing.T) {
+	tests := []struct {
+		name        string
+		tag         string
+		wantErr     bool
+		wantWarning bool
+	}{
+		{"single segment", "math", false, false},
+		{"two segments", "math::add", false, false},
+		{"three segments", "math::add::fast", false, false},
+		{"digits underscores dashes dots", "k8s_admin::roll-out::v1.2", false, false},
+		{"single colon inside segment", "a:b::c", false, false},
+		{"unicode", "données::lire", false, false},
+		{"star", "*", false, true},
+		{"star segment", "math::*", false, true},
+		{"star inside segment is fine", "math::a*b", false, false},
+		{"empty", "", true, false},
+		{"leading space", " math", true, false},
+		{"trailing space", "math ", true, false},
+		{"trailing newline", "math\n", true, false},
+		{"leading tab", "\tmath::add", true, false},
+		{"only whitespace", "   ", true, false},
+		{"trailing separator", "math::", true, false},
+		{"leading separator", "::add", true, false},
+		{"double separator", "a::::b", true, false},
+		{"only separator", "::", true, false},
+		{"space around separator", "math:: add", true, false},
+		{"space before separator", "math ::add", true, false},
+		{"whitespace segment", "math:: ::add", true, false},
+		{"triple colon", "a:::b", true, false},
+		{"trailing single colon", "math:", true, false},
+		{"leading single colon", ":math", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			warning, err := ValidateTag(tt.tag)
+			if gotErr := err != nil; gotErr != tt.wantErr {
+				t.Fatalf("ValidateTag(%q) error\ngot:  %v\nwant: error=%v", tt.tag, err, tt.wantErr)
+			}
+			if err != nil && !errors.Is(err, ErrInvalidTag) {
+				t.Errorf("ValidateTag(%q) error does not wrap ErrInvalidTag\ngot:  %v\nwant: %v", tt.tag, err, ErrInvalidTag)
+			}
+			if gotWarning := warning != ""; gotWarning != tt.wantWarning {
+				t.Errorf("ValidateTag(%q) warning\ngot:  %q\nwant: warning=%v", tt.tag, warning, tt.wantWarning)
+			}
+		})
+	}
+}
+
+func TestPrefixesOf(t *testing.T) {
+	// prefixesOf must yield exactly the strings that satisfy the tag.
+	tests := []struct {
+		tag  string
+		want []string
+	}{
+		{"math", []string{"math"}},
+		{"math::add", []string{"math::add", "math"}},
+		{"math::add::fast", []string{"math::add::fast", "math", "math::add"}},
+		{"a:::b", []string{"a:::b", "a", "a:"}},
+		{"::add", []string{"::add", ""}},
+		{"", []string{""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tag, func(t *testing.T) {
+			var got []string
+			prefixesOf(tt.tag, func(p string) { got = append(got, p) })
+			if !equalStrings(got, tt.want) {
+				t.Errorf("prefixesOf(%q)\ngot:  %q\nwant: %q", tt.tag, got, tt.want)
+			}
+			for _, p := range got {
+				if !Satisfies(p, tt.tag) {
+					t.Errorf("Satisfies(%q, %q)\ngot:  false\nwant: true", p, tt.tag)
+				}
+			}
+		})
+	}
+}
+
+// equalStrings reports whether a and b hold the same strings in the same
+// order, treating nil and empty as equal.
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
