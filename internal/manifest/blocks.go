@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
+	"github.com/zclconf/go-cty/cty/function/stdlib"
 )
 
 // decodeLocals evaluates every locals block in dependency order and returns
@@ -289,7 +291,7 @@ func (d *decoder) decodeModels(attr *hcl.Attribute) (StringList, map[string]Dyna
 			}
 			for an := range pv.Type().AttributeTypes() {
 				if !slices.Contains(inferenceParams, an) {
-					d.errorf(rng, "Unsupported inference parameter", "Model %q sets %q, which is not an inference parameter.%s Parameters: %s.", nv.AsString(), an, didYouMean(an, inferenceParams), quotedList(inferenceParams))
+					d.errorf(keyRange(exprAt(attr.Expr, i, "params"), an), "Unsupported inference parameter", "Model %q sets %q, which is not an inference parameter.%s Parameters: %s.", nv.AsString(), an, didYouMean(an, inferenceParams), quotedList(inferenceParams))
 				}
 			}
 			params[nv.AsString()] = Dynamic{Value: pv, Set: true, Range: rng}
@@ -487,6 +489,10 @@ func (d *decoder) decodePrompt(attr *hcl.Attribute) *Prompt {
 	if !ok {
 		return p
 	}
+	if v.IsNull() {
+		d.errorf(attr.Expr.Range(), "Invalid prompt", "The prompt must not be null; remove the argument to have no prompt.")
+		return p
+	}
 	ty := v.Type()
 	switch {
 	case ty == cty.String:
@@ -496,18 +502,19 @@ func (d *decoder) decodePrompt(attr *hcl.Attribute) *Prompt {
 		p.Kind = PromptMessages
 		roles := []string{"assistant", "system", "user"}
 		msgTy := cty.Object(map[string]cty.Type{"role": cty.String, "content": cty.String})
+		ranges := elemRanges(attr.Expr, v.LengthInt())
 		for i := 0; v.LengthInt() > i; i++ {
 			ev := v.Index(cty.NumberIntVal(int64(i)))
 			mv, err := convert.Convert(ev, msgTy)
 			if err != nil || mv.IsNull() || mv.GetAttr("role").IsNull() || mv.GetAttr("content").IsNull() {
-				d.errorf(attr.Expr.Range(), "Invalid prompt message",
+				d.errorf(ranges[i], "Invalid prompt message",
 					"Message %d of the prompt must be an object with string \"role\" and \"content\", like { role = \"system\", content = \"You are ...\" }.", i+1)
 				return p
 			}
 			if objTy := ev.Type(); objTy.IsObjectType() {
 				for name := range objTy.AttributeTypes() {
 					if name != "role" && name != "content" {
-						d.errorf(attr.Expr.Range(), "Invalid prompt message",
+						d.errorf(ranges[i], "Invalid prompt message",
 							"Message %d of the prompt has an unexpected key %q; a message has only \"role\" and \"content\".", i+1, name)
 						return p
 					}
@@ -515,7 +522,7 @@ func (d *decoder) decodePrompt(attr *hcl.Attribute) *Prompt {
 			}
 			role := mv.GetAttr("role").AsString()
 			if !slices.Contains(roles, role) {
-				d.errorf(attr.Expr.Range(), "Invalid prompt message",
+				d.errorf(ranges[i], "Invalid prompt message",
 					"Message %d has role %q. Valid roles: %s.%s", i+1, role, quotedList(roles), didYouMean(role, roles))
 				return p
 			}
@@ -537,14 +544,10 @@ func (d *decoder) decodeLangfuse(p *Prompt, items []hcl.KeyValuePair) *Prompt {
 	p.Langfuse = lf
 	attrs := hcl.Attributes{}
 	for _, kv := range items {
-		key := hcl.ExprAsKeyword(kv.Key)
+		key := keyName(kv.Key)
 		if key == "" {
-			kv, diags := kv.Key.Value(nil)
-			if diags.HasErrors() || kv.Type() != cty.String {
-				d.errorf(p.Range, "Invalid prompt", "Prompt object keys must be names.")
-				return p
-			}
-			key = kv.AsString()
+			d.errorf(kv.Key.Range(), "Invalid prompt", "Prompt object keys must be names.")
+			return p
 		}
 		if !slices.Contains(langfuseFields, key) {
 			d.errorf(kv.Key.Range(), "Unsupported prompt field",
@@ -606,8 +609,12 @@ func (d *decoder) decodeSkill(b *hcl.Block) *Skill {
 			} else {
 				s.Resources = map[string]string{}
 				for k, ev := range mv.AsValueMap() {
+					if ev.IsNull() {
+						d.errorf(subRange(attr.Expr, k), "Incorrect attribute value type", "The text of resource %q must be a string, not null.", k)
+						continue
+					}
 					if !safeRelPath(k) {
-						d.errorf(attr.Expr.Range(), "Invalid resource path",
+						d.errorf(keyRange(attr.Expr, k), "Invalid resource path",
 							"The resource path %q must be relative and stay inside the skill (no \"..\", no leading \"/\").", k)
 						continue
 					}
@@ -649,9 +656,17 @@ func safeRelPath(p string) bool {
 	return true
 }
 
-// CheckFunctions are the functions a check condition may call, with their
-// signatures; the planner supplies implementations with the same names.
-var CheckFunctions = []string{"can_call", "holds", "reachable"}
+// CheckFunctions are the functions a check condition may call. The planner
+// supplies can_call, holds and reachable over the matrix; length and
+// contains (cty's standard library) work on what reachable returns.
+var CheckFunctions = []string{"can_call", "contains", "holds", "length", "reachable"}
+
+// CheckStdFunctions are the standard functions available in check
+// conditions besides the matrix functions.
+var CheckStdFunctions = map[string]function.Function{
+	"contains": stdlib.ContainsFunc,
+	"length":   stdlib.LengthFunc,
+}
 
 // checkTypeFuncs type-check check conditions at load time: they return
 // unknown values of the right types.
@@ -672,6 +687,9 @@ func (d *decoder) decodeCheck(b *hcl.Block) *Check {
 	for k, f := range checkTypeFuncs {
 		funcs[k] = f
 	}
+	for k, f := range CheckStdFunctions {
+		funcs[k] = f
+	}
 	ctx := &hcl.EvalContext{Variables: d.ctx.Variables, Functions: funcs}
 	for _, ab := range content.Blocks {
 		ac, diags := ab.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
@@ -683,6 +701,9 @@ func (d *decoder) decodeCheck(b *hcl.Block) *Check {
 		}
 		as := &Assert{Condition: ac.Attributes["condition"].Expr, ErrorMessage: ac.Attributes["error_message"].Expr, DeclRange: ab.DefRange}
 		c.Asserts = append(c.Asserts, as)
+		if !d.checkCalls(as.Condition) || !d.checkCalls(as.ErrorMessage) {
+			continue
+		}
 		if v, diags := as.Condition.Value(ctx); diags.HasErrors() {
 			d.add(diags)
 		} else if _, err := convert.Convert(v, cty.Bool); err != nil {
@@ -736,4 +757,26 @@ func (d *decoder) decodeWaiver(b *hcl.Block) *Waiver {
 		}
 	}
 	return w
+}
+
+// checkCalls reports every call in a check expression to a function checks
+// do not have. Evaluation alone misses calls that && and || skip when their
+// left side is not known at load time.
+func (d *decoder) checkCalls(expr hcl.Expression) bool {
+	node, ok := expr.(hclsyntax.Node)
+	if !ok {
+		return true
+	}
+	good := true
+	_ = hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		call, ok := n.(*hclsyntax.FunctionCallExpr)
+		if !ok || slices.Contains(CheckFunctions, call.Name) {
+			return nil
+		}
+		good = false
+		d.errorf(call.NameRange, "Call to unknown function",
+			"Check conditions can call %s; there is no function named %q.%s", quotedList(CheckFunctions), call.Name, didYouMean(call.Name, CheckFunctions))
+		return nil
+	})
+	return good
 }

@@ -22,6 +22,8 @@ type field struct {
 	oneOf []string
 	// min and max bound a whole number (inclusive) when max > min.
 	min, max int64
+	// elemRuntime accepts runtime() for single list elements (mcp args).
+	elemRuntime bool
 }
 
 // decoder accumulates diagnostics while reading typed values out of HCL
@@ -90,7 +92,7 @@ func (d *decoder) runtimeArg(attr *hcl.Attribute, f field) (cty.Value, *RuntimeR
 		r.Range = attr.Expr.Range()
 		return cty.NilVal, &r, true
 	}
-	if containsRef(v) && !(f.runtime && (v.Type().IsTupleType() || v.Type().IsListType())) {
+	if containsRef(v) && !(f.elemRuntime && (v.Type().IsTupleType() || v.Type().IsListType())) {
 		d.errorf(attr.Expr.Range(), "Runtime value not allowed",
 			"The %q argument must be a plain %s; runtime() and secret() can only stand for the whole argument here.", f.name, "value")
 		return cty.NilVal, nil, false
@@ -276,7 +278,7 @@ func (d *decoder) strList(attrs hcl.Attributes, f field) StringList {
 		}
 		return out
 	}
-	if f.runtime && (v.Type().IsTupleType() || v.Type().IsListType()) && containsRef(v) {
+	if f.elemRuntime && (v.Type().IsTupleType() || v.Type().IsListType()) && containsRef(v) {
 		return d.strListWithRefs(attr, f, v, out)
 	}
 	lv, err := convert.Convert(v, cty.List(cty.String))
@@ -322,6 +324,9 @@ func (d *decoder) strListWithRefs(attr *hcl.Attribute, f field, v cty.Value, out
 }
 
 func listStrings(v cty.Value) []string {
+	if v.IsNull() || !v.IsKnown() {
+		return nil
+	}
 	out := make([]string, 0, v.LengthInt())
 	for it := v.ElementIterator(); it.Next(); {
 		_, ev := it.Element()
@@ -390,7 +395,7 @@ func (d *decoder) stringMap(attrs hcl.Attributes, f field) Dynamic {
 			continue
 		}
 		if _, err := convert.Convert(ev, cty.String); err != nil || ev.IsNull() || !ev.Type().IsPrimitiveType() {
-			d.errorf(out.Range, "Incorrect attribute value type",
+			d.errorf(subRange(attrs[f.name].Expr, k.AsString()), "Incorrect attribute value type",
 				"Every value of %q must be a string or a runtime() value; %q is %s.", f.name, k.AsString(), friendly(ev))
 			out.Value = cty.NilVal
 			return out
@@ -454,4 +459,72 @@ func nameSuggestion(given string, candidates []string) string {
 		}
 	}
 	return best
+}
+
+// subRange returns the range of the part of a list or object constructor
+// expression reached by steps (int for list elements, string for object
+// keys), or of the deepest part it could reach. Diagnostics about one
+// element or key point there rather than at the whole argument.
+func subRange(expr hcl.Expression, steps ...any) hcl.Range {
+	return exprAt(expr, steps...).Range()
+}
+
+// exprAt descends into list and object constructors by steps (see
+// subRange) and returns the deepest expression reached.
+func exprAt(expr hcl.Expression, steps ...any) hcl.Expression {
+	for _, step := range steps {
+		switch s := step.(type) {
+		case int:
+			items, diags := hcl.ExprList(expr)
+			if diags.HasErrors() || s < 0 || s >= len(items) {
+				return expr
+			}
+			expr = items[s]
+		case string:
+			pairs, diags := hcl.ExprMap(expr)
+			if diags.HasErrors() {
+				return expr
+			}
+			next := expr
+			for _, kv := range pairs {
+				if keyName(kv.Key) == s {
+					next = kv.Value
+					break
+				}
+			}
+			if next == expr {
+				return expr
+			}
+			expr = next
+		}
+	}
+	return expr
+}
+
+// keyRange returns the range of an object key, for diagnostics about the
+// key itself (an unknown or invalid name).
+func keyRange(expr hcl.Expression, key string) hcl.Range {
+	pairs, diags := hcl.ExprMap(expr)
+	if diags.HasErrors() {
+		return expr.Range()
+	}
+	for _, kv := range pairs {
+		if keyName(kv.Key) == key {
+			return kv.Key.Range()
+		}
+	}
+	return expr.Range()
+}
+
+// keyName returns an object key written as a bare name or a quoted string,
+// or "" when it is neither.
+func keyName(expr hcl.Expression) string {
+	if k := hcl.ExprAsKeyword(expr); k != "" {
+		return k
+	}
+	v, diags := expr.Value(nil)
+	if diags.HasErrors() || v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
+		return ""
+	}
+	return v.AsString()
 }

@@ -33,14 +33,19 @@ func refFromValue(v cty.Value) (*RuntimeRef, bool) {
 // runtimeFunc implements runtime("ENV"[, default]).
 var runtimeFunc = function.New(&function.Spec{
 	Description: "A value supplied from the environment when the agent starts.",
+	// env is dynamic so that runtime(true) is an error rather than the
+	// environment variable "true".
 	Params: []function.Parameter{
-		{Name: "env", Type: cty.String},
+		{Name: "env", Type: cty.DynamicPseudoType},
 	},
 	VarParam: &function.Parameter{Name: "default", Type: cty.DynamicPseudoType, AllowNull: true},
 	Type:     function.StaticReturnType(runtimeRefType),
 	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 		if len(args) > 2 {
 			return cty.NilVal, function.NewArgErrorf(2, "runtime() takes an environment variable name and an optional default, got %d arguments", len(args))
+		}
+		if args[0].Type() != cty.String {
+			return cty.NilVal, function.NewArgErrorf(0, "the environment variable name must be a string, like runtime(\"API_URL\"), not %s", args[0].Type().FriendlyName())
 		}
 		env := args[0].AsString()
 		if err := checkEnvName(env); err != nil {

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -194,7 +195,7 @@ func (d *decoder) decodeWorkspace(cfg *Config, bodies []hcl.Body) {
 		}
 		if prev, dup := seen[b.Type][name]; dup {
 			d.errorf(b.LabelRanges[0], fmt.Sprintf("Duplicate %s %q", b.Type, name),
-				"A %s named %q was already declared at %s. Each %s needs a unique name.", b.Type, name, prev, b.Type)
+				"The %s name %q is already used by the block at %s. Each %s needs a unique name.", b.Type, name, prev, b.Type)
 			return false
 		}
 		seen[b.Type][name] = b.DefRange
@@ -261,7 +262,7 @@ func (d *decoder) validName(b *hcl.Block) bool {
 	name := b.Labels[0]
 	ok := name != "" && len(name) <= 64
 	for i, r := range name {
-		if !(r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9')) {
+		if !(r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && (r == '-' || r >= '0' && r <= '9'))) {
 			ok = false
 			break
 		}
@@ -318,7 +319,7 @@ func checkNesting(name string, src []byte) *hcl.Diagnostic {
 			}
 			i--
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			end := strings.Index(string(src[i+2:]), "*/")
+			end := bytes.Index(src[i+2:], []byte("*/"))
 			if end < 0 {
 				i = len(src)
 			} else {

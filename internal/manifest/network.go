@@ -154,7 +154,7 @@ func (d *decoder) decodeNetworkPolicy(b *hcl.Block) *NetworkPolicy {
 		valid := true
 		for name := range ev.Type().AttributeTypes() {
 			if !slices.Contains(urlPatternFields, name) {
-				d.errorf(ranges[i], "Invalid URL pattern", "Entry %d of \"allow\" has %q; a URL pattern has only %s.%s", i+1, name, quotedList(urlPatternFields), didYouMean(name, urlPatternFields))
+				d.errorf(keyRange(exprAt(attr.Expr, i), name), "Invalid URL pattern", "Entry %d of \"allow\" has %q; a URL pattern has only %s.%s", i+1, name, quotedList(urlPatternFields), didYouMean(name, urlPatternFields))
 				valid = false
 				continue
 			}
@@ -246,10 +246,10 @@ func (d *decoder) decodeFilesystem(b *hcl.Block) *Filesystem {
 		}
 		pv, err := convert.Convert(ev.GetAttr("path"), cty.String)
 		if err != nil || pv.IsNull() || len(pv.AsString()) == 0 || pv.AsString()[0] != '/' {
-			d.errorf(rng, "Invalid mount", "The path of mount %d must be an absolute path inside the tool's filesystem, like \"/data\".", i+1)
+			d.errorf(subRange(attr.Expr, i, "path"), "Invalid mount", "The path of mount %d must be an absolute path inside the tool's filesystem, like \"/data\".", i+1)
 			continue
 		}
-		be := d.decodeBackend(rng, ev.GetAttr("backend"), fmt.Sprintf("mount %d", i+1))
+		be := d.decodeBackend(exprAt(attr.Expr, i, "backend"), ev.GetAttr("backend"), fmt.Sprintf("mount %d", i+1))
 		if be != nil {
 			fs.Mounts = append(fs.Mounts, Mount{Path: pv.AsString(), Backend: be})
 		}
@@ -257,7 +257,8 @@ func (d *decoder) decodeFilesystem(b *hcl.Block) *Filesystem {
 	return fs
 }
 
-func (d *decoder) decodeBackend(rng hcl.Range, v cty.Value, where string) *Backend {
+func (d *decoder) decodeBackend(expr hcl.Expression, v cty.Value, where string) *Backend {
+	rng := expr.Range()
 	kinds := sortedKeys(backendFields)
 	if v.IsNull() || !v.Type().IsObjectType() || !v.Type().HasAttribute("kind") {
 		d.errorf(rng, "Invalid filesystem backend", "The backend of %s must be an object with a kind: %s.", where, quotedList(kinds))
@@ -271,7 +272,7 @@ func (d *decoder) decodeBackend(rng hcl.Range, v cty.Value, where string) *Backe
 	be := &Backend{Kind: kv.AsString()}
 	allowed, ok := backendFields[be.Kind]
 	if !ok {
-		d.errorf(rng, "Invalid filesystem backend", "%q is not a backend kind. Valid kinds: %s.%s", be.Kind, quotedList(kinds), didYouMean(be.Kind, kinds))
+		d.errorf(subRange(expr, "kind"), "Invalid filesystem backend", "%q is not a backend kind. Valid kinds: %s.%s", be.Kind, quotedList(kinds), didYouMean(be.Kind, kinds))
 		return nil
 	}
 	for name := range v.Type().AttributeTypes() {
@@ -293,7 +294,7 @@ func (d *decoder) decodeBackend(rng hcl.Range, v cty.Value, where string) *Backe
 			d.errorf(rng, "Invalid filesystem backend", "A %s backend (in %s) needs %q.", be.Kind, where, name)
 			return nil
 		}
-		return d.decodeBackend(rng, v.GetAttr(name), where)
+		return d.decodeBackend(exprAt(expr, name), v.GetAttr(name), where)
 	}
 	switch be.Kind {
 	case "host":

@@ -229,7 +229,7 @@ func (d *decoder) decodeMCP(b *hcl.Block, t *Tool, a hcl.Attributes) *MCPTool {
 	m := &MCPTool{
 		Transport: d.str(a, field{name: "transport", oneOf: []string{TransportHTTP, TransportStdio}}, ""),
 		Command:   d.str(a, field{name: "command", runtime: true}, ""),
-		Args:      d.strList(a, field{name: "args", runtime: true}),
+		Args:      d.strList(a, field{name: "args", runtime: true, elemRuntime: true}),
 		URL:       d.str(a, field{name: "url", runtime: true}, ""),
 		AuthToken: d.str(a, field{name: "auth_token", runtime: true}, ""),
 		Headers:   d.stringMap(a, field{name: "headers", runtime: true}),
@@ -272,7 +272,13 @@ func (d *decoder) decodeMCP(b *hcl.Block, t *Tool, a hcl.Attributes) *MCPTool {
 			} else {
 				m.ToolCapabilities = map[string]StringList{}
 				for k, lv := range mv.AsValueMap() {
-					m.ToolCapabilities[k] = StringList{Values: listStrings(lv), Set: true, Range: attr.Expr.Range()}
+					if lv.IsNull() || listHasNull(lv) {
+						d.errorf(subRange(attr.Expr, k), "Incorrect attribute value type",
+							"The tags for %q in \"tool_capabilities\" must be a list of strings, not null.", k)
+						continue
+					}
+					vals := listStrings(lv)
+					m.ToolCapabilities[k] = StringList{Values: vals, Set: true, Range: subRange(attr.Expr, k), ElemRanges: elemRanges(exprAt(attr.Expr, k), len(vals))}
 				}
 			}
 		}
@@ -307,10 +313,10 @@ func (d *decoder) decodeTenant(attr *hcl.Attribute) *A2ATenant {
 	}
 	attrs := hcl.Attributes{}
 	for _, kv := range items {
-		key := hcl.ExprAsKeyword(kv.Key)
+		key := keyName(kv.Key)
 		if !slices.Contains(tenantFields, key) {
 			d.errorf(kv.Key.Range(), "Unsupported tenant field",
-				"A tenant has only \"policy\" and \"id\".%s", didYouMean(key, tenantFields))
+				"A tenant has only \"policy\" and \"id\", not %q.%s", key, didYouMean(key, tenantFields))
 			continue
 		}
 		attrs[key] = &hcl.Attribute{Name: key, Expr: kv.Value, Range: kv.Value.Range(), NameRange: kv.Key.Range()}
@@ -326,4 +332,13 @@ func (d *decoder) decodeTenant(attr *hcl.Attribute) *A2ATenant {
 			"A tenant id is only used with policy = \"fixed\"; this tenant has policy = %q.", tn.Policy.Value)
 	}
 	return tn
+}
+
+func listHasNull(v cty.Value) bool {
+	for it := v.ElementIterator(); it.Next(); {
+		if _, ev := it.Element(); ev.IsNull() {
+			return true
+		}
+	}
+	return false
 }

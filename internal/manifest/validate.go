@@ -19,7 +19,7 @@ func (d *decoder) validateWorkspace(cfg *Config) {
 			break
 		}
 		d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No agent block",
-			Detail:  "A workspace needs at least one agent block: agent \"assistant\" { graph { type = \"react\" } model { provider = \"anthropic\", name = \"claude-haiku-4-5\" } }.",
+			Detail:  "A workspace needs at least one agent block, for example:\n  agent \"assistant\" {\n    graph {\n      type = \"react\"\n    }\n    model {\n      provider = \"anthropic\"\n      name     = \"claude-haiku-4-5\"\n    }\n  }",
 			Subject: rng})
 	}
 	for _, a := range cfg.Agents {
@@ -64,7 +64,7 @@ func (d *decoder) validateAgentModel(cfg *Config, a *Agent) {
 	if !ok {
 		declared := sortedKeys(cfg.Providers)
 		d.errorf(prov.Range, "Undeclared model provider",
-			"Agent %q uses provider %q, but the providers block declares only %s. Add a %s block inside providers, or use a declared provider.",
+			"Agent %q uses provider %q, but the providers block declares only %s. Declare it (a block named %s inside providers, or a provider block with that label), or use a declared provider.",
 			a.Name, prov.Value, quotedList(declared), prov.Value)
 		return
 	}

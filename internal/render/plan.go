@@ -1,0 +1,319 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agentform/agentform/planner"
+)
+
+// MatrixMode chooses how the capability matrix is printed.
+type MatrixMode string
+
+// Matrix modes: auto picks the grid for small workspaces and the summary
+// for large ones.
+const (
+	MatrixAuto    MatrixMode = "auto"
+	MatrixFull    MatrixMode = "full"
+	MatrixSummary MatrixMode = "summary"
+)
+
+// Summary thresholds: more tools or agents than this print the summary.
+const (
+	gridMaxTools  = 40
+	gridMaxAgents = 20
+	// listMax bounds the per-agent lists of the summary view.
+	listMax = 10
+)
+
+// PlanOptions control the human plan text.
+type PlanOptions struct {
+	// Color uses ANSI colours and the ✔ ✖ ⚠ symbols; otherwise the output
+	// is plain ASCII (yes / no / override).
+	Color  bool
+	Matrix MatrixMode
+}
+
+type style struct{ color bool }
+
+func (s style) paint(code, text string) string {
+	if !s.color {
+		return text
+	}
+	return code + text + ansiReset
+}
+
+func (s style) allow() string {
+	if s.color {
+		return s.paint(ansiGreen, "✔")
+	}
+	return "yes"
+}
+
+func (s style) deny(overrideReachable bool) string {
+	switch {
+	case s.color && overrideReachable:
+		return s.paint(ansiYellow, "⚠")
+	case s.color:
+		return s.paint(ansiRed, "✖")
+	case overrideReachable:
+		return "override"
+	}
+	return "no"
+}
+
+func (s style) arrow() string {
+	if s.color {
+		return "→"
+	}
+	return "->"
+}
+
+// Plan writes the human plan text in the order of DESIGN §9: resource
+// changes, the capability matrix, capability changes, denials, checks and
+// the summary line.
+func Plan(w io.Writer, p *planner.Plan, opts PlanOptions) {
+	st := style{color: opts.Color}
+	writeResourceChanges(w, p, st)
+	m := p.Matrix()
+	if m == nil {
+		return
+	}
+	large := len(m.Tools()) > gridMaxTools || len(p.Agents) > gridMaxAgents
+	summary := opts.Matrix == MatrixSummary || (opts.Matrix != MatrixFull && large)
+	if summary {
+		writeMatrixSummary(w, p, st)
+	} else {
+		writeMatrixGrid(w, p, st)
+	}
+	writeCapabilityChanges(w, p, st, summary)
+	writeDenials(w, p, st, summary)
+	writeChecks(w, p, st)
+	fmt.Fprintln(w, SummaryLine(p))
+}
+
+// SummaryLine is the plan's last line: resource and capability counts, or
+// "No changes." when there is nothing to do.
+func SummaryLine(p *planner.Plan) string {
+	var add, change, destroy int
+	for _, rc := range p.ResourceChanges {
+		for _, a := range rc.Actions {
+			switch a {
+			case planner.ActionCreate:
+				add++
+			case planner.ActionUpdate:
+				change++
+			case planner.ActionDelete:
+				destroy++
+			}
+		}
+	}
+	var granted, revoked int
+	for _, c := range p.CapabilityChanges {
+		if c.Change == "granted" {
+			granted++
+		} else {
+			revoked++
+		}
+	}
+	if !p.HasChanges() {
+		return "No changes. Artifacts match the configuration."
+	}
+	return fmt.Sprintf("Plan: %d to add, %d to change, %d to destroy. Capabilities: %d granted, %d revoked, %d denials.",
+		add, change, destroy, granted, revoked, len(p.Denials))
+}
+
+func writeResourceChanges(w io.Writer, p *planner.Plan, st style) {
+	if !p.HasChanges() || len(p.ResourceChanges) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "agentform will perform the following actions:")
+	fmt.Fprintln(w)
+	for _, rc := range p.ResourceChanges {
+		sym, code := "", ""
+		switch rc.Actions[0] {
+		case planner.ActionCreate:
+			sym, code = "+", ansiGreen
+		case planner.ActionUpdate:
+			sym, code = "~", ansiYellow
+		case planner.ActionDelete:
+			sym, code = "-", ansiRed
+		default:
+			continue
+		}
+		kind := ""
+		if rc.Type == "tool" {
+			kind = " (" + rc.Kind + ")"
+		}
+		verb := map[string]string{planner.ActionCreate: "created", planner.ActionUpdate: "updated in place", planner.ActionDelete: "destroyed"}[rc.Actions[0]]
+		fmt.Fprintf(w, "  %s %s%s will be %s\n", st.paint(code, sym), st.paint(ansiBold, rc.Address), kind, verb)
+		for _, attr := range rc.ChangedAttributes {
+			fmt.Fprintf(w, "      %s\n", attr)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func writeMatrixGrid(w io.Writer, p *planner.Plan, st style) {
+	m := p.Matrix()
+	tools := m.Tools()
+	legend := "yes = may call, no = denied, override = denied but reachable by a session override"
+	if st.color {
+		legend = "✔ may call, ✖ denied, ⚠ denied but reachable by a session override"
+	}
+	fmt.Fprintf(w, "Capability matrix (%s):\n\n", legend)
+	if len(tools) == 0 || len(p.Agents) == 0 {
+		fmt.Fprintln(w, "  (no agents or no enabled tools)")
+		fmt.Fprintln(w)
+		return
+	}
+	toolW := len("TOOL")
+	for _, t := range tools {
+		toolW = max(toolW, len(t.Name))
+	}
+	colW := make([]int, len(p.Agents))
+	fmt.Fprintf(w, "  %-*s", toolW, "TOOL")
+	for i, a := range p.Agents {
+		colW[i] = max(len(a.Name), len("override"))
+		fmt.Fprintf(w, "  %-*s", colW[i], a.Name)
+	}
+	fmt.Fprintln(w)
+	for ti, t := range tools {
+		line := fmt.Sprintf("  %-*s", toolW, t.Name)
+		for ai := range p.Agents {
+			var mark string
+			var width int
+			if m.Allowed(ai, ti) {
+				mark, width = st.allow(), len("yes")
+			} else {
+				reach := p.Agents[ai].Policy == "extensible"
+				mark = st.deny(reach)
+				width = len("no")
+				if reach {
+					width = len("override")
+				}
+			}
+			if st.color {
+				width = 1
+			}
+			line += "  " + mark + strings.Repeat(" ", colW[ai]-width)
+		}
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+	}
+	fmt.Fprintln(w)
+	for _, a := range p.Agents {
+		if a.RuntimeDependent {
+			fmt.Fprintf(w, "  %s: capabilities or policy are known at runtime; this row uses the defaults.\n", a.Name)
+		}
+	}
+}
+
+func writeMatrixSummary(w io.Writer, p *planner.Plan, st style) {
+	m := p.Matrix()
+	total := len(m.Tools())
+	fmt.Fprintf(w, "Capability matrix (%d agents × %d tools; agentform plan -matrix=full shows the grid):\n\n", len(p.Agents), total)
+	nameW := 0
+	for _, a := range p.Agents {
+		nameW = max(nameW, len(a.Name))
+	}
+	for ai, a := range p.Agents {
+		allowed := m.AllowedCount(ai)
+		extra := ""
+		if a.Policy == "extensible" && allowed < total {
+			extra = fmt.Sprintf(", %d reachable by override", total-allowed)
+		}
+		if a.RuntimeDependent {
+			extra += ", known at runtime"
+		}
+		fmt.Fprintf(w, "  %-*s  %s may call %d of %d tools, %d denied (%s%s)\n", nameW, a.Name, st.arrow(), allowed, total, total-allowed, a.Policy, extra)
+	}
+	fmt.Fprintln(w)
+}
+
+func writeCapabilityChanges(w io.Writer, p *planner.Plan, st style, summary bool) {
+	if len(p.CapabilityChanges) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Capability changes:")
+	fmt.Fprintln(w)
+	if summary {
+		counts := map[string][2]int{}
+		var order []string
+		for _, c := range p.CapabilityChanges {
+			n, seen := counts[c.Agent]
+			if !seen {
+				order = append(order, c.Agent)
+			}
+			if c.Change == "granted" {
+				n[0]++
+			} else {
+				n[1]++
+			}
+			counts[c.Agent] = n
+		}
+		for _, a := range order {
+			fmt.Fprintf(w, "  %s: %d granted, %d revoked\n", a, counts[a][0], counts[a][1])
+		}
+		fmt.Fprintln(w)
+		return
+	}
+	for _, c := range p.CapabilityChanges {
+		sym, code := "+", ansiGreen
+		if c.Change != "granted" {
+			sym, code = "-", ansiRed
+		}
+		fmt.Fprintf(w, "  %s %s %s %s  %s\n", st.paint(code, sym), c.Agent, st.arrow(), c.Tool, c.Change)
+	}
+	fmt.Fprintln(w)
+}
+
+func writeDenials(w io.Writer, p *planner.Plan, st style, summary bool) {
+	if len(p.Denials) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Denials:")
+	fmt.Fprintln(w)
+	shown := map[string]int{}
+	hidden := map[string]int{}
+	var order []string
+	for _, d := range p.Denials {
+		if summary && shown[d.Agent] >= listMax {
+			if hidden[d.Agent] == 0 {
+				order = append(order, d.Agent)
+			}
+			hidden[d.Agent]++
+			continue
+		}
+		shown[d.Agent]++
+		mark := "-"
+		if st.color {
+			mark = st.deny(false)
+		}
+		fmt.Fprintf(w, "  %s %s %s %s: missing %s\n", mark, d.Agent, st.arrow(), d.Tool, strings.Join(d.Missing, ", "))
+	}
+	for _, a := range order {
+		fmt.Fprintf(w, "  ... and %d more for %s (agentform plan -json lists every denial)\n", hidden[a], a)
+	}
+	fmt.Fprintln(w)
+}
+
+func writeChecks(w io.Writer, p *planner.Plan, st style) {
+	if len(p.Checks) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Checks:")
+	fmt.Fprintln(w)
+	for _, c := range p.Checks {
+		pass, fail := "pass", "FAIL"
+		if st.color {
+			pass, fail = st.allow(), st.deny(false)
+		}
+		if c.Status == planner.CheckPass {
+			fmt.Fprintf(w, "  %s %s\n", pass, c.Name)
+			continue
+		}
+		fmt.Fprintf(w, "  %s %s: %s\n", fail, c.Name, c.Message)
+	}
+	fmt.Fprintln(w)
+}

@@ -1,0 +1,141 @@
+package render
+
+import (
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agentform/agentform/internal/version"
+	"github.com/agentform/agentform/planner"
+)
+
+// PlanDocument is the JSON plan document (DESIGN §10), printed by
+// "agentform plan -json". Field names are a public interface: add fields,
+// never rename or remove them.
+type PlanDocument struct {
+	FormatVersion     string           `json:"format_version"`
+	AgentformVersion  string           `json:"agentform_version"`
+	Applyable         bool             `json:"applyable"`
+	ResourceChanges   []JSONResource   `json:"resource_changes"`
+	Tools             []JSONTool       `json:"tools"`
+	CapabilityMatrix  []JSONMatrixRow  `json:"capability_matrix"`
+	CapabilityChanges []JSONCapChange  `json:"capability_changes"`
+	Denials           []JSONDenial     `json:"denials"`
+	Checks            []JSONCheck      `json:"checks"`
+	Diagnostics       []JSONDiagnostic `json:"diagnostics"`
+}
+
+// JSONResource is one entry of resource_changes.
+type JSONResource struct {
+	Address           string   `json:"address"`
+	Type              string   `json:"type"`
+	Name              string   `json:"name"`
+	Kind              string   `json:"kind"`
+	Actions           []string `json:"actions"`
+	Reasons           []string `json:"reasons"`
+	ChangedAttributes []string `json:"changed_attributes"`
+}
+
+// JSONTool is one registered tool.
+type JSONTool struct {
+	Name           string   `json:"name"`
+	Block          string   `json:"block"`
+	Kind           string   `json:"kind"`
+	Requires       []string `json:"requires"`
+	Enabled        bool     `json:"enabled"`
+	RuntimeEnabled bool     `json:"runtime_enabled"`
+	Resolved       bool     `json:"resolved"`
+}
+
+// JSONMatrixRow is one agent's row of the capability matrix.
+type JSONMatrixRow struct {
+	Agent            string     `json:"agent"`
+	Policy           string     `json:"policy"`
+	Holds            []string   `json:"holds"`
+	RuntimeDependent bool       `json:"runtime_dependent"`
+	Cells            []JSONCell `json:"cells"`
+}
+
+// JSONCell is one cell of the matrix with its explanation.
+type JSONCell struct {
+	Tool              string            `json:"tool"`
+	Decision          string            `json:"decision"`
+	Reason            string            `json:"reason"`
+	Requires          []string          `json:"requires"`
+	Missing           []string          `json:"missing"`
+	Matched           map[string]string `json:"matched"`
+	OverrideReachable bool              `json:"override_reachable"`
+}
+
+// JSONCapChange is one capability granted or revoked.
+type JSONCapChange struct {
+	Agent  string `json:"agent"`
+	Tool   string `json:"tool"`
+	Change string `json:"change"`
+}
+
+// JSONDenial is one denied cell.
+type JSONDenial struct {
+	Agent   string   `json:"agent"`
+	Tool    string   `json:"tool"`
+	Missing []string `json:"missing"`
+}
+
+// JSONCheck is one check block's result.
+type JSONCheck struct {
+	Name    string `json:"name"`
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
+// PlanJSON builds the JSON plan document. p may be nil when the manifest
+// did not load; the document then carries only the diagnostics. Every list
+// is non-nil so consumers see [] rather than null.
+func PlanJSON(p *planner.Plan, diags hcl.Diagnostics) *PlanDocument {
+	doc := &PlanDocument{
+		FormatVersion:     planner.FormatVersion,
+		AgentformVersion:  version.Version,
+		ResourceChanges:   []JSONResource{},
+		Tools:             []JSONTool{},
+		CapabilityMatrix:  []JSONMatrixRow{},
+		CapabilityChanges: []JSONCapChange{},
+		Denials:           []JSONDenial{},
+		Checks:            []JSONCheck{},
+		Diagnostics:       JSONDiagnostics(diags),
+	}
+	if p == nil {
+		return doc
+	}
+	doc.Applyable = p.Applyable && !diags.HasErrors()
+	for _, rc := range p.ResourceChanges {
+		doc.ResourceChanges = append(doc.ResourceChanges, JSONResource(rc))
+	}
+	for _, t := range p.Tools {
+		doc.Tools = append(doc.Tools, JSONTool{Name: t.Name, Block: t.Block, Kind: t.Kind, Requires: t.Requires,
+			Enabled: t.Enabled, RuntimeEnabled: t.RuntimeEnabled, Resolved: t.Resolved})
+	}
+	if m := p.Matrix(); m != nil {
+		tools := m.Tools()
+		for ai, a := range p.Agents {
+			row := JSONMatrixRow{Agent: a.Name, Policy: a.Policy, Holds: a.Holds, RuntimeDependent: a.RuntimeDependent, Cells: make([]JSONCell, 0, len(tools))}
+			for ti := range tools {
+				c := m.Cell(ai, ti)
+				decision := "deny"
+				if c.Allowed {
+					decision = "allow"
+				}
+				row.Cells = append(row.Cells, JSONCell{Tool: c.Tool, Decision: decision, Reason: c.Reason, Requires: c.Requires,
+					Missing: c.Missing, Matched: c.Matched, OverrideReachable: c.OverrideReachable})
+			}
+			doc.CapabilityMatrix = append(doc.CapabilityMatrix, row)
+		}
+	}
+	for _, c := range p.CapabilityChanges {
+		doc.CapabilityChanges = append(doc.CapabilityChanges, JSONCapChange(c))
+	}
+	for _, d := range p.Denials {
+		doc.Denials = append(doc.Denials, JSONDenial(d))
+	}
+	for _, c := range p.Checks {
+		doc.Checks = append(doc.Checks, JSONCheck(c))
+	}
+	return doc
+}

@@ -1,0 +1,156 @@
+package planner
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+	"github.com/zclconf/go-cty/cty/function"
+
+	"github.com/agentform/agentform/internal/manifest"
+)
+
+// checkFunctions binds can_call, holds and reachable to the plan's matrix.
+func (p *Plan) checkFunctions() map[string]function.Function {
+	m := p.matrix
+	agentIdx := func(name string) (int, error) {
+		if i, ok := m.AgentIndex(name); ok {
+			return i, nil
+		}
+		var names []string
+		for _, a := range p.Agents {
+			names = append(names, a.Name)
+		}
+		return 0, function.NewArgErrorf(0, "there is no agent named %q (agents: %s)", name, listOrNone(names))
+	}
+	str := cty.String
+	funcs := map[string]function.Function{}
+	for name, f := range manifest.CheckStdFunctions {
+		funcs[name] = f
+	}
+	for name, f := range map[string]function.Function{
+		"can_call": function.New(&function.Spec{
+			Params: []function.Parameter{{Name: "agent", Type: str}, {Name: "tool", Type: str}},
+			Type:   function.StaticReturnType(cty.Bool),
+			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+				ai, err := agentIdx(args[0].AsString())
+				if err != nil {
+					return cty.NilVal, err
+				}
+				tool := args[1].AsString()
+				ti, ok := m.ToolIndex(tool)
+				if !ok {
+					for _, t := range p.Tools {
+						if t.Name == tool {
+							// A disabled tool is registered but callable by no one.
+							return cty.False, nil
+						}
+					}
+					var names []string
+					for _, t := range p.Tools {
+						names = append(names, t.Name)
+					}
+					return cty.NilVal, function.NewArgErrorf(1, "there is no registered tool named %q (tools: %s)", tool, listOrNone(names))
+				}
+				return cty.BoolVal(m.Allowed(ai, ti)), nil
+			},
+		}),
+		"holds": function.New(&function.Spec{
+			Params: []function.Parameter{{Name: "agent", Type: str}, {Name: "tag", Type: str}},
+			Type:   function.StaticReturnType(cty.Bool),
+			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+				ai, err := agentIdx(args[0].AsString())
+				if err != nil {
+					return cty.NilVal, err
+				}
+				return cty.BoolVal(m.Holds(ai, args[1].AsString())), nil
+			},
+		}),
+		"reachable": function.New(&function.Spec{
+			Params: []function.Parameter{{Name: "agent", Type: str}},
+			Type:   function.StaticReturnType(cty.List(cty.String)),
+			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+				ai, err := agentIdx(args[0].AsString())
+				if err != nil {
+					return cty.NilVal, err
+				}
+				names := m.Reachable(ai)
+				if len(names) == 0 {
+					return cty.ListValEmpty(cty.String), nil
+				}
+				vals := make([]cty.Value, len(names))
+				for i, n := range names {
+					vals[i] = cty.StringVal(n)
+				}
+				return cty.ListVal(vals), nil
+			},
+		}),
+	} {
+		funcs[name] = f
+	}
+	return funcs
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	slices.Sort(names)
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += ", "
+		}
+		out += fmt.Sprintf("%q", n)
+	}
+	return out
+}
+
+// evaluateChecks evaluates every assert of every check block over the
+// matrix. A false condition is an error diagnostic carrying the
+// assertion's error_message.
+func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
+	if len(cfg.Checks) == 0 {
+		return []CheckResult{}
+	}
+	ctx := cfg.EvalContext(p.checkFunctions())
+	var out []CheckResult
+	for _, c := range cfg.Checks {
+		res := CheckResult{Name: c.Name, Status: CheckPass}
+		for _, a := range c.Asserts {
+			v, diags := a.Condition.Value(ctx)
+			if diags.HasErrors() {
+				p.Diagnostics = append(p.Diagnostics, diags...)
+				res = CheckResult{Name: c.Name, Status: CheckError, Message: diags.Errs()[0].Error()}
+				break
+			}
+			bv, err := convert.Convert(v, cty.Bool)
+			if err != nil || bv.IsNull() {
+				p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid check condition",
+					Detail: "The condition must be true or false.", Subject: a.Condition.Range().Ptr()})
+				res = CheckResult{Name: c.Name, Status: CheckError, Message: "condition is not a bool"}
+				break
+			}
+			if bv.True() {
+				continue
+			}
+			msgVal, _ := a.ErrorMessage.Value(ctx)
+			msg := literalString(msgVal)
+			if msg == "" {
+				msg = fmt.Sprintf("check %q failed", c.Name)
+			}
+			p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Check failed",
+				Detail:   fmt.Sprintf("%s\n\nThe condition of check %q is false for the capability matrix this plan computes.", msg, c.Name),
+				Subject:  a.Condition.Range().Ptr(),
+			})
+			res = CheckResult{Name: c.Name, Status: CheckFail, Message: msg}
+			break
+		}
+		out = append(out, res)
+	}
+	return out
+}

@@ -1,0 +1,359 @@
+// Package planner turns a loaded manifest into a Plan: the registered tools,
+// every agent's effective capabilities, the capability matrix with its
+// denials, the results of check blocks, and the resource changes.
+//
+// A Plan is a plain value; nothing after the planner re-reads the manifest.
+package planner
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/agentform/agentform/internal/capability"
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/version"
+)
+
+// FormatVersion is the version of the Plan and JSON plan document format.
+const FormatVersion = "1.0"
+
+// Plan is the result of planning a workspace.
+type Plan struct {
+	FormatVersion    string
+	AgentformVersion string
+	// Applyable is false when the plan has errors.
+	Applyable       bool
+	ResourceChanges []ResourceChange
+	// Tools lists every registered tool, sorted by name, including
+	// disabled ones (which are not matrix columns).
+	Tools  []RegisteredTool
+	Agents []AgentRow
+	// Denials lists every denied cell, sorted by agent then tool.
+	Denials           []Denial
+	CapabilityChanges []CapabilityChange
+	Checks            []CheckResult
+	Diagnostics       hcl.Diagnostics
+
+	matrix *capability.Matrix
+}
+
+// Matrix returns the capability matrix over the enabled registered tools;
+// nil when the manifest did not load.
+func (p *Plan) Matrix() *capability.Matrix { return p.matrix }
+
+// HasChanges reports whether applying the plan would change anything:
+// resources or capabilities.
+func (p *Plan) HasChanges() bool {
+	for _, rc := range p.ResourceChanges {
+		if !slices.Equal(rc.Actions, []string{ActionNoOp}) {
+			return true
+		}
+	}
+	return len(p.CapabilityChanges) > 0
+}
+
+// Resource actions.
+const (
+	ActionCreate = "create"
+	ActionUpdate = "update"
+	ActionDelete = "delete"
+	ActionNoOp   = "no-op"
+)
+
+// ResourceChange is the action planned for one address (agent.x, tool.y,
+// skill.z).
+type ResourceChange struct {
+	Address           string
+	Type              string
+	Name              string
+	Kind              string
+	Actions           []string
+	Reasons           []string
+	ChangedAttributes []string
+}
+
+// RegisteredTool is one name a model sees: a column of the matrix.
+type RegisteredTool struct {
+	Name string
+	// Block is the address of the block that registered it ("tool.adder"),
+	// or "skills" for the built-in skill tools.
+	Block    string
+	Kind     string
+	Requires []string
+	// Enabled is false for enabled = false blocks; such tools are not
+	// matrix columns.
+	Enabled bool
+	// RuntimeEnabled marks enabled = runtime(...): registered, but whether
+	// it is on is decided when the agent starts.
+	RuntimeEnabled bool
+	// Resolved is false when the tool's definition could not be resolved
+	// (an mcp server not yet listed).
+	Resolved    bool
+	Description string
+}
+
+// AgentRow is an agent's effective capability set.
+type AgentRow struct {
+	Name   string
+	Policy string
+	Holds  []string
+	// RuntimeDependent is set when capabilities or policy come from
+	// runtime(): the row is computed from the default.
+	RuntimeDependent bool
+}
+
+// Denial is a denied cell with the tags that are missing.
+type Denial struct {
+	Agent   string
+	Tool    string
+	Missing []string
+}
+
+// CapabilityChange is an access granted or revoked since the last apply.
+type CapabilityChange struct {
+	Agent  string
+	Tool   string
+	Change string // "granted" or "revoked"
+}
+
+// Check statuses.
+const (
+	CheckPass = "pass"
+	CheckFail = "fail"
+	// CheckError is a check whose condition could not be evaluated.
+	CheckError = "error"
+)
+
+// CheckResult is the outcome of one check block.
+type CheckResult struct {
+	Name    string
+	Status  string
+	Message string
+}
+
+// Resolver turns a tool block into its registered tools. The planner calls
+// it for every enabled tool block; real resolvers (bundling, MCP listing,
+// A2A cards) plug in here.
+type Resolver interface {
+	Resolve(ctx context.Context, cfg *manifest.Config, t *manifest.Tool) ([]RegisteredTool, hcl.Diagnostics)
+}
+
+// Options change how a plan is made.
+type Options struct {
+	// Override simulates one session's capability override.
+	Override *capability.Override
+	// Resolver resolves tool blocks; nil means StaticResolver.
+	Resolver Resolver
+}
+
+// New plans the workspace described by cfg.
+func New(ctx context.Context, cfg *manifest.Config, opts Options) *Plan {
+	p := &Plan{FormatVersion: FormatVersion, AgentformVersion: version.Version}
+	res := opts.Resolver
+	if res == nil {
+		res = StaticResolver{}
+	}
+
+	p.Tools = p.registerTools(ctx, cfg, res)
+	p.Agents = p.effectiveAgents(cfg, opts.Override)
+	p.computeMatrix()
+	p.ResourceChanges = resourceChanges(cfg)
+	p.CapabilityChanges = p.grantsSinceNothing()
+	p.Checks = p.evaluateChecks(cfg)
+	p.Applyable = !p.Diagnostics.HasErrors()
+	return p
+}
+
+func (p *Plan) registerTools(ctx context.Context, cfg *manifest.Config, res Resolver) []RegisteredTool {
+	var tools []RegisteredTool
+	owner := map[string]hcl.Range{}
+	add := func(rt RegisteredTool, rng hcl.Range) {
+		if prev, dup := owner[rt.Name]; dup {
+			p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate registered tool",
+				Detail:   fmt.Sprintf("This block registers a tool named %q, which is already registered by the block at %s. Rename one of the blocks.", rt.Name, prev),
+				Subject:  rng.Ptr(),
+			})
+			return
+		}
+		owner[rt.Name] = rng
+		tools = append(tools, rt)
+	}
+	for _, t := range cfg.Tools {
+		if t.Enabled.Known() && !t.Enabled.Value {
+			for _, rt := range staticTools(t) {
+				rt.Enabled = false
+				add(rt, t.DeclRange)
+			}
+			continue
+		}
+		rts, diags := res.Resolve(ctx, cfg, t)
+		p.Diagnostics = append(p.Diagnostics, diags...)
+		for _, rt := range rts {
+			rt.Enabled = true
+			rt.RuntimeEnabled = !t.Enabled.Known()
+			add(rt, t.DeclRange)
+		}
+	}
+	if len(cfg.Skills) > 0 {
+		rng := cfg.Skills[0].DeclRange
+		for _, name := range []string{"describe_skill", "get_skill", "list_skills", "read_skill_file"} {
+			add(RegisteredTool{Name: name, Block: "skills", Kind: "skill", Requires: []string{"skills"}, Enabled: true, Resolved: true}, rng)
+		}
+		add(RegisteredTool{Name: "run_skill_script", Block: "skills", Kind: "skill", Requires: []string{"skills::execute"}, Enabled: true, Resolved: true}, rng)
+	}
+	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+	return tools
+}
+
+// StaticResolver registers tools from the manifest alone: one tool per
+// javascript, python and bash block, the four A2A operations per a2a
+// block, and one unresolved column per mcp block (its served tools are
+// only known by asking the server).
+type StaticResolver struct{}
+
+// Resolve implements Resolver.
+func (StaticResolver) Resolve(_ context.Context, _ *manifest.Config, t *manifest.Tool) ([]RegisteredTool, hcl.Diagnostics) {
+	return staticTools(t), nil
+}
+
+// A2AOperations are the four registered tools of an a2a block, in order.
+var A2AOperations = []string{"send", "stream", "get_task", "cancel_task"}
+
+func staticTools(t *manifest.Tool) []RegisteredTool {
+	base := RegisteredTool{Name: t.Name, Block: "tool." + t.Name, Kind: t.Kind, Requires: normTags(t.Capabilities.Values), Resolved: true, Description: t.Description.Value}
+	switch t.Kind {
+	case manifest.KindA2A:
+		out := make([]RegisteredTool, 0, len(A2AOperations))
+		for _, op := range A2AOperations {
+			rt := base
+			rt.Name = fmt.Sprintf("a2a_%s_%s", t.Name, op)
+			out = append(out, rt)
+		}
+		return out
+	case manifest.KindMCP:
+		base.Resolved = false
+	}
+	return []RegisteredTool{base}
+}
+
+func normTags(tags []string) []string {
+	out := slices.Clone(tags)
+	sort.Strings(out)
+	out = slices.Compact(out)
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+func (p *Plan) warn(rng *hcl.Range, summary, detail string) {
+	p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: detail, Subject: rng})
+}
+
+func (p *Plan) effectiveAgents(cfg *manifest.Config, override *capability.Override) []AgentRow {
+	rows := make([]AgentRow, 0, len(cfg.Agents))
+	for _, a := range cfg.Agents {
+		row := AgentRow{Name: a.Name}
+		holds := a.Capabilities.Values
+		if !a.Capabilities.Known() {
+			row.RuntimeDependent = true
+			what := "its default"
+			if !a.Capabilities.Runtime.HasDefault() || a.Capabilities.Runtime.Secret {
+				what, holds = "no capabilities (the reference has no default)", nil
+			}
+			p.warn(a.Capabilities.Range.Ptr(), "Capabilities known at runtime",
+				fmt.Sprintf("Agent %q takes its capabilities from runtime(%q); this plan uses %s. The agent may hold other tags when it starts.", a.Name, a.Capabilities.Runtime.Env, what))
+		}
+		policy := a.CapabilityPolicy.Value
+		if !a.CapabilityPolicy.Known() {
+			row.RuntimeDependent = true
+			if a.CapabilityPolicy.Runtime.Secret || !a.CapabilityPolicy.Runtime.HasDefault() {
+				policy = manifest.PolicyLocked
+			}
+			p.warn(a.CapabilityPolicy.Range.Ptr(), "Capability policy known at runtime",
+				fmt.Sprintf("Agent %q takes its capability_policy from runtime(%q); this plan assumes %q.", a.Name, a.CapabilityPolicy.Runtime.Env, policy))
+		}
+		row.Policy = policy
+		eff, warning := capability.Effective(holds, capability.Policy(policy), override)
+		if warning != "" {
+			p.warn(a.CapabilityPolicy.Range.Ptr(), "Capability override ignored", fmt.Sprintf("Agent %q: %s.", a.Name, warning))
+		}
+		if eff == nil {
+			eff = []string{}
+		}
+		row.Holds = eff
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func (p *Plan) computeMatrix() {
+	agents := make([]capability.Agent, len(p.Agents))
+	for i, a := range p.Agents {
+		agents[i] = capability.Agent{Name: a.Name, Policy: capability.Policy(a.Policy), Holds: a.Holds}
+	}
+	var tools []capability.Tool
+	for _, t := range p.Tools {
+		if t.Enabled {
+			tools = append(tools, capability.Tool{Name: t.Name, Requires: t.Requires})
+		}
+	}
+	p.matrix = capability.Compute(agents, tools)
+	for ai := range p.Agents {
+		for _, ti := range p.matrix.Denied(ai) {
+			c := p.matrix.Cell(ai, ti)
+			p.Denials = append(p.Denials, Denial{Agent: c.Agent, Tool: c.Tool, Missing: c.Missing})
+		}
+	}
+}
+
+// grantsSinceNothing lists every allowed cell as granted: with no applied
+// state, every access the plan gives is new.
+func (p *Plan) grantsSinceNothing() []CapabilityChange {
+	var out []CapabilityChange
+	tools := p.matrix.Tools()
+	for ai, a := range p.Agents {
+		for ti, t := range tools {
+			if p.matrix.Allowed(ai, ti) {
+				out = append(out, CapabilityChange{Agent: a.Name, Tool: t.Name, Change: "granted"})
+			}
+		}
+	}
+	return out
+}
+
+func resourceChanges(cfg *manifest.Config) []ResourceChange {
+	var out []ResourceChange
+	create := func(typ, name, kind string) {
+		out = append(out, ResourceChange{
+			Address: typ + "." + name, Type: typ, Name: name, Kind: kind,
+			Actions: []string{ActionCreate}, Reasons: []string{"new"}, ChangedAttributes: []string{},
+		})
+	}
+	for _, a := range cfg.Agents {
+		create("agent", a.Name, "agent")
+	}
+	for _, s := range cfg.Skills {
+		create("skill", s.Name, "skill")
+	}
+	for _, t := range cfg.Tools {
+		create("tool", t.Name, t.Kind)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Address < out[j].Address })
+	return out
+}
+
+// literalString returns the string value of a cty value, for messages.
+func literalString(v cty.Value) string {
+	if v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
+		return ""
+	}
+	return v.AsString()
+}

@@ -1,0 +1,286 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agentform/agentform/internal/capability"
+	"github.com/agentform/agentform/internal/manifest"
+)
+
+func planDir(t testing.TB, dir string, opts Options) *Plan {
+	t.Helper()
+	cfg, diags := manifest.Load(dir)
+	if diags.HasErrors() {
+		t.Fatalf("loading %s: %v", dir, diags)
+	}
+	return New(context.Background(), cfg, opts)
+}
+
+func toolByName(p *Plan, name string) (RegisteredTool, bool) {
+	for _, t := range p.Tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return RegisteredTool{}, false
+}
+
+func cell(t *testing.T, p *Plan, agent, tool string) capability.Cell {
+	t.Helper()
+	m := p.Matrix()
+	ai, ok := m.AgentIndex(agent)
+	if !ok {
+		t.Fatalf("no agent %q", agent)
+	}
+	ti, ok := m.ToolIndex(tool)
+	if !ok {
+		t.Fatalf("no matrix column %q", tool)
+	}
+	return m.Cell(ai, ti)
+}
+
+func TestRegisteredTools(t *testing.T) {
+	p := planDir(t, "testdata/matrix", Options{})
+	var names []string
+	for _, rt := range p.Tools {
+		names = append(names, rt.Name)
+	}
+	want := []string{
+		"a2a_planner_cancel_task", "a2a_planner_get_task", "a2a_planner_send", "a2a_planner_stream",
+		"adder", "describe_skill", "get_skill", "github", "list_skills", "maybe", "old",
+		"read_skill_file", "run_skill_script", "shell",
+	}
+	if !slices.Equal(names, want) {
+		t.Fatalf("got:  %v\nwant: %v", names, want)
+	}
+	for _, tc := range []struct {
+		name                              string
+		enabled, runtimeEnabled, resolved bool
+		requires                          []string
+		block, kind                       string
+	}{
+		{"adder", true, false, true, []string{"math::add"}, "tool.adder", "javascript"},
+		{"old", false, false, true, []string{"shell::exec"}, "tool.old", "bash"},
+		{"maybe", true, true, true, []string{}, "tool.maybe", "python"},
+		{"github", true, false, false, []string{"github"}, "tool.github", "mcp"},
+		{"a2a_planner_send", true, false, true, []string{"a2a::planner"}, "tool.planner", "a2a"},
+		{"run_skill_script", true, false, true, []string{"skills::execute"}, "skills", "skill"},
+		{"list_skills", true, false, true, []string{"skills"}, "skills", "skill"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt, _ := toolByName(p, tc.name)
+			if rt.Enabled != tc.enabled || rt.RuntimeEnabled != tc.runtimeEnabled || rt.Resolved != tc.resolved ||
+				!slices.Equal(rt.Requires, tc.requires) || rt.Block != tc.block || rt.Kind != tc.kind {
+				t.Errorf("got:  %+v\nwant: %+v", rt, tc)
+			}
+		})
+	}
+	// Disabled tools are not matrix columns.
+	if _, ok := p.Matrix().ToolIndex("old"); ok {
+		t.Errorf("got: disabled tool \"old\" in the matrix\nwant: not a column")
+	}
+}
+
+func TestMatrixAndDenials(t *testing.T) {
+	p := planDir(t, "testdata/matrix", Options{})
+	if !p.Applyable {
+		t.Fatalf("plan not applyable: %v", p.Diagnostics)
+	}
+	c := cell(t, p, "assistant", "adder")
+	if !c.Allowed || c.Reason != "granted" || c.Matched["math::add"] != "math" {
+		t.Errorf("assistant→adder got: %+v\nwant: allowed, math::add matched by math", c)
+	}
+	c = cell(t, p, "assistant", "maybe")
+	if !c.Allowed || c.Reason != "untagged" {
+		t.Errorf("assistant→maybe got: %+v\nwant: allowed, untagged", c)
+	}
+	c = cell(t, p, "assistant", "shell")
+	if c.Allowed || !slices.Equal(c.Missing, []string{"shell::exec"}) || c.OverrideReachable {
+		t.Errorf("assistant→shell got: %+v\nwant: denied, missing shell::exec, not reachable (locked)", c)
+	}
+	c = cell(t, p, "ops", "adder")
+	if c.Allowed || !c.OverrideReachable {
+		t.Errorf("ops→adder got: %+v\nwant: denied but override-reachable (extensible)", c)
+	}
+	// ops' capabilities come from runtime() and use the default.
+	ops := p.Agents[1]
+	if ops.Name != "ops" || !ops.RuntimeDependent || !slices.Equal(ops.Holds, []string{"a2a::planner", "shell::exec"}) || ops.Policy != "extensible" {
+		t.Errorf("got: %+v\nwant: ops, runtime-dependent, holds the default", ops)
+	}
+	if !hasDiag(p.Diagnostics, hcl.DiagWarning, "Capabilities known at runtime") {
+		t.Errorf("got: %v\nwant: a warning about runtime capabilities", p.Diagnostics)
+	}
+	if len(p.Denials) != 13 {
+		t.Errorf("got: %d denials\nwant: 13", len(p.Denials))
+	}
+	first := p.Denials[0]
+	if first.Agent != "assistant" || first.Tool != "a2a_planner_cancel_task" || !slices.Equal(first.Missing, []string{"a2a::planner"}) {
+		t.Errorf("got: %+v\nwant: the first denial sorted by agent then tool", first)
+	}
+	if len(p.Checks) != 1 || p.Checks[0].Status != CheckPass {
+		t.Errorf("got: %+v\nwant: one passing check", p.Checks)
+	}
+	if len(p.ResourceChanges) != 9 || p.ResourceChanges[0].Address != "agent.assistant" || p.ResourceChanges[0].Actions[0] != ActionCreate {
+		t.Errorf("got: %+v\nwant: 9 creates, sorted by address", p.ResourceChanges)
+	}
+	if !p.HasChanges() {
+		t.Errorf("got: no changes\nwant: changes (nothing applied yet)")
+	}
+}
+
+func TestCapabilityOverride(t *testing.T) {
+	for _, tc := range []struct {
+		override    string
+		agent, tool string
+		allowed     bool
+		ignoredWarn bool
+	}{
+		{"extend:math", "ops", "adder", true, true},
+		{"replace:math", "ops", "shell", false, true},
+		{"replace:math", "ops", "adder", true, true},
+		{"extend:shell", "assistant", "shell", false, true},
+	} {
+		t.Run(tc.override+"/"+tc.agent+"/"+tc.tool, func(t *testing.T) {
+			o, err := capability.ParseOverride(tc.override)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := planDir(t, "testdata/matrix", Options{Override: &o})
+			if got := cell(t, p, tc.agent, tc.tool).Allowed; got != tc.allowed {
+				t.Errorf("got: allowed=%v\nwant: %v", got, tc.allowed)
+			}
+			// The locked assistant ignores every override, with a warning.
+			if got := hasDiag(p.Diagnostics, hcl.DiagWarning, "Capability override ignored"); got != tc.ignoredWarn {
+				t.Errorf("got: ignored-warning=%v\nwant: %v", got, tc.ignoredWarn)
+			}
+		})
+	}
+}
+
+func TestFailingAndBrokenChecks(t *testing.T) {
+	p := planDir(t, "testdata/failing_check", Options{})
+	if p.Applyable {
+		t.Fatal("got: applyable\nwant: a failed check makes the plan not applyable")
+	}
+	want := []CheckResult{
+		{Name: "assistant_never_shells", Status: CheckFail, Message: "assistant must never reach the shell"},
+	}
+	if p.Checks[0] != want[0] {
+		t.Errorf("got:  %+v\nwant: %+v", p.Checks[0], want[0])
+	}
+	if p.Checks[1].Status != CheckError {
+		t.Errorf("got: %+v\nwant: an error for the unknown agent", p.Checks[1])
+	}
+	var failed, unknown *hcl.Diagnostic
+	for _, d := range p.Diagnostics {
+		switch {
+		case d.Summary == "Check failed":
+			failed = d
+		case strings.Contains(d.Detail, `no agent named "asistant"`):
+			unknown = d
+		}
+	}
+	if failed == nil || failed.Subject.Start.Line != 21 || !strings.Contains(failed.Detail, "assistant must never reach the shell") {
+		t.Errorf("got: %v\nwant: Check failed at agent.acl:21 with the error_message", failed)
+	}
+	if unknown == nil || unknown.Subject == nil || unknown.Subject.Start.Line != 28 {
+		t.Errorf("got: %v\nwant: a located error naming the unknown agent at line 28", unknown)
+	}
+}
+
+func TestDuplicateRegisteredName(t *testing.T) {
+	src := `
+agent "a" {
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+tool "list_skills" {
+  kind     = "bash"
+  commands = ["ls"]
+}
+skill "s" {
+  description = "d"
+  content     = "c"
+}
+`
+	cfg, diags := manifest.LoadSources("", map[string][]byte{"agent.acl": []byte(src)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	p := New(context.Background(), cfg, Options{})
+	if p.Applyable || !hasDiag(p.Diagnostics, hcl.DiagError, "Duplicate registered tool") {
+		t.Fatalf("got: %v\nwant: Duplicate registered tool", p.Diagnostics)
+	}
+}
+
+// TestTagRulesAgree holds the loader's tag syntax and the capability
+// engine's to the same answers.
+func TestTagRulesAgree(t *testing.T) {
+	for _, tag := range []string{
+		"", " ", "math", "math::add", "math::add::fast", "math::", "::add", "a::::b", "a:::b", "math:",
+		":math", " math", "math ", "math:: add", "*", "math::*", "a::b::c::d", "a:b", "ü::ß",
+	} {
+		_, capErr := capability.ValidateTag(tag)
+		manErr := manifest.ValidateTag(tag)
+		if (capErr == nil) != (manErr == nil) {
+			t.Errorf("tag %q: capability says %v, manifest says %v", tag, capErr, manErr)
+		}
+	}
+}
+
+func hasDiag(diags hcl.Diagnostics, sev hcl.DiagnosticSeverity, summary string) bool {
+	for _, d := range diags {
+		if d.Severity == sev && d.Summary == summary {
+			return true
+		}
+	}
+	return false
+}
+
+// writeWorkspace generates a workspace of n bash tools and m agents with
+// realistic tags, for benchmarks.
+func writeWorkspace(tb testing.TB, n, m int) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	var b strings.Builder
+	for i := 0; i < m; i++ {
+		fmt.Fprintf(&b, "agent \"agent%d\" {\n  capabilities = [\"ns%d\", \"ns%d::op%d\", \"skills\"]\n  graph {\n    type = \"react\"\n  }\n  model {\n    provider = \"anthropic\"\n    name     = \"claude-haiku-4-5\"\n  }\n}\n", i, i%50, (i+7)%50, i%40)
+	}
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "tool \"tool%d\" {\n  kind         = \"bash\"\n  commands     = [\"ls\"]\n  capabilities = [\"ns%d::op%d\"]\n}\n", i, i%50, i%40)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(b.String()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
+// BenchmarkPlan loads and plans a generated 1,000-tool, 10-agent
+// workspace end to end.
+func BenchmarkPlan(b *testing.B) {
+	dir := writeWorkspace(b, 1000, 10)
+	b.ReportAllocs()
+	for b.Loop() {
+		cfg, diags := manifest.Load(dir)
+		if diags.HasErrors() {
+			b.Fatal(diags)
+		}
+		p := New(context.Background(), cfg, Options{})
+		if !p.Applyable {
+			b.Fatal(p.Diagnostics)
+		}
+	}
+}
