@@ -43,13 +43,32 @@ func (d *decoder) decodeLocals(cfg *Config, blocks hcl.Blocks) cty.Value {
 			"secret":  buildTimeFunc("secret", "locals"),
 		},
 	}
+	defer func() { d.locals = attrs }()
 	values := map[string]cty.Value{}
+	deps := map[string][]string{}
+	for name, attr := range attrs {
+		for _, ref := range localRefs(attr.Expr) {
+			if _, defined := attrs[ref.name]; defined {
+				deps[name] = append(deps[name], ref.name)
+			}
+		}
+	}
 	pending := sortedKeys(attrs)
 	for len(pending) > 0 {
 		var next []string
 		for _, name := range pending {
-			if !localDepsReady(attrs[name].Expr, attrs, values) {
+			ready := true
+			for _, dep := range deps[name] {
+				if _, done := values[dep]; !done {
+					ready = false
+				}
+			}
+			if !ready {
 				next = append(next, name)
+				continue
+			}
+			if !d.checkLocalRefs(attrs[name].Expr, attrs) {
+				values[name] = cty.DynamicVal
 				continue
 			}
 			ctx.Variables["locals"] = cty.ObjectVal(values)
@@ -71,9 +90,13 @@ func (d *decoder) decodeLocals(cfg *Config, blocks hcl.Blocks) cty.Value {
 			values[name] = v
 		}
 		if len(next) == len(pending) {
+			// Only the locals on a cycle are reported; locals that merely
+			// depend on one stay unknown, and their uses stay quiet.
 			for _, name := range next {
-				d.errorf(attrs[name].Expr.Range(), "Cycle in locals",
-					"The local %q depends on itself through %s. Break the cycle by writing one of these values directly.", name, quotedList(next))
+				if path := cyclePath(name, deps); path != nil {
+					d.errorf(attrs[name].Expr.Range(), "Cycle in locals",
+						"The local %q depends on itself: %s. Break the cycle by writing one of these values directly.", name, strings.Join(path, " → "))
+				}
 				values[name] = cty.DynamicVal
 			}
 			break
@@ -83,26 +106,66 @@ func (d *decoder) decodeLocals(cfg *Config, blocks hcl.Blocks) cty.Value {
 	return cty.ObjectVal(values)
 }
 
-// localDepsReady reports whether every local an expression refers to is
-// already evaluated (references to undefined locals count as ready: their
-// evaluation reports the error).
-func localDepsReady(expr hcl.Expression, attrs map[string]*hcl.Attribute, values map[string]cty.Value) bool {
+// localRef is a reference to locals.NAME (or locals["NAME"]).
+type localRef struct {
+	name string
+	rng  hcl.Range
+}
+
+// localRefs lists the locals an expression refers to.
+func localRefs(expr hcl.Expression) []localRef {
+	var out []localRef
 	for _, tr := range expr.Variables() {
 		if tr.RootName() != "locals" || len(tr) < 2 {
 			continue
 		}
-		step, ok := tr[1].(hcl.TraverseAttr)
-		if !ok {
-			continue
-		}
-		if _, defined := attrs[step.Name]; !defined {
-			continue
-		}
-		if _, done := values[step.Name]; !done {
-			return false
+		switch step := tr[1].(type) {
+		case hcl.TraverseAttr:
+			out = append(out, localRef{step.Name, tr.SourceRange()})
+		case hcl.TraverseIndex:
+			if step.Key.Type() == cty.String && step.Key.IsKnown() && !step.Key.IsNull() {
+				out = append(out, localRef{step.Key.AsString(), tr.SourceRange()})
+			}
 		}
 	}
-	return true
+	return out
+}
+
+// checkLocalRefs reports references to locals that are not defined, with a
+// suggestion, before HCL reports them as a missing object attribute.
+func (d *decoder) checkLocalRefs(expr hcl.Expression, attrs map[string]*hcl.Attribute) bool {
+	ok := true
+	for _, ref := range localRefs(expr) {
+		if _, defined := attrs[ref.name]; defined {
+			continue
+		}
+		ok = false
+		d.errorf(ref.rng, "Reference to undeclared local value",
+			"There is no local named %q in this workspace.%s Declare it in a locals block.", ref.name, didYouMean(ref.name, sortedKeys(attrs)))
+	}
+	return ok
+}
+
+// cyclePath returns the cycle through start as a list of names that begins
+// and ends with start, or nil when start is not on a cycle.
+func cyclePath(start string, deps map[string][]string) []string {
+	seen := map[string]bool{}
+	var walk func(name string, path []string) []string
+	walk = func(name string, path []string) []string {
+		for _, dep := range deps[name] {
+			if dep == start {
+				return append(path, dep)
+			}
+			if !seen[dep] {
+				seen[dep] = true
+				if p := walk(dep, append(path, dep)); p != nil {
+					return p
+				}
+			}
+		}
+		return nil
+	}
+	return walk(start, []string{start})
 }
 
 // EvalContext returns an evaluation context with the workspace's locals and
@@ -206,6 +269,10 @@ func (d *decoder) decodeLabeledProvider(b *hcl.Block, out map[string]*Provider) 
 	}
 	kind := d.str(kc.Attributes, field{name: "kind", oneOf: ProviderNames}, "")
 	if !slices.Contains(ProviderNames, kind.Value) {
+		// Registered anyway, so agents naming it get no second error.
+		if _, dup := out[label]; !dup {
+			out[label] = &Provider{Name: label, DeclRange: b.DefRange}
+		}
 		return
 	}
 	if prev, dup := out[label]; dup {
@@ -234,7 +301,7 @@ func (d *decoder) decodeProvider(b *hcl.Block, name, kind string) *Provider {
 		p.Models, p.ModelParams = d.decodeModels(attr)
 	}
 	if cb := d.singleBlock(content.Blocks, "config"); cb != nil {
-		p.Config = d.freeBlock(cb, providerConfigFields[kind], fmt.Sprintf("a %s provider's config", kind))
+		p.Config = d.freeBlock(cb, providerConfigFields[kind], fmt.Sprintf("the config of a provider of kind %q", kind))
 	}
 	if pb := d.singleBlock(content.Blocks, "params"); pb != nil {
 		p.Params = d.freeBlock(pb, inferenceParams, "provider params")
@@ -779,4 +846,48 @@ func (d *decoder) checkCalls(expr hcl.Expression) bool {
 		return nil
 	})
 	return good
+}
+
+func (d *decoder) decodeCodegenBlock(b *hcl.Block) *CodegenBlock {
+	cb := &CodegenBlock{Name: b.Labels[0], DeclRange: b.DefRange}
+	content, diags := b.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "description"}, {Name: "generates"}, {Name: "contributes"}, {Name: "dependencies"},
+	}})
+	d.add(diags)
+	if content == nil {
+		return cb
+	}
+	a := content.Attributes
+	cb.Description = d.str(a, field{name: "description"}, "")
+	if cb.Description.literal() && strings.TrimSpace(cb.Description.Value) == "" {
+		d.errorf(cb.Description.Range, "Invalid value for \"description\"", "The description must not be empty; remove it or give it a value.")
+	}
+	read := func(name, what string) map[string]string {
+		attr, ok := a[name]
+		if !ok {
+			return nil
+		}
+		v, _, ok := d.runtimeArg(attr, field{name: name})
+		if !ok {
+			return nil
+		}
+		mv, err := convert.Convert(v, cty.Map(cty.String))
+		if err != nil || mv.IsNull() {
+			d.errorf(attr.Expr.Range(), "Incorrect attribute value type", "The %q argument maps %s, like { \"src/x.rs\" = \"templates/x.rs.j2\" }; got %s.", name, what, friendly(v))
+			return nil
+		}
+		out := map[string]string{}
+		for k, ev := range mv.AsValueMap() {
+			if ev.IsNull() {
+				d.errorf(subRange(attr.Expr, k), "Incorrect attribute value type", "The value for %q in %q must be a string, not null.", k, name)
+				continue
+			}
+			out[k] = ev.AsString()
+		}
+		return out
+	}
+	cb.Generates = read("generates", "output paths to template paths")
+	cb.Contributes = read("contributes", "extension points to template paths")
+	cb.Dependencies = read("dependencies", "crate names to versions")
+	return cb
 }

@@ -26,6 +26,8 @@ type Config struct {
 	Filesystem *Filesystem
 	Checks     []*Check
 	Waivers    []*Waiver
+	// Blocks are agentc's custom code generation blocks.
+	Blocks []*CodegenBlock
 
 	localValues cty.Value
 }
@@ -366,4 +368,16 @@ type Waiver struct {
 	Reason    String
 	Expires   String // YYYY-MM-DD, optional
 	DeclRange hcl.Range
+}
+
+// CodegenBlock is agentc's block "name" { ... }: custom code generation
+// templates. agentform records it and checks its shape; the templates
+// themselves are agentc's business.
+type CodegenBlock struct {
+	Name         string
+	Description  String
+	Generates    map[string]string
+	Contributes  map[string]string
+	Dependencies map[string]string
+	DeclRange    hcl.Range
 }

@@ -31,9 +31,12 @@ type field struct {
 // diagnostic.
 type decoder struct {
 	// dir is the workspace directory, for file(); "" disables it.
-	dir   string
-	ctx   *hcl.EvalContext
-	diags hcl.Diagnostics
+	dir string
+	ctx *hcl.EvalContext
+	// locals holds the workspace's locals once they are read, so that a
+	// reference to an undeclared one gets a precise error.
+	locals map[string]*hcl.Attribute
+	diags  hcl.Diagnostics
 }
 
 func (d *decoder) add(diags hcl.Diagnostics) { d.diags = append(d.diags, diags...) }
@@ -61,6 +64,9 @@ func (d *decoder) warnf(rng hcl.Range, summary, format string, args ...any) {
 // eval evaluates an expression; ok is false when evaluation failed (the
 // diagnostics are recorded) or the value is unknown.
 func (d *decoder) eval(expr hcl.Expression) (cty.Value, bool) {
+	if d.locals != nil && !d.checkLocalRefs(expr, d.locals) {
+		return cty.NilVal, false
+	}
 	v, diags := expr.Value(d.ctx)
 	d.add(diags)
 	if diags.HasErrors() {
@@ -71,7 +77,60 @@ func (d *decoder) eval(expr hcl.Expression) (cty.Value, bool) {
 		// error is already reported.
 		return cty.NilVal, false
 	}
+	v, err := decodeRuntimeMarkers(v)
+	if err != nil {
+		d.errorf(expr.Range(), "Invalid runtime marker", "%s.", err)
+		return cty.NilVal, false
+	}
 	return v, true
+}
+
+// runtimeMarker is the key of agentc's serialised runtime value:
+// { "$runtime" = { env = "PORT", default = 8080, secret = false } }.
+const runtimeMarker = "$runtime"
+
+// decodeRuntimeMarkers turns serialised runtime values into runtime
+// references, exactly as if runtime() or secret(runtime()) had been
+// written.
+func decodeRuntimeMarkers(v cty.Value) (cty.Value, error) {
+	return cty.Transform(v, func(_ cty.Path, v cty.Value) (cty.Value, error) {
+		ty := v.Type()
+		if v.IsNull() || !ty.IsObjectType() || !ty.HasAttribute(runtimeMarker) {
+			return v, nil
+		}
+		if len(ty.AttributeTypes()) != 1 {
+			return v, fmt.Errorf("an object with a %q key describes one runtime value and may have no other keys", runtimeMarker)
+		}
+		spec := v.GetAttr(runtimeMarker)
+		st := spec.Type()
+		if spec.IsNull() || !st.IsObjectType() || !st.HasAttribute("env") {
+			return v, fmt.Errorf("%q must be an object with env (and optionally default and secret)", runtimeMarker)
+		}
+		for name := range st.AttributeTypes() {
+			if name != "env" && name != "default" && name != "secret" {
+				return v, fmt.Errorf("%q has no field %q; its fields are env, default and secret", runtimeMarker, name)
+			}
+		}
+		env := spec.GetAttr("env")
+		if env.Type() != cty.String || env.IsNull() {
+			return v, fmt.Errorf("the env of %q must be a string", runtimeMarker)
+		}
+		if err := checkEnvName(env.AsString()); err != nil {
+			return v, err
+		}
+		ref := &RuntimeRef{Env: env.AsString()}
+		if st.HasAttribute("default") {
+			ref.Default = spec.GetAttr("default")
+		}
+		if st.HasAttribute("secret") {
+			sv, err := convert.Convert(spec.GetAttr("secret"), cty.Bool)
+			if err != nil || sv.IsNull() {
+				return v, fmt.Errorf("the secret of %q must be true or false", runtimeMarker)
+			}
+			ref.Secret = sv.True()
+		}
+		return cty.CapsuleVal(runtimeRefType, ref), nil
+	})
 }
 
 // runtimeArg evaluates an attribute and separates a runtime reference from
@@ -121,7 +180,7 @@ func (d *decoder) checkDefault(ref *RuntimeRef, ty cty.Type, f field) cty.Value 
 	v, err := convert.Convert(ref.Default, ty)
 	if err != nil {
 		d.errorf(ref.Range, "Invalid runtime default",
-			"The default of runtime(%q) for %q must be a %s: %s.", ref.Env, f.name, ty.FriendlyName(), err)
+			"The default of runtime(%q) for %q must be a %s, not %s.", ref.Env, f.name, ty.FriendlyName(), friendly(ref.Default))
 		return cty.NilVal
 	}
 	return v
@@ -177,7 +236,7 @@ func (d *decoder) checkOneOf(rng hcl.Range, f field, s string) bool {
 			return true
 		}
 	}
-	d.errorf(rng, fmt.Sprintf("Invalid value for %q", f.name), "%q is not a valid %s. Valid values: %s.%s",
+	d.errorf(rng, fmt.Sprintf("Invalid value for %q", f.name), "%q is not a valid value for %q. Valid values: %s.%s",
 		s, f.name, quotedList(f.oneOf), didYouMean(s, f.oneOf))
 	return false
 }
@@ -450,6 +509,13 @@ func didYouMean(given string, candidates []string) string {
 }
 
 func nameSuggestion(given string, candidates []string) string {
+	// A candidate that starts with what was written ("host" for
+	// "hostname") is the likeliest meaning.
+	for _, c := range candidates {
+		if len(given) >= 3 && strings.HasPrefix(c, given) {
+			return c
+		}
+	}
 	best, bestDist := "", 3
 	sorted := append([]string(nil), candidates...)
 	sort.Strings(sorted)

@@ -158,6 +158,7 @@ var topSchema = &hcl.BodySchema{
 		{Type: "filesystem"},
 		{Type: "check", LabelNames: []string{"name"}},
 		{Type: "waiver", LabelNames: []string{"rule"}},
+		{Type: "block", LabelNames: []string{"name"}},
 	},
 }
 
@@ -241,12 +242,15 @@ func (d *decoder) decodeWorkspace(cfg *Config, bodies []hcl.Body) {
 			cfg.Checks = append(cfg.Checks, d.decodeCheck(b))
 		case "waiver":
 			cfg.Waivers = append(cfg.Waivers, d.decodeWaiver(b))
+		case "block":
+			cfg.Blocks = append(cfg.Blocks, d.decodeCodegenBlock(b))
 		}
 	}
 	sort.Slice(cfg.Agents, func(i, j int) bool { return cfg.Agents[i].Name < cfg.Agents[j].Name })
 	sort.Slice(cfg.Tools, func(i, j int) bool { return cfg.Tools[i].Name < cfg.Tools[j].Name })
 	sort.Slice(cfg.Skills, func(i, j int) bool { return cfg.Skills[i].Name < cfg.Skills[j].Name })
 	sort.Slice(cfg.Checks, func(i, j int) bool { return cfg.Checks[i].Name < cfg.Checks[j].Name })
+	sort.Slice(cfg.Blocks, func(i, j int) bool { return cfg.Blocks[i].Name < cfg.Blocks[j].Name })
 	sort.SliceStable(cfg.Waivers, func(i, j int) bool {
 		if cfg.Waivers[i].RuleID != cfg.Waivers[j].RuleID {
 			return cfg.Waivers[i].RuleID < cfg.Waivers[j].RuleID

@@ -101,8 +101,12 @@ func (d *decoder) validateTags(l StringList, name string) {
 			continue
 		}
 		if tag == "*" || slices.Contains(strings.Split(tag, "::"), "*") {
+			what := fmt.Sprintf("The tag %q only matches a tool that requires exactly %q.", tag, tag)
+			if tag != "*" {
+				what = fmt.Sprintf("In %q, \"*\" is a literal segment: the tag only matches a tool that requires exactly %q.", tag, tag)
+			}
 			d.warnf(rangeOf(i), "\"*\" is not a wildcard",
-				"In %q, \"*\" is a literal segment: the tag only matches a tool that requires exactly %q. To grant a whole namespace, hold its root, like \"github\" for \"github::read\" and \"github::write\".", tag, tag)
+				"%s To grant a whole namespace, hold its root, like \"github\" for \"github::read\" and \"github::write\".", what)
 		}
 		if slices.Index(values, tag) != i {
 			d.warnf(rangeOf(i), "Duplicate capability tag", "%q is listed more than once in %q.", tag, name)
