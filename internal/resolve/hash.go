@@ -1,0 +1,109 @@
+package resolve
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/mod/sumdb/dirhash"
+)
+
+// SHA256 returns "sha256:<hex>" of data.
+func SHA256(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// SHA256File returns "sha256:<hex>" of a file's content.
+func SHA256File(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// BuildOutputDirs are directories left out of package hashes: installed
+// dependencies, build output and version-control metadata.
+var BuildOutputDirs = []string{".git", ".venv", "__pycache__", "dist", "node_modules"}
+
+// PackageFiles lists the regular files of a package directory, relative
+// with forward slashes and sorted, skipping BuildOutputDirs. A symbolic
+// link that leads outside the package is an error, and so is one to a
+// directory; a link to a file inside the package is listed like the file.
+func PackageFiles(dir string) ([]string, error) {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			for _, skip := range BuildOutputDirs {
+				if d.Name() == skip && path != root {
+					return filepath.SkipDir
+				}
+			}
+			return nil
+		}
+		if d.Type()&os.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(path)
+			if err != nil {
+				return fmt.Errorf("%s is a broken symbolic link", filepath.ToSlash(rel))
+			}
+			if !within(root, target) {
+				return fmt.Errorf("%s is a symbolic link that leads outside the package (to %s)", filepath.ToSlash(rel), target)
+			}
+			info, err := os.Stat(target)
+			if err != nil {
+				return err
+			}
+			if info.IsDir() {
+				return fmt.Errorf("%s is a symbolic link to a directory; packages may only link to files", filepath.ToSlash(rel))
+			}
+		} else if !d.Type().IsRegular() {
+			return nil
+		}
+		files = append(files, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// HashPackage returns the dirhash Hash1 ("h1:...") of a package directory
+// over PackageFiles. The hash depends on file names and contents only, not
+// on the directory's location, modes or times.
+func HashPackage(dir string) (string, error) {
+	files, err := PackageFiles(dir)
+	if err != nil {
+		return "", err
+	}
+	return dirhash.Hash1(files, func(name string) (io.ReadCloser, error) {
+		return os.Open(filepath.Join(dir, filepath.FromSlash(name)))
+	})
+}
+
+// within reports whether path is root or inside it. Both must be clean
+// absolute paths with symbolic links resolved.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}

@@ -1,0 +1,84 @@
+// Package resolve does the real work behind a plan for each tool kind:
+// bundling javascript, reading python packages, looking up bash commands,
+// listing MCP servers' tools, fetching A2A agent cards, and reading skills.
+// Each kind has one resolver behind the Resolver function type; Run
+// resolves a workspace's tools in parallel with a cache.
+package resolve
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/lockfile"
+)
+
+// DefaultTimeout bounds each remote operation (an MCP session, an A2A card
+// fetch) and each embedded evaluation.
+const DefaultTimeout = 10 * time.Second
+
+// Request is what a kind resolver gets for one tool block.
+type Request struct {
+	Config *manifest.Config
+	Tool   *manifest.Tool
+	// Dir is the absolute workspace directory; Root the project root (the
+	// nearest ancestor with .git, else Dir). Sources must stay inside Root.
+	Dir  string
+	Root string
+	// Env reads a runtime() value's environment variable, for discovery
+	// only (reaching a server). What it returns must never be written
+	// anywhere: not in results, diagnostics, the cache or the lockfile.
+	Env func(name string) (string, bool)
+	// Timeout bounds each remote operation.
+	Timeout time.Duration
+	// Locked is this block's current lock entry, or nil.
+	Locked *lockfile.Tool
+	// Refresh is false under -refresh=false: no remote contact; remote
+	// kinds answer from Locked.
+	Refresh bool
+	// Cache stores results by input digest; nil disables caching.
+	Cache *Cache
+}
+
+// Resolved is what resolving one tool block produced.
+type Resolved struct {
+	// Tools are the registered tools, sorted by name.
+	Tools []Tool
+	// Pin is the lock entry for the block; nil when nothing is pinned
+	// (bash).
+	Pin *lockfile.Tool
+	// Outputs are build products apply packages, by file name relative to
+	// tools/<block>/ in the artifact ("bundle.js").
+	Outputs map[string][]byte
+	// FromLock is set when a remote kind could not be reached (or
+	// -refresh=false) and its tools come from the lock entry.
+	FromLock bool
+	// Unresolved is set when the tools could not be determined at all:
+	// the planner shows the block as one unresolved column.
+	Unresolved bool
+}
+
+// Tool is one registered tool as resolved.
+type Tool struct {
+	// Name is the registered name ("adder", "github__create_issue",
+	// "a2a_planner_send").
+	Name string
+	// Served is the name the MCP server uses, for mcp tools.
+	Served      string
+	Title       string
+	Description string
+	// InputSchema is the JSON Schema of the arguments (javascript
+	// parameters, python schema, MCP inputSchema); nil when unknown.
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+	Annotations  json.RawMessage
+	// Requires lists tags required on top of the block's capabilities
+	// (mcp tool_capabilities).
+	Requires []string
+}
+
+// Resolver resolves one tool block of a kind.
+type Resolver func(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics)
