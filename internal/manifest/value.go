@@ -196,3 +196,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// RuntimeRefOf returns the runtime reference a value stands for, if it is
+// one (inside a Dynamic, runtime references are capsule values).
+func RuntimeRefOf(v cty.Value) (*RuntimeRef, bool) { return refFromValue(v) }
