@@ -184,7 +184,7 @@ var (
 )
 
 func (d *decoder) decodeBuild(b *hcl.Block) *Build {
-	content, diags := b.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	content, diags := d.content(b.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "archetype"}, {Name: "os"}, {Name: "arch"},
 	}})
 	d.add(diags)
@@ -209,7 +209,7 @@ func (d *decoder) decodeBuild(b *hcl.Block) *Build {
 }
 
 func (d *decoder) decodeRuntime(b *hcl.Block) *RuntimeBlock {
-	content, diags := b.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "default_tenant_id"}}})
+	content, diags := d.content(b.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "default_tenant_id"}}})
 	d.add(diags)
 	out := &RuntimeBlock{DeclRange: b.DefRange}
 	if content != nil {
@@ -242,7 +242,7 @@ func (d *decoder) decodeProviders(b *hcl.Block, out map[string]*Provider) {
 	for _, name := range ProviderNames {
 		schema.Blocks = append(schema.Blocks, hcl.BlockHeaderSchema{Type: name})
 	}
-	content, diags := b.Body.Content(&schema)
+	content, diags := d.content(b.Body, &schema)
 	d.add(diags)
 	if content == nil {
 		return
@@ -262,7 +262,7 @@ func (d *decoder) decodeProviders(b *hcl.Block, out map[string]*Provider) {
 // labels.
 func (d *decoder) decodeLabeledProvider(b *hcl.Block, out map[string]*Provider) {
 	label := b.Labels[0]
-	kc, _, diags := b.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "kind", Required: true}}})
+	kc, diags := d.partialContent(b.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "kind", Required: true}}})
 	d.add(diags)
 	if kc == nil || diags.HasErrors() {
 		return
@@ -291,7 +291,7 @@ func (d *decoder) decodeProvider(b *hcl.Block, name, kind string) *Provider {
 	if len(b.Labels) > 0 {
 		schema.Attributes = append(schema.Attributes, hcl.AttributeSchema{Name: "kind"})
 	}
-	content, diags := b.Body.Content(schema)
+	content, diags := d.content(b.Body, schema)
 	d.add(diags)
 	p := &Provider{Name: name, Kind: kind, DeclRange: b.DefRange}
 	if content == nil {
@@ -387,7 +387,7 @@ func (d *decoder) freeBlock(b *hcl.Block, allowed []string, what string) Dynamic
 }
 
 func (d *decoder) decodeHTTPServer(b *hcl.Block) *HTTPServer {
-	content, diags := b.Body.Content(&hcl.BodySchema{
+	content, diags := d.content(b.Body, &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{{Name: "host"}, {Name: "port"}, {Name: "max_request_size"}},
 		Blocks:     []hcl.BlockHeaderSchema{{Type: "protocol"}},
 	})
@@ -410,7 +410,7 @@ func (d *decoder) decodeHTTPServer(b *hcl.Block) *HTTPServer {
 	if pb == nil {
 		return out
 	}
-	pc, diags := pb.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "ag_ui"}, {Type: "a2a"}}})
+	pc, diags := d.content(pb.Body, &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "ag_ui"}, {Type: "a2a"}}})
 	d.add(diags)
 	if pc == nil {
 		return out
@@ -420,7 +420,7 @@ func (d *decoder) decodeHTTPServer(b *hcl.Block) *HTTPServer {
 		if blk == nil {
 			return nil
 		}
-		c, diags := blk.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "path"}}})
+		c, diags := d.content(blk.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "path"}}})
 		d.add(diags)
 		p := &Protocol{DeclRange: blk.DefRange, Path: String{Value: def}}
 		if c != nil {
@@ -441,7 +441,7 @@ const (
 
 func (d *decoder) decodeAgent(b *hcl.Block) *Agent {
 	a := &Agent{Name: b.Labels[0], DeclRange: b.DefRange}
-	content, diags := b.Body.Content(&hcl.BodySchema{
+	content, diags := d.content(b.Body, &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{
 			{Name: "version"}, {Name: "description"}, {Name: "prompt"},
 			{Name: "capabilities"}, {Name: "capability_policy"},
@@ -482,7 +482,7 @@ func (d *decoder) decodeAgent(b *hcl.Block) *Agent {
 		d.errorf(b.DefRange, "Missing model block",
 			"Agent %q has no model block. Every agent names the model it uses, for example:\n  model {\n    provider = \"anthropic\"\n    name     = \"claude-haiku-4-5\"\n  }", a.Name)
 	} else {
-		mc, diags := mb.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		mc, diags := d.content(mb.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 			{Name: "provider", Required: true}, {Name: "name", Required: true},
 		}})
 		d.add(diags)
@@ -497,7 +497,7 @@ func (d *decoder) decodeAgent(b *hcl.Block) *Agent {
 
 func (d *decoder) decodeGraph(b *hcl.Block) Graph {
 	g := Graph{DeclRange: b.DefRange}
-	content, diags := b.Body.Content(&hcl.BodySchema{
+	content, diags := d.content(b.Body, &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{{Name: "type", Required: true}},
 		Blocks:     []hcl.BlockHeaderSchema{{Type: "model"}},
 	})
@@ -510,7 +510,7 @@ func (d *decoder) decodeGraph(b *hcl.Block) Graph {
 	if mb == nil {
 		return g
 	}
-	mc, diags := mb.Body.Content(&hcl.BodySchema{
+	mc, diags := d.content(mb.Body, &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{{Name: "timeout"}},
 		Blocks:     []hcl.BlockHeaderSchema{{Type: "retry"}},
 	})
@@ -524,7 +524,7 @@ func (d *decoder) decodeGraph(b *hcl.Block) Graph {
 	if rb == nil {
 		return g
 	}
-	rc, diags := rb.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	rc, diags := d.content(rb.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "max_attempts", Required: true}, {Name: "initial_backoff", Required: true}, {Name: "max_backoff", Required: true},
 	}})
 	d.add(diags)
@@ -656,7 +656,7 @@ func (d *decoder) decodeLangfuse(p *Prompt, items []hcl.KeyValuePair) *Prompt {
 
 func (d *decoder) decodeSkill(b *hcl.Block) *Skill {
 	s := &Skill{Name: b.Labels[0], DeclRange: b.DefRange}
-	content, diags := b.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	content, diags := d.content(b.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "source"}, {Name: "description"}, {Name: "content"}, {Name: "resources"},
 	}})
 	d.add(diags)
@@ -745,7 +745,7 @@ var checkTypeFuncs = map[string]function.Function{
 
 func (d *decoder) decodeCheck(b *hcl.Block) *Check {
 	c := &Check{Name: b.Labels[0], DeclRange: b.DefRange}
-	content, diags := b.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "assert"}}})
+	content, diags := d.content(b.Body, &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "assert"}}})
 	d.add(diags)
 	if content == nil {
 		return c
@@ -759,7 +759,7 @@ func (d *decoder) decodeCheck(b *hcl.Block) *Check {
 	}
 	ctx := &hcl.EvalContext{Variables: d.ctx.Variables, Functions: funcs}
 	for _, ab := range content.Blocks {
-		ac, diags := ab.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		ac, diags := d.content(ab.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 			{Name: "condition", Required: true}, {Name: "error_message", Required: true},
 		}})
 		d.add(diags)
@@ -800,7 +800,7 @@ func (d *decoder) decodeWaiver(b *hcl.Block) *Waiver {
 		d.errorf(b.LabelRanges[0], "Invalid rule ID",
 			"%q is not an agentform rule ID. Rule IDs look like \"AF101\"; \"agentform audit\" prints the ID of each finding.", w.RuleID)
 	}
-	content, diags := b.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	content, diags := d.content(b.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "target", Required: true}, {Name: "reason", Required: true}, {Name: "expires"},
 	}})
 	d.add(diags)
@@ -850,7 +850,7 @@ func (d *decoder) checkCalls(expr hcl.Expression) bool {
 
 func (d *decoder) decodeCodegenBlock(b *hcl.Block) *CodegenBlock {
 	cb := &CodegenBlock{Name: b.Labels[0], DeclRange: b.DefRange}
-	content, diags := b.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	content, diags := d.content(b.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "description"}, {Name: "generates"}, {Name: "contributes"}, {Name: "dependencies"},
 	}})
 	d.add(diags)

@@ -165,7 +165,7 @@ var topSchema = &hcl.BodySchema{
 func (d *decoder) decodeWorkspace(cfg *Config, bodies []hcl.Body) {
 	var blocks hcl.Blocks
 	for _, body := range bodies {
-		content, diags := body.Content(topSchema)
+		content, diags := d.content(body, topSchema)
 		d.add(diags)
 		if content != nil {
 			blocks = append(blocks, content.Blocks...)

@@ -56,7 +56,7 @@ var httpMethods = []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH
 
 func (d *decoder) decodeNetwork(b *hcl.Block) *Network {
 	n := &Network{DeclRange: b.DefRange}
-	content, diags := b.Body.Content(&hcl.BodySchema{
+	content, diags := d.content(b.Body, &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{{Name: "user_agent"}, {Name: "headers"}},
 		Blocks:     []hcl.BlockHeaderSchema{{Type: "limits"}, {Type: "policy"}},
 	})
@@ -80,7 +80,7 @@ func (d *decoder) decodeNetwork(b *hcl.Block) *Network {
 		for _, name := range names {
 			schema.Attributes = append(schema.Attributes, hcl.AttributeSchema{Name: name})
 		}
-		lc, diags := lb.Body.Content(&schema)
+		lc, diags := d.content(lb.Body, &schema)
 		d.add(diags)
 		n.Limits = &NetworkLimits{DeclRange: lb.DefRange}
 		if lc != nil {
@@ -108,7 +108,7 @@ var urlPatternFields = []string{"hostname", "pathname", "port", "protocol"}
 
 func (d *decoder) decodeNetworkPolicy(b *hcl.Block) *NetworkPolicy {
 	p := &NetworkPolicy{DeclRange: b.DefRange}
-	content, diags := b.Body.Content(&hcl.BodySchema{
+	content, diags := d.content(b.Body, &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{{Name: "methods"}, {Name: "allow"}},
 		Blocks:     []hcl.BlockHeaderSchema{{Type: "addresses"}},
 	})
@@ -118,7 +118,7 @@ func (d *decoder) decodeNetworkPolicy(b *hcl.Block) *NetworkPolicy {
 	}
 	p.Methods = d.strList(content.Attributes, field{name: "methods", runtime: true, oneOf: httpMethods})
 	if ab := d.singleBlock(content.Blocks, "addresses"); ab != nil {
-		ac, diags := ab.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		ac, diags := d.content(ab.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 			{Name: "allow_loopback"}, {Name: "allow_private"}, {Name: "allow_link_local"},
 		}})
 		d.add(diags)
@@ -215,7 +215,7 @@ var backendFields = map[string][]string{
 
 func (d *decoder) decodeFilesystem(b *hcl.Block) *Filesystem {
 	fs := &Filesystem{DeclRange: b.DefRange}
-	content, diags := b.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "mounts", Required: true}}})
+	content, diags := d.content(b.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "mounts", Required: true}}})
 	d.add(diags)
 	if content == nil || diags.HasErrors() {
 		return fs

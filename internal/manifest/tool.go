@@ -41,7 +41,7 @@ var unsupportedName = regexp.MustCompile(`named "([^"]+)"|of type "([^"]+)"`)
 
 func (d *decoder) decodeTool(b *hcl.Block) *Tool {
 	t := &Tool{Name: b.Labels[0], DeclRange: b.DefRange}
-	kc, _, diags := b.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "kind", Required: true}}})
+	kc, diags := d.partialContent(b.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "kind", Required: true}}})
 	d.add(diags)
 	if kc == nil || diags.HasErrors() {
 		return nil
@@ -52,7 +52,7 @@ func (d *decoder) decodeTool(b *hcl.Block) *Tool {
 	}
 	t.Kind, t.KindRange = kind.Value, kind.Range
 
-	content, diags := b.Body.Content(toolSchema(t.Kind))
+	content, diags := d.content(b.Body, toolSchema(t.Kind))
 	d.add(d.explainKindMismatch(t.Kind, diags))
 	if content == nil {
 		return t
@@ -150,7 +150,7 @@ func (d *decoder) decodeBash(a hcl.Attributes, blocks hcl.Blocks) *BashTool {
 		Shared:   d.boolean(a, field{name: "shared"}, false),
 	}
 	if fb := d.singleBlock(blocks, "fs"); fb != nil {
-		c, diags := fb.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "kind"}, {Name: "path"}, {Name: "cwd"}}})
+		c, diags := d.content(fb.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "kind"}, {Name: "path"}, {Name: "cwd"}}})
 		d.add(diags)
 		bt.FS = &BashFS{DeclRange: fb.DefRange, Kind: String{Value: "in_memory"}}
 		if c != nil {
@@ -172,7 +172,7 @@ func (d *decoder) decodeBash(a hcl.Attributes, blocks hcl.Blocks) *BashTool {
 		}
 	}
 	if eb := d.singleBlock(blocks, "env"); eb != nil {
-		c, diags := eb.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "kind"}, {Name: "vars"}}})
+		c, diags := d.content(eb.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "kind"}, {Name: "vars"}}})
 		d.add(diags)
 		bt.Env = &BashEnv{DeclRange: eb.DefRange, Kind: String{Value: "empty"}}
 		if c != nil {
@@ -190,7 +190,7 @@ func (d *decoder) decodeBash(a hcl.Attributes, blocks hcl.Blocks) *BashTool {
 		}
 	}
 	if lb := d.singleBlock(blocks, "limits"); lb != nil {
-		c, diags := lb.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		c, diags := d.content(lb.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 			{Name: "max_execution_time_secs"}, {Name: "max_output_size"}, {Name: "max_command_count"}, {Name: "max_loop_iterations"},
 		}})
 		d.add(diags)
@@ -206,7 +206,7 @@ func (d *decoder) decodeBash(a hcl.Attributes, blocks hcl.Blocks) *BashTool {
 		}
 	}
 	if nb := d.singleBlock(blocks, "network"); nb != nil {
-		c, diags := nb.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		c, diags := d.content(nb.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 			{Name: "enabled"}, {Name: "allowed_url_prefixes"}, {Name: "allowed_methods"},
 			{Name: "max_redirects"}, {Name: "max_response_size"}, {Name: "network_timeout_secs"},
 		}})

@@ -116,3 +116,37 @@ func TestDefaultsAndMerging(t *testing.T) {
 		t.Errorf("got: version %q policy %q\nwant: 0.1.0, locked", a.Version.Value, a.CapabilityPolicy.Value)
 	}
 }
+
+// TestBothFormsMeanTheSame checks that the swapped-forms fixture decodes to
+// the values the usual forms give.
+func TestBothFormsMeanTheSame(t *testing.T) {
+	cfg, diags := Load("testdata/valid/forms_swapped")
+	if diags.HasErrors() {
+		t.Fatal(diagLines(diags))
+	}
+	a := cfg.Agents[0]
+	if a.Graph.Type.Value != "react" || a.Graph.Model.Retry.MaxAttempts.Value != 2 || a.Model.Name.Value != "claude-haiku-4-5" {
+		t.Errorf("got: graph %+v model %+v\nwant: react, 2 attempts, claude-haiku-4-5", a.Graph, a.Model)
+	}
+	if a.Prompt.Kind != PromptLangfuse || a.Prompt.Langfuse.PromptName.Value != "assistant" || !a.Prompt.Langfuse.SecretKey.Runtime.Secret {
+		t.Errorf("got: %+v\nwant: a Langfuse prompt", a.Prompt)
+	}
+	p := cfg.Providers["anthropic"]
+	if p == nil || p.Config.Refs()[0].Env != "ANTHROPIC_API_KEY" || p.Models.Values[0] != "claude-haiku-4-5" {
+		t.Errorf("got: %+v\nwant: the provider with its config", p)
+	}
+	planner := cfg.Tool("planner").A2A
+	if planner.Tenant.Policy.Value != "fixed" || planner.Tenant.ID.Value != "acme" {
+		t.Errorf("got: %+v\nwant: fixed tenant acme", planner.Tenant)
+	}
+	if got := planner.Headers.JSON().(map[string]any)["X-Team"]; got != "docs" {
+		t.Errorf("got: %v\nwant: header X-Team = docs", got)
+	}
+	grep := cfg.Tool("grep")
+	if grep.Config.JSON().(map[string]any)["MODE"] != "fast" || grep.Bash.Env.Kind.Value != "allow" || grep.Bash.Limits.MaxExecutionTimeSecs.Value != 5 {
+		t.Errorf("got: config %v env %+v\nwant: MODE=fast, allow env, 5s limit", grep.Config.JSON(), grep.Bash.Env)
+	}
+	if cfg.HTTPServer.AGUI == nil || cfg.Build.Archetype.Value != "standalone" {
+		t.Errorf("got: %+v\nwant: ag_ui on", cfg.HTTPServer)
+	}
+}
