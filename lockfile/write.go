@@ -1,0 +1,306 @@
+package lockfile
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// toolAttrOrder is the order attributes are written in within a tool
+// block. Each kind's attributes appear in it in that kind's order: kind
+// first, then javascript (source, deps, bundle, bundler), python (source,
+// uv_lock, interpreter), mcp (server, hashed_fields, tools, definitions)
+// and a2a (card, card_name, card_version).
+var toolAttrOrder = []string{
+	"kind",
+	"source", "deps", "bundle", "bundler",
+	"uv_lock", "interpreter",
+	"server", "hashed_fields", "tools", "definitions",
+	"card", "card_name", "card_version",
+}
+
+// Bytes returns the canonical encoding of the lockfile: the header, then
+// skill blocks and tool blocks, each sorted by name, separated by one
+// blank line, with a fixed attribute order per block, empty fields and
+// map entries omitted, map keys sorted and a trailing newline. The same
+// content always gives the same bytes, whatever the maps' insertion
+// order. Nil entries and entries with nothing set are left out. Strings
+// are written as HCL reads them back: NFC-normalised valid UTF-8.
+//
+// Bytes writes what it is given; a File whose entries Parse would reject
+// (a tool without a kind, a malformed hash) encodes to bytes that do not
+// parse. Write refuses such a File.
+func (f *File) Bytes() []byte {
+	hf := hclwrite.NewEmptyFile()
+	body := hf.Body()
+	var skills []entry[*Skill]
+	var tools []entry[*Tool]
+	if f != nil {
+		skills = entries(f.Skills, func(s *Skill) bool { return s.empty() })
+		tools = entries(f.Tools, func(t *Tool) bool { return t.empty() })
+	}
+	first := true
+	newBlock := func(typ, name string) *hclwrite.Body {
+		if !first {
+			body.AppendNewline()
+		}
+		first = false
+		return body.AppendNewBlock(typ, []string{name}).Body()
+	}
+	for _, e := range skills {
+		b := newBlock("skill", e.name)
+		setString(b, "source", e.value.Source)
+	}
+	for _, e := range tools {
+		writeTool(newBlock("tool", e.name), e.value)
+	}
+	var buf bytes.Buffer
+	buf.WriteString(Header)
+	buf.WriteString("\n")
+	if len(skills)+len(tools) > 0 {
+		buf.WriteString("\n")
+		// File.Bytes formats (aligns the equals signs) as it writes.
+		buf.Write(hf.Bytes())
+	}
+	return buf.Bytes()
+}
+
+func writeTool(b *hclwrite.Body, t *Tool) {
+	for _, name := range toolAttrOrder {
+		switch name {
+		case "kind":
+			setString(b, name, t.Kind)
+		case "source":
+			setString(b, name, t.Source)
+		case "deps":
+			setString(b, name, t.Deps)
+		case "bundle":
+			setString(b, name, t.Bundle)
+		case "bundler":
+			setString(b, name, t.Bundler)
+		case "uv_lock":
+			setString(b, name, t.UVLock)
+		case "interpreter":
+			setString(b, name, t.Interpreter)
+		case "server":
+			if t.ServerName == "" && t.ServerVersion == "" {
+				continue
+			}
+			// One line: { name = "…", version = "…" }.
+			toks := hclwrite.Tokens{{Type: hclsyntax.TokenOBrace, Bytes: []byte("{")}}
+			for _, kv := range [][2]string{{"name", t.ServerName}, {"version", t.ServerVersion}} {
+				if kv[1] == "" {
+					continue
+				}
+				if len(toks) > 1 {
+					toks = append(toks, &hclwrite.Token{Type: hclsyntax.TokenComma, Bytes: []byte(",")})
+				}
+				toks = append(toks, &hclwrite.Token{Type: hclsyntax.TokenIdent, Bytes: []byte(kv[0]), SpacesBefore: 1})
+				toks = append(toks, &hclwrite.Token{Type: hclsyntax.TokenEqual, Bytes: []byte("="), SpacesBefore: 1})
+				str := quoted(kv[1])
+				str[0].SpacesBefore = 1
+				toks = append(toks, str...)
+			}
+			toks = append(toks, &hclwrite.Token{Type: hclsyntax.TokenCBrace, Bytes: []byte("}"), SpacesBefore: 1})
+			b.SetAttributeRaw(name, toks)
+		case "hashed_fields":
+			fields := normalFields(t.HashedFields)
+			if len(fields) == 0 {
+				continue
+			}
+			elems := make([]hclwrite.Tokens, len(fields))
+			for i, s := range fields {
+				elems[i] = quoted(s)
+			}
+			b.SetAttributeRaw(name, hclwrite.TokensForTuple(elems))
+		case "tools", "definitions":
+			m := t.Served
+			if name == "definitions" {
+				m = t.Definitions
+			}
+			kvs := entries(m, func(s string) bool { return s == "" })
+			if len(kvs) == 0 {
+				continue
+			}
+			// Like hclwrite.TokensForObject, which would also format
+			// the object; File.Bytes formats everything once.
+			toks := hclwrite.Tokens{
+				{Type: hclsyntax.TokenOBrace, Bytes: []byte("{")},
+				{Type: hclsyntax.TokenNewline, Bytes: []byte("\n")},
+			}
+			for _, e := range kvs {
+				toks = append(toks, quoted(e.name)...)
+				toks = append(toks, &hclwrite.Token{Type: hclsyntax.TokenEqual, Bytes: []byte("=")})
+				toks = append(toks, quoted(e.value)...)
+				toks = append(toks, &hclwrite.Token{Type: hclsyntax.TokenNewline, Bytes: []byte("\n")})
+			}
+			toks = append(toks, &hclwrite.Token{Type: hclsyntax.TokenCBrace, Bytes: []byte("}")})
+			b.SetAttributeRaw(name, toks)
+		case "card":
+			setString(b, name, t.Card)
+		case "card_name":
+			setString(b, name, t.CardName)
+		case "card_version":
+			setString(b, name, t.CardVersion)
+		}
+	}
+}
+
+func setString(b *hclwrite.Body, name, value string) {
+	if value != "" {
+		b.SetAttributeValue(name, cty.StringVal(canon(value)))
+	}
+}
+
+// quoted returns the tokens of a quoted HCL string.
+func quoted(s string) hclwrite.Tokens {
+	return hclwrite.TokensForValue(cty.StringVal(canon(s)))
+}
+
+// canon returns s as HCL reads it back after writing: invalid UTF-8 bytes
+// replaced by U+FFFD, then normalised like every cty string (NFC).
+func canon(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s // ASCII is valid UTF-8 and already NFC
+	}
+	return cty.NormalizeString(string([]rune(s)))
+}
+
+// entry is one map entry under its canonical name.
+type entry[V any] struct {
+	name  string
+	value V
+}
+
+// entries returns m's entries that are not empty, under their canonical
+// names, sorted by name. When two keys have the same canonical form, the
+// entry of the byte-wise smallest key wins, so the result never depends
+// on map iteration order.
+func entries[V any](m map[string]V, empty func(V) bool) []entry[V] {
+	type cand struct {
+		key   string
+		value V
+	}
+	best := map[string]cand{}
+	for k, v := range m {
+		if empty(v) {
+			continue
+		}
+		c := canon(k)
+		if old, ok := best[c]; ok && old.key < k {
+			continue
+		}
+		best[c] = cand{k, v}
+	}
+	out := make([]entry[V], 0, len(best))
+	for name, c := range best {
+		out = append(out, entry[V]{name, c.value})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// normalFields returns hashed field names canonical, distinct, non-empty
+// and sorted.
+func normalFields(fields []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range fields {
+		c := canon(f)
+		if c == "" || seen[c] {
+			continue
+		}
+		seen[c] = true
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// empty reports whether the tool pins nothing: it is nil or has no field
+// set. Such an entry is the same as no entry.
+func (t *Tool) empty() bool {
+	return t == nil || len(toolAttrs(t)) == 0
+}
+
+// empty reports whether the skill pins nothing.
+func (s *Skill) empty() bool {
+	return s == nil || s.Source == ""
+}
+
+// Digest returns "sha256:<hex>" of Bytes(): the lockfile digest that plans
+// and artifacts record.
+func (f *File) Digest() string {
+	sum := sha256.Sum256(f.Bytes())
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// WriteDir writes f as the lockfile of the workspace directory dir
+// (dir/FileName); see Write.
+func WriteDir(dir string, f *File) error {
+	return Write(filepath.Join(dir, FileName), f)
+}
+
+// Write writes f's canonical encoding to path atomically: into a temporary
+// file in the same directory, synced, given mode 0644 (whatever the
+// umask), then renamed over path, and the directory synced. A crash or an
+// error leaves the old file intact and no temporary file behind. A File
+// whose encoding would not parse back (a tool without a kind, a malformed
+// hash) is refused without touching path.
+func Write(path string, f *File) error {
+	data := f.Bytes()
+	if _, diags := Parse(data, path); diags.HasErrors() {
+		return fmt.Errorf("refusing to write %s: the lock entries are invalid: %s", path, diags.Errs()[0])
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	done = true
+	// Make the rename durable. Some systems cannot sync a directory; the
+	// file itself is already complete, so that is not an error.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package lockfile
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// dirNames lists a directory's entries.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	// Overwrite an existing file with other content and another mode.
+	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(path, fullFile()); err != nil {
+		t.Fatalf("got: %v\nwant: no error", err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fullFile().Bytes(); !bytes.Equal(got, want) {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o644 {
+		t.Errorf("got:  mode %v\nwant: -rw-r--r--", info.Mode().Perm())
+	}
+	if names := dirNames(t, dir); len(names) != 1 || names[0] != FileName {
+		t.Errorf("got:  %v\nwant: [%s] (no temporary files left)", names, FileName)
+	}
+	// WriteDir writes the same bytes to dir/FileName.
+	dir2 := t.TempDir()
+	if err := WriteDir(dir2, fullFile()); err != nil {
+		t.Fatal(err)
+	}
+	got2, _ := os.ReadFile(filepath.Join(dir2, FileName))
+	if !bytes.Equal(got2, got) {
+		t.Errorf("WriteDir\ngot:\n%s\nwant:\n%s", got2, got)
+	}
+}
+
+func TestWriteFailures(t *testing.T) {
+	old := []byte(Header + "\n\nskill \"old\" {\n  source = \"" + h1("old") + "\"\n}\n")
+	for _, tc := range []struct {
+		name string
+		// setup prepares dir (which holds the old lockfile) and returns
+		// the path to write.
+		setup func(t *testing.T, dir string) string
+		file  *File
+		want  string
+	}{
+		{
+			name: "read-only directory",
+			setup: func(t *testing.T, dir string) string {
+				makeReadOnly(t, dir)
+				return filepath.Join(dir, FileName)
+			},
+			file: fullFile(),
+			want: "writing",
+		},
+		{
+			name: "rename fails",
+			setup: func(t *testing.T, dir string) string {
+				// The target is a non-empty directory: the temporary file
+				// is written, the rename fails, and the temporary file
+				// must be cleaned up.
+				target := filepath.Join(dir, "taken")
+				if err := os.MkdirAll(filepath.Join(target, "x"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				return target
+			},
+			file: fullFile(),
+			want: "writing",
+		},
+		{
+			name: "invalid entries",
+			setup: func(t *testing.T, dir string) string {
+				return filepath.Join(dir, FileName)
+			},
+			file: &File{Tools: map[string]*Tool{"adder": {Source: "not a hash"}}},
+			want: "refusing to write",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			lock := filepath.Join(dir, FileName)
+			if err := os.WriteFile(lock, old, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			path := tc.setup(t, dir)
+			before := dirNames(t, dir)
+			err := Write(path, tc.file)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got:  %v\nwant: an error containing %q", err, tc.want)
+			}
+			got, rerr := os.ReadFile(lock)
+			if rerr != nil || !bytes.Equal(got, old) {
+				t.Errorf("old lockfile\ngot:  %q (%v)\nwant: %q", got, rerr, old)
+			}
+			if after := dirNames(t, dir); strings.Join(after, ",") != strings.Join(before, ",") {
+				t.Errorf("directory\ngot:  %v\nwant: %v (no temporary files left)", after, before)
+			}
+		})
+	}
+}
