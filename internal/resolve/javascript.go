@@ -1,0 +1,826 @@
+package resolve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
+	"github.com/evanw/esbuild/pkg/api"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/lockfile"
+)
+
+// JavaScriptBundler names the bundler and its version as pinned in the
+// lockfile (lockfile.Tool.Bundler). It must match the github.com/evanw/esbuild
+// version in go.mod: it is part of every javascript cache key, so a stale
+// constant would serve bundles built by a different esbuild.
+const JavaScriptBundler = "esbuild 0.28.2"
+
+// jsEntryNames are the entry files looked for, in order, before
+// package.json "main".
+var jsEntryNames = []string{"index.ts", "index.js", "index.tsx", "index.jsx"}
+
+// jsLockFiles are the package manager lock files, in order of preference,
+// with the command that installs exactly what each pins.
+var jsLockFiles = []struct{ name, install string }{
+	{"package-lock.json", "npm ci"},
+	{"pnpm-lock.yaml", "pnpm install --frozen-lockfile"},
+	{"yarn.lock", "yarn install --frozen-lockfile"},
+}
+
+// jsBundles counts esbuild builds, so tests can tell a cache hit (no
+// bundling) from a miss.
+var jsBundles atomic.Int64
+
+// jsMaxErrors caps the build errors reported for one tool; the rest are
+// summed up in one line.
+const jsMaxErrors = 10
+
+// jsCacheEntry is what the cache keeps for a javascript package: the parts
+// of the result that depend only on the cache key's inputs. The block name
+// and the manifest's description are applied on every hit.
+type jsCacheEntry struct {
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Bundle      []byte          `json:"bundle"`
+}
+
+// jsPackage is a javascript source directory as found on disk.
+type jsPackage struct {
+	dir      string // absolute, symbolic links resolved
+	work     string // the workspace directory, symbolic links resolved
+	rel      string // dir relative to the workspace, slash-separated
+	entry    string // entry file relative to dir, slash-separated
+	source   string // h1: hash of the package
+	deps     string // sha256 of the lock file, or ""
+	install  string // the command that installs the dependencies
+	tsconfig string // dir/tsconfig.json when present
+}
+
+// jsTool is the tool object read from the CommonJS build.
+type jsTool struct {
+	description string
+	parameters  json.RawMessage // canonical JSON
+}
+
+// ResolveJavaScript resolves a javascript tool block: it finds the
+// package's entry, bundles it in-process with esbuild (ESM, platform
+// browser, agentc:* external, dependencies only from the package's own
+// node_modules) and reads the exported tool object by evaluating a
+// CommonJS build in goja, with no I/O and bounded by req.Timeout. Results
+// are cached by the digest of the package, its lock file, the export and
+// the bundler version; a cache hit does no bundling. Every problem is a
+// diagnostic located at the block's source argument, except a missing
+// export named by a written export argument, which is located there.
+func ResolveJavaScript(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
+	t := req.Tool
+	if t == nil || t.JavaScript == nil {
+		var subject *hcl.Range
+		if t != nil {
+			subject = t.DeclRange.Ptr()
+		}
+		return nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Not a javascript tool",
+			Detail:   "The javascript resolver was given a tool block of another kind; this is a bug in agentform.",
+			Subject:  subject,
+		}}
+	}
+	js := t.JavaScript
+	subject := js.Source.Range.Ptr()
+	export := js.Export.Value
+	if export == "" {
+		export = t.Name
+	}
+	exportSubject := subject
+	if js.Export.Set {
+		exportSubject = js.Export.Range.Ptr()
+	}
+
+	pkg, diags := jsFindPackage(req, subject)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	key := Key("javascript", pkg.source, pkg.deps, export, JavaScriptBundler, pkg.entry, pkg.rel)
+	var cached jsCacheEntry
+	if req.Cache.Get("javascript", key, &cached) && len(cached.Bundle) > 0 && json.Valid(cached.Parameters) {
+		return jsResult(req, pkg, jsTool{description: cached.Description, parameters: cached.Parameters}, cached.Bundle, subject)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, jsError(subject, "Resolution cancelled", "Resolving tool %q stopped before bundling: %s.", t.Name, err)
+	}
+
+	// The two builds are independent; running them side by side halves
+	// the wait for one tool.
+	var cjs []byte
+	var cjsDiags hcl.Diagnostics
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cjs, cjsDiags = jsBuild(pkg, api.FormatCommonJS, subject)
+	}()
+	bundle, diags := jsBuild(pkg, api.FormatESModule, subject)
+	<-done
+	if diags.HasErrors() {
+		// Both builds see the same errors; report them once.
+		return nil, diags
+	}
+	if cjsDiags.HasErrors() {
+		return nil, cjsDiags
+	}
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	tool, diags := jsReadTool(ctx, cjs, pkg, export, timeout, subject, exportSubject)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	res, diags := jsResult(req, pkg, tool, bundle, subject)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	// A cache that cannot be written only costs the next plan a rebuild.
+	_ = req.Cache.Put("javascript", key, jsCacheEntry{Description: tool.description, Parameters: tool.parameters, Bundle: bundle})
+	return res, diags
+}
+
+// jsResult assembles the Resolved value of a javascript block from what
+// the package produced and what the manifest says.
+func jsResult(req Request, pkg *jsPackage, tool jsTool, bundle []byte, subject *hcl.Range) (*Resolved, hcl.Diagnostics) {
+	t := req.Tool
+	desc := tool.description
+	if desc == "" {
+		desc = t.Description.Value
+	}
+	if desc == "" {
+		return nil, jsError(subject, "Invalid tool definition",
+			"The tool object exported by %s has no description, and the tool block sets none either. Add a description string to the exported object (or a description argument to the block).", pkg.rel)
+	}
+	return &Resolved{
+		Tools: []Tool{{
+			Name:        t.Name,
+			Description: desc,
+			InputSchema: append(json.RawMessage(nil), tool.parameters...),
+		}},
+		Pin: &lockfile.Tool{
+			Kind:    manifest.KindJavaScript,
+			Source:  pkg.source,
+			Deps:    pkg.deps,
+			Bundle:  SHA256(bundle),
+			Bundler: JavaScriptBundler,
+		},
+		Outputs: map[string][]byte{"bundle.js": bundle},
+	}, nil
+}
+
+// jsFindPackage locates the package directory, its entry file and lock
+// file, and hashes it.
+func jsFindPackage(req Request, subject *hcl.Range) (*jsPackage, hcl.Diagnostics) {
+	src := req.Tool.JavaScript.Source
+	dir, diags := SourceDir(req.Dir, req.Root, src, "javascript package")
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	work, err := filepath.EvalSymlinks(req.Dir)
+	if err != nil {
+		work = req.Dir
+	}
+	pkg := &jsPackage{dir: dir, work: work, install: "npm install"}
+	pkg.rel = jsRel(work, dir)
+
+	raw, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, jsError(subject, "Invalid javascript package",
+				"%s has no package.json. A javascript tool's source is an npm package directory; create one with \"npm init -y\" in %s.", pkg.rel, pkg.rel)
+		}
+		return nil, jsError(subject, "Invalid javascript package", "Reading %s/package.json: %s.", pkg.rel, err)
+	}
+	var manifestJSON struct {
+		Main json.RawMessage `json:"main"`
+	}
+	if err := json.Unmarshal(raw, &manifestJSON); err != nil {
+		return nil, jsError(subject, "Invalid javascript package", "%s/package.json is not valid JSON: %s.", pkg.rel, err)
+	}
+
+	for _, name := range jsEntryNames {
+		if info, err := os.Stat(filepath.Join(dir, name)); err == nil && info.Mode().IsRegular() {
+			pkg.entry = name
+			break
+		}
+	}
+	if pkg.entry == "" {
+		entry, diags := jsMainEntry(pkg, manifestJSON.Main, subject)
+		if diags.HasErrors() {
+			return nil, diags
+		}
+		pkg.entry = entry
+	}
+
+	if pkg.source, err = HashPackage(dir); err != nil {
+		return nil, jsError(subject, "Cannot hash javascript package", "Hashing %s for the lockfile: %s.", pkg.rel, err)
+	}
+	for _, lf := range jsLockFiles {
+		p := filepath.Join(dir, lf.name)
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if pkg.deps, err = SHA256File(p); err != nil {
+			return nil, jsError(subject, "Cannot hash javascript package", "Reading %s/%s: %s.", pkg.rel, lf.name, err)
+		}
+		pkg.install = lf.install
+		break
+	}
+	if info, err := os.Stat(filepath.Join(dir, "tsconfig.json")); err == nil && info.Mode().IsRegular() {
+		pkg.tsconfig = filepath.Join(dir, "tsconfig.json")
+	}
+	return pkg, nil
+}
+
+// jsMainEntry reads package.json "main" as the entry when there is no
+// index file. It must name a file inside the package.
+func jsMainEntry(pkg *jsPackage, main json.RawMessage, subject *hcl.Range) (string, hcl.Diagnostics) {
+	none := func() (string, hcl.Diagnostics) {
+		return "", jsError(subject, "No entry point",
+			"%s has none of %s and its package.json has no \"main\". Add an index.ts (or set \"main\" to the file that exports the tool).",
+			pkg.rel, strings.Join(jsEntryNames, ", "))
+	}
+	if len(main) == 0 || string(main) == "null" {
+		return none()
+	}
+	var s string
+	if err := json.Unmarshal(main, &s); err != nil {
+		return "", jsError(subject, "Invalid javascript package", "The \"main\" field of %s/package.json must be a string.", pkg.rel)
+	}
+	if strings.TrimSpace(s) == "" {
+		return none()
+	}
+	clean := filepath.Clean(filepath.FromSlash(s))
+	outside := func() (string, hcl.Diagnostics) {
+		return "", jsError(subject, "No entry point", "The \"main\" field of %s/package.json names %q, which is outside the package.", pkg.rel, s)
+	}
+	if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		return outside()
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(pkg.dir, clean))
+	if err != nil {
+		return "", jsError(subject, "No entry point", "The \"main\" field of %s/package.json names %q, which does not exist.", pkg.rel, s)
+	}
+	if !within(pkg.dir, real) {
+		return outside()
+	}
+	if info, err := os.Stat(real); err != nil || !info.Mode().IsRegular() {
+		return "", jsError(subject, "No entry point", "The \"main\" field of %s/package.json names %q, which is not a file.", pkg.rel, s)
+	}
+	return filepath.ToSlash(clean), nil
+}
+
+// jsBuild bundles the package's entry with esbuild in the given format.
+// Paths in the output are relative to the workspace, so that the bundle
+// does not depend on where the workspace lives.
+func jsBuild(pkg *jsPackage, format api.Format, subject *hcl.Range) ([]byte, hcl.Diagnostics) {
+	jsBundles.Add(1)
+	opts := api.BuildOptions{
+		EntryPoints:   []string{filepath.Join(pkg.dir, filepath.FromSlash(pkg.entry))},
+		AbsWorkingDir: pkg.work,
+		Bundle:        true,
+		Platform:      api.PlatformBrowser,
+		Format:        format,
+		External:      []string{"agentc:*"},
+		Write:         false,
+		LogLevel:      api.LogLevelSilent,
+		Sourcemap:     api.SourceMapNone,
+		Charset:       api.CharsetASCII,
+		Plugins:       []api.Plugin{jsPackageOnly(pkg)},
+	}
+	// Only the package's own tsconfig.json counts: one in a parent
+	// directory is not part of the package's hash and must not change the
+	// bundle.
+	if pkg.tsconfig != "" {
+		opts.Tsconfig = pkg.tsconfig
+	} else {
+		opts.TsconfigRaw = "{}"
+	}
+	if format == api.FormatCommonJS {
+		// The CommonJS build is only evaluated, never written: an inline
+		// source map lets goja report errors at the tool's own lines.
+		opts.Sourcemap = api.SourceMapInline
+		opts.SourcesContent = api.SourcesContentExclude
+	}
+	result := api.Build(opts)
+	if len(result.Errors) > 0 {
+		return nil, jsBuildDiagnostics(pkg, result.Errors, subject)
+	}
+	if len(result.OutputFiles) != 1 {
+		return nil, jsError(subject, "JavaScript build failed", "esbuild produced %d output files for %s; expected one bundle.", len(result.OutputFiles), pkg.rel)
+	}
+	return result.OutputFiles[0].Contents, nil
+}
+
+// jsOutsidePlugin names the plugin that refuses imports from outside the
+// package, so that its errors can be told from esbuild's.
+const jsOutsidePlugin = "agentform-package-only"
+
+// jsOutsideMarker marks the plugin's own resolve calls so that it does not
+// recurse into itself.
+type jsOutsideMarker struct{}
+
+// jsPackageOnly is an esbuild plugin that refuses imports resolving
+// outside the package directory: a dependency found in a parent's
+// node_modules, or a relative import that leaves the package. Neither is
+// covered by the package hash or its lock file, so neither may reach the
+// bundle. It only vetoes; esbuild's own resolution does the rest.
+func jsPackageOnly(pkg *jsPackage) api.Plugin {
+	return api.Plugin{
+		Name: jsOutsidePlugin,
+		Setup: func(build api.PluginBuild) {
+			build.OnResolve(api.OnResolveOptions{Filter: ".*"}, func(args api.OnResolveArgs) (api.OnResolveResult, error) {
+				if _, ok := args.PluginData.(jsOutsideMarker); ok || args.Kind == api.ResolveEntryPoint || strings.HasPrefix(args.Path, "agentc:") {
+					return api.OnResolveResult{}, nil
+				}
+				r := build.Resolve(args.Path, api.ResolveOptions{
+					Importer:   args.Importer,
+					Namespace:  args.Namespace,
+					ResolveDir: args.ResolveDir,
+					Kind:       args.Kind,
+					With:       args.With,
+					PluginData: jsOutsideMarker{},
+				})
+				if len(r.Errors) > 0 || r.External || r.Namespace != "file" || r.Path == "" {
+					// esbuild reports unresolvable imports itself, located.
+					return api.OnResolveResult{}, nil
+				}
+				real, err := filepath.EvalSymlinks(r.Path)
+				if err != nil {
+					real = r.Path
+				}
+				if within(pkg.dir, real) {
+					return api.OnResolveResult{}, nil
+				}
+				advice := fmt.Sprintf("move the file into %s", pkg.rel)
+				if jsBareImport(args.Path) {
+					advice = fmt.Sprintf("install the dependency in the package itself: add it to %s/package.json and run %q in %s", pkg.rel, pkg.install, pkg.rel)
+				}
+				return api.OnResolveResult{Errors: []api.Message{{
+					Text: fmt.Sprintf("%q resolves to %s, outside the package. Only the package's own files and its own node_modules go into the bundle, because only they are pinned by the lockfile: %s.",
+						args.Path, jsRel(pkg.work, real), advice),
+				}}}, nil
+			})
+		},
+	}
+}
+
+// jsBareImport reports whether an import path names a package (resolved
+// through node_modules) rather than a file.
+func jsBareImport(path string) bool {
+	return !strings.HasPrefix(path, ".") && !strings.HasPrefix(path, "/") && !filepath.IsAbs(path)
+}
+
+// jsBuildDiagnostics turns esbuild's errors into diagnostics located at
+// the source argument, each naming the file, line and column it is about.
+func jsBuildDiagnostics(pkg *jsPackage, msgs []api.Message, subject *hcl.Range) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for i, m := range msgs {
+		if i == jsMaxErrors {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "JavaScript build failed",
+				Detail:   fmt.Sprintf("%d more errors building %s are not shown.", len(msgs)-jsMaxErrors, pkg.rel),
+				Subject:  subject,
+			})
+			break
+		}
+		where := pkg.rel
+		if l := m.Location; l != nil && l.File != "" {
+			where = fmt.Sprintf("%s:%d:%d", filepath.ToSlash(l.File), l.Line, l.Column+1)
+		}
+		switch {
+		case m.PluginName == jsOutsidePlugin:
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Import outside the package",
+				Detail:   where + ": " + m.Text,
+				Subject:  subject,
+			})
+		case strings.HasPrefix(m.Text, "Could not resolve"):
+			detail := fmt.Sprintf("%s: %s. Dependencies come from the package's own node_modules: run %q in %s",
+				where, strings.ToLower(m.Text[:1])+m.Text[1:], pkg.install, pkg.rel)
+			if pkg.install == "npm ci" {
+				detail += " (or \"npm install\" after adding the dependency to package.json)"
+			}
+			detail += "."
+			for _, n := range m.Notes {
+				if strings.Contains(n.Text, "built into node") {
+					detail = fmt.Sprintf("%s: %s: it is a Node.js built-in module, and tools do not run on Node.js. Use the agentc:* modules (such as agentc:fs or agentc:http) instead.",
+						where, strings.ToLower(m.Text[:1])+m.Text[1:])
+					break
+				}
+			}
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing JavaScript dependency", Detail: detail, Subject: subject})
+		default:
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "JavaScript build failed",
+				Detail:   fmt.Sprintf("%s: %s. Fix the source in %s and plan again.", where, strings.TrimSuffix(m.Text, "."), pkg.rel),
+				Subject:  subject,
+			})
+		}
+	}
+	return diags
+}
+
+// jsPreludeName is the script name of jsPrelude in stack traces.
+const jsPreludeName = "agentform-prelude.js"
+
+// jsPrelude defines the environment the CommonJS build is evaluated in:
+// require returns inert stubs for agentc:* modules and refuses everything
+// else, console does nothing, and __agentform_read reads the tool object
+// with built-ins captured before the tool's code can replace them.
+const jsPrelude = `(function (global) {
+  var create = Object.create, keys = Object.keys, stringify = JSON.stringify, isArray = Array.isArray;
+  var P = Proxy, toPrimitive = Symbol.toPrimitive;
+  function stub(name) {
+    var self;
+    var inherited = new P(create(null), {
+      get: function (t, key) { return key === "then" || typeof key === "symbol" ? undefined : self; }
+    });
+    var handler = {
+      get: function (t, key) {
+        if (key === toPrimitive) { return function () { return "[agentc stub " + name + "]"; }; }
+        if (key === "then" || key === "__esModule" || typeof key === "symbol") { return undefined; }
+        return self;
+      },
+      set: function () { return true; },
+      apply: function () { return self; },
+      construct: function () { return self; },
+      getPrototypeOf: function () { return inherited; }
+    };
+    self = new P(function () {}, handler);
+    return self;
+  }
+  var stubs = {};
+  global.require = function (name) {
+    name = String(name);
+    if (name.slice(0, 7) === "agentc:") {
+      if (!stubs[name]) { stubs[name] = stub(name); }
+      return stubs[name];
+    }
+    throw new Error("require(\"" + name + "\") is not available while agentform reads the tool definition: only agentc:* modules are");
+  };
+  global.module = { exports: {} };
+  global.exports = global.module.exports;
+  var noop = function () {};
+  global.console = { log: noop, info: noop, warn: noop, error: noop, debug: noop, trace: noop };
+  var read = function (exported, name) {
+    var out = { exportsType: exported === null ? "null" : typeof exported, names: [], found: false };
+    if (exported === null || (typeof exported !== "object" && typeof exported !== "function")) { return stringify(out); }
+    out.names = keys(exported);
+    var tool = exported[name];
+    if (tool === undefined) { return stringify(out); }
+    out.found = true;
+    out.toolType = tool === null ? "null" : typeof tool;
+    if (tool === null || (typeof tool !== "object" && typeof tool !== "function")) { return stringify(out); }
+    var field = function (v) { return { type: v === null ? "null" : isArray(v) ? "array" : typeof v, value: typeof v === "string" ? v : undefined }; };
+    out.name = field(tool.name);
+    out.description = field(tool.description);
+    var p = tool.parameters;
+    out.parameters = field(p);
+    if (out.parameters.type === "object") {
+      try { out.parameters.json = stringify(p); } catch (e) { out.parameters.error = String(e); }
+    }
+    return stringify(out);
+  };
+  return read;
+})(this)`
+
+// jsPreludeProgram is jsPrelude compiled once; a goja program can run in
+// any number of runtimes.
+var jsPreludeProgram = sync.OnceValues(func() (*goja.Program, error) {
+	return goja.Compile(jsPreludeName, jsPrelude, true)
+})
+
+// jsRead is what the prelude's reader reports about the export.
+type jsRead struct {
+	ExportsType string   `json:"exportsType"`
+	Names       []string `json:"names"`
+	Found       bool     `json:"found"`
+	ToolType    string   `json:"toolType"`
+	Name        *jsField `json:"name"`
+	Description *jsField `json:"description"`
+	Parameters  *struct {
+		jsField
+		JSON  *string `json:"json"`
+		Error string  `json:"error"`
+	} `json:"parameters"`
+}
+
+// jsField is one property of the tool object: its JavaScript type and, for
+// strings, its value.
+type jsField struct {
+	Type  string  `json:"type"`
+	Value *string `json:"value"`
+}
+
+// jsReadTool evaluates the CommonJS build in a fresh goja runtime and reads
+// the exported tool object, interrupting the evaluation after timeout.
+func jsReadTool(ctx context.Context, cjs []byte, pkg *jsPackage, export string, timeout time.Duration, subject, exportSubject *hcl.Range) (jsTool, hcl.Diagnostics) {
+	raw, err := jsEvaluate(ctx, cjs, pkg, export, timeout)
+	if err != nil {
+		var stopped *jsTimeoutError
+		if errors.As(err, &stopped) {
+			if stopped.cancelled {
+				return jsTool{}, jsError(subject, "Resolution cancelled",
+					"Evaluating %s to read the export %q was cancelled: %s.", pkg.rel, export, context.Cause(ctx))
+			}
+			return jsTool{}, jsError(subject, "Tool definition timed out",
+				"Evaluating %s to read the export %q did not finish within %s. A tool's top-level code must only define the tool; move long-running work into execute.", pkg.rel, export, timeout)
+		}
+		return jsTool{}, jsError(subject, "Invalid tool definition",
+			"Evaluating %s to read the export %q failed: %s. A tool's top-level code runs with no I/O, no timers and only agentc:* modules (as inert stubs).", pkg.rel, export, err)
+	}
+	var r jsRead
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		return jsTool{}, jsError(subject, "Invalid tool definition", "Reading the export %q of %s: %s.", export, pkg.rel, err)
+	}
+	if !r.Found {
+		sort.Strings(r.Names)
+		found := "it exports nothing"
+		if len(r.Names) > 0 {
+			found = "it exports " + jsQuoteList(r.Names)
+		}
+		return jsTool{}, jsError(exportSubject, "Tool export not found",
+			"%s has no export named %q; %s. Export the tool object as %q, or set export in the tool block to the name it has.", pkg.rel, export, found, export)
+	}
+	invalid := func(format string, args ...any) (jsTool, hcl.Diagnostics) {
+		return jsTool{}, jsError(subject, "Invalid tool definition", "The export %q of %s %s.", export, pkg.rel, fmt.Sprintf(format, args...))
+	}
+	if r.ToolType != "object" && r.ToolType != "function" {
+		return invalid("is %s, not a tool object with name, description and parameters", jsArticle(r.ToolType))
+	}
+	if r.Name == nil || r.Name.Type != "string" || r.Name.Value == nil || *r.Name.Value == "" {
+		return invalid("has no name: set name to a non-empty string (found %s)", jsFieldType(r.Name))
+	}
+	var tool jsTool
+	if d := r.Description; d != nil && d.Type != "undefined" {
+		if d.Type != "string" || d.Value == nil {
+			return invalid("has a description that is %s; it must be a string", jsArticle(d.Type))
+		}
+		tool.description = *d.Value
+	}
+	params, diags := jsParameters(&r, pkg, export, subject)
+	if diags.HasErrors() {
+		return jsTool{}, diags
+	}
+	tool.parameters = params
+	return tool, nil
+}
+
+// jsParameters checks that the tool's parameters are a JSON Schema for an
+// object and returns them as canonical JSON.
+func jsParameters(r *jsRead, pkg *jsPackage, export string, subject *hcl.Range) (json.RawMessage, hcl.Diagnostics) {
+	bad := func(format string, args ...any) (json.RawMessage, hcl.Diagnostics) {
+		return nil, jsError(subject, "Invalid tool schema", "The parameters of the export %q of %s %s.", export, pkg.rel, fmt.Sprintf(format, args...))
+	}
+	p := r.Parameters
+	if p == nil || p.Type != "object" {
+		t := "undefined"
+		if p != nil {
+			t = p.Type
+		}
+		return bad("are %s; they must be a JSON Schema object such as { type: \"object\", properties: { ... } }", jsArticle(t))
+	}
+	if p.Error != "" || p.JSON == nil {
+		return bad("cannot be converted to JSON (%s); use plain objects, arrays, strings, numbers and booleans", p.Error)
+	}
+	canon, err := jsCanonicalJSON([]byte(*p.JSON))
+	if err != nil {
+		return bad("are not valid JSON: %s", err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(canon))
+	if err != nil {
+		return bad("are not valid JSON: %s", err)
+	}
+	if typ, ok := doc.(map[string]any)["type"]; ok && typ != "object" {
+		return bad("describe %s, but a tool's arguments are an object: set type to \"object\"", jsSchemaType(typ))
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	// No loader: a $ref to a file or URL must not make a plan read it.
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	const loc = "urn:agentform:parameters"
+	if err := c.AddResource(loc, doc); err != nil {
+		return bad("are not a valid JSON Schema: %s", err)
+	}
+	if _, err := c.Compile(loc); err != nil {
+		return bad("are not a valid JSON Schema: %s", jsSchemaError(err))
+	}
+	return canon, nil
+}
+
+// jsTimeoutError reports an evaluation interrupted by the time limit or,
+// when cancelled is set, by the context.
+type jsTimeoutError struct{ cancelled bool }
+
+func (e *jsTimeoutError) Error() string {
+	if e.cancelled {
+		return "evaluation cancelled"
+	}
+	return "evaluation timed out"
+}
+
+// jsEvaluate runs the prelude and the CommonJS build in a fresh goja
+// runtime and returns the reader's JSON report on export.
+func jsEvaluate(ctx context.Context, cjs []byte, pkg *jsPackage, export string, timeout time.Duration) (report string, err error) {
+	vm := goja.New()
+	vm.SetMaxCallStackSize(4096)
+	timer := time.AfterFunc(timeout, func() { vm.Interrupt(&jsTimeoutError{}) })
+	defer timer.Stop()
+	stop := context.AfterFunc(ctx, func() { vm.Interrupt(&jsTimeoutError{cancelled: true}) })
+	defer stop()
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the JavaScript engine stopped: %v", p)
+		}
+	}()
+
+	prelude, err := jsPreludeProgram()
+	if err != nil {
+		return "", err
+	}
+	readerVal, err := vm.RunProgram(prelude)
+	if err != nil {
+		return "", jsEvalError(err)
+	}
+	reader, ok := goja.AssertFunction(readerVal)
+	if !ok {
+		return "", errors.New("the prelude did not define a reader")
+	}
+	module := vm.Get("module").ToObject(vm)
+	// Only the inline source map of the build is read: a sourceMappingURL
+	// naming a file or URL must not make a plan read it.
+	prog, err := goja.Parse("bundle.js", string(cjs), parser.WithSourceMapLoader(func(string) ([]byte, error) {
+		return nil, errors.New("source maps are read only inline")
+	}))
+	if err != nil {
+		return "", err
+	}
+	code, err := goja.CompileAST(prog, false)
+	if err != nil {
+		return "", err
+	}
+	if _, err := vm.RunProgram(code); err != nil {
+		return "", jsEvalError(err)
+	}
+	out, err := reader(goja.Undefined(), module.Get("exports"), vm.ToValue(export))
+	if err != nil {
+		return "", jsEvalError(err)
+	}
+	return out.String(), nil
+}
+
+// jsEvalError turns a goja error into a plain one: the interrupt value for
+// an interrupt, the JavaScript message for an exception.
+func jsEvalError(err error) error {
+	var interrupted *goja.InterruptedError
+	if errors.As(err, &interrupted) {
+		if te, ok := interrupted.Value().(*jsTimeoutError); ok {
+			return te
+		}
+	}
+	var ex *goja.Exception
+	if errors.As(err, &ex) {
+		msg := "an exception"
+		if v := ex.Value(); v != nil {
+			msg = v.String()
+		}
+		for _, f := range ex.Stack() {
+			if p := f.Position(); p.Filename != "" && p.Filename != jsPreludeName {
+				// Columns through the source map are approximate; lines
+				// are exact.
+				return fmt.Errorf("%s:%d: %s", p.Filename, p.Line, msg)
+			}
+		}
+		return errors.New(msg)
+	}
+	return err
+}
+
+// jsCanonicalJSON re-encodes JSON with object keys sorted and no
+// insignificant whitespace, keeping numbers as written.
+func jsCanonicalJSON(b []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// jsSchemaError reports a jsonschema compile error by its innermost
+// causes, each with the place in the schema it is about.
+func jsSchemaError(err error) string {
+	var sve *jsonschema.SchemaValidationError
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &sve) || !errors.As(sve.Err, &ve) {
+		return strings.ReplaceAll(err.Error(), "urn:agentform:parameters", "parameters")
+	}
+	p := message.NewPrinter(language.English)
+	var leaves []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			leaves = append(leaves, fmt.Sprintf("at %q: %s", "/"+strings.Join(e.InstanceLocation, "/"), e.ErrorKind.LocalizedString(p)))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	sort.Strings(leaves)
+	if len(leaves) > 3 {
+		leaves = append(leaves[:3], fmt.Sprintf("and %d more", len(leaves)-3))
+	}
+	return strings.Join(leaves, "; ")
+}
+
+// jsSchemaType names a schema's type value for a message.
+func jsSchemaType(typ any) string {
+	b, _ := json.Marshal(typ)
+	return "type " + string(b)
+}
+
+// jsFieldType names the JavaScript type of a tool field for a message.
+func jsFieldType(f *jsField) string {
+	if f == nil {
+		return "undefined"
+	}
+	if f.Type == "string" {
+		return "an empty string"
+	}
+	return jsArticle(f.Type)
+}
+
+// jsArticle prefixes a JavaScript type name with an article.
+func jsArticle(t string) string {
+	switch t {
+	case "", "undefined":
+		return "undefined"
+	case "null":
+		return "null"
+	case "array", "object":
+		return "an " + t
+	}
+	return "a " + t
+}
+
+// jsQuoteList renders names as "a", "b" and "c".
+func jsQuoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// jsRel names dir relative to the workspace (both with symbolic links
+// resolved), slash-separated, for messages and cache keys.
+func jsRel(workspace, dir string) string {
+	rel, err := filepath.Rel(workspace, dir)
+	if err != nil {
+		return filepath.ToSlash(dir)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// jsError is one error diagnostic at subject.
+func jsError(subject *hcl.Range, summary, format string, args ...any) hcl.Diagnostics {
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: subject}}
+}

@@ -1,0 +1,614 @@
+package resolve
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"golang.org/x/mod/modfile"
+
+	"github.com/agentform/agentform/internal/manifest"
+)
+
+// jsFixtures is where the javascript fixtures live.
+const jsFixtures = "testdata/javascript"
+
+// jsTestAgent is the agent block every test workspace needs.
+const jsTestAgent = `agent "assistant" {
+  graph {
+    type = "react"
+  }
+
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+`
+
+// jsWorkspace is a test workspace holding one javascript tool block.
+type jsWorkspace struct {
+	dir string
+	req Request
+	// sourceLine and exportLine are the manifest lines of the block's
+	// source and export arguments (exportLine 0 when not written).
+	sourceLine, exportLine int
+}
+
+// newJSWorkspace copies the fixture (relative to testdata/javascript) to
+// dir/tools/<block> and writes an agent.acl declaring the block, with
+// extra lines added to its body; it loads the manifest with manifest.Load
+// so that ranges are real.
+func newJSWorkspace(t testing.TB, dir, fixture, block, extra string) *jsWorkspace {
+	t.Helper()
+	if fixture != "" {
+		jsCopyDir(t, filepath.Join(jsFixtures, filepath.FromSlash(fixture)), filepath.Join(dir, "tools", block))
+	}
+	acl := jsTestAgent + fmt.Sprintf("\ntool %q {\n  kind   = \"javascript\"\n  source = \"./tools/%s\"\n%s}\n", block, block, extra)
+	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(acl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := manifest.Load(dir)
+	if diags.HasErrors() {
+		t.Fatalf("loading the test manifest: %s", diags.Error())
+	}
+	w := &jsWorkspace{dir: dir, req: Request{Config: cfg, Tool: cfg.Tool(block), Dir: dir, Root: ProjectRoot(dir)}}
+	for i, line := range strings.Split(acl, "\n") {
+		switch {
+		case strings.HasPrefix(strings.TrimSpace(line), "source ="):
+			w.sourceLine = i + 1
+		case strings.HasPrefix(strings.TrimSpace(line), "export"):
+			w.exportLine = i + 1
+		}
+	}
+	return w
+}
+
+// jsCopyDir copies a directory tree, node_modules included.
+func jsCopyDir(t testing.TB, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		target := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copying fixture %s: %v", from, err)
+	}
+}
+
+// requireInstalled fails the test when a fixture's dependencies are not
+// installed.
+func requireInstalled(t testing.TB, fixture, module string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(jsFixtures, fixture, "node_modules", module, "package.json")); err != nil {
+		t.Fatalf("the fixture %s/%s has no node_modules/%s: run \"npm ci\" in internal/resolve/testdata/javascript/%s (make test does)", jsFixtures, fixture, module, fixture)
+	}
+}
+
+func TestResolveJavaScript(t *testing.T) {
+	requireInstalled(t, "ts-tool", "is-number")
+	tests := []struct {
+		name, fixture, block, extra string
+		wantDesc, wantSchema        string
+		lock                        string // lock file whose sha256 is Deps
+		wantInBundle                []string
+		// run is a node ESM snippet calling the bundle (imported as t)
+		// and its expected output; empty when the bundle needs agentc.
+		run, wantRun string
+	}{
+		{
+			name: "typescript with a dependency", fixture: "ts-tool", block: "adder",
+			wantDesc:   "Adds two numbers.",
+			wantSchema: `{"additionalProperties":false,"properties":{"a":{"description":"The first addend.","type":"number"},"b":{"description":"The second addend.","type":"number"}},"required":["a","b"],"type":"object"}`,
+			lock:       "package-lock.json",
+			wantInBundle: []string{
+				"// tools/adder/node_modules/is-number/index.js",
+				"// tools/adder/lib/format.ts",
+				"// tools/adder/index.ts",
+				"export {\n  adder\n};",
+			},
+			run:     `console.log((await t.adder.execute({ args: { a: 2, b: 3 } })).output)`,
+			wantRun: "2 + 3 = 5",
+		},
+		{
+			name: "plain javascript through package.json main", fixture: "js-tool", block: "echo",
+			wantDesc:   "Echoes its input back.",
+			wantSchema: `{"properties":{"text":{"type":"string"},"times":{"maximum":3,"minimum":1,"type":"integer"}},"required":["text"],"type":"object"}`,
+			wantInBundle: []string{
+				`import { fetch } from "agentc:http";`,
+				`import * as fs from "agentc:fs";`,
+				"// tools/echo/src/tool.js",
+			},
+		},
+		{
+			name: "explicit export and the manifest's description", fixture: "js-tool", block: "other",
+			extra:      "  export      = \"quiet\"\n  description = \"Says nothing.\"\n",
+			wantDesc:   "Says nothing.",
+			wantSchema: `{"type":"object"}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newJSWorkspace(t, t.TempDir(), tt.fixture, tt.block, tt.extra)
+			res, diags := ResolveJavaScript(context.Background(), w.req)
+			if diags.HasErrors() {
+				t.Fatalf("unexpected diagnostics:\n%s", diags.Error())
+			}
+			if len(res.Tools) != 1 {
+				t.Fatalf("got %d tools\nwant: 1", len(res.Tools))
+			}
+			got := res.Tools[0]
+			if got.Name != tt.block || got.Description != tt.wantDesc || string(got.InputSchema) != tt.wantSchema {
+				t.Errorf("tool:\ngot:  %q %q %s\nwant: %q %q %s", got.Name, got.Description, got.InputSchema, tt.block, tt.wantDesc, tt.wantSchema)
+			}
+
+			pkgDir := filepath.Join(w.dir, "tools", tt.block)
+			wantSource, err := HashPackage(pkgDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantDeps := ""
+			if tt.lock != "" {
+				if wantDeps, err = SHA256File(filepath.Join(pkgDir, tt.lock)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			bundle := res.Outputs["bundle.js"]
+			if len(res.Outputs) != 1 || len(bundle) == 0 {
+				t.Fatalf("outputs:\ngot:  %v\nwant: one non-empty bundle.js", reflect.ValueOf(res.Outputs).MapKeys())
+			}
+			pin := res.Pin
+			if pin.Kind != "javascript" || pin.Source != wantSource || pin.Deps != wantDeps || pin.Bundle != SHA256(bundle) || pin.Bundler != JavaScriptBundler {
+				t.Errorf("pin:\ngot:  %+v\nwant: kind javascript, source %s, deps %q, bundle %s, bundler %s", *pin, wantSource, wantDeps, SHA256(bundle), JavaScriptBundler)
+			}
+			for _, want := range tt.wantInBundle {
+				if !bytes.Contains(bundle, []byte(want)) {
+					t.Errorf("bundle lacks %q\ngot:\n%s", want, bundle)
+				}
+			}
+			if bytes.Contains(bundle, []byte(w.dir)) {
+				t.Errorf("bundle holds the workspace's absolute path %s:\n%s", w.dir, bundle)
+			}
+			if tt.run != "" {
+				jsRunNode(t, bundle, tt.run, tt.wantRun)
+			}
+		})
+	}
+}
+
+// jsRunNode imports the ESM bundle in node and runs a snippet against it,
+// proving the bundle is a working module.
+func jsRunNode(t *testing.T, bundle []byte, snippet, want string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is needed to run the bundle (it comes with npm, which make test uses): %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "bundle.mjs"), bundle, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	main := "import * as t from \"./bundle.mjs\";\n" + snippet + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.mjs"), []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "main.mjs")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != want {
+		t.Errorf("node running the bundle (err %v):\ngot:  %s\nwant: %s", err, out, want)
+	}
+}
+
+func TestResolveJavaScriptDeterministic(t *testing.T) {
+	requireInstalled(t, "ts-tool", "is-number")
+	for fixture, block := range map[string]string{"ts-tool": "adder", "js-tool": "echo"} {
+		t.Run(fixture, func(t *testing.T) {
+			// Two workspaces at different depths: absolute paths differ in
+			// length and content, the layout inside is the same.
+			a := newJSWorkspace(t, t.TempDir(), fixture, block, "")
+			deep := filepath.Join(t.TempDir(), "some", "deeper", "place")
+			if err := os.MkdirAll(deep, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			b := newJSWorkspace(t, deep, fixture, block, "")
+			var first *Resolved
+			for i, w := range []*jsWorkspace{a, a, b, b} {
+				res, diags := ResolveJavaScript(context.Background(), w.req)
+				if diags.HasErrors() {
+					t.Fatalf("run %d: %s", i, diags.Error())
+				}
+				if first == nil {
+					first = res
+					continue
+				}
+				if got, want := res.Outputs["bundle.js"], first.Outputs["bundle.js"]; !bytes.Equal(got, want) {
+					t.Fatalf("run %d: bundle differs\ngot:\n%s\nwant:\n%s", i, got, want)
+				}
+				if !reflect.DeepEqual(res, first) {
+					t.Fatalf("run %d: result differs\ngot:  %+v %+v\nwant: %+v %+v", i, res.Tools, *res.Pin, first.Tools, *first.Pin)
+				}
+			}
+		})
+	}
+}
+
+func TestResolveJavaScriptCache(t *testing.T) {
+	w := newJSWorkspace(t, t.TempDir(), "js-tool", "echo", "")
+	w.req.Cache = NewCache(w.dir)
+	cacheDir := filepath.Join(w.dir, ".agentform", "cache", "javascript")
+
+	resolve := func(step string) (*Resolved, int64) {
+		t.Helper()
+		before := jsBundles.Load()
+		res, diags := ResolveJavaScript(context.Background(), w.req)
+		if diags.HasErrors() {
+			t.Fatalf("%s: %s", step, diags.Error())
+		}
+		return res, jsBundles.Load() - before
+	}
+
+	cold, builds := resolve("cold")
+	if builds != 2 {
+		t.Errorf("cold run esbuild builds:\ngot:  %d\nwant: 2 (ESM bundle and CommonJS build)", builds)
+	}
+	entries, _ := os.ReadDir(cacheDir)
+	if len(entries) != 1 {
+		t.Fatalf("cache entries after the cold run:\ngot:  %d\nwant: 1", len(entries))
+	}
+
+	warm, builds := resolve("warm")
+	if builds != 0 {
+		t.Errorf("warm run esbuild builds:\ngot:  %d\nwant: 0", builds)
+	}
+	if !reflect.DeepEqual(warm, cold) {
+		t.Errorf("cached result:\ngot:  %+v %+v\nwant: %+v %+v", warm.Tools, *warm.Pin, cold.Tools, *cold.Pin)
+	}
+
+	// The manifest's description is applied on a hit, not cached.
+	w.req.Tool.Description = manifest.String{Value: "ignored: the export has one", Set: true}
+	if hit, builds := resolve("description"); builds != 0 || hit.Tools[0].Description != "Echoes its input back." {
+		t.Errorf("hit with a manifest description:\ngot:  %d builds, %q\nwant: 0 builds, %q", builds, hit.Tools[0].Description, "Echoes its input back.")
+	}
+
+	// Changing the package is a miss.
+	src := filepath.Join(w.dir, "tools", "echo", "src", "tool.js")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte("Echoes its input back."), []byte("Echoes its input."), 1)
+	if err := os.WriteFile(src, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed, builds := resolve("changed")
+	if builds != 2 || changed.Tools[0].Description != "Echoes its input." || changed.Pin.Source == cold.Pin.Source {
+		t.Errorf("after a change:\ngot:  %d builds, %q, source %s\nwant: 2 builds, %q, a new source hash", builds, changed.Tools[0].Description, changed.Pin.Source, "Echoes its input.")
+	}
+
+	// A failed resolution writes nothing.
+	bad := newJSWorkspace(t, t.TempDir(), "broken/throws", "tool", "")
+	bad.req.Cache = NewCache(bad.dir)
+	if _, diags := ResolveJavaScript(context.Background(), bad.req); !diags.HasErrors() {
+		t.Fatal("broken/throws resolved without errors")
+	}
+	if _, err := os.Stat(filepath.Join(bad.dir, ".agentform", "cache")); !os.IsNotExist(err) {
+		t.Errorf("cache after a failure:\ngot:  %v\nwant: no cache directory", err)
+	}
+}
+
+func TestResolveJavaScriptErrors(t *testing.T) {
+	tests := []struct {
+		name, fixture, block, extra string
+		// setup prepares the workspace after the fixture is copied.
+		setup       func(t *testing.T, dir string)
+		wantSummary string
+		wantDetail  []string
+		atExport    bool
+	}{
+		{
+			name: "source not found", block: "tool",
+			wantSummary: "Source not found",
+			wantDetail:  []string{`"./tools/tool"`},
+		},
+		{
+			name: "no package.json", block: "tool",
+			setup: func(t *testing.T, dir string) {
+				if err := os.MkdirAll(filepath.Join(dir, "tools", "tool"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantSummary: "Invalid javascript package",
+			wantDetail:  []string{"tools/tool has no package.json", "npm init -y"},
+		},
+		{
+			name: "no entry point", fixture: "broken/no-entry", block: "tool",
+			wantSummary: "No entry point",
+			wantDetail:  []string{"index.ts, index.js, index.tsx, index.jsx", `no "main"`},
+		},
+		{
+			name: "missing dependency", fixture: "broken/missing-dep", block: "tool",
+			wantSummary: "Missing JavaScript dependency",
+			wantDetail:  []string{`tools/tool/index.ts:2:21: could not resolve "left-pad"`, `run "npm ci" in tools/tool`},
+		},
+		{
+			name: "dependency only in a parent node_modules", fixture: "ts-tool", block: "tool",
+			setup: func(t *testing.T, dir string) {
+				requireInstalled(t, "ts-tool", "is-number")
+				if err := os.RemoveAll(filepath.Join(dir, "tools", "tool", "node_modules")); err != nil {
+					t.Fatal(err)
+				}
+				jsCopyDir(t, filepath.Join(jsFixtures, "ts-tool", "node_modules"), filepath.Join(dir, "node_modules"))
+			},
+			wantSummary: "Import outside the package",
+			wantDetail:  []string{`tools/tool/index.ts:1:22: "is-number" resolves to node_modules/is-number/index.js, outside the package`, `add it to tools/tool/package.json and run "npm ci" in tools/tool`},
+		},
+		{
+			name: "relative import leaving the package", fixture: "broken/escapes", block: "tool",
+			setup: func(t *testing.T, dir string) {
+				if err := os.WriteFile(filepath.Join(dir, "tools", "shared.ts"), []byte("export const greeting = \"hi\";\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantSummary: "Import outside the package",
+			wantDetail:  []string{`tools/tool/index.ts:2:26: "../shared" resolves to tools/shared.ts, outside the package`, "move the file into tools/tool"},
+		},
+		{
+			name: "typescript syntax error", fixture: "broken/syntax-error", block: "tool",
+			wantSummary: "JavaScript build failed",
+			wantDetail:  []string{`tools/tool/index.ts:8:13: Unexpected "*"`},
+		},
+		{
+			name: "missing export", fixture: "broken/missing-export", block: "adder",
+			wantSummary: "Tool export not found",
+			wantDetail:  []string{`tools/adder has no export named "adder"; it exports "first" and "second"`},
+		},
+		{
+			name: "missing explicit export", fixture: "broken/missing-export", block: "adder",
+			extra:       "  export = \"third\"\n",
+			wantSummary: "Tool export not found",
+			wantDetail:  []string{`no export named "third"`},
+			atExport:    true,
+		},
+		{
+			name: "parameters not an object", fixture: "broken/params-not-object", block: "tool",
+			wantSummary: "Invalid tool schema",
+			wantDetail:  []string{`The parameters of the export "tool" of tools/tool are a string`},
+		},
+		{
+			name: "parameters not an object schema", fixture: "broken/params-not-object-schema", block: "tool",
+			wantSummary: "Invalid tool schema",
+			wantDetail:  []string{`describe type "string"`, `set type to "object"`},
+		},
+		{
+			name: "invalid schema", fixture: "broken/invalid-schema", block: "tool",
+			wantSummary: "Invalid tool schema",
+			wantDetail:  []string{"are not a valid JSON Schema", "/properties/a/type"},
+		},
+		{
+			name: "missing name", fixture: "broken/missing-name", block: "tool",
+			wantSummary: "Invalid tool definition",
+			wantDetail:  []string{`The export "tool" of tools/tool has no name`},
+		},
+		{
+			name: "no description anywhere", fixture: "js-tool", block: "tool",
+			extra:       "  export = \"quiet\"\n",
+			wantSummary: "Invalid tool definition",
+			wantDetail:  []string{"has no description"},
+		},
+		{
+			name: "export without parameters", fixture: "js-tool", block: "tool",
+			extra:       "  export = \"helper\"\n",
+			wantSummary: "Invalid tool schema",
+			wantDetail:  []string{`The parameters of the export "helper" of tools/tool are undefined`},
+		},
+		{
+			name: "top-level code throws", fixture: "broken/throws", block: "tool",
+			wantSummary: "Invalid tool definition",
+			wantDetail:  []string{"tools/tool/index.ts:7: Error: configuration file missing"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			w := newJSWorkspace(t, dir, tt.fixture, tt.block, tt.extra)
+			if tt.setup != nil {
+				tt.setup(t, dir)
+			}
+			res, diags := ResolveJavaScript(context.Background(), w.req)
+			if res != nil {
+				t.Errorf("result:\ngot:  %+v\nwant: nil", res)
+			}
+			line := w.sourceLine
+			if tt.atExport {
+				line = w.exportLine
+			}
+			jsWantDiag(t, diags, tt.wantSummary, line, tt.wantDetail...)
+		})
+	}
+}
+
+func TestResolveJavaScriptTimeout(t *testing.T) {
+	t.Run("time limit", func(t *testing.T) {
+		w := newJSWorkspace(t, t.TempDir(), "broken/loop-forever", "tool", "")
+		w.req.Timeout = 200 * time.Millisecond
+		done := make(chan hcl.Diagnostics, 1)
+		go func() {
+			_, diags := ResolveJavaScript(context.Background(), w.req)
+			done <- diags
+		}()
+		select {
+		case diags := <-done:
+			jsWantDiag(t, diags, "Tool definition timed out", w.sourceLine, "did not finish within 200ms", "move long-running work into execute")
+		case <-time.After(DefaultTimeout):
+			t.Fatalf("resolution still running after %s\nwant: stopped by the 200ms time limit", DefaultTimeout)
+		}
+	})
+	t.Run("context cancelled", func(t *testing.T) {
+		w := newJSWorkspace(t, t.TempDir(), "broken/loop-forever", "tool", "")
+		w.req.Timeout = time.Hour
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		done := make(chan hcl.Diagnostics, 1)
+		go func() {
+			_, diags := ResolveJavaScript(ctx, w.req)
+			done <- diags
+		}()
+		select {
+		case diags := <-done:
+			jsWantDiag(t, diags, "Resolution cancelled", w.sourceLine, "was cancelled: context deadline exceeded")
+		case <-time.After(DefaultTimeout):
+			t.Fatalf("resolution still running after %s\nwant: stopped by the cancelled context", DefaultTimeout)
+		}
+	})
+}
+
+// TestJavaScriptBundlerMatchesGoMod keeps the pinned bundler version in
+// step with the esbuild module agentform is built with.
+func TestJavaScriptBundlerMatchesGoMod(t *testing.T) {
+	path := filepath.Join("..", "..", "go.mod")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := modfile.ParseLax(path, b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ""
+	for _, r := range f.Require {
+		if r.Mod.Path == "github.com/evanw/esbuild" {
+			got = "esbuild " + strings.TrimPrefix(r.Mod.Version, "v")
+		}
+	}
+	if got != JavaScriptBundler {
+		t.Errorf("esbuild in go.mod:\ngot:  %q\nwant: %q (update JavaScriptBundler with the module)", got, JavaScriptBundler)
+	}
+}
+
+func TestJSCanonicalJSON(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"b":1,"a":{"d":[3,2],"c":1.50}}`, `{"a":{"c":1.50,"d":[3,2]},"b":1}`},
+		{`{"x":"<&>"}`, `{"x":"<&>"}`},
+		{` { "n" : 12345678901234567890 } `, `{"n":12345678901234567890}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := jsCanonicalJSON([]byte(tt.in))
+			if err != nil || string(got) != tt.want {
+				t.Errorf("jsCanonicalJSON(%s):\ngot:  %s (%v)\nwant: %s", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// jsWantDiag checks that diags is exactly one error with the summary,
+// located on the given manifest line, whose detail holds every part.
+func jsWantDiag(t *testing.T, diags hcl.Diagnostics, summary string, line int, parts ...string) {
+	t.Helper()
+	if len(diags) != 1 || diags[0].Severity != hcl.DiagError {
+		t.Fatalf("diagnostics:\ngot:  %s\nwant: one error %q", diags.Error(), summary)
+	}
+	d := diags[0]
+	t.Logf("%s: %s", d.Summary, d.Detail)
+	if d.Summary != summary {
+		t.Errorf("summary:\ngot:  %q (%s)\nwant: %q", d.Summary, d.Detail, summary)
+	}
+	if d.Subject == nil || d.Subject.Filename != "agent.acl" || d.Subject.Start.Line != line {
+		t.Errorf("subject:\ngot:  %v\nwant: agent.acl line %d", d.Subject, line)
+	}
+	for _, p := range parts {
+		if !strings.Contains(d.Detail, p) {
+			t.Errorf("detail:\ngot:  %s\nwant: it to contain %q", d.Detail, p)
+		}
+	}
+}
+
+// BenchmarkResolveJavaScript resolves 200 small TypeScript tool packages
+// sequentially: cold with an empty cache (bundling every package), warm
+// with every package cached.
+func BenchmarkResolveJavaScript(b *testing.B) {
+	const n = 200
+	dir := b.TempDir()
+	var acl strings.Builder
+	acl.WriteString(jsTestAgent)
+	for i := range n {
+		name := fmt.Sprintf("t%03d", i)
+		pkg := filepath.Join(dir, "tools", name)
+		if err := os.MkdirAll(pkg, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		src := fmt.Sprintf(`interface Args { text: string }
+const scale = (s: string): string => s.repeat(%d);
+export const %s = {
+  name: %q,
+  description: "Tool number %d.",
+  parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+  async execute({ args }: { args: Args }) { return { output: scale(args.text) }; },
+};
+`, i%5+1, name, name, i)
+		files := map[string]string{
+			"package.json": fmt.Sprintf("{\n  \"name\": %q,\n  \"version\": \"1.0.0\",\n  \"private\": true\n}\n", name),
+			"index.ts":     src,
+		}
+		for f, content := range files {
+			if err := os.WriteFile(filepath.Join(pkg, f), []byte(content), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		fmt.Fprintf(&acl, "\ntool %q {\n  kind   = \"javascript\"\n  source = \"./tools/%s\"\n}\n", name, name)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(acl.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cfg, diags := manifest.Load(dir)
+	if diags.HasErrors() {
+		b.Fatal(diags.Error())
+	}
+	root := ProjectRoot(dir)
+	resolveAll := func(b *testing.B, cache *Cache) {
+		for _, tool := range cfg.Tools {
+			_, diags := ResolveJavaScript(context.Background(), Request{Config: cfg, Tool: tool, Dir: dir, Root: root, Cache: cache})
+			if diags.HasErrors() {
+				b.Fatal(diags.Error())
+			}
+		}
+	}
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			cache := &Cache{dir: b.TempDir()}
+			b.StartTimer()
+			resolveAll(b, cache)
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		cache := NewCache(dir)
+		resolveAll(b, cache)
+		for b.Loop() {
+			resolveAll(b, cache)
+		}
+	})
+}

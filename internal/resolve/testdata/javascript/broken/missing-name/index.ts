@@ -1,0 +1,4 @@
+export const tool = {
+  description: "Has no name.",
+  parameters: { type: "object" },
+};

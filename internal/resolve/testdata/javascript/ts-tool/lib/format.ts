@@ -1,0 +1,4 @@
+// formatSum renders a sum the way the tool reports it.
+export function formatSum(a: number, b: number): string {
+  return `${a} + ${b} = ${a + b}`;
+}
