@@ -1,0 +1,224 @@
+package resolve
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aymanbagabas/go-udiff"
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agentform/agentform/lockfile"
+)
+
+// mcpDriftFields is the order in which a changed tool's fields are shown.
+var mcpDriftFields = []string{"name", "description", "inputSchema", "outputSchema", "annotations"}
+
+// mcpDriftAdvice ends every MCP drift diagnostic.
+const mcpDriftAdvice = "An MCP server that changes a tool's definition after it was trusted may be poisoning it (a \"rug pull\"). Review the change, then run `agentform lock -upgrade` to accept it."
+
+// MCPDrift compares an mcp block's lock entry with what was resolved now
+// (current is Resolved.Pin of a live resolution). MCP tool lists are
+// trust-on-first-use, so every served tool that changed, appeared or
+// disappeared since the lock is one error located at rng, whose detail
+// shows old beside new: a unified diff of the description and of each
+// pretty-printed schema or annotations object that changed (or the whole
+// definition of an added or removed tool). A changed server name or
+// version is a warning, reported first. Diagnostics are ordered by served
+// tool name. Nothing is reported when locked or current is nil.
+func MCPDrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.Diagnostics {
+	if locked == nil || current == nil {
+		return nil
+	}
+	var diags hcl.Diagnostics
+	if locked.ServerName != current.ServerName || locked.ServerVersion != current.ServerVersion {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "MCP server version changed since lock",
+			Detail: fmt.Sprintf("The MCP server behind tool %q reported %s when it was locked and reports %s now. Changes to its tools, if any, are reported separately. Run `agentform lock -upgrade` to record the new version.",
+				block, mcpIdentity(locked), mcpIdentity(current)),
+			Subject: rng.Ptr(),
+		})
+	}
+	sameFields := slices.Equal(locked.HashedFields, current.HashedFields)
+	names := map[string]bool{}
+	for n := range locked.Served {
+		names[n] = true
+	}
+	for n := range current.Served {
+		names[n] = true
+	}
+	for _, name := range mcpSortedKeys(names) {
+		oldDigest, inOld := locked.Served[name]
+		newDigest, inNew := current.Served[name]
+		oldDef, hasOld := locked.Definitions[name]
+		newDef, hasNew := current.Definitions[name]
+		switch {
+		case !inNew:
+			detail := fmt.Sprintf("Tool %q no longer serves %q, which %s pins.", block, name, lockfile.FileName)
+			if hasOld {
+				detail += " It was:\n\n" + mcpShowDefinition(oldDef)
+			}
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "MCP tool removed since lock",
+				Detail:   detail + "\n\n" + mcpDriftAdvice,
+				Subject:  rng.Ptr(),
+			})
+		case !inOld:
+			detail := fmt.Sprintf("Tool %q now serves %q, which %s does not pin: the server added it, or it was newly listed in expose.", block, name, lockfile.FileName)
+			if hasNew {
+				detail += " It is:\n\n" + mcpShowDefinition(newDef)
+			}
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "MCP tool added since lock",
+				Detail:   detail + "\n\n" + mcpDriftAdvice,
+				Subject:  rng.Ptr(),
+			})
+		default:
+			changed := oldDigest != newDigest
+			if !sameFields {
+				// Digests over different field sets cannot be compared:
+				// compare the definitions over the fields both cover.
+				changed = !hasOld || !hasNew || !mcpSameOver(oldDef, newDef, locked.HashedFields, current.HashedFields)
+			}
+			if !changed {
+				continue
+			}
+			detail := fmt.Sprintf("The definition of %q served by tool %q changed since %s pinned it (%s, now %s).", name, block, lockfile.FileName, oldDigest, newDigest)
+			switch {
+			case hasOld && hasNew:
+				detail += "\n\n" + mcpDefinitionDiff(oldDef, newDef)
+			case hasNew:
+				detail += " The lock holds only the old digest, so only the new definition can be shown:\n\n" + mcpShowDefinition(newDef)
+			}
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "MCP tool changed since lock",
+				Detail:   strings.TrimRight(detail, "\n") + "\n\n" + mcpDriftAdvice,
+				Subject:  rng.Ptr(),
+			})
+		}
+	}
+	return diags
+}
+
+// mcpIdentity renders a server's self-reported name and version.
+func mcpIdentity(t *lockfile.Tool) string {
+	return fmt.Sprintf("name %q version %q", t.ServerName, t.ServerVersion)
+}
+
+// mcpFields decodes a canonical definition into its fields; a definition
+// that does not parse is shown as text under "definition".
+func mcpFields(def string) map[string]any {
+	v, err := mcpDecodeJSON([]byte(def))
+	if obj, ok := v.(map[string]any); err == nil && ok {
+		return obj
+	}
+	return map[string]any{"definition": def}
+}
+
+// mcpFieldText renders one field for display: a description as its text,
+// anything else as indented JSON; "" when absent. The text ends with a
+// newline unless empty.
+func mcpFieldText(field string, v any) string {
+	if v == nil {
+		return ""
+	}
+	if s, ok := v.(string); ok && (field == "description" || field == "name" || field == "definition") {
+		return strings.TrimSuffix(s, "\n") + "\n"
+	}
+	canon, err := mcpCanonicalJSON(v)
+	if err != nil {
+		return fmt.Sprintf("%v\n", v)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, canon, "", "  "); err != nil {
+		return string(canon) + "\n"
+	}
+	return out.String() + "\n"
+}
+
+// mcpShowDefinition renders a whole definition, field by field.
+func mcpShowDefinition(def string) string {
+	fields := mcpFields(def)
+	var b strings.Builder
+	for _, f := range mcpOrderedFields(fields) {
+		text := mcpFieldText(f, fields[f])
+		if text == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "%s:\n%s", f, mcpIndent(text))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// mcpDefinitionDiff renders a unified diff of each field that changed.
+func mcpDefinitionDiff(oldDef, newDef string) string {
+	oldF, newF := mcpFields(oldDef), mcpFields(newDef)
+	all := map[string]any{}
+	for k := range oldF {
+		all[k] = true
+	}
+	for k := range newF {
+		all[k] = true
+	}
+	var b strings.Builder
+	for _, f := range mcpOrderedFields(all) {
+		o, n := mcpFieldText(f, oldF[f]), mcpFieldText(f, newF[f])
+		if o == n {
+			continue
+		}
+		diff := udiff.Unified("locked/"+f, "served now/"+f, o, n)
+		fmt.Fprintf(&b, "%s:\n%s\n", f, mcpIndent(diff))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// mcpOrderedFields lists a definition's fields: the known ones in display
+// order, then any others sorted.
+func mcpOrderedFields(fields map[string]any) []string {
+	var out []string
+	for _, f := range mcpDriftFields {
+		if _, ok := fields[f]; ok {
+			out = append(out, f)
+		}
+	}
+	for _, f := range mcpSortedKeys(fields) {
+		if !slices.Contains(mcpDriftFields, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// mcpSameOver reports whether two definitions agree on the fields both
+// field sets cover.
+func mcpSameOver(oldDef, newDef string, oldFields, newFields []string) bool {
+	oldF, newF := mcpFields(oldDef), mcpFields(newDef)
+	for _, f := range oldFields {
+		if !slices.Contains(newFields, f) {
+			continue
+		}
+		if mcpFieldText(f, oldF[f]) != mcpFieldText(f, newF[f]) {
+			return false
+		}
+	}
+	return true
+}
+
+// mcpIndent indents every non-empty line by two spaces.
+func mcpIndent(text string) string {
+	lines := strings.SplitAfter(text, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			b.WriteString("  ")
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}

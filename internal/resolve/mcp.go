@@ -1,0 +1,1123 @@
+package resolve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/lockfile"
+)
+
+// MCPHashedFields are the fields of a served tool that its lock digest
+// covers, in the (sorted) order they appear in lockfile.Tool.HashedFields.
+// The digest is the sha256 of the canonical JSON object holding those of
+// the fields the server sent (absent and null fields are left out); title
+// and _meta are not covered.
+var MCPHashedFields = []string{"annotations", "description", "inputSchema", "name", "outputSchema"}
+
+// mcpMaxPages bounds tools/list pagination, so that a server that keeps
+// handing out cursors cannot hold a plan forever.
+const mcpMaxPages = 1000
+
+// mcpClientVersion is the version agentform reports in initialize.
+const mcpClientVersion = "0.1.0"
+
+// ResolveMCP resolves an mcp tool block by connecting to its server (stdio
+// subprocess or streamable HTTP), calling initialize and tools/list (all
+// pages), and registering one tool per served tool as "<block>__<served>"
+// (only those in expose, when set). Its Pin records the server's identity
+// and, for each registered served tool, the digest and canonical JSON of
+// MCPHashedFields.
+//
+// When the server is not contacted (-refresh=false, a runtime value that is
+// unset without a default) or cannot be reached (connection refused, no
+// such host), the tools come from req.Locked with FromLock set and a
+// warning; with no lock either the result is Unresolved, with a warning.
+// A server that is reached but fails (command not found, no answer within
+// req.Timeout, exits early, refuses the credentials, answers with an error)
+// is an error located at the command or url argument; the Resolved value
+// is then Unresolved. Runtime values are used to reach the server only:
+// they never appear in the result or in a diagnostic.
+//
+// ResolveMCP does not compare against the lock: the caller reports drift
+// with MCPDrift(block, req.Locked, resolved.Pin, rng) when FromLock and
+// Unresolved are both false. Results are not cached, because the drift
+// check needs the server's current answer.
+func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
+	t := req.Tool
+	if t == nil || t.MCP == nil {
+		rng := hcl.Range{}
+		if t != nil {
+			rng = t.DeclRange
+		}
+		return &Resolved{Unresolved: true}, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid mcp tool",
+			Detail:   "The tool block has no mcp settings; this is a bug in agentform, please report it.",
+			Subject:  rng.Ptr(),
+		}}
+	}
+	m := t.MCP
+	if !req.Refresh {
+		return mcpFallback(req, "-refresh=false skips contacting MCP servers")
+	}
+	transport := m.Transport.Value
+	if transport == "" {
+		if m.Command.Set {
+			transport = manifest.TransportStdio
+		} else {
+			transport = manifest.TransportHTTP
+		}
+	}
+	s := &mcpSession{req: req, transport: transport}
+	var missing []string
+	switch transport {
+	case manifest.TransportStdio:
+		missing = s.prepareStdio()
+	case manifest.TransportHTTP:
+		missing = s.prepareHTTP()
+	default:
+		return &Resolved{Unresolved: true}, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid MCP transport",
+			Detail:   fmt.Sprintf("transport must be %q or %q.", manifest.TransportStdio, manifest.TransportHTTP),
+			Subject:  m.Transport.Range.Ptr(),
+		}}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		missing = mcpDedupe(missing)
+		return mcpFallback(req, missingEnvDetail(missing))
+	}
+	if d := s.check(); d != nil {
+		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
+	}
+
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	opCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	served, err := s.run(opCtx)
+	if err != nil {
+		f := s.classify(opCtx, ctx, err, timeout)
+		if f.unreachable {
+			return mcpFallback(req, f.detail)
+		}
+		return &Resolved{Unresolved: true}, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  f.summary,
+			Detail:   f.detail,
+			Subject:  f.subject.Ptr(),
+		}}
+	}
+	res, diags := mcpRegister(req, served, false)
+	if len(served) == 0 {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "MCP server serves no tools",
+			Detail:   fmt.Sprintf("The MCP server of %q lists no tools, so the block registers none. Check the server's configuration.", t.Name),
+			Subject:  t.DeclRange.Ptr(),
+		})
+	}
+	pin := &lockfile.Tool{
+		Kind:          manifest.KindMCP,
+		ServerName:    s.serverName,
+		ServerVersion: s.serverVersion,
+		HashedFields:  append([]string(nil), MCPHashedFields...),
+		Served:        map[string]string{},
+		Definitions:   map[string]string{},
+	}
+	// The pin covers the registered served tools only: with expose set,
+	// tools the block does not expose are never shown to a model, so their
+	// definitions cannot poison it, and pinning them would make the lock
+	// churn with every change to tools nobody uses. A name newly added to
+	// expose therefore shows up in MCPDrift as "added since lock".
+	for _, tl := range res.Tools {
+		def := served[tl.Served].canon
+		pin.Served[tl.Served] = SHA256(def)
+		pin.Definitions[tl.Served] = string(def)
+	}
+	res.Pin = pin
+	return res, diags
+}
+
+// mcpServedTool is one tool as listed by an MCP server (or the lock).
+type mcpServedTool struct {
+	name  string
+	title string
+	// def holds the hashed fields, decoded with json.Number.
+	def map[string]any
+	// canon is the canonical JSON of def.
+	canon []byte
+}
+
+// mcpRegister turns served tools into registered tools, applying expose
+// and tool_capabilities. fromLock changes the wording of the warnings.
+func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool) (*Resolved, hcl.Diagnostics) {
+	m := req.Tool.MCP
+	var diags hcl.Diagnostics
+	where := "the MCP server does not serve it"
+	if fromLock {
+		where = "the lock entry does not list it"
+	}
+	var exposed map[string]bool
+	if m.Expose.Set || len(m.Expose.Values) > 0 {
+		exposed = map[string]bool{}
+		for i, name := range m.Expose.Values {
+			if exposed[name] {
+				continue
+			}
+			exposed[name] = true
+			if _, ok := served[name]; ok {
+				continue
+			}
+			rng := m.Expose.Range
+			if i < len(m.Expose.ElemRanges) {
+				rng = m.Expose.ElemRanges[i]
+			}
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagWarning,
+				Summary:  "Exposed tool not served",
+				Detail: fmt.Sprintf("expose lists %q, but %s, so no tool is registered for it. Served tools: %s. Fix the name or remove it from expose.",
+					name, where, mcpQuotedList(mcpSortedKeys(served))),
+				Subject: rng.Ptr(),
+			})
+		}
+	}
+	for _, name := range mcpSortedKeys(m.ToolCapabilities) {
+		if _, ok := served[name]; ok || exposed != nil {
+			// Names outside expose are reported by manifest validation.
+			continue
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Capabilities for a tool that is not served",
+			Detail:   fmt.Sprintf("tool_capabilities names %q, but %s, so the requirement never applies. Fix the name or remove it.", name, where),
+			Subject:  m.ToolCapabilities[name].Range.Ptr(),
+		})
+	}
+	res := &Resolved{FromLock: fromLock}
+	for _, name := range mcpSortedKeys(served) {
+		if exposed != nil && !exposed[name] {
+			continue
+		}
+		st := served[name]
+		tl := Tool{
+			Name:         req.Tool.Name + "__" + name,
+			Served:       name,
+			Title:        st.title,
+			InputSchema:  mcpCanonField(st.def["inputSchema"]),
+			OutputSchema: mcpCanonField(st.def["outputSchema"]),
+			Annotations:  mcpCanonField(st.def["annotations"]),
+		}
+		if d, ok := st.def["description"].(string); ok {
+			tl.Description = d
+		}
+		if caps, ok := m.ToolCapabilities[name]; ok && len(caps.Values) > 0 {
+			tl.Requires = append([]string(nil), caps.Values...)
+		}
+		res.Tools = append(res.Tools, tl)
+	}
+	sort.Slice(res.Tools, func(i, j int) bool { return res.Tools[i].Name < res.Tools[j].Name })
+	return res, diags
+}
+
+// mcpFallback answers from the lock entry, or marks the block unresolved
+// when there is none. reason says why the server was not used; it must
+// not hold a runtime value.
+func mcpFallback(req Request, reason string) (*Resolved, hcl.Diagnostics) {
+	reason = strings.TrimSuffix(reason, ".")
+	locked := req.Locked
+	if locked == nil || locked.Kind != manifest.KindMCP {
+		return &Resolved{Unresolved: true}, hcl.Diagnostics{{
+			Severity: hcl.DiagWarning,
+			Summary:  "MCP tools unresolved",
+			Detail: fmt.Sprintf("Served tools of %q could not be listed: %s. There is no entry for it in %s either, so the plan shows the block as one unresolved tool. Run agentform plan where the server can be reached so that its tools are listed and pinned.",
+				req.Tool.Name, reason, lockfile.FileName),
+			Subject: req.Tool.DeclRange.Ptr(),
+		}}
+	}
+	served := map[string]*mcpServedTool{}
+	for name := range locked.Served {
+		st := &mcpServedTool{name: name, def: map[string]any{"name": name}}
+		if raw, ok := locked.Definitions[name]; ok {
+			if v, err := mcpDecodeJSON([]byte(raw)); err == nil {
+				if obj, ok := v.(map[string]any); ok {
+					st.def = obj
+				}
+			}
+		}
+		st.canon, _ = mcpCanonicalJSON(st.def)
+		served[name] = st
+	}
+	res, diags := mcpRegister(req, served, true)
+	pin := *locked
+	pin.HashedFields = append([]string(nil), locked.HashedFields...)
+	pin.Served = maps.Clone(locked.Served)
+	pin.Definitions = maps.Clone(locked.Definitions)
+	res.Pin = &pin
+	warn := &hcl.Diagnostic{
+		Severity: hcl.DiagWarning,
+		Summary:  "Served tools taken from " + lockfile.FileName,
+		Detail: fmt.Sprintf("served tools taken from %s: %s. The plan uses the %d tools pinned for %q and cannot tell whether the server changed them.",
+			lockfile.FileName, reason, len(locked.Served), req.Tool.Name),
+		Subject: req.Tool.DeclRange.Ptr(),
+	}
+	return res, append(hcl.Diagnostics{warn}, diags...)
+}
+
+// mcpSession is one discovery session with an MCP server.
+type mcpSession struct {
+	req       Request
+	transport string
+
+	// secrets are the runtime values read for this session (and the
+	// auth token), each with the variable that supplied it, scrubbed from
+	// any error text.
+	secrets []mcpSecret
+
+	// stdio
+	command string
+	args    []string
+	env     []string
+	cmd     *exec.Cmd
+	stderr  *mcpTail
+
+	// http
+	endpoint string
+	headers  map[string]string
+	token    string
+	rt       *mcpRoundTripper
+
+	serverName    string
+	serverVersion string
+}
+
+type mcpSecret struct {
+	value, env string
+}
+
+// redact replaces every runtime value in s by a reference to its variable.
+func (s *mcpSession) redact(text string) string {
+	for _, sv := range s.secrets {
+		if sv.value != "" {
+			text = strings.ReplaceAll(text, sv.value, fmt.Sprintf("(value of %s)", sv.env))
+		}
+	}
+	return text
+}
+
+func (s *mcpSession) addSecret(value string, ref *manifest.RuntimeRef) {
+	if ref != nil && value != "" {
+		s.secrets = append(s.secrets, mcpSecret{value: value, env: ref.Env})
+		// Longest first, so that a value containing another is replaced
+		// whole.
+		sort.SliceStable(s.secrets, func(i, j int) bool { return len(s.secrets[i].value) > len(s.secrets[j].value) })
+	}
+}
+
+// runtimeMap reads a string map like Request.StringMap and records which
+// values came from runtime references.
+func (s *mcpSession) runtimeMap(d manifest.Dynamic) (map[string]string, []string) {
+	values, missing := s.req.StringMap(d)
+	if d.Value != cty.NilVal && !d.Value.IsNull() {
+		if ref, ok := refOf(d.Value); ok {
+			for _, v := range values {
+				s.addSecret(v, ref)
+			}
+		} else if d.Value.CanIterateElements() {
+			for it := d.Value.ElementIterator(); it.Next(); {
+				k, ev := it.Element()
+				if ref, ok := refOf(ev); ok {
+					s.addSecret(values[k.AsString()], ref)
+				}
+			}
+		}
+	}
+	return values, missing
+}
+
+func (s *mcpSession) prepareStdio() (missing []string) {
+	m := s.req.Tool.MCP
+	cmd, ok := s.req.String(m.Command)
+	if !ok && m.Command.Runtime != nil {
+		missing = append(missing, m.Command.Runtime.Env)
+	}
+	s.command = cmd
+	s.addSecret(cmd, m.Command.Runtime)
+	args, miss := s.req.Strings(m.Args)
+	missing = append(missing, miss...)
+	s.args = args
+	if m.Args.Runtime != nil {
+		for _, a := range args {
+			s.addSecret(a, m.Args.Runtime)
+		}
+	}
+	for _, ref := range m.Args.ElemRuntime {
+		if ref == nil {
+			continue
+		}
+		if v, ok := s.req.String(manifest.String{Runtime: ref}); ok {
+			s.addSecret(v, ref)
+		}
+	}
+	config, miss := s.runtimeMap(s.req.Tool.Config)
+	missing = append(missing, miss...)
+	envMap := map[string]string{}
+	for _, k := range []string{"PATH", "HOME"} {
+		if v, ok := os.LookupEnv(k); ok {
+			envMap[k] = v
+		}
+	}
+	for k, v := range config {
+		envMap[k] = v
+	}
+	for _, k := range mcpSortedKeys(envMap) {
+		s.env = append(s.env, k+"="+envMap[k])
+	}
+	return missing
+}
+
+func (s *mcpSession) prepareHTTP() (missing []string) {
+	m := s.req.Tool.MCP
+	u, ok := s.req.String(m.URL)
+	if !ok && m.URL.Runtime != nil {
+		missing = append(missing, m.URL.Runtime.Env)
+	}
+	s.endpoint = u
+	s.addSecret(u, m.URL.Runtime)
+	if m.AuthToken.Set || m.AuthToken.Runtime != nil {
+		tok, ok := s.req.String(m.AuthToken)
+		if !ok && m.AuthToken.Runtime != nil {
+			missing = append(missing, m.AuthToken.Runtime.Env)
+		}
+		s.token = tok
+		// A token is a credential even when written literally.
+		ref := m.AuthToken.Runtime
+		if ref == nil {
+			ref = &manifest.RuntimeRef{Env: "auth_token"}
+		}
+		s.addSecret(tok, ref)
+	}
+	headers, miss := s.runtimeMap(m.Headers)
+	missing = append(missing, miss...)
+	s.headers = headers
+	return missing
+}
+
+// check validates what can be checked before connecting: the stdio
+// command exists, the URL is an http(s) URL.
+func (s *mcpSession) check() *hcl.Diagnostic {
+	m := s.req.Tool.MCP
+	switch s.transport {
+	case manifest.TransportStdio:
+		pathEnv := ""
+		for _, kv := range s.env {
+			if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+				pathEnv = v
+			}
+		}
+		path, err := mcpLookCommand(s.command, s.req.Dir, pathEnv)
+		if err != nil {
+			return &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "MCP server command not found",
+				Detail: fmt.Sprintf("%s %s. Install the MCP server on this machine, or fix command.",
+					s.describeCommand(), s.redact(err.Error())),
+				Subject: m.Command.Range.Ptr(),
+			}
+		}
+		s.command = path
+	case manifest.TransportHTTP:
+		u, err := url.Parse(s.endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid MCP server URL",
+				Detail:   fmt.Sprintf("%s is not an http:// or https:// URL with a host. Set url to the server's streamable HTTP endpoint, like \"https://mcp.example.com/mcp\".", s.describeURL()),
+				Subject:  m.URL.Range.Ptr(),
+			}
+		}
+	}
+	return nil
+}
+
+// describeCommand names the command without revealing a runtime value.
+func (s *mcpSession) describeCommand() string {
+	m := s.req.Tool.MCP
+	if m.Command.Runtime != nil {
+		return fmt.Sprintf("The command given by runtime(%q)", m.Command.Runtime.Env)
+	}
+	return fmt.Sprintf("The command %q", m.Command.Value)
+}
+
+// describeURL names the URL without revealing a runtime value.
+func (s *mcpSession) describeURL() string {
+	m := s.req.Tool.MCP
+	if m.URL.Runtime != nil {
+		return fmt.Sprintf("The URL given by runtime(%q)", m.URL.Runtime.Env)
+	}
+	return fmt.Sprintf("The URL %q", m.URL.Value)
+}
+
+// run connects, lists every tool and closes the session.
+func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error) {
+	capture := &mcpListCapture{pending: map[jsonrpc.ID]string{}}
+	var inner mcp.Transport
+	switch s.transport {
+	case manifest.TransportStdio:
+		cmd := exec.CommandContext(ctx, s.command, s.args...)
+		cmd.Dir = s.req.Dir
+		cmd.Env = s.env
+		s.stderr = &mcpTail{max: 4096}
+		cmd.Stderr = s.stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		// On timeout or cancellation kill the whole process group, so
+		// that a wrapper (npx, a shell script) takes its children along.
+		cmd.Cancel = func() error { return mcpKillGroup(cmd) }
+		cmd.WaitDelay = time.Second
+		s.cmd = cmd
+		inner = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
+		defer func() {
+			// Whatever happened, leave no process of the group behind.
+			if cmd.Process != nil {
+				_ = mcpKillGroup(cmd)
+			}
+		}()
+	case manifest.TransportHTTP:
+		s.rt = &mcpRoundTripper{op: ctx, base: http.DefaultTransport, headers: s.headers, token: s.token, capture: capture}
+		inner = &mcp.StreamableClientTransport{
+			Endpoint:             s.endpoint,
+			HTTPClient:           &http.Client{Transport: s.rt},
+			DisableStandaloneSSE: true,
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "agentform", Version: mcpClientVersion}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{},
+	})
+	cs, err := client.Connect(ctx, &mcpCaptureTransport{inner: inner, capture: capture}, nil)
+	if err != nil {
+		return nil, err
+	}
+	var served map[string]*mcpServedTool
+	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Tools == nil {
+		// The server does not offer tools at all.
+		served = map[string]*mcpServedTool{}
+	} else {
+		served, err = s.list(ctx, cs, capture)
+	}
+	// Close the session cleanly: for stdio this closes the server's stdin
+	// and waits for it to exit (SIGTERM, then SIGKILL, after a second
+	// each). A server that hangs is killed with its process group when ctx
+	// ends, which also ends Close.
+	closed := make(chan struct{})
+	go func() {
+		_ = cs.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		if s.cmd != nil && s.cmd.Process != nil {
+			_ = mcpKillGroup(s.cmd)
+		}
+		select {
+		case <-closed:
+		case <-time.After(2 * time.Second):
+			// An HTTP session delete that does not answer: abandon it;
+			// the SDK bounds it by itself.
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ir := cs.InitializeResult(); ir != nil && ir.ServerInfo != nil {
+		s.serverName = ir.ServerInfo.Name
+		s.serverVersion = ir.ServerInfo.Version
+	}
+	return served, nil
+}
+
+// list follows tools/list pagination, reading each page's raw JSON from
+// the capture so that the definitions are exactly what the server sent
+// (numbers as written, unknown annotation fields kept).
+func (s *mcpSession) list(ctx context.Context, cs *mcp.ClientSession, capture *mcpListCapture) (map[string]*mcpServedTool, error) {
+	served := map[string]*mcpServedTool{}
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; ; page++ {
+		if page >= mcpMaxPages {
+			return nil, fmt.Errorf("tools/list returned more than %d pages", mcpMaxPages)
+		}
+		capture.reset()
+		if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}); err != nil {
+			return nil, err
+		}
+		raw := capture.take()
+		if raw == nil {
+			return nil, errors.New("tools/list answer was not seen on the connection")
+		}
+		var pageResult struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor string            `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(raw, &pageResult); err != nil {
+			return nil, fmt.Errorf("tools/list answer is not valid: %v", err)
+		}
+		for i, rt := range pageResult.Tools {
+			st, err := mcpParseServedTool(rt)
+			if err != nil {
+				return nil, fmt.Errorf("tools/list page %d, tool %d: %v", page+1, i+1, err)
+			}
+			if _, dup := served[st.name]; dup {
+				return nil, fmt.Errorf("tools/list lists the tool %q twice", st.name)
+			}
+			served[st.name] = st
+		}
+		if pageResult.NextCursor == "" {
+			return served, nil
+		}
+		if seen[pageResult.NextCursor] {
+			return nil, errors.New("tools/list pagination repeats a cursor")
+		}
+		seen[pageResult.NextCursor] = true
+		cursor = pageResult.NextCursor
+	}
+}
+
+// mcpParseServedTool reads one tool of a tools/list answer.
+func mcpParseServedTool(raw json.RawMessage) (*mcpServedTool, error) {
+	v, err := mcpDecodeJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("a tool is not a JSON object")
+	}
+	name, ok := obj["name"].(string)
+	if !ok || name == "" {
+		return nil, errors.New("a tool has no name")
+	}
+	st := &mcpServedTool{name: name, def: map[string]any{}}
+	if title, ok := obj["title"].(string); ok {
+		st.title = title
+	}
+	for _, f := range MCPHashedFields {
+		if fv, ok := obj[f]; ok && fv != nil {
+			st.def[f] = fv
+		}
+	}
+	st.canon, err = mcpCanonicalJSON(st.def)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// mcpFailure is a classified session error.
+type mcpFailure struct {
+	unreachable bool
+	summary     string
+	detail      string
+	subject     hcl.Range
+}
+
+// classify turns a session error into a diagnostic (or an unreachable
+// server, which falls back to the lock). Runtime values are scrubbed.
+func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout time.Duration) mcpFailure {
+	m := s.req.Tool.MCP
+	subject := m.Command.Range
+	what := s.describeCommand()
+	if s.transport == manifest.TransportHTTP {
+		subject = m.URL.Range
+		what = s.describeURL()
+	}
+	msg := s.redact(err.Error())
+	if parent.Err() != nil {
+		return mcpFailure{summary: "MCP server listing cancelled", detail: fmt.Sprintf("Listing the tools of %q was cancelled.", s.req.Tool.Name), subject: subject}
+	}
+	if s.transport == manifest.TransportHTTP && s.rt != nil {
+		if derr := s.rt.dialError(); derr != nil {
+			return mcpFailure{unreachable: true, detail: fmt.Sprintf("the MCP server could not be reached (%s)", s.redact(derr.Error()))}
+		}
+		if code := s.rt.status(); code >= 400 {
+			f := mcpFailure{summary: "MCP server refused the request", subject: subject}
+			switch code {
+			case http.StatusUnauthorized, http.StatusForbidden:
+				if m.AuthToken.Set || m.AuthToken.Runtime != nil {
+					f.subject = m.AuthToken.Range
+				}
+				f.summary = "MCP server refused the credentials"
+				f.detail = fmt.Sprintf("%s answered HTTP %d %s. Check auth_token and headers (the token is sent as \"Authorization: Bearer <token>\").", what, code, http.StatusText(code))
+			case http.StatusNotFound, http.StatusMethodNotAllowed:
+				f.summary = "MCP endpoint not found"
+				f.detail = fmt.Sprintf("%s answered HTTP %d %s. Set url to the server's streamable HTTP endpoint (often ending in /mcp).", what, code, http.StatusText(code))
+			default:
+				f.detail = fmt.Sprintf("%s answered HTTP %d %s: %s", what, code, http.StatusText(code), msg)
+			}
+			return f
+		}
+	}
+	if opCtx.Err() != nil {
+		detail := fmt.Sprintf("%s did not answer initialize and tools/list within %s, so agentform stopped it. Check that it is an MCP server speaking the %s transport, or raise the timeout.", what, timeout, s.transport)
+		if s.transport == manifest.TransportStdio {
+			detail += s.stderrNote()
+		}
+		return mcpFailure{summary: "MCP server did not answer", detail: detail, subject: subject}
+	}
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		return mcpFailure{
+			summary: "MCP server answered with an error",
+			detail:  fmt.Sprintf("%s answered initialize or tools/list with JSON-RPC error %d: %s. Check that it is an MCP server and that its configuration is complete.", what, werr.Code, s.redact(werr.Message)),
+			subject: subject,
+		}
+	}
+	if s.transport == manifest.TransportStdio && s.cmd != nil && s.cmd.ProcessState != nil {
+		return mcpFailure{
+			summary: "MCP server exited before answering",
+			detail:  fmt.Sprintf("%s exited (%s) before listing its tools: %s.%s", what, s.cmd.ProcessState.String(), msg, s.stderrNote()),
+			subject: subject,
+		}
+	}
+	detail := fmt.Sprintf("Listing the tools of %s failed: %s.", strings.ToLower(what[:1])+what[1:], msg)
+	if s.transport == manifest.TransportStdio {
+		detail += s.stderrNote()
+	}
+	return mcpFailure{summary: "MCP server failed", detail: detail, subject: subject}
+}
+
+// stderrNote returns the end of the server's standard error, scrubbed of
+// runtime values, for a diagnostic's detail.
+func (s *mcpSession) stderrNote() string {
+	if s.stderr == nil {
+		return ""
+	}
+	text := strings.TrimSpace(s.redact(s.stderr.String()))
+	if text == "" {
+		return ""
+	}
+	lines := strings.Split(text, "\n")
+	if len(lines) > 10 {
+		lines = lines[len(lines)-10:]
+	}
+	return "\n\nIts standard error ended with:\n  " + strings.Join(lines, "\n  ")
+}
+
+// mcpKillGroup kills a command's whole process group.
+func mcpKillGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
+}
+
+// mcpLookCommand finds a command like exec.LookPath, but with the server's
+// PATH and relative to the workspace directory. Relative PATH entries are
+// ignored, as exec.LookPath does.
+func mcpLookCommand(name, dir, pathEnv string) (string, error) {
+	if name == "" {
+		return "", errors.New("is empty")
+	}
+	isExec := func(p string) error {
+		info, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if info.IsDir() {
+			return errors.New("is a directory")
+		}
+		if info.Mode()&0o111 == 0 {
+			return errors.New("is not executable")
+		}
+		return nil
+	}
+	if strings.Contains(name, "/") {
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if err := isExec(p); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return "", errors.New("does not exist (relative paths are taken from the workspace directory)")
+			}
+			return "", err
+		}
+		return p, nil
+	}
+	for _, d := range filepath.SplitList(pathEnv) {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		p := filepath.Join(d, name)
+		if isExec(p) == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("was not found on PATH")
+}
+
+// mcpListCapture records the raw results of tools/list answers (and the
+// negotiated protocol version) as they cross the connection.
+type mcpListCapture struct {
+	mu      sync.Mutex
+	pending map[jsonrpc.ID]string
+	last    json.RawMessage
+	version string
+}
+
+func (c *mcpListCapture) reset() {
+	c.mu.Lock()
+	c.last = nil
+	c.mu.Unlock()
+}
+
+func (c *mcpListCapture) take() json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.last
+	c.last = nil
+	return r
+}
+
+func (c *mcpListCapture) protocolVersion() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version
+}
+
+func (c *mcpListCapture) sent(msg jsonrpc.Message) {
+	r, ok := msg.(*jsonrpc.Request)
+	if !ok || !r.ID.IsValid() || (r.Method != "tools/list" && r.Method != "initialize") {
+		return
+	}
+	c.mu.Lock()
+	c.pending[r.ID] = r.Method
+	c.mu.Unlock()
+}
+
+func (c *mcpListCapture) received(msg jsonrpc.Message) {
+	r, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	method, ok := c.pending[r.ID]
+	if !ok {
+		return
+	}
+	delete(c.pending, r.ID)
+	if r.Error != nil {
+		return
+	}
+	switch method {
+	case "tools/list":
+		c.last = append(json.RawMessage(nil), r.Result...)
+	case "initialize":
+		var ir struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if json.Unmarshal(r.Result, &ir) == nil {
+			c.version = ir.ProtocolVersion
+		}
+	}
+}
+
+// mcpCaptureTransport wraps a transport so that mcpListCapture sees every
+// message.
+type mcpCaptureTransport struct {
+	inner   mcp.Transport
+	capture *mcpListCapture
+}
+
+// Connect implements mcp.Transport.
+func (t *mcpCaptureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &mcpCaptureConn{Connection: c, capture: t.capture}, nil
+}
+
+type mcpCaptureConn struct {
+	mcp.Connection
+	capture *mcpListCapture
+}
+
+// Read implements mcp.Connection.
+func (c *mcpCaptureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err == nil {
+		c.capture.received(msg)
+	}
+	return msg, err
+}
+
+// Write implements mcp.Connection.
+func (c *mcpCaptureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	c.capture.sent(msg)
+	return c.Connection.Write(ctx, msg)
+}
+
+// mcpRoundTripper adds the block's headers and bearer token to every
+// request, and notes dial errors and error statuses for diagnostics.
+type mcpRoundTripper struct {
+	op      context.Context
+	base    http.RoundTripper
+	headers map[string]string
+	token   string
+	capture *mcpListCapture
+
+	mu      sync.Mutex
+	dialErr error
+	code    int
+}
+
+// RoundTrip implements http.RoundTripper.
+func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for _, k := range mcpSortedKeys(rt.headers) {
+		r.Header.Set(k, rt.headers[k])
+	}
+	if rt.token != "" {
+		r.Header.Set("Authorization", "Bearer "+rt.token)
+	}
+	// The wrapped connection hides the session state from the SDK's
+	// streamable transport, so send the negotiated version ourselves.
+	if r.Header.Get("Mcp-Protocol-Version") == "" {
+		if v := rt.capture.protocolVersion(); v != "" {
+			r.Header.Set("Mcp-Protocol-Version", v)
+		}
+	}
+	// Every request ends with the operation, whatever context the SDK
+	// gave it (its connection context outlives a call).
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(rt.op, cancel)
+	r = r.WithContext(ctx)
+	resp, err := rt.base.RoundTrip(r)
+	if err != nil {
+		stop()
+		cancel()
+	} else {
+		resp.Body = &mcpBody{ReadCloser: resp.Body, done: func() { stop(); cancel() }}
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if err != nil {
+		var op *net.OpError
+		var dns *net.DNSError
+		if rt.dialErr == nil && ((errors.As(err, &op) && op.Op == "dial") || errors.As(err, &dns)) {
+			rt.dialErr = err
+		}
+		return nil, err
+	}
+	if resp.StatusCode >= 400 && r.Method == http.MethodPost && rt.code == 0 {
+		rt.code = resp.StatusCode
+	}
+	return resp, nil
+}
+
+// mcpBody releases a request's context when its body is closed.
+type mcpBody struct {
+	io.ReadCloser
+	once sync.Once
+	done func()
+}
+
+// Close implements io.Closer.
+func (b *mcpBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.done)
+	return err
+}
+
+func (rt *mcpRoundTripper) dialError() error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.dialErr
+}
+
+func (rt *mcpRoundTripper) status() int {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.code
+}
+
+// mcpTail keeps the last max bytes written to it.
+type mcpTail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+// Write implements io.Writer.
+func (b *mcpTail) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > b.max {
+		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.max:]...)
+	}
+	return len(p), nil
+}
+
+// String returns what the buffer holds.
+func (b *mcpTail) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+var _ io.Writer = (*mcpTail)(nil)
+
+// mcpDecodeJSON decodes one JSON value keeping numbers as json.Number.
+func mcpDecodeJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("trailing data after JSON value")
+	}
+	return v, nil
+}
+
+// mcpCanonicalJSON encodes a value decoded by mcpDecodeJSON with object
+// keys sorted (recursively), no insignificant whitespace, numbers exactly
+// as they were sent and strings escaped like encoding/json without HTML
+// escaping.
+func mcpCanonicalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := mcpWriteCanonical(&buf, v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func mcpWriteCanonical(buf *bytes.Buffer, v any) error {
+	switch x := v.(type) {
+	case nil:
+		buf.WriteString("null")
+	case bool:
+		if x {
+			buf.WriteString("true")
+		} else {
+			buf.WriteString("false")
+		}
+	case json.Number:
+		buf.WriteString(x.String())
+	case string:
+		var sb bytes.Buffer
+		enc := json.NewEncoder(&sb)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(x); err != nil {
+			return err
+		}
+		buf.Write(bytes.TrimSuffix(sb.Bytes(), []byte("\n")))
+	case []any:
+		buf.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := mcpWriteCanonical(buf, e); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+	case map[string]any:
+		buf.WriteByte('{')
+		for i, k := range mcpSortedKeys(x) {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := mcpWriteCanonical(buf, k); err != nil {
+				return err
+			}
+			buf.WriteByte(':')
+			if err := mcpWriteCanonical(buf, x[k]); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte('}')
+	default:
+		return fmt.Errorf("unexpected JSON value of type %T", v)
+	}
+	return nil
+}
+
+// mcpCanonField returns the canonical JSON of one field, nil when absent.
+func mcpCanonField(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := mcpCanonicalJSON(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// mcpSortedKeys returns a map's keys in ascending order.
+func mcpSortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// mcpQuotedList renders names as "a", "b", or "none".
+func mcpQuotedList(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// mcpDedupe removes adjacent duplicates from a sorted slice.
+func mcpDedupe(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
