@@ -1,0 +1,82 @@
+package resolve
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// ResolveBash resolves a bash tool block: one tool named after the block.
+// Each commands entry is looked up on this host's PATH (an entry with a
+// "/" is checked as a file, relative to the workspace); a missing one is a
+// warning at that entry, not an error, because the agent may run on
+// another host. Nothing is pinned: hosts differ, so a lock entry would
+// only record this machine.
+func ResolveBash(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
+	t := req.Tool
+	if t == nil || t.Bash == nil {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Not a bash tool",
+			Detail: "ResolveBash was given a tool block without bash settings; this is a bug in agentform."}}
+	}
+	var diags hcl.Diagnostics
+	cmds := t.Bash.Commands
+	if cmds.Known() {
+		for i, name := range cmds.Values {
+			if i < len(cmds.ElemRuntime) && cmds.ElemRuntime[i] != nil {
+				continue // known only when the agent starts
+			}
+			rng := cmds.Range
+			if i < len(cmds.ElemRanges) {
+				rng = cmds.ElemRanges[i]
+			}
+			if d := checkBashCommand(req.Dir, name, rng); d != nil {
+				diags = append(diags, d)
+			}
+		}
+	}
+	description := ""
+	if t.Description.Known() {
+		description = t.Description.Value
+	}
+	return &Resolved{Tools: []Tool{{Name: t.Name, Description: description}}}, diags
+}
+
+// checkBashCommand returns a warning when a command is not available here,
+// or nil.
+func checkBashCommand(dir, name string, rng hcl.Range) *hcl.Diagnostic {
+	if name == "" {
+		return nil // the manifest reports empty entries
+	}
+	warn := func(summary, detail string) *hcl.Diagnostic {
+		return &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: detail, Subject: rng.Ptr()}
+	}
+	if !strings.Contains(name, "/") {
+		if _, err := exec.LookPath(name); err != nil {
+			return warn("Command not found",
+				fmt.Sprintf("%q is not on this host's PATH. Bash tools run with the listed commands only, and hosts differ: install %s here to try the tool, and make sure the host that runs the agent has it.", name, name))
+		}
+		return nil
+	}
+	p := name
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, filepath.FromSlash(p))
+	}
+	info, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return warn("Command not found",
+			fmt.Sprintf("There is no file at %q on this host (commands with a \"/\" are paths, relative to the workspace). Bash tools run with the listed commands only, and hosts differ: make sure the host that runs the agent has it.", name))
+	case info.IsDir():
+		return warn("Command is a directory",
+			fmt.Sprintf("%q is a directory, not a program. List the program itself.", name))
+	case info.Mode().Perm()&0o111 == 0:
+		return warn("Command not executable",
+			fmt.Sprintf("%q exists but is not executable on this host; run chmod +x %s.", name, name))
+	}
+	return nil
+}

@@ -1,0 +1,2 @@
+def search(wrong: int):
+    """A test module: never searched."""

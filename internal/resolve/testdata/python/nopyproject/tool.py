@@ -1,0 +1,2 @@
+def tool(x: int) -> int:
+    return x

@@ -1,0 +1,3 @@
+def echo(text: str) -> str:
+    """Echo the text back."""
+    return text

@@ -1,0 +1,3 @@
+from forecast.tool import DailyForecast, Weather
+
+__all__ = ["DailyForecast", "Weather"]
