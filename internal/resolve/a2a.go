@@ -1,0 +1,619 @@
+package resolve
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/lockfile"
+)
+
+// A2ACardOutput is the name under which ResolveA2A stores the canonical
+// agent card in Resolved.Outputs, so that apply can package it beside the
+// tool (tools/<block>/agent-card.json) and a later plan can show it.
+const A2ACardOutput = "agent-card.json"
+
+// The agent card locations, relative to the agent's URL. A2A 0.3 moved the
+// card from agent.json to agent-card.json; the old name is still read, with
+// a deprecation warning.
+const (
+	a2aCardPath       = ".well-known/agent-card.json"
+	a2aLegacyCardPath = ".well-known/agent.json"
+)
+
+// a2aMaxCardSize bounds the agent card body agentform reads.
+const a2aMaxCardSize = 1 << 20
+
+// a2aMinScrub is the shortest runtime value scrubbed from a fetched card;
+// shorter values ("1", "on") carry no secret and replacing them would
+// mangle the card.
+const a2aMinScrub = 4
+
+// The input schemas of the four A2A tools follow the A2A protocol's
+// message/send, message/stream, tasks/get and tasks/cancel methods, with
+// the message reduced to its text.
+//
+// a2a_<block>_send and a2a_<block>_stream take
+//
+//	{
+//	  "message":    string, required  the text of the message (one text part)
+//	  "context_id": string, optional  continue a conversation (A2A contextId)
+//	  "task_id":    string, optional  answer a task waiting for input (A2A taskId)
+//	}
+//
+// a2a_<block>_get_task and a2a_<block>_cancel_task take
+//
+//	{
+//	  "task_id": string, required  the task (A2A Task.id)
+//	}
+const (
+	a2aMessageSchema = `{"additionalProperties":false,"properties":{` +
+		`"context_id":{"description":"The A2A context id of an earlier exchange, to continue that conversation.","type":"string"},` +
+		`"message":{"description":"The text of the message to send to the agent.","type":"string"},` +
+		`"task_id":{"description":"The id of a task that is waiting for input, to answer it.","type":"string"}},` +
+		`"required":["message"],"type":"object"}`
+	a2aTaskSchema = `{"additionalProperties":false,"properties":{` +
+		`"task_id":{"description":"The id of the task, as returned when the message was sent.","type":"string"}},` +
+		`"required":["task_id"],"type":"object"}`
+)
+
+// a2aOperation is one of the four tools every a2a block registers.
+type a2aOperation struct {
+	suffix string
+	schema string
+	// verb describes the operation; %s is the agent's name.
+	verb string
+	// skills is set when the card's skills belong in the description.
+	skills bool
+}
+
+var a2aOperations = []a2aOperation{
+	{suffix: "cancel_task", schema: a2aTaskSchema, verb: "Cancel a running task of %s"},
+	{suffix: "get_task", schema: a2aTaskSchema, verb: "Get the status and results of a task of %s"},
+	{suffix: "send", schema: a2aMessageSchema, verb: "Send a message to %s", skills: true},
+	{suffix: "stream", schema: a2aMessageSchema, verb: "Send a message to %s and stream its progress and replies", skills: true},
+}
+
+// a2aCard is what agentform reads from an agent card.
+type a2aCard struct {
+	Name        string
+	Version     string
+	Description string
+	Skills      []a2aSkill
+}
+
+// a2aSkill is one entry of an agent card's skills.
+type a2aSkill struct {
+	ID          string
+	Name        string
+	Description string
+}
+
+// a2aSecret is a runtime value used to reach the agent: scrubbed from the
+// card before anything is derived from it.
+type a2aSecret struct {
+	value string
+	env   string
+}
+
+var a2aHTTPClient = &http.Client{}
+
+// ResolveA2A resolves an a2a tool block. It registers the block's four
+// tools (send, stream, get_task, cancel_task), which the protocol fixes, and
+// fetches the agent card from <url>/.well-known/agent-card.json (falling
+// back to the deprecated /.well-known/agent.json) to describe them and to
+// pin the card's digest, name and version. A runtime URL is read for
+// discovery only: it, the auth token and runtime header values are
+// scrubbed from the card (replaced by ${ENV}) before the card is hashed,
+// stored in Outputs or used in a description, and they never appear in a
+// diagnostic. When the card cannot be fetched (unreachable, a runtime URL
+// that is unset, -refresh=false) the tools are still registered, the lock
+// entry is reused when there is one (FromLock), and a warning says so.
+func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
+	t := req.Tool
+	if t == nil || t.A2A == nil {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid a2a tool",
+			Detail: "The tool block has no a2a configuration; this is a bug in agentform."}}
+	}
+	a := t.A2A
+	rng := a.URL.Range
+	if rng.Filename == "" {
+		rng = t.DeclRange
+	}
+	locked := req.Locked
+	if locked != nil && locked.Kind != "a2a" {
+		locked = nil
+	}
+
+	// unfetched registers the tools without a card: from the lock entry
+	// when there is one, else with nothing pinned.
+	unfetched := func(summary, why string) (*Resolved, hcl.Diagnostics) {
+		res := &Resolved{}
+		detail := why
+		if locked != nil {
+			res.Pin = a2aCopyPin(locked)
+			res.FromLock = true
+			detail += fmt.Sprintf(" agentform uses the card pinned in %s (%s).", lockfile.FileName, a2aCardLabel(locked))
+			res.Tools = a2aTools(t, nil, locked.CardName)
+		} else {
+			detail += " Its four tools are registered from the A2A protocol, but no card is pinned, so a changed card cannot be detected until agentform fetches it."
+			res.Tools = a2aTools(t, nil, "")
+		}
+		return res, hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: summary, Detail: detail, Subject: rng.Ptr()}}
+	}
+
+	if !req.Refresh {
+		return unfetched("A2A agent card not refreshed",
+			fmt.Sprintf("With -refresh=false agentform does not fetch the agent card of tool %q.", t.Name))
+	}
+	base, ok := req.String(a.URL)
+	if !ok {
+		env := ""
+		if a.URL.Runtime != nil {
+			env = a.URL.Runtime.Env
+		}
+		return unfetched("A2A agent URL known only at runtime",
+			fmt.Sprintf("The url of tool %q reads the environment variable %s, which is not set and has no default, so agentform cannot fetch the agent card at plan time. Set %s when planning to pin the card.", t.Name, env, env))
+	}
+	literal := a.URL.Runtime == nil
+	where := func(path string) string {
+		if literal {
+			return strings.TrimRight(base, "/") + "/" + path
+		}
+		return fmt.Sprintf("/%s under the URL in %s", path, a.URL.Runtime.Env)
+	}
+
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		var detail string
+		if literal {
+			detail = fmt.Sprintf("%q is not an absolute http or https URL. Write the agent's base URL, like \"https://planner.example.com\".", base)
+		} else {
+			detail = fmt.Sprintf("The value of %s is not an absolute http or https URL. Set it to the agent's base URL, like \"https://planner.example.com\".", a.URL.Runtime.Env)
+		}
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid A2A URL", Detail: detail, Subject: rng.Ptr()}}
+	}
+
+	var secrets []a2aSecret
+	addSecret := func(s manifest.String) {
+		if s.Runtime == nil {
+			return
+		}
+		if v, ok := req.String(s); ok {
+			secrets = append(secrets, a2aSecret{value: v, env: s.Runtime.Env})
+		}
+	}
+	addSecret(a.URL)
+	if !literal {
+		// The host alone (a card may name it without the scheme).
+		secrets = append(secrets, a2aSecret{value: u.Host, env: a.URL.Runtime.Env})
+	}
+	addSecret(a.AuthToken)
+	for _, ref := range a.Headers.Refs() {
+		addSecret(manifest.String{Runtime: ref})
+	}
+	headers, missing := req.StringMap(a.Headers)
+	token, hasToken := req.String(a.AuthToken)
+	if a.AuthToken.Runtime != nil && !hasToken {
+		missing = append(missing, a.AuthToken.Runtime.Env)
+	}
+
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	fctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	get := func(path string) (int, string, []byte, error) {
+		return a2aGet(fctx, u.JoinPath(path), headers, token)
+	}
+
+	var diags hcl.Diagnostics
+	path := a2aCardPath
+	code, status, body, err := get(path)
+	if err == nil && code == http.StatusNotFound {
+		path = a2aLegacyCardPath
+		code, status, body, err = get(path)
+		if err == nil && code == http.StatusOK {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Deprecated A2A agent card location",
+				Detail: fmt.Sprintf("The agent behind tool %q serves its card only at %s, the location used before A2A 0.3; current clients look for /%s. agentform used the old location. Ask the agent's maintainers to serve the card at /%s.",
+					t.Name, where(a2aLegacyCardPath), a2aCardPath, a2aCardPath),
+				Subject: rng.Ptr()})
+		}
+	}
+	if err != nil {
+		reason := a2aNetReason(err, timeout, literal)
+		why := fmt.Sprintf("agentform could not fetch the agent card of tool %q from %s: %s.", t.Name, where(path), reason)
+		if len(missing) > 0 {
+			why += " " + missingEnvDetail(missing)
+		}
+		return unfetched("Cannot reach A2A agent", why)
+	}
+	fail := func(summary, detail string) (*Resolved, hcl.Diagnostics) {
+		return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()})
+	}
+	switch {
+	case code == http.StatusNotFound:
+		return fail("A2A agent card not found",
+			fmt.Sprintf("The agent behind tool %q answered HTTP 404 at both /%s and /%s. Check that url is the agent's base URL and that the agent publishes its card.", t.Name, a2aCardPath, a2aLegacyCardPath))
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		detail := fmt.Sprintf("The agent refused to serve its card at %s (HTTP %s). Check auth_token and headers of tool %q.", where(path), status, t.Name)
+		if len(missing) > 0 {
+			detail += " " + missingEnvDetail(missing)
+		}
+		return fail("Cannot fetch A2A agent card", detail)
+	case code != http.StatusOK:
+		return fail("Cannot fetch A2A agent card",
+			fmt.Sprintf("The agent behind tool %q answered HTTP %s at %s. Check that the agent is healthy, then plan again.", t.Name, status, where(path)))
+	case len(body) > a2aMaxCardSize:
+		return fail("Invalid A2A agent card",
+			fmt.Sprintf("The agent card at %s is larger than %d bytes; agentform reads cards up to that size.", where(path), a2aMaxCardSize))
+	}
+
+	tree, err := a2aDecodeJSON(body)
+	if err != nil {
+		return fail("Invalid A2A agent card", fmt.Sprintf("The agent card at %s is not valid JSON: %s.", where(path), a2aScrubText(err.Error(), secrets)))
+	}
+	tree = a2aScrub(tree, secrets)
+	card, problem := a2aParseCard(tree)
+	if problem != "" {
+		return fail("Invalid A2A agent card", fmt.Sprintf("The agent card at %s %s.", where(path), problem))
+	}
+	canonical, err := a2aCanonicalJSON(tree)
+	if err != nil {
+		return fail("Invalid A2A agent card", fmt.Sprintf("The agent card at %s cannot be encoded: %s.", where(path), err))
+	}
+	return &Resolved{
+		Tools:   a2aTools(t, card, ""),
+		Pin:     &lockfile.Tool{Kind: "a2a", Card: SHA256(canonical), CardName: card.Name, CardVersion: card.Version},
+		Outputs: map[string][]byte{A2ACardOutput: canonical},
+	}, diags
+}
+
+// a2aGet fetches one card location. err is set only when no HTTP answer
+// came back; body holds at most a2aMaxCardSize+1 bytes.
+func a2aGet(ctx context.Context, u *url.URL, headers map[string]string, token string) (int, string, []byte, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return 0, "", nil, err
+	}
+	for _, k := range a2aSortedKeys(headers) {
+		hreq.Header.Set(k, headers[k])
+	}
+	if token != "" {
+		hreq.Header.Set("Authorization", "Bearer "+token)
+	}
+	hreq.Header.Set("Accept", "application/json")
+	resp, err := a2aHTTPClient.Do(hreq)
+	if err != nil {
+		return 0, "", nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, a2aMaxCardSize+1))
+	if err != nil {
+		return 0, "", nil, err
+	}
+	return resp.StatusCode, a2aStatus(resp), body, nil
+}
+
+// a2aStatus renders "500 Internal Server Error" from the status code only,
+// never from the server's reason phrase.
+func a2aStatus(resp *http.Response) string {
+	if text := http.StatusText(resp.StatusCode); text != "" {
+		return fmt.Sprintf("%d %s", resp.StatusCode, text)
+	}
+	return fmt.Sprint(resp.StatusCode)
+}
+
+// a2aNetReason says why no answer came back. For a runtime URL it names a
+// class of failure only: Go's network errors quote the address.
+func a2aNetReason(err error, timeout time.Duration, literal bool) string {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("no answer within %s", timeout)
+	case errors.Is(err, context.Canceled):
+		return "the plan was cancelled"
+	case literal:
+		var urlErr *url.Error
+		if errors.As(err, &urlErr) {
+			return urlErr.Err.Error()
+		}
+		return err.Error()
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dnsErr):
+		return "the host name could not be resolved"
+	case errors.As(err, &certErr):
+		return "the server's TLS certificate is not trusted"
+	default:
+		return "a network error"
+	}
+}
+
+// a2aDecodeJSON decodes one JSON value, keeping numbers exact, and rejects
+// trailing data.
+func a2aDecodeJSON(body []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("the body is empty")
+		}
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+// a2aParseCard validates the card's shape and reads the fields agentform
+// uses. problem completes "The agent card at X ..." when it is invalid.
+func a2aParseCard(tree any) (card *a2aCard, problem string) {
+	obj, ok := tree.(map[string]any)
+	if !ok {
+		return nil, fmt.Sprintf("is %s, not a JSON object", a2aJSONKind(tree))
+	}
+	str := func(m map[string]any, key, where string) (string, string) {
+		v, ok := m[key]
+		if !ok || v == nil {
+			return "", ""
+		}
+		s, ok := v.(string)
+		if !ok {
+			return "", fmt.Sprintf("has %s%q set to %s; it must be a string", where, key, a2aJSONKind(v))
+		}
+		return s, ""
+	}
+	card = &a2aCard{}
+	if _, ok := obj["name"]; !ok {
+		return nil, "has no \"name\"; an agent card must name its agent"
+	}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"name", &card.Name}, {"version", &card.Version}, {"description", &card.Description}} {
+		s, p := str(obj, f.key, "")
+		if p != "" {
+			return nil, p
+		}
+		*f.dst = s
+	}
+	if strings.TrimSpace(card.Name) == "" {
+		return nil, "has an empty \"name\"; an agent card must name its agent"
+	}
+	if raw, ok := obj["skills"]; ok && raw != nil {
+		list, ok := raw.([]any)
+		if !ok {
+			return nil, fmt.Sprintf("has \"skills\" set to %s; it must be an array", a2aJSONKind(raw))
+		}
+		for i, item := range list {
+			m, ok := item.(map[string]any)
+			if !ok {
+				return nil, fmt.Sprintf("has skills[%d] set to %s; each skill must be an object", i, a2aJSONKind(item))
+			}
+			var sk a2aSkill
+			for _, f := range []struct {
+				key string
+				dst *string
+			}{{"id", &sk.ID}, {"name", &sk.Name}, {"description", &sk.Description}} {
+				s, p := str(m, f.key, fmt.Sprintf("skills[%d].", i))
+				if p != "" {
+					return nil, p
+				}
+				*f.dst = s
+			}
+			card.Skills = append(card.Skills, sk)
+		}
+	}
+	return card, ""
+}
+
+func a2aJSONKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// a2aCanonicalJSON encodes a decoded JSON value with object keys sorted at
+// every level, no insignificant whitespace, numbers as written and no HTML
+// escaping: the same card always gives the same bytes, however the server
+// formats it.
+func a2aCanonicalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// a2aScrub replaces every runtime value (without a trailing slash; for
+// the URL also its host) in the strings and keys of a decoded JSON value
+// with ${ENV}.
+func a2aScrub(v any, secrets []a2aSecret) any {
+	if len(secrets) == 0 {
+		return v
+	}
+	switch x := v.(type) {
+	case string:
+		return a2aScrubText(x, secrets)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = a2aScrub(e, secrets)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[a2aScrubText(k, secrets)] = a2aScrub(e, secrets)
+		}
+		return out
+	}
+	return v
+}
+
+// a2aScrubText replaces runtime values in s, longest first so that a value
+// containing another is replaced whole.
+func a2aScrubText(s string, secrets []a2aSecret) string {
+	type pair struct{ old, new string }
+	var pairs []pair
+	for _, sec := range secrets {
+		// Without a trailing slash, so that a URL set with or without
+		// one scrubs to the same text.
+		if v := strings.TrimRight(sec.value, "/"); len(v) >= a2aMinScrub {
+			pairs = append(pairs, pair{v, "${" + sec.env + "}"})
+		}
+	}
+	sort.SliceStable(pairs, func(i, j int) bool {
+		if len(pairs[i].old) != len(pairs[j].old) {
+			return len(pairs[i].old) > len(pairs[j].old)
+		}
+		return pairs[i].old < pairs[j].old
+	})
+	for _, p := range pairs {
+		s = strings.ReplaceAll(s, p.old, p.new)
+	}
+	return s
+}
+
+// a2aTools builds the four registered tools. card is the fetched card, or
+// nil; lockedName is the locked card name used when there is no card.
+func a2aTools(t *manifest.Tool, card *a2aCard, lockedName string) []Tool {
+	target := fmt.Sprintf("the A2A agent %q", t.Name)
+	about := t.Description.Value
+	if card != nil {
+		target = card.Name
+		if card.Description != "" {
+			about = card.Description
+		}
+	} else if lockedName != "" {
+		target = lockedName
+	}
+	tools := make([]Tool, 0, len(a2aOperations))
+	for _, op := range a2aOperations {
+		desc := fmt.Sprintf(op.verb, target)
+		if about != "" {
+			desc += ": " + about
+		}
+		if op.skills && card != nil && len(card.Skills) > 0 {
+			desc += "\n\nSkills:"
+			for _, sk := range card.Skills {
+				name := sk.Name
+				if name == "" {
+					name = sk.ID
+				}
+				desc += "\n- " + name
+				if sk.Description != "" {
+					desc += ": " + sk.Description
+				}
+			}
+		}
+		tools = append(tools, Tool{
+			Name:        "a2a_" + t.Name + "_" + op.suffix,
+			Description: desc,
+			InputSchema: json.RawMessage(op.schema),
+		})
+	}
+	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+	return tools
+}
+
+func a2aCopyPin(l *lockfile.Tool) *lockfile.Tool {
+	return &lockfile.Tool{Kind: "a2a", Card: l.Card, CardName: l.CardName, CardVersion: l.CardVersion}
+}
+
+// a2aCardLabel renders a lock entry as "Planner 1.2.0, sha256:...".
+func a2aCardLabel(l *lockfile.Tool) string {
+	parts := []string{}
+	if l.CardName != "" {
+		parts = append(parts, l.CardName)
+	}
+	if l.CardVersion != "" {
+		parts = append(parts, l.CardVersion)
+	}
+	label := strings.Join(parts, " ")
+	if label == "" {
+		return l.Card
+	}
+	return label + ", " + l.Card
+}
+
+func a2aSortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// A2ADrift compares an a2a block's lock entry with the card resolved now.
+// A changed card is trust-on-first-use drift: one error, located at rng,
+// that shows the locked name, version and digest beside the current ones
+// and says to review the card and run agentform lock -upgrade. It returns
+// nothing when either entry is missing or the digests agree.
+func A2ADrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.Diagnostics {
+	if locked == nil || current == nil || locked.Card == current.Card {
+		return nil
+	}
+	rows := [][3]string{
+		{"card_name", locked.CardName, current.CardName},
+		{"card_version", locked.CardVersion, current.CardVersion},
+		{"card", locked.Card, current.Card},
+	}
+	show := func(s string) string {
+		if s == "" {
+			return "(none)"
+		}
+		return s
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The agent card behind tool %q is not the one pinned in %s:\n\n", block, lockfile.FileName)
+	for _, r := range rows {
+		if r[1] == r[2] {
+			fmt.Fprintf(&b, "  %-12s  %s (unchanged)\n", r[0], show(r[1]))
+			continue
+		}
+		fmt.Fprintf(&b, "  %-12s  locked:  %s\n  %-12s  current: %s\n", r[0], show(r[1]), "", show(r[2]))
+	}
+	b.WriteString("\nThe card tells your agents what the remote agent does and how to delegate to it; a card that changes under you can redirect that delegation. ")
+	fmt.Fprintf(&b, "Review the new card (the agent serves it at /%s) and, if you trust it, run \"agentform lock -upgrade\" to pin it.", a2aCardPath)
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagError,
+		Summary:  "A2A agent card changed since lock",
+		Detail:   b.String(),
+		Subject:  rng.Ptr(),
+	}}
+}

@@ -1,0 +1,792 @@
+package resolve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/lockfile"
+)
+
+// a2aTestCard is a card as a server formats it: indented, keys unsorted.
+const a2aTestCard = `{
+  "version": "1.2.0",
+  "name": "Planner",
+  "description": "Plans trips.",
+  "url": "%s/a2a",
+  "skills": [
+    {"name": "Plan a trip", "id": "plan", "description": "Builds an itinerary.", "tags": ["travel"]},
+    {"id": "replan"}
+  ],
+  "capabilities": {"streaming": true, "pushNotifications": false},
+  "defaultInputModes": ["text/plain"],
+  "protocolVersion": "0.3.0"
+}`
+
+// a2aWantCanonical is a2aTestCard's canonical JSON, with url = "URL/a2a".
+const a2aWantCanonical = `{"capabilities":{"pushNotifications":false,"streaming":true},"defaultInputModes":["text/plain"],"description":"Plans trips.","name":"Planner","protocolVersion":"0.3.0","skills":[{"description":"Builds an itinerary.","id":"plan","name":"Plan a trip","tags":["travel"]},{"id":"replan"}],"url":"URL/a2a","version":"1.2.0"}`
+
+// a2aServer is a real HTTP server on 127.0.0.1 that records what it got.
+type a2aServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	hits []*http.Request
+}
+
+func (s *a2aServer) requests() []*http.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*http.Request(nil), s.hits...)
+}
+
+// newA2AServer serves routes by path; anything else is 404.
+func newA2AServer(t *testing.T, routes map[string]func(w http.ResponseWriter, r *http.Request, base string)) *a2aServer {
+	t.Helper()
+	s := &a2aServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.hits = append(s.hits, r.Clone(context.Background()))
+		s.mu.Unlock()
+		if h, ok := routes[r.URL.Path]; ok {
+			h(w, r, "http://"+r.Host)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(func() { s.CloseClientConnections(); s.Close() })
+	return s
+}
+
+func serveCard(card string) func(w http.ResponseWriter, r *http.Request, base string) {
+	return func(w http.ResponseWriter, r *http.Request, base string) {
+		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(card, "%s") {
+			card = fmt.Sprintf(card, base)
+		}
+		fmt.Fprint(w, card)
+	}
+}
+
+// a2aRequest loads a manifest with one a2a tool "planner" whose body is
+// toolBody and returns the request to resolve it.
+func a2aRequest(t *testing.T, toolBody string, env map[string]string) Request {
+	t.Helper()
+	src := `
+agent "coordinator" {
+  graph {
+    type = "react"
+  }
+  prompt = "Coordinate."
+  capabilities = ["a2a::planner"]
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+providers {
+  anthropic {
+    models = ["claude-haiku-4-5"]
+  }
+}
+
+tool "planner" {
+  kind         = "a2a"
+  capabilities = ["a2a::planner"]
+` + toolBody + `
+}
+`
+	dir := t.TempDir()
+	cfg, diags := manifest.LoadSources(dir, map[string][]byte{"agent.acl": []byte(src)})
+	if diags.HasErrors() {
+		t.Fatalf("loading the test manifest: %s", diags.Error())
+	}
+	tool := cfg.Tool("planner")
+	if tool == nil || tool.A2A == nil {
+		t.Fatalf("the test manifest has no a2a tool planner")
+	}
+	return Request{
+		Config: cfg,
+		Tool:   tool,
+		Dir:    dir,
+		Root:   dir,
+		Env: func(name string) (string, bool) {
+			v, ok := env[name]
+			return v, ok
+		},
+		Timeout: 5 * time.Second,
+		Refresh: true,
+	}
+}
+
+func toolNames(res *Resolved) []string {
+	if res == nil {
+		return nil
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+var wantA2ANames = []string{"a2a_planner_cancel_task", "a2a_planner_get_task", "a2a_planner_send", "a2a_planner_stream"}
+
+// oneDiag returns the only diagnostic, failing unless there is exactly
+// one of the given severity located at rng.
+func oneDiag(t *testing.T, diags hcl.Diagnostics, sev hcl.DiagnosticSeverity, summary string, rng hcl.Range) *hcl.Diagnostic {
+	t.Helper()
+	if len(diags) != 1 {
+		t.Fatalf("diagnostics:\ngot:  %d (%s)\nwant: 1 %q", len(diags), diagText(diags), summary)
+	}
+	d := diags[0]
+	if d.Severity != sev || d.Summary != summary {
+		t.Errorf("diagnostic:\ngot:  %v %q\nwant: %v %q", d.Severity, d.Summary, sev, summary)
+	}
+	if d.Subject == nil || *d.Subject != rng {
+		t.Errorf("diagnostic subject:\ngot:  %v\nwant: %v", d.Subject, rng)
+	}
+	return d
+}
+
+func diagText(diags hcl.Diagnostics) string {
+	var b strings.Builder
+	for _, d := range diags {
+		fmt.Fprintf(&b, "%s: %s\n%s\n", d.Summary, d.Detail, d.Subject)
+	}
+	return b.String()
+}
+
+func TestResolveA2A(t *testing.T) {
+	locked := &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("ab", 32), CardName: "Planner", CardVersion: "1.1.0"}
+	type result struct {
+		res   *Resolved
+		diags hcl.Diagnostics
+		srv   *a2aServer
+		rng   hcl.Range
+	}
+	tests := []struct {
+		name    string
+		routes  map[string]func(http.ResponseWriter, *http.Request, string)
+		closed  bool // stop the server before resolving
+		locked  *lockfile.Tool
+		refresh bool
+		check   func(t *testing.T, r result)
+	}{
+		{
+			name:    "card at agent-card.json",
+			routes:  map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": serveCard(a2aTestCard)},
+			refresh: true,
+			check: func(t *testing.T, r result) {
+				if len(r.diags) != 0 {
+					t.Fatalf("diagnostics:\ngot:  %s\nwant: none", diagText(r.diags))
+				}
+				canonical := strings.ReplaceAll(a2aWantCanonical, "URL", r.srv.URL)
+				want := &lockfile.Tool{Kind: "a2a", Card: SHA256([]byte(canonical)), CardName: "Planner", CardVersion: "1.2.0"}
+				if !reflect.DeepEqual(r.res.Pin, want) {
+					t.Errorf("pin:\ngot:  %+v\nwant: %+v", r.res.Pin, want)
+				}
+				if got := string(r.res.Outputs[A2ACardOutput]); got != canonical {
+					t.Errorf("canonical card:\ngot:  %s\nwant: %s", got, canonical)
+				}
+				if r.res.FromLock || r.res.Unresolved {
+					t.Errorf("flags:\ngot:  FromLock=%v Unresolved=%v\nwant: both false", r.res.FromLock, r.res.Unresolved)
+				}
+				send := r.res.Tools[2]
+				wantSend := "Send a message to Planner: Plans trips.\n\nSkills:\n- Plan a trip: Builds an itinerary.\n- replan"
+				if send.Description != wantSend {
+					t.Errorf("send description:\ngot:  %q\nwant: %q", send.Description, wantSend)
+				}
+				if got, want := r.res.Tools[1].Description, "Get the status and results of a task of Planner: Plans trips."; got != want {
+					t.Errorf("get_task description:\ngot:  %q\nwant: %q", got, want)
+				}
+				if n := len(r.srv.requests()); n != 1 {
+					t.Errorf("requests:\ngot:  %d\nwant: 1", n)
+				}
+			},
+		},
+		{
+			name:    "fallback to agent.json",
+			routes:  map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent.json": serveCard(a2aTestCard)},
+			refresh: true,
+			check: func(t *testing.T, r result) {
+				d := oneDiag(t, r.diags, hcl.DiagWarning, "Deprecated A2A agent card location", r.rng)
+				if !strings.Contains(d.Detail, "/.well-known/agent-card.json") || !strings.Contains(d.Detail, "/.well-known/agent.json") {
+					t.Errorf("detail:\ngot:  %s\nwant: both card locations named", d.Detail)
+				}
+				if r.res.Pin == nil || r.res.Pin.CardName != "Planner" || r.res.Pin.CardVersion != "1.2.0" {
+					t.Errorf("pin:\ngot:  %+v\nwant: Planner 1.2.0", r.res.Pin)
+				}
+				var paths []string
+				for _, h := range r.srv.requests() {
+					paths = append(paths, h.URL.Path)
+				}
+				if want := []string{"/.well-known/agent-card.json", "/.well-known/agent.json"}; !reflect.DeepEqual(paths, want) {
+					t.Errorf("requested paths:\ngot:  %q\nwant: %q", paths, want)
+				}
+			},
+		},
+		{
+			name: "server error",
+			routes: map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": func(w http.ResponseWriter, r *http.Request, _ string) {
+				http.Error(w, "boom", http.StatusInternalServerError)
+			}},
+			refresh: true,
+			check: func(t *testing.T, r result) {
+				d := oneDiag(t, r.diags, hcl.DiagError, "Cannot fetch A2A agent card", r.rng)
+				if !strings.Contains(d.Detail, "HTTP 500 Internal Server Error") {
+					t.Errorf("detail:\ngot:  %s\nwant: mentions HTTP 500 Internal Server Error", d.Detail)
+				}
+				if r.res != nil {
+					t.Errorf("result:\ngot:  %+v\nwant: nil", r.res)
+				}
+			},
+		},
+		{
+			name:    "invalid JSON",
+			routes:  map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": serveCard(`{"name": "Planner",`)},
+			refresh: true,
+			check: func(t *testing.T, r result) {
+				d := oneDiag(t, r.diags, hcl.DiagError, "Invalid A2A agent card", r.rng)
+				if !strings.Contains(d.Detail, "not valid JSON") {
+					t.Errorf("detail:\ngot:  %s\nwant: says not valid JSON", d.Detail)
+				}
+			},
+		},
+		{
+			name:    "trailing data",
+			routes:  map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": serveCard(`{"name": "Planner"} {}`)},
+			refresh: true,
+			check: func(t *testing.T, r result) {
+				oneDiag(t, r.diags, hcl.DiagError, "Invalid A2A agent card", r.rng)
+			},
+		},
+		{
+			name:    "not an object",
+			routes:  map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": serveCard(`["Planner"]`)},
+			refresh: true,
+			check: func(t *testing.T, r result) {
+				d := oneDiag(t, r.diags, hcl.DiagError, "Invalid A2A agent card", r.rng)
+				if !strings.Contains(d.Detail, "is an array, not a JSON object") {
+					t.Errorf("detail:\ngot:  %s\nwant: says it is an array", d.Detail)
+				}
+			},
+		},
+		{
+			name:    "name not a string",
+			routes:  map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": serveCard(`{"name": 7, "version": "1"}`)},
+			refresh: true,
+			check: func(t *testing.T, r result) {
+				d := oneDiag(t, r.diags, hcl.DiagError, "Invalid A2A agent card", r.rng)
+				if !strings.Contains(d.Detail, `"name" set to a number`) {
+					t.Errorf("detail:\ngot:  %s\nwant: says name is a number", d.Detail)
+				}
+			},
+		},
+		{
+			name:    "no name",
+			routes:  map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": serveCard(`{"version": "1"}`)},
+			refresh: true,
+			check: func(t *testing.T, r result) {
+				oneDiag(t, r.diags, hcl.DiagError, "Invalid A2A agent card", r.rng)
+			},
+		},
+		{
+			name:    "no card at either location",
+			routes:  map[string]func(http.ResponseWriter, *http.Request, string){},
+			refresh: true,
+			check: func(t *testing.T, r result) {
+				oneDiag(t, r.diags, hcl.DiagError, "A2A agent card not found", r.rng)
+			},
+		},
+		{
+			name:    "unreachable",
+			closed:  true,
+			refresh: true,
+			check: func(t *testing.T, r result) {
+				d := oneDiag(t, r.diags, hcl.DiagWarning, "Cannot reach A2A agent", r.rng)
+				if !strings.Contains(d.Detail, "no card is pinned") {
+					t.Errorf("detail:\ngot:  %s\nwant: says no card is pinned", d.Detail)
+				}
+				if r.res.Pin != nil || r.res.FromLock || r.res.Unresolved || r.res.Outputs != nil {
+					t.Errorf("result:\ngot:  Pin=%v FromLock=%v Unresolved=%v Outputs=%v\nwant: nothing pinned, not unresolved", r.res.Pin, r.res.FromLock, r.res.Unresolved, r.res.Outputs)
+				}
+				if got, want := r.res.Tools[2].Description, `Send a message to the A2A agent "planner": Delegates planning.`; got != want {
+					t.Errorf("send description:\ngot:  %q\nwant: %q", got, want)
+				}
+			},
+		},
+		{
+			name:    "unreachable with a lock",
+			closed:  true,
+			locked:  locked,
+			refresh: true,
+			check: func(t *testing.T, r result) {
+				d := oneDiag(t, r.diags, hcl.DiagWarning, "Cannot reach A2A agent", r.rng)
+				if !strings.Contains(d.Detail, "Planner 1.1.0, "+locked.Card) {
+					t.Errorf("detail:\ngot:  %s\nwant: names the locked card", d.Detail)
+				}
+				if !reflect.DeepEqual(r.res.Pin, locked) || r.res.Pin == locked || !r.res.FromLock {
+					t.Errorf("result:\ngot:  Pin=%+v FromLock=%v\nwant: a copy of %+v, FromLock", r.res.Pin, r.res.FromLock, locked)
+				}
+				if got, want := r.res.Tools[2].Description, "Send a message to Planner: Delegates planning."; got != want {
+					t.Errorf("send description:\ngot:  %q\nwant: %q", got, want)
+				}
+			},
+		},
+		{
+			name:    "refresh=false uses the lock without contact",
+			routes:  map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": serveCard(a2aTestCard)},
+			locked:  locked,
+			refresh: false,
+			check: func(t *testing.T, r result) {
+				oneDiag(t, r.diags, hcl.DiagWarning, "A2A agent card not refreshed", r.rng)
+				if !reflect.DeepEqual(r.res.Pin, locked) || !r.res.FromLock {
+					t.Errorf("result:\ngot:  Pin=%+v FromLock=%v\nwant: %+v, FromLock", r.res.Pin, r.res.FromLock, locked)
+				}
+				if n := len(r.srv.requests()); n != 0 {
+					t.Errorf("requests:\ngot:  %d\nwant: 0", n)
+				}
+			},
+		},
+		{
+			name:    "refresh=false without a lock",
+			routes:  map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": serveCard(a2aTestCard)},
+			refresh: false,
+			check: func(t *testing.T, r result) {
+				oneDiag(t, r.diags, hcl.DiagWarning, "A2A agent card not refreshed", r.rng)
+				if r.res.Pin != nil || r.res.FromLock {
+					t.Errorf("result:\ngot:  Pin=%+v FromLock=%v\nwant: nil, false", r.res.Pin, r.res.FromLock)
+				}
+			},
+		},
+		{
+			name:    "lock of another kind is ignored",
+			closed:  true,
+			locked:  &lockfile.Tool{Kind: "mcp", ServerName: "x"},
+			refresh: true,
+			check: func(t *testing.T, r result) {
+				oneDiag(t, r.diags, hcl.DiagWarning, "Cannot reach A2A agent", r.rng)
+				if r.res.Pin != nil || r.res.FromLock {
+					t.Errorf("result:\ngot:  Pin=%+v FromLock=%v\nwant: nil, false", r.res.Pin, r.res.FromLock)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newA2AServer(t, tt.routes)
+			req := a2aRequest(t, fmt.Sprintf("description = \"Delegates planning.\"\nurl = %q", srv.URL), nil)
+			req.Locked = tt.locked
+			req.Refresh = tt.refresh
+			if tt.closed {
+				srv.Close()
+			}
+			res, diags := ResolveA2A(context.Background(), req)
+			if !diags.HasErrors() {
+				if got := toolNames(res); !reflect.DeepEqual(got, wantA2ANames) {
+					t.Fatalf("tools:\ngot:  %q\nwant: %q", got, wantA2ANames)
+				}
+			}
+			tt.check(t, result{res: res, diags: diags, srv: srv, rng: req.Tool.A2A.URL.Range})
+		})
+	}
+}
+
+// TestResolveA2ASchemas checks that the four fixed input schemas are valid
+// JSON Schemas that accept and reject what the A2A operations do.
+func TestResolveA2ASchemas(t *testing.T) {
+	srv := newA2AServer(t, nil)
+	srv.Close()
+	res, _ := ResolveA2A(context.Background(), a2aRequest(t, fmt.Sprintf("url = %q", srv.URL), nil))
+	tests := []struct {
+		tool string
+		args string
+		ok   bool
+	}{
+		{"a2a_planner_send", `{"message": "plan a trip"}`, true},
+		{"a2a_planner_send", `{"message": "more", "context_id": "c1", "task_id": "t1"}`, true},
+		{"a2a_planner_send", `{"context_id": "c1"}`, false},
+		{"a2a_planner_stream", `{"message": "plan a trip"}`, true},
+		{"a2a_planner_stream", `{"message": 3}`, false},
+		{"a2a_planner_get_task", `{"task_id": "t1"}`, true},
+		{"a2a_planner_get_task", `{}`, false},
+		{"a2a_planner_cancel_task", `{"task_id": "t1"}`, true},
+		{"a2a_planner_cancel_task", `{"task_id": "t1", "message": "x"}`, false},
+	}
+	schemas := map[string]*jsonschema.Schema{}
+	for _, tl := range res.Tools {
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(tl.InputSchema)))
+		if err != nil {
+			t.Fatalf("%s input schema is not JSON: %v", tl.Name, err)
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource("schema.json", doc); err != nil {
+			t.Fatal(err)
+		}
+		s, err := c.Compile("schema.json")
+		if err != nil {
+			t.Fatalf("%s input schema does not compile: %v", tl.Name, err)
+		}
+		schemas[tl.Name] = s
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool+" "+tt.args, func(t *testing.T) {
+			v, err := jsonschema.UnmarshalJSON(strings.NewReader(tt.args))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = schemas[tt.tool].Validate(v)
+			if got := err == nil; got != tt.ok {
+				t.Errorf("valid:\ngot:  %v (%v)\nwant: %v", got, err, tt.ok)
+			}
+		})
+	}
+}
+
+// TestResolveA2AHeaders checks on the server side that headers and the
+// bearer token arrive, whether literal or read from the environment.
+func TestResolveA2AHeaders(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		env  map[string]string
+	}{
+		{
+			name: "literal",
+			body: `auth_token = "tok-123"
+headers = { "X-Client-ID" = "coordinator", "X-Trace" = "on" }`,
+		},
+		{
+			name: "runtime",
+			body: `auth_token = secret(runtime("PLANNER_TOKEN"))
+headers = { "X-Client-ID" = runtime("CLIENT_ID", "nobody"), "X-Trace" = "on" }`,
+			env: map[string]string{"PLANNER_TOKEN": "tok-123", "CLIENT_ID": "coordinator"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newA2AServer(t, map[string]func(http.ResponseWriter, *http.Request, string){
+				"/.well-known/agent-card.json": func(w http.ResponseWriter, r *http.Request, base string) {
+					if r.Header.Get("Authorization") != "Bearer tok-123" {
+						http.Error(w, "no", http.StatusUnauthorized)
+						return
+					}
+					serveCard(a2aTestCard)(w, r, base)
+				},
+			})
+			req := a2aRequest(t, fmt.Sprintf("url = %q\n%s", srv.URL, tt.body), tt.env)
+			res, diags := ResolveA2A(context.Background(), req)
+			if len(diags) != 0 {
+				t.Fatalf("diagnostics:\ngot:  %s\nwant: none", diagText(diags))
+			}
+			if res.Pin == nil {
+				t.Fatalf("pin:\ngot:  nil\nwant: the card")
+			}
+			hits := srv.requests()
+			if len(hits) != 1 {
+				t.Fatalf("requests:\ngot:  %d\nwant: 1", len(hits))
+			}
+			h := hits[0].Header
+			got := []string{h.Get("Authorization"), h.Get("X-Client-ID"), h.Get("X-Trace"), hits[0].Method}
+			want := []string{"Bearer tok-123", "coordinator", "on", "GET"}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("request headers:\ngot:  %q\nwant: %q", got, want)
+			}
+		})
+	}
+
+	t.Run("refused", func(t *testing.T) {
+		srv := newA2AServer(t, map[string]func(http.ResponseWriter, *http.Request, string){
+			"/.well-known/agent-card.json": func(w http.ResponseWriter, r *http.Request, _ string) {
+				http.Error(w, "no", http.StatusUnauthorized)
+			},
+		})
+		req := a2aRequest(t, fmt.Sprintf("url = %q\nauth_token = secret(runtime(\"PLANNER_TOKEN\"))", srv.URL), nil)
+		_, diags := ResolveA2A(context.Background(), req)
+		d := oneDiag(t, diags, hcl.DiagError, "Cannot fetch A2A agent card", req.Tool.A2A.URL.Range)
+		for _, want := range []string{"HTTP 401 Unauthorized", "auth_token", "PLANNER_TOKEN"} {
+			if !strings.Contains(d.Detail, want) {
+				t.Errorf("detail:\ngot:  %s\nwant: contains %q", d.Detail, want)
+			}
+		}
+	})
+}
+
+// TestResolveA2ARuntimeURL checks that a URL read from the environment
+// reaches the server and never appears in what ResolveA2A returns, even
+// when the card repeats it.
+func TestResolveA2ARuntimeURL(t *testing.T) {
+	tests := []struct {
+		name   string
+		closed bool
+		routes map[string]func(http.ResponseWriter, *http.Request, string)
+		body   string
+		env    func(srvURL string) map[string]string
+		sev    hcl.DiagnosticSeverity
+		diag   string // the only diagnostic's summary, "" for none
+		pinned bool
+	}{
+		{
+			name:   "fetched",
+			routes: map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": serveCard(a2aTestCard)},
+			body:   `url = runtime("PLANNER_URL")`,
+			env:    func(u string) map[string]string { return map[string]string{"PLANNER_URL": u + "/"} },
+			pinned: true,
+		},
+		{
+			name:   "fetched from a secret default",
+			routes: map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": serveCard(a2aTestCard)},
+			body:   `url = secret(runtime("PLANNER_URL", "SRVURL"))`,
+			env:    func(string) map[string]string { return nil },
+			pinned: true,
+		},
+		{
+			name:   "fallback",
+			routes: map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent.json": serveCard(a2aTestCard)},
+			body:   `url = runtime("PLANNER_URL")`,
+			env:    func(u string) map[string]string { return map[string]string{"PLANNER_URL": u} },
+			sev:    hcl.DiagWarning,
+			diag:   "Deprecated A2A agent card location",
+			pinned: true,
+		},
+		{
+			name:   "unreachable",
+			closed: true,
+			body:   `url = runtime("PLANNER_URL")`,
+			env:    func(u string) map[string]string { return map[string]string{"PLANNER_URL": u} },
+			sev:    hcl.DiagWarning,
+			diag:   "Cannot reach A2A agent",
+		},
+		{
+			name: "server error",
+			routes: map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": func(w http.ResponseWriter, r *http.Request, base string) {
+				http.Error(w, "failed at "+base, http.StatusBadGateway)
+			}},
+			body: `url = runtime("PLANNER_URL")`,
+			env:  func(u string) map[string]string { return map[string]string{"PLANNER_URL": u} },
+			sev:  hcl.DiagError,
+			diag: "Cannot fetch A2A agent card",
+		},
+		{
+			name:   "invalid JSON quoting the URL",
+			routes: map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": serveCard(`{"name": "Planner", "url": "%s" x}`)},
+			body:   `url = runtime("PLANNER_URL")`,
+			env:    func(u string) map[string]string { return map[string]string{"PLANNER_URL": u} },
+			sev:    hcl.DiagError,
+			diag:   "Invalid A2A agent card",
+		},
+		{
+			name: "unset without default",
+			body: `url = runtime("PLANNER_URL")`,
+			env:  func(string) map[string]string { return nil },
+			sev:  hcl.DiagWarning,
+			diag: "A2A agent URL known only at runtime",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newA2AServer(t, tt.routes)
+			u, _ := url.Parse(srv.URL)
+			req := a2aRequest(t, strings.ReplaceAll(tt.body, "SRVURL", srv.URL), tt.env(srv.URL))
+			if tt.closed {
+				srv.Close()
+			}
+			res, diags := ResolveA2A(context.Background(), req)
+			if tt.diag == "" {
+				if len(diags) != 0 {
+					t.Fatalf("diagnostics:\ngot:  %s\nwant: none", diagText(diags))
+				}
+			} else {
+				d := oneDiag(t, diags, tt.sev, tt.diag, req.Tool.A2A.URL.Range)
+				if !strings.Contains(d.Detail, "PLANNER_URL") {
+					t.Errorf("detail:\ngot:  %s\nwant: names PLANNER_URL", d.Detail)
+				}
+			}
+			if !tt.closed && tt.routes != nil && len(srv.requests()) == 0 {
+				t.Errorf("requests:\ngot:  0\nwant: the server was reached")
+			}
+			if tt.pinned {
+				if res.Pin == nil || res.Pin.CardName != "Planner" {
+					t.Fatalf("pin:\ngot:  %+v\nwant: the Planner card", res.Pin)
+				}
+				card := string(res.Outputs[A2ACardOutput])
+				want := strings.ReplaceAll(a2aWantCanonical, "URL", "${PLANNER_URL}")
+				if card != want {
+					t.Errorf("canonical card:\ngot:  %s\nwant: %s", card, want)
+				}
+				if res.Pin.Card != SHA256([]byte(want)) {
+					t.Errorf("card digest:\ngot:  %s\nwant: %s", res.Pin.Card, SHA256([]byte(want)))
+				}
+			}
+			// Nothing returned may hold the URL or its host:port.
+			blob, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var everything strings.Builder
+			everything.Write(blob)
+			if res != nil {
+				for name, b := range res.Outputs {
+					fmt.Fprintf(&everything, "\n%s\n%s", name, b)
+				}
+				for _, tl := range res.Tools {
+					fmt.Fprintf(&everything, "\n%s\n%s", tl.Description, tl.InputSchema)
+				}
+			}
+			everything.WriteString(diagText(diags))
+			for _, secret := range []string{srv.URL, u.Host} {
+				if strings.Contains(everything.String(), secret) {
+					t.Errorf("leak:\ngot:  %q in %s\nwant: never written", secret, everything.String())
+				}
+			}
+		})
+	}
+}
+
+// TestResolveA2ACanonical checks that the pin depends on the card's
+// content, not on how the server formats it.
+func TestResolveA2ACanonical(t *testing.T) {
+	cards := []string{
+		`{"name":"Planner","version":"2.0","skills":[{"id":"a","name":"A"}],"x":{"b":1,"a":1.50,"c":"<&>"}}`,
+		"{\n  \"x\": {\"c\": \"<&>\", \"a\": 1.50, \"b\": 1},\n  \"skills\": [ { \"name\": \"A\", \"id\": \"a\" } ],\n  \"version\": \"2.0\",\n  \"name\": \"Planner\"\n}\n",
+	}
+	want := `{"name":"Planner","skills":[{"id":"a","name":"A"}],"version":"2.0","x":{"a":1.50,"b":1,"c":"<&>"}}`
+	for i, card := range cards {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			srv := newA2AServer(t, map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": serveCard(card)})
+			res, diags := ResolveA2A(context.Background(), a2aRequest(t, fmt.Sprintf("url = %q", srv.URL), nil))
+			if len(diags) != 0 {
+				t.Fatalf("diagnostics:\ngot:  %s\nwant: none", diagText(diags))
+			}
+			if got := string(res.Outputs[A2ACardOutput]); got != want {
+				t.Errorf("canonical card:\ngot:  %s\nwant: %s", got, want)
+			}
+			if res.Pin.Card != SHA256([]byte(want)) {
+				t.Errorf("digest:\ngot:  %s\nwant: %s", res.Pin.Card, SHA256([]byte(want)))
+			}
+		})
+	}
+}
+
+// TestResolveA2ATimeout checks that a server that never answers is given
+// up on after req.Timeout and treated as unreachable.
+func TestResolveA2ATimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := newA2AServer(t, map[string]func(http.ResponseWriter, *http.Request, string){
+		"/.well-known/agent-card.json": func(w http.ResponseWriter, r *http.Request, _ string) {
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		},
+	})
+	defer close(release)
+	req := a2aRequest(t, fmt.Sprintf("url = %q", srv.URL), nil)
+	req.Timeout = 200 * time.Millisecond
+	start := time.Now()
+	res, diags := ResolveA2A(context.Background(), req)
+	if elapsed := time.Since(start); elapsed > 3*time.Second {
+		t.Errorf("elapsed:\ngot:  %s\nwant: about %s", elapsed, req.Timeout)
+	}
+	d := oneDiag(t, diags, hcl.DiagWarning, "Cannot reach A2A agent", req.Tool.A2A.URL.Range)
+	if !strings.Contains(d.Detail, "no answer within 200ms") {
+		t.Errorf("detail:\ngot:  %s\nwant: says no answer within 200ms", d.Detail)
+	}
+	if got := toolNames(res); !reflect.DeepEqual(got, wantA2ANames) {
+		t.Errorf("tools:\ngot:  %q\nwant: %q", got, wantA2ANames)
+	}
+}
+
+func TestResolveA2AInvalidURL(t *testing.T) {
+	tests := []struct {
+		name, body string
+		env        map[string]string
+		detail     string
+	}{
+		{"literal", `url = "ftp://planner.example.com"`, nil, `"ftp://planner.example.com" is not an absolute http or https URL`},
+		{"runtime", `url = runtime("PLANNER_URL")`, map[string]string{"PLANNER_URL": "planner.internal:8080"}, "The value of PLANNER_URL is not an absolute http or https URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := a2aRequest(t, tt.body, tt.env)
+			_, diags := ResolveA2A(context.Background(), req)
+			d := oneDiag(t, diags, hcl.DiagError, "Invalid A2A URL", req.Tool.A2A.URL.Range)
+			if !strings.Contains(d.Detail, tt.detail) {
+				t.Errorf("detail:\ngot:  %s\nwant: contains %q", d.Detail, tt.detail)
+			}
+			if strings.Contains(d.Detail, "planner.internal") {
+				t.Errorf("detail:\ngot:  %s\nwant: no runtime value", d.Detail)
+			}
+		})
+	}
+}
+
+func TestA2ADrift(t *testing.T) {
+	rng := hcl.Range{Filename: "agent.acl", Start: hcl.Pos{Line: 3, Column: 3, Byte: 20}, End: hcl.Pos{Line: 3, Column: 30, Byte: 47}}
+	old := &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("1", 64), CardName: "Planner", CardVersion: "1.2.0"}
+	tests := []struct {
+		name    string
+		locked  *lockfile.Tool
+		current *lockfile.Tool
+		want    []string // substrings of the detail; nil for no diagnostic
+	}{
+		{"no lock", nil, old, nil},
+		{"not fetched", old, nil, nil},
+		{"same card", old, &lockfile.Tool{Kind: "a2a", Card: old.Card, CardName: "Planner", CardVersion: "1.2.0"}, nil},
+		{
+			name:    "new version",
+			locked:  old,
+			current: &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("2", 64), CardName: "Planner", CardVersion: "1.3.0"},
+			want: []string{
+				`tool "planner"`,
+				"  card_name     Planner (unchanged)\n",
+				"  card_version  locked:  1.2.0\n                current: 1.3.0\n",
+				"  card          locked:  sha256:" + strings.Repeat("1", 64) + "\n                current: sha256:" + strings.Repeat("2", 64) + "\n",
+				`run "agentform lock -upgrade"`,
+				"Review the new card",
+			},
+		},
+		{
+			name:    "same version, new content",
+			locked:  old,
+			current: &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("3", 64), CardName: "Planner", CardVersion: "1.2.0"},
+			want:    []string{"card_version  1.2.0 (unchanged)", "current: sha256:" + strings.Repeat("3", 64)},
+		},
+		{
+			name:    "renamed, versions missing",
+			locked:  &lockfile.Tool{Kind: "a2a", Card: old.Card, CardName: "Planner"},
+			current: &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("4", 64), CardName: "Evil planner"},
+			want:    []string{"locked:  Planner\n", "current: Evil planner\n", "card_version  (none) (unchanged)"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			diags := A2ADrift("planner", tt.locked, tt.current, rng)
+			if tt.want == nil {
+				if len(diags) != 0 {
+					t.Fatalf("diagnostics:\ngot:  %s\nwant: none", diagText(diags))
+				}
+				return
+			}
+			d := oneDiag(t, diags, hcl.DiagError, "A2A agent card changed since lock", rng)
+			for _, w := range tt.want {
+				if !strings.Contains(d.Detail, w) {
+					t.Errorf("detail:\ngot:  %s\nwant: contains %q", d.Detail, w)
+				}
+			}
+		})
+	}
+}
