@@ -16,7 +16,9 @@ import (
 
 	"github.com/agentform/agentform/internal/capability"
 	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/resolve"
 	"github.com/agentform/agentform/internal/version"
+	"github.com/agentform/agentform/lockfile"
 )
 
 // FormatVersion is the version of the Plan and JSON plan document format.
@@ -38,6 +40,14 @@ type Plan struct {
 	CapabilityChanges []CapabilityChange
 	Checks            []CheckResult
 	Diagnostics       hcl.Diagnostics
+	// Lock is the lockfile this plan's resolution implies; LockChanges is
+	// how it differs from the lockfile on disk.
+	Lock        *lockfile.File
+	LockChanges []lockfile.Change
+	// Drift holds the errors about remote definitions (mcp tools, a2a
+	// cards) that changed since the lock; they are in Diagnostics too.
+	// "agentform lock -upgrade" accepts exactly these.
+	Drift hcl.Diagnostics
 
 	matrix *capability.Matrix
 }
@@ -93,7 +103,10 @@ type RegisteredTool struct {
 	RuntimeEnabled bool
 	// Resolved is false when the tool's definition could not be resolved
 	// (an mcp server not yet listed).
-	Resolved    bool
+	Resolved bool
+	// FromLock is set when an mcp server could not be reached and its
+	// served tools come from agentform.lock.hcl.
+	FromLock    bool
 	Description string
 }
 
@@ -136,30 +149,28 @@ type CheckResult struct {
 	Message string
 }
 
-// Resolver turns a tool block into its registered tools. The planner calls
-// it for every enabled tool block; real resolvers (bundling, MCP listing,
-// A2A cards) plug in here.
-type Resolver interface {
-	Resolve(ctx context.Context, cfg *manifest.Config, t *manifest.Tool) ([]RegisteredTool, hcl.Diagnostics)
-}
-
 // Options change how a plan is made.
 type Options struct {
 	// Override simulates one session's capability override.
 	Override *capability.Override
-	// Resolver resolves tool blocks; nil means StaticResolver.
-	Resolver Resolver
+	// Resolution holds the resolved tools and skills (resolve.Run). Without
+	// it the plan registers tools from the manifest alone: one column per
+	// mcp block, unresolved.
+	Resolution *resolve.Workspace
+	// Lock is the lockfile on disk; nil means none.
+	Lock *lockfile.File
+	// LockReadonly makes any difference between Lock and what was resolved
+	// an error (-lockfile=readonly, for CI).
+	LockReadonly bool
 }
 
 // New plans the workspace described by cfg.
 func New(ctx context.Context, cfg *manifest.Config, opts Options) *Plan {
 	p := &Plan{FormatVersion: FormatVersion, AgentformVersion: version.Version}
-	res := opts.Resolver
-	if res == nil {
-		res = StaticResolver{}
+	p.Tools = p.registerTools(cfg, opts.Resolution)
+	if opts.Resolution != nil {
+		p.compareLock(cfg, opts)
 	}
-
-	p.Tools = p.registerTools(ctx, cfg, res)
 	p.Agents = p.effectiveAgents(cfg, opts.Override)
 	p.computeMatrix()
 	p.ResourceChanges = resourceChanges(cfg)
@@ -169,7 +180,7 @@ func New(ctx context.Context, cfg *manifest.Config, opts Options) *Plan {
 	return p
 }
 
-func (p *Plan) registerTools(ctx context.Context, cfg *manifest.Config, res Resolver) []RegisteredTool {
+func (p *Plan) registerTools(cfg *manifest.Config, ws *resolve.Workspace) []RegisteredTool {
 	var tools []RegisteredTool
 	owner := map[string]hcl.Range{}
 	add := func(rt RegisteredTool, rng hcl.Range) {
@@ -193,9 +204,7 @@ func (p *Plan) registerTools(ctx context.Context, cfg *manifest.Config, res Reso
 			}
 			continue
 		}
-		rts, diags := res.Resolve(ctx, cfg, t)
-		p.Diagnostics = append(p.Diagnostics, diags...)
-		for _, rt := range rts {
+		for _, rt := range resolvedTools(t, ws) {
 			rt.Enabled = true
 			rt.RuntimeEnabled = !t.Enabled.Known()
 			add(rt, t.DeclRange)
@@ -212,15 +221,30 @@ func (p *Plan) registerTools(ctx context.Context, cfg *manifest.Config, res Reso
 	return tools
 }
 
-// StaticResolver registers tools from the manifest alone: one tool per
-// javascript, python and bash block, the four A2A operations per a2a
-// block, and one unresolved column per mcp block (its served tools are
-// only known by asking the server).
-type StaticResolver struct{}
-
-// Resolve implements Resolver.
-func (StaticResolver) Resolve(_ context.Context, _ *manifest.Config, t *manifest.Tool) ([]RegisteredTool, hcl.Diagnostics) {
-	return staticTools(t), nil
+// resolvedTools returns a tool block's registered tools: what resolution
+// found, or, without a resolution, what the manifest alone says (one
+// column per mcp block, unresolved).
+func resolvedTools(t *manifest.Tool, ws *resolve.Workspace) []RegisteredTool {
+	var res *resolve.Resolved
+	if ws != nil {
+		res = ws.Tools[t.Name]
+	}
+	if res == nil || res.Unresolved || len(res.Tools) == 0 {
+		return staticTools(t)
+	}
+	out := make([]RegisteredTool, 0, len(res.Tools))
+	for _, rt := range res.Tools {
+		desc := rt.Description
+		if desc == "" {
+			desc = t.Description.Value
+		}
+		out = append(out, RegisteredTool{
+			Name: rt.Name, Block: "tool." + t.Name, Kind: t.Kind,
+			Requires: normTags(append(slices.Clone(t.Capabilities.Values), rt.Requires...)),
+			Resolved: true, FromLock: res.FromLock, Description: desc,
+		})
+	}
+	return out
 }
 
 // A2AOperations are the four registered tools of an a2a block, in order.

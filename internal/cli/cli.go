@@ -58,6 +58,7 @@ func Run(args []string, streams Streams) int {
 	commands := map[string]hcli.CommandFactory{
 		"fmt":      func() (hcli.Command, error) { return &FmtCommand{Meta: meta}, nil },
 		"init":     func() (hcli.Command, error) { return &InitCommand{Meta: meta}, nil },
+		"lock":     func() (hcli.Command, error) { return &LockCommand{Meta: meta}, nil },
 		"plan":     func() (hcli.Command, error) { return &PlanCommand{Meta: meta}, nil },
 		"validate": func() (hcli.Command, error) { return &ValidateCommand{Meta: meta}, nil },
 		"version":  func() (hcli.Command, error) { return &VersionCommand{Meta: meta}, nil },

@@ -27,12 +27,18 @@ func (c *PlanCommand) Help() string {
 	return strings.TrimSpace(`
 Usage: agentform [-chdir=DIR] plan [options]
 
-  Reads the workspace, registers every tool, and computes the effective
-  capability matrix: which agent may call which tool, and why. Prints the
-  resource changes, the matrix, capability changes, every denial with its
-  missing tags, the check results and a summary line.
+  Reads the workspace and resolves every tool for real: bundles javascript,
+  reads python packages, lists MCP servers' tools, fetches A2A agent cards,
+  reads skills. Then computes the effective capability matrix: which agent
+  may call which tool, and why. Prints the resource changes, lockfile
+  changes, the matrix, capability changes, every denial with its missing
+  tags, the check results and a summary line.
 
-  plan is read-only: it never writes into the workspace.
+  An MCP tool or A2A card that changed since agentform.lock.hcl is an
+  error: review the change, then run "agentform lock -upgrade".
+
+  plan never writes the lockfile or anything else in the workspace besides
+  its cache (.agentform/cache).
 
 Options:
 
@@ -48,7 +54,11 @@ Options:
   -matrix=MODE         auto (default: a grid for up to 40 tools and 20
                        agents, else a per-agent summary), full, or summary.
   -no-color            Plain ASCII output (yes/no/override), no colour.
-  -refresh=false       Skip remote checks (MCP servers, A2A cards).
+  -lockfile=readonly   Make any difference between agentform.lock.hcl and
+                       what was resolved an error (for CI).
+  -refresh=false       Contact no MCP server or A2A agent: remote tools
+                       come from agentform.lock.hcl.
+  -resolve-timeout=D   Timeout for each remote operation (default 10s).
   -chdir=DIR           Use DIR as the workspace.
 `) + "\n"
 }
@@ -59,9 +69,14 @@ func (c *PlanCommand) Run(args []string) int {
 	jsonOut := fs.Bool("json", false, "JSON output")
 	detailed := fs.Bool("detailed-exitcode", false, "detailed exit code")
 	overrideFlag := fs.String("capability-override", "", "simulate a session override")
-	fs.Bool("refresh", true, "check remote tool definitions")
+	var rf resolveFlags
+	c.addResolveFlags(fs, &rf)
 	matrix := fs.String("matrix", "auto", "matrix mode")
 	if !c.parseFlags(fs, args, c.Help()) {
+		return ExitError
+	}
+	if err := rf.validate(); err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 		return ExitError
 	}
 	if fs.NArg() > 0 {
@@ -89,8 +104,12 @@ func (c *PlanCommand) Run(args []string) int {
 	cfg, diags := c.loadManifest()
 	var plan *planner.Plan
 	if !diags.HasErrors() {
-		plan = planner.New(ctx, cfg, planner.Options{Override: override})
-		diags = append(diags, plan.Diagnostics...)
+		ws, lock, d := c.resolveWorkspace(ctx, cfg, rf, !*jsonOut && c.StdoutTTY)
+		diags = append(diags, d...)
+		if ws != nil {
+			plan = planner.New(ctx, cfg, planner.Options{Override: override, Resolution: ws, Lock: lock, LockReadonly: rf.lockMode == "readonly"})
+			diags = append(diags, plan.Diagnostics...)
+		}
 	}
 
 	if *jsonOut {
@@ -104,10 +123,8 @@ func (c *PlanCommand) Run(args []string) int {
 	}
 
 	c.showDiagnostics(diags, cfg.Files)
-	if plan != nil && !diags.HasErrors() {
-		render.Plan(c.Stdout, plan, render.PlanOptions{Color: c.color(), Matrix: mode})
-	} else if plan != nil {
-		// Show what was computed: the matrix helps understand a failed check.
+	if plan != nil {
+		// Shown even with errors: the matrix helps understand a failed check.
 		render.Plan(c.Stdout, plan, render.PlanOptions{Color: c.color(), Matrix: mode})
 	}
 	return c.exitCode(plan, diags, *detailed)

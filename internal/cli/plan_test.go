@@ -12,6 +12,67 @@ import (
 
 const quickstart = "../../examples/quickstart"
 
+// copyTree copies a directory tree (regular files only) to a new
+// temporary directory and returns it.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			if d.Name() == ".agentform" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// snapshotWithoutCache renders every file under dir except the
+// .agentform directory, which plan may write its cache into.
+func snapshotWithoutCache(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".agentform" {
+				return filepath.SkipDir
+			}
+			fmt.Fprintf(&b, "%s/\n", path)
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		content, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %v %d\n%s", path, info.Mode(), info.ModTime().UnixNano(), content)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 func TestPlanGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -24,22 +85,58 @@ func TestPlanGolden(t *testing.T) {
 		{"quickstart.summary", []string{"plan", "-matrix=summary", "-no-color"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := snapshot(t, quickstart)
+			dir := copyTree(t, quickstart)
+			t.Setenv("RESEARCH_AGENT_URL", "")
+			os.Unsetenv("RESEARCH_AGENT_URL")
+			before := snapshotWithoutCache(t, dir)
 			var stdout, stderr bytes.Buffer
-			code := Run(append([]string{"-chdir=" + quickstart}, tc.args...), Streams{Stdout: &stdout, Stderr: &stderr, StdoutTTY: tc.tty, StderrTTY: tc.tty})
-			if code != ExitOK || stderr.Len() != 0 {
-				t.Fatalf("got: exit %d\n%s\nwant: exit 0, nothing on stderr", code, stderr.String())
+			code := Run(append([]string{"-chdir=" + dir}, tc.args...), Streams{Stdout: &stdout, Stderr: &stderr, StdoutTTY: false, StderrTTY: tc.tty})
+			if code != ExitOK {
+				t.Fatalf("got: exit %d\n%s\nwant: exit 0", code, stderr.String())
+			}
+			// Colour follows the terminal; progress lines are only for an
+			// interactive plan, which the golden files do not capture.
+			if tc.tty {
+				stdout.Reset()
+				Run(append([]string{"-chdir=" + dir}, tc.args...), Streams{Stdout: &stdout, Stderr: &bytes.Buffer{}, StdoutTTY: true, StderrTTY: true})
+				stdout = *bytes.NewBufferString(stripProgress(stdout.String()))
 			}
 			checkGolden(t, filepath.Join("testdata", "plan", tc.name+".golden"), stdout.String())
-			if snapshot(t, quickstart) != before {
+			checkGolden(t, filepath.Join("testdata", "plan", tc.name+".stderr.golden"), stderr.String())
+			if snapshotWithoutCache(t, dir) != before {
 				t.Errorf("plan changed the workspace")
 			}
 		})
 	}
 }
 
+// stripProgress removes the progress lines a plan prints on a terminal.
+func stripProgress(out string) string {
+	var keep []string
+	lines := strings.Split(out, "\n")
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.HasSuffix(l, ": Resolving...") || strings.Contains(l, ": Resolved [") || strings.Contains(l, ": Still resolving...") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.TrimPrefix(strings.Join(keep, "\n"), "\n")
+}
+
+// TestQuickstartLockIsCurrent keeps examples/quickstart/agentform.lock.hcl
+// true to the example: a readonly plan fails when a tool, a skill or the
+// bundler changed without "agentform lock".
+func TestQuickstartLockIsCurrent(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-lockfile=readonly", "-no-color")
+	if code != ExitOK {
+		t.Errorf("got: exit %d\n%s\nwant: the committed lock matches (run agentform -chdir=examples/quickstart lock)", code, stderr)
+	}
+}
+
 func TestPlanDetailedExitCode(t *testing.T) {
-	code, _, _ := run(t, "", "-chdir="+quickstart, "plan", "-detailed-exitcode")
+	code, _, _ := run(t, "", "-chdir="+copyTree(t, quickstart), "plan", "-detailed-exitcode")
 	if code != ExitChanges {
 		t.Errorf("got: exit %d\nwant: 2 (everything is new)", code)
 	}
@@ -87,7 +184,7 @@ func TestPlanFailedCheck(t *testing.T) {
 }
 
 func TestPlanBadOverrideFlag(t *testing.T) {
-	code, _, stderr := run(t, "", "-chdir="+quickstart, "plan", "-capability-override=grant:x")
+	code, _, stderr := run(t, "", "-chdir="+copyTree(t, quickstart), "plan", "-capability-override=grant:x")
 	if code != ExitError || !strings.Contains(stderr, "invalid -capability-override") {
 		t.Errorf("got: exit %d\n%s\nwant: a usage error", code, stderr)
 	}

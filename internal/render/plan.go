@@ -76,6 +76,7 @@ func (s style) arrow() string {
 func Plan(w io.Writer, p *planner.Plan, opts PlanOptions) {
 	st := style{color: opts.Color}
 	writeResourceChanges(w, p, st)
+	writeLockChanges(w, p, st)
 	m := p.Matrix()
 	if m == nil {
 		return
@@ -144,7 +145,7 @@ func writeResourceChanges(w io.Writer, p *planner.Plan, st style) {
 		}
 		kind := ""
 		if rc.Type == "tool" {
-			kind = " (" + rc.Kind + ")"
+			kind = " (" + rc.Kind + toolNote(p, rc.Address) + ")"
 		}
 		verb := map[string]string{planner.ActionCreate: "created", planner.ActionUpdate: "updated in place", planner.ActionDelete: "destroyed"}[rc.Actions[0]]
 		fmt.Fprintf(w, "  %s %s%s will be %s\n", st.paint(code, sym), st.paint(ansiBold, rc.Address), kind, verb)
@@ -314,6 +315,46 @@ func writeChecks(w io.Writer, p *planner.Plan, st style) {
 			continue
 		}
 		fmt.Fprintf(w, "  %s %s: %s\n", fail, c.Name, c.Message)
+	}
+	fmt.Fprintln(w)
+}
+
+// toolNote says how a tool block's registered tools were found, when that
+// is not the plain case: served tools taken from the lock, or unresolved.
+func toolNote(p *planner.Plan, block string) string {
+	n, fromLock, unresolved := 0, false, false
+	for _, t := range p.Tools {
+		if t.Block != block {
+			continue
+		}
+		n++
+		fromLock = fromLock || t.FromLock
+		unresolved = unresolved || !t.Resolved
+	}
+	switch {
+	case unresolved:
+		return ", unresolved"
+	case fromLock:
+		return fmt.Sprintf(", %d tools from lock", n)
+	case n > 1:
+		return fmt.Sprintf(", %d tools", n)
+	}
+	return ""
+}
+
+func writeLockChanges(w io.Writer, p *planner.Plan, st style) {
+	if len(p.LockChanges) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Lockfile changes (agentform lock or apply writes them):")
+	fmt.Fprintln(w)
+	for _, c := range p.LockChanges {
+		sym, code := map[string]string{"add": "+", "remove": "-", "update": "~"}[c.Action], map[string]string{"add": ansiGreen, "remove": ansiRed, "update": ansiYellow}[c.Action]
+		line := fmt.Sprintf("  %s %s", st.paint(code, sym), c.Address)
+		if c.Action == "update" && len(c.Attributes) > 0 {
+			line += ": " + strings.Join(c.Attributes, ", ")
+		}
+		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintln(w)
 }

@@ -20,7 +20,16 @@ type PlanDocument struct {
 	CapabilityChanges []JSONCapChange  `json:"capability_changes"`
 	Denials           []JSONDenial     `json:"denials"`
 	Checks            []JSONCheck      `json:"checks"`
+	LockChanges       []JSONLockChange `json:"lock_changes"`
 	Diagnostics       []JSONDiagnostic `json:"diagnostics"`
+}
+
+// JSONLockChange is one difference between agentform.lock.hcl and what
+// the plan resolved.
+type JSONLockChange struct {
+	Address    string   `json:"address"`
+	Action     string   `json:"action"`
+	Attributes []string `json:"attributes"`
 }
 
 // JSONResource is one entry of resource_changes.
@@ -43,6 +52,7 @@ type JSONTool struct {
 	Enabled        bool     `json:"enabled"`
 	RuntimeEnabled bool     `json:"runtime_enabled"`
 	Resolved       bool     `json:"resolved"`
+	FromLock       bool     `json:"from_lock"`
 }
 
 // JSONMatrixRow is one agent's row of the capability matrix.
@@ -99,6 +109,7 @@ func PlanJSON(p *planner.Plan, diags hcl.Diagnostics) *PlanDocument {
 		CapabilityChanges: []JSONCapChange{},
 		Denials:           []JSONDenial{},
 		Checks:            []JSONCheck{},
+		LockChanges:       []JSONLockChange{},
 		Diagnostics:       JSONDiagnostics(diags),
 	}
 	if p == nil {
@@ -110,7 +121,7 @@ func PlanJSON(p *planner.Plan, diags hcl.Diagnostics) *PlanDocument {
 	}
 	for _, t := range p.Tools {
 		doc.Tools = append(doc.Tools, JSONTool{Name: t.Name, Block: t.Block, Kind: t.Kind, Requires: t.Requires,
-			Enabled: t.Enabled, RuntimeEnabled: t.RuntimeEnabled, Resolved: t.Resolved})
+			Enabled: t.Enabled, RuntimeEnabled: t.RuntimeEnabled, Resolved: t.Resolved, FromLock: t.FromLock})
 	}
 	if m := p.Matrix(); m != nil {
 		tools := m.Tools()
@@ -136,6 +147,13 @@ func PlanJSON(p *planner.Plan, diags hcl.Diagnostics) *PlanDocument {
 	}
 	for _, c := range p.Checks {
 		doc.Checks = append(doc.Checks, JSONCheck(c))
+	}
+	for _, c := range p.LockChanges {
+		attrs := c.Attributes
+		if attrs == nil {
+			attrs = []string{}
+		}
+		doc.LockChanges = append(doc.LockChanges, JSONLockChange{Address: c.Address, Action: c.Action, Attributes: attrs})
 	}
 	return doc
 }

@@ -35,7 +35,7 @@ func SHA256File(path string) (string, error) {
 
 // BuildOutputDirs are directories left out of package hashes: installed
 // dependencies, build output and version-control metadata.
-var BuildOutputDirs = []string{".git", ".venv", "__pycache__", "dist", "node_modules"}
+var BuildOutputDirs = []string{".git", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".venv", "__pycache__", "dist", "node_modules"}
 
 // PackageFiles lists the regular files of a package directory, relative
 // with forward slashes and sorted, skipping BuildOutputDirs. A symbolic

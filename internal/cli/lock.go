@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+
+	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/lockfile"
+	"github.com/agentform/agentform/planner"
+)
+
+// LockCommand is "agentform lock": resolve and write agentform.lock.hcl.
+type LockCommand struct{ *Meta }
+
+// Synopsis implements cli.Command.
+func (c *LockCommand) Synopsis() string { return "Resolve tools and write agentform.lock.hcl" }
+
+// Help implements cli.Command.
+func (c *LockCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: agentform [-chdir=DIR] lock [options]
+
+  Resolves every tool and skill and records what was resolved in
+  agentform.lock.hcl: package hashes and bundles for local tools, each MCP
+  server's served tools, each A2A agent card. Commit the lockfile.
+
+  Local changes (a javascript or python package, a skill) are always
+  written. A remote definition that changed since the lock (an MCP tool's
+  description or schema, an A2A card) is refused: review the change that
+  "agentform plan" shows, then accept it with -upgrade.
+
+Options:
+
+  -upgrade             Accept changed MCP tools and A2A cards.
+  -refresh=false       Contact no server: remote entries stay as locked.
+  -resolve-timeout=D   Timeout for each remote operation (default 10s).
+  -no-color            Disable colour.
+  -chdir=DIR           Use DIR as the workspace.
+`) + "\n"
+}
+
+// Run implements cli.Command.
+func (c *LockCommand) Run(args []string) int {
+	fs := c.flagSet("lock")
+	upgrade := fs.Bool("upgrade", false, "accept remote changes")
+	var rf resolveFlags
+	fs.BoolVar(&rf.refresh, "refresh", true, "contact remote servers")
+	fs.DurationVar(&rf.timeout, "resolve-timeout", resolve.DefaultTimeout, "timeout")
+	rf.lockMode = "update"
+	if !c.parseFlags(fs, args, c.Help()) {
+		return ExitError
+	}
+	if err := rf.validate(); err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+		return ExitError
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	cfg, diags := c.loadManifest()
+	if diags.HasErrors() {
+		c.showDiagnostics(diags, cfg.Files)
+		return ExitError
+	}
+	ws, lock, d := c.resolveWorkspace(ctx, cfg, rf, c.StdoutTTY)
+	diags = append(diags, d...)
+	if ws == nil || diags.HasErrors() {
+		c.showDiagnostics(diags, cfg.Files)
+		fmt.Fprintf(c.Stderr, "%s was not changed.\n", lockfile.FileName)
+		return ExitError
+	}
+	plan := planner.New(ctx, cfg, planner.Options{Resolution: ws, Lock: lock})
+	if *upgrade {
+		// Drift errors are what -upgrade accepts; keep the rest.
+		for _, d := range plan.Diagnostics {
+			if !slices.Contains(plan.Drift, d) {
+				diags = append(diags, d)
+			}
+		}
+	} else {
+		diags = append(diags, plan.Diagnostics...)
+	}
+	c.showDiagnostics(diags, cfg.Files)
+	if diags.HasErrors() {
+		fmt.Fprintf(c.Stderr, "%s was not changed.\n", lockfile.FileName)
+		return ExitError
+	}
+	if len(plan.LockChanges) == 0 {
+		fmt.Fprintf(c.Stdout, "%s is up to date.\n", lockfile.FileName)
+		return ExitOK
+	}
+	if err := lockfile.WriteDir(c.Dir, plan.Lock); err != nil {
+		fmt.Fprintf(c.Stderr, "Error: writing %s: %s\n", lockfile.FileName, err)
+		return ExitError
+	}
+	fmt.Fprintf(c.Stdout, "%s updated:\n", lockfile.FileName)
+	for _, ch := range plan.LockChanges {
+		sym := map[string]string{"add": "+", "remove": "-", "update": "~"}[ch.Action]
+		line := fmt.Sprintf("  %s %s", sym, ch.Address)
+		if ch.Action == lockfile.ActionUpdate && len(ch.Attributes) > 0 {
+			line += " (" + strings.Join(ch.Attributes, ", ") + ")"
+		}
+		fmt.Fprintln(c.Stdout, line)
+	}
+	return ExitOK
+}

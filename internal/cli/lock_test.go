@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	mcpServerOnce sync.Once
+	mcpServerBin  string
+	mcpServerErr  error
+)
+
+// testMCPServer builds the Go MCP server from internal/resolve/testdata
+// once per test binary.
+func testMCPServer(t *testing.T) string {
+	t.Helper()
+	mcpServerOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "agentform-mcpserver-")
+		if err != nil {
+			mcpServerErr = err
+			return
+		}
+		mcpServerBin = filepath.Join(dir, "mcpserver")
+		out, err := exec.Command("go", "build", "-o", mcpServerBin, "../resolve/testdata/mcpserver").CombinedOutput()
+		if err != nil {
+			mcpServerErr = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if mcpServerErr != nil {
+		t.Fatalf("building the test MCP server: %v", mcpServerErr)
+	}
+	return mcpServerBin
+}
+
+func TestLockAndDrift(t *testing.T) {
+	bin := testMCPServer(t)
+	dir := t.TempDir()
+	src := fmt.Sprintf(`
+agent "assistant" {
+  capabilities = ["search", "skills"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "search" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = %q
+  args         = ["-tools=3", runtime("SERVER_FLAG", "-name=agentform-test-server")]
+  capabilities = ["search"]
+}
+
+skill "notes" {
+  source = "./skills/notes"
+}
+`, bin)
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(src), 0o644))
+	must(t, os.MkdirAll(filepath.Join(dir, "skills", "notes"), 0o755))
+	skillMD := filepath.Join(dir, "skills", "notes", "SKILL.md")
+	must(t, os.WriteFile(skillMD, []byte("---\nname: notes\ndescription: Take notes.\n---\nWrite it down.\n"), 0o644))
+	lockPath := filepath.Join(dir, "agentform.lock.hcl")
+
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "lock")
+	if code != ExitOK || !strings.Contains(stdout, "+ tool.search") || !strings.Contains(stdout, "+ skill.notes") {
+		t.Fatalf("first lock: got exit %d\n%s%s\nwant: the tool and skill pinned", code, stdout, stderr)
+	}
+	locked, _ := os.ReadFile(lockPath)
+	if !strings.HasPrefix(string(locked), `# This file is maintained automatically by "agentform". Manual edits may be lost.`) {
+		t.Errorf("got lockfile:\n%s\nwant: the header", locked)
+	}
+	if code, stdout, _ := run(t, "", "-chdir="+dir, "lock"); code != ExitOK || !strings.Contains(stdout, "is up to date") {
+		t.Errorf("second lock: got exit %d %q\nwant: up to date", code, stdout)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-lockfile=readonly"); code != ExitOK {
+		t.Errorf("readonly plan with an up-to-date lock: got exit %d\n%s", code, stderr)
+	}
+
+	// The server changes a tool's description: plan fails, old beside new.
+	t.Setenv("SERVER_FLAG", "-poison=tool2")
+	code, _, stderr = run(t, "", "-chdir="+dir, "plan", "-no-color")
+	if code != ExitError || !strings.Contains(stderr, "Error: MCP tool changed since lock") || !strings.Contains(stderr, "agentform lock -upgrade") {
+		t.Fatalf("plan after poisoning: got exit %d\n%s\nwant: a drift error", code, stderr)
+	}
+	if !strings.Contains(stderr, "-") || !strings.Contains(stderr, "+") || !strings.Contains(stderr, "tool2") {
+		t.Errorf("got:\n%s\nwant: old and new description of tool2", stderr)
+	}
+	// lock refuses without -upgrade and leaves the file alone.
+	code, _, stderr = run(t, "", "-chdir="+dir, "lock")
+	if after, _ := os.ReadFile(lockPath); code != ExitError || string(after) != string(locked) || !strings.Contains(stderr, "was not changed") {
+		t.Errorf("lock without -upgrade: got exit %d\n%s\nwant: refused, lockfile unchanged", code, stderr)
+	}
+	// -refresh=false contacts nothing: the locked tools stand.
+	code, stdout, stderr = run(t, "", "-chdir="+dir, "plan", "-refresh=false", "-no-color")
+	if code != ExitOK || !strings.Contains(stdout, "3 tools from lock") {
+		t.Errorf("plan -refresh=false: got exit %d\n%s%s\nwant: tools from the lock", code, stdout, stderr)
+	}
+	// lock -upgrade accepts the change after review.
+	code, stdout, _ = run(t, "", "-chdir="+dir, "lock", "-upgrade")
+	if code != ExitOK || !strings.Contains(stdout, `~ tool.search (tools["tool2"]`) {
+		t.Errorf("lock -upgrade: got exit %d\n%s\nwant: tool2 updated", code, stdout)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "plan"); code != ExitOK {
+		t.Errorf("plan after upgrade: got exit %d\n%s", code, stderr)
+	}
+
+	// A local change is ordinary development, but -lockfile=readonly
+	// refuses any difference and writes nothing.
+	must(t, os.WriteFile(skillMD, []byte("---\nname: notes\ndescription: Take better notes.\n---\nWrite it down.\n"), 0o644))
+	before, _ := os.ReadFile(lockPath)
+	code, stdout, _ = run(t, "", "-chdir="+dir, "plan", "-no-color")
+	if code != ExitOK || !strings.Contains(stdout, "~ skill.notes: source") {
+		t.Errorf("plan after a local change: got exit %d\n%s\nwant: the lock change shown", code, stdout)
+	}
+	code, _, stderr = run(t, "", "-chdir="+dir, "plan", "-lockfile=readonly", "-no-color")
+	if code != ExitError || !strings.Contains(stderr, "Error: Lockfile out of date") || !strings.Contains(stderr, "skill.notes") {
+		t.Errorf("readonly plan: got exit %d\n%s\nwant: Lockfile out of date", code, stderr)
+	}
+	if after, _ := os.ReadFile(lockPath); string(after) != string(before) {
+		t.Errorf("plan wrote the lockfile")
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

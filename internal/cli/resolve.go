@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/lockfile"
+)
+
+// resolveFlags are the options of every command that resolves tools.
+type resolveFlags struct {
+	refresh  bool
+	timeout  time.Duration
+	lockMode string
+}
+
+func (m *Meta) addResolveFlags(fs interface {
+	BoolVar(*bool, string, bool, string)
+	DurationVar(*time.Duration, string, time.Duration, string)
+	StringVar(*string, string, string, string)
+}, rf *resolveFlags) {
+	fs.BoolVar(&rf.refresh, "refresh", true, "contact MCP servers and A2A agents")
+	fs.DurationVar(&rf.timeout, "resolve-timeout", resolve.DefaultTimeout, "timeout per remote operation")
+	fs.StringVar(&rf.lockMode, "lockfile", "update", "update or readonly")
+}
+
+func (rf *resolveFlags) validate() error {
+	if rf.lockMode != "update" && rf.lockMode != "readonly" {
+		return fmt.Errorf("-lockfile must be update or readonly, not %q", rf.lockMode)
+	}
+	if rf.timeout <= 0 {
+		return fmt.Errorf("-resolve-timeout must be positive")
+	}
+	return nil
+}
+
+// resolveWorkspace reads the lockfile and resolves every tool and skill,
+// showing progress on a terminal when progress is set.
+func (m *Meta) resolveWorkspace(ctx context.Context, cfg *manifest.Config, rf resolveFlags, progress bool) (*resolve.Workspace, *lockfile.File, hcl.Diagnostics) {
+	lock, diags := lockfile.Load(m.Dir)
+	if len(diags) > 0 {
+		// Let the diagnostics show the lockfile's source lines.
+		if src, err := os.ReadFile(filepath.Join(m.Dir, lockfile.FileName)); err == nil {
+			if f, _ := hclsyntax.ParseConfig(src, lockfile.FileName, hcl.InitialPos); f != nil {
+				cfg.Files[lockfile.FileName] = f
+			}
+		}
+	}
+	if diags.HasErrors() {
+		return nil, nil, diags
+	}
+	opts := resolve.Options{
+		Env:     os.LookupEnv,
+		Timeout: rf.timeout,
+		Refresh: rf.refresh,
+		Lock:    lock,
+		Cache:   resolve.NewCache(m.Dir),
+	}
+	var stop func()
+	if progress {
+		opts.Progress, stop = m.progressPrinter()
+		defer stop()
+	}
+	ws, d := resolve.Run(ctx, cfg, opts)
+	return ws, lock, append(diags, d...)
+}
+
+// progressPrinter prints Terraform-style progress lines: when each block
+// starts resolving, "Still resolving..." every 10 seconds for slow ones,
+// and when it is done.
+func (m *Meta) progressPrinter() (func(string, bool, time.Duration), func()) {
+	var mu sync.Mutex
+	started := map[string]time.Time{}
+	done := make(chan struct{})
+	ticker := time.NewTicker(10 * time.Second)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-ticker.C:
+				mu.Lock()
+				var names []string
+				for name := range started {
+					names = append(names, name)
+				}
+				sort.Strings(names)
+				for _, name := range names {
+					fmt.Fprintf(m.Stdout, "%s: Still resolving... [%s elapsed]\n", name, now.Sub(started[name]).Round(time.Second))
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	report := func(address string, finished bool, elapsed time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !finished {
+			started[address] = time.Now()
+			fmt.Fprintf(m.Stdout, "%s: Resolving...\n", address)
+			return
+		}
+		delete(started, address)
+		fmt.Fprintf(m.Stdout, "%s: Resolved [%s]\n", address, elapsed.Round(time.Millisecond))
+	}
+	return report, func() {
+		ticker.Stop()
+		close(done)
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(m.Stdout)
+	}
+}
+
+// absDir is the workspace directory as an absolute path, for messages.
+func (m *Meta) absDir() string {
+	if abs, err := filepath.Abs(m.Dir); err == nil {
+		return abs
+	}
+	return m.Dir
+}

@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSecretsNeverWritten resolves tools that need runtime secrets to be
+// reached — an A2A agent behind a secret URL, bearer token and header, an
+// MCP server whose subprocess environment and arguments carry secrets —
+// then runs plan, plan -json and lock, and searches every output and every
+// file under the workspace for the secret values.
+func TestSecretsNeverWritten(t *testing.T) {
+	const (
+		token  = "tok-SECRET-4f1c9a"
+		header = "hdr-SECRET-77ab02"
+		envVal = "env-SECRET-d3e5f7"
+		argVal = "arg-SECRET-90c1e2"
+	)
+	var sawAuth, sawHeader bool
+	card := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sawAuth = sawAuth || r.Header.Get("Authorization") == "Bearer "+token
+		sawHeader = sawHeader || r.Header.Get("X-Key") == header
+		if r.URL.Path != "/.well-known/agent-card.json" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"name": "Researcher", "version": "1.0.0", "description": "Finds things.", "url": %q, "skills": []}`, "http://"+r.Host+"/")
+	}))
+	t.Cleanup(func() { card.CloseClientConnections(); card.Close() })
+
+	bin := filepath.Join(t.TempDir(), "mcpserver")
+	build := exec.Command("go", "build", "-o", bin, "../resolve/testdata/mcpserver")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the test MCP server: %v\n%s", err, out)
+	}
+
+	dir := t.TempDir()
+	manifest := fmt.Sprintf(`
+agent "assistant" {
+  capabilities = ["a2a", "search"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "research" {
+  kind         = "a2a"
+  url          = secret(runtime("RESEARCH_URL"))
+  auth_token   = secret(runtime("RESEARCH_TOKEN"))
+  headers      = { X-Key = secret(runtime("RESEARCH_KEY")) }
+  capabilities = ["a2a::research"]
+}
+
+tool "search" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = %q
+  args         = ["-tools=2", "-report-env=SEARCH_KEY", secret(runtime("SEARCH_ARG"))]
+  config       = { SEARCH_KEY = secret(runtime("SEARCH_ENV")) }
+  capabilities = ["search"]
+}
+`, bin)
+	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("RESEARCH_URL", card.URL)
+	t.Setenv("RESEARCH_TOKEN", token)
+	t.Setenv("RESEARCH_KEY", header)
+	t.Setenv("SEARCH_ENV", envVal)
+	t.Setenv("SEARCH_ARG", argVal)
+	secrets := []string{token, header, envVal, argVal, strings.TrimPrefix(card.URL, "http://")}
+
+	var outputs []string
+	for _, args := range [][]string{{"plan", "-no-color"}, {"plan", "-json"}, {"lock"}, {"plan", "-json", "-lockfile=readonly"}} {
+		code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...)
+		if code != ExitOK {
+			t.Fatalf("%v: got exit %d\n%s%s\nwant: 0", args, code, stdout, stderr)
+		}
+		outputs = append(outputs, stdout, stderr)
+	}
+	if !sawAuth || !sawHeader {
+		t.Fatalf("got: token seen %v, header seen %v\nwant: the A2A server reached with both", sawAuth, sawHeader)
+	}
+
+	// The MCP server saw its secret environment (it serves has_SEARCH_KEY).
+	var doc struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(outputs[2]), &doc); err != nil {
+		t.Fatal(err)
+	}
+	names := fmt.Sprint(doc.Tools)
+	if !strings.Contains(names, "search__has_SEARCH_KEY") {
+		t.Errorf("got tools: %s\nwant: search__has_SEARCH_KEY (the server received its environment)", names)
+	}
+
+	var files []string
+	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			files = append(files, path)
+		}
+		return nil
+	})
+	lock, err := os.ReadFile(filepath.Join(dir, "agentform.lock.hcl"))
+	if err != nil || !strings.Contains(string(lock), `card_name    = "Researcher"`) || !strings.Contains(string(lock), `"has_SEARCH_KEY"`) {
+		t.Fatalf("got lockfile %q (%v)\nwant: the card and the served tools pinned", lock, err)
+	}
+	for _, s := range secrets {
+		for i, out := range outputs {
+			if strings.Contains(out, s) {
+				t.Errorf("output %d contains the secret %q:\n%s", i, s, out)
+			}
+		}
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			if strings.Contains(string(b), s) && filepath.Base(f) != "agent.acl" {
+				t.Errorf("%s contains the secret %q", f, s)
+			}
+		}
+	}
+}

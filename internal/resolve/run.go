@@ -1,0 +1,183 @@
+package resolve
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/lockfile"
+)
+
+// Options control resolving a workspace.
+type Options struct {
+	// Env reads runtime() values for discovery; nil reads nothing.
+	Env func(name string) (string, bool)
+	// Timeout bounds each remote operation; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Refresh is false under -refresh=false: no remote contact.
+	Refresh bool
+	// Lock is the current lockfile (never nil: use lockfile.New()).
+	Lock *lockfile.File
+	// Cache stores results by input digest; nil disables it.
+	Cache *Cache
+	// Progress, when set, is told when each block starts and ends, for
+	// progress lines on a terminal. It may be called concurrently.
+	Progress func(address string, done bool, elapsed time.Duration)
+}
+
+// Workspace is the resolution of every enabled tool block and every skill.
+type Workspace struct {
+	Tools  map[string]*Resolved
+	Skills map[string]*ResolvedSkill
+}
+
+// resolvers maps each tool kind to its resolver.
+var resolvers = map[string]Resolver{
+	manifest.KindJavaScript: ResolveJavaScript,
+	manifest.KindPython:     ResolvePython,
+	manifest.KindBash:       ResolveBash,
+	manifest.KindMCP:        ResolveMCP,
+	manifest.KindA2A:        ResolveA2A,
+}
+
+// Run resolves the workspace's enabled tools and its skills in parallel,
+// at most GOMAXPROCS at a time. Disabled tools (enabled = false) are not
+// resolved. Diagnostics come back in a stable order.
+func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, hcl.Diagnostics) {
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		dir = cfg.Dir
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	root := ProjectRoot(dir)
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	lock := opts.Lock
+	if lock == nil {
+		lock = lockfile.New()
+	}
+	env := opts.Env
+	if env == nil {
+		env = func(string) (string, bool) { return "", false }
+	}
+
+	ws := &Workspace{Tools: map[string]*Resolved{}, Skills: map[string]*ResolvedSkill{}}
+	var mu sync.Mutex
+	var diags hcl.Diagnostics
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	run := func(address string, f func()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-sem }()
+			start := time.Now()
+			if opts.Progress != nil {
+				opts.Progress(address, false, 0)
+			}
+			f()
+			if opts.Progress != nil {
+				opts.Progress(address, true, time.Since(start))
+			}
+		}()
+	}
+	for _, t := range cfg.Tools {
+		if t.Enabled.Known() && !t.Enabled.Value {
+			continue
+		}
+		resolver, ok := resolvers[t.Kind]
+		if !ok {
+			continue
+		}
+		req := Request{Config: cfg, Tool: t, Dir: dir, Root: root, Env: env, Timeout: timeout,
+			Locked: lock.Tools[t.Name], Refresh: opts.Refresh, Cache: opts.Cache}
+		run("tool."+t.Name, func() {
+			res, d := resolver(ctx, req)
+			mu.Lock()
+			defer mu.Unlock()
+			diags = append(diags, d...)
+			if res != nil {
+				ws.Tools[t.Name] = res
+			}
+		})
+	}
+	for _, s := range cfg.Skills {
+		req := SkillRequest{Config: cfg, Skill: s, Dir: dir, Root: root, Locked: lock.Skills[s.Name]}
+		run("skill."+s.Name, func() {
+			res, d := ResolveSkill(ctx, req)
+			mu.Lock()
+			defer mu.Unlock()
+			diags = append(diags, d...)
+			if res != nil {
+				ws.Skills[s.Name] = res
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Resolution interrupted",
+			Detail: "agentform stopped resolving tools: " + err.Error() + "."})
+	}
+	sort.SliceStable(diags, func(i, j int) bool { return diagLess(diags[i], diags[j]) })
+	return ws, diags
+}
+
+func diagLess(a, b *hcl.Diagnostic) bool {
+	ka, kb := diagKey(a), diagKey(b)
+	return ka < kb
+}
+
+func diagKey(d *hcl.Diagnostic) string {
+	if d.Subject == nil {
+		return "\xff" + d.Summary + d.Detail
+	}
+	return d.Subject.Filename + "\x00" + pad(d.Subject.Start.Byte) + d.Summary + d.Detail
+}
+
+func pad(n int) string {
+	s := []byte("0000000000")
+	for i := len(s) - 1; i >= 0 && n > 0; i-- {
+		s[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(s)
+}
+
+// Pins assembles the lockfile the resolution implies: every pin of a
+// resolved block and skill, and, for blocks not resolved this time
+// (disabled tools), their entries from the current lock unchanged.
+func (ws *Workspace) Pins(cfg *manifest.Config, current *lockfile.File) *lockfile.File {
+	out := lockfile.New()
+	for _, t := range cfg.Tools {
+		if res, ok := ws.Tools[t.Name]; ok {
+			if res.Pin != nil {
+				out.Tools[t.Name] = res.Pin
+			}
+			continue
+		}
+		if current != nil && current.Tools[t.Name] != nil {
+			out.Tools[t.Name] = current.Tools[t.Name]
+		}
+	}
+	for _, s := range cfg.Skills {
+		if res, ok := ws.Skills[s.Name]; ok && res.Pin != nil {
+			out.Skills[s.Name] = res.Pin
+		}
+	}
+	return out
+}

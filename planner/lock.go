@@ -1,0 +1,95 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/lockfile"
+)
+
+// compareLock computes the lockfile the resolution implies and compares it
+// with the one on disk. A remote definition (mcp tool list, a2a card) that
+// changed since the lock is an error: trust on first use. With
+// -lockfile=readonly any difference is an error.
+func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
+	current := opts.Lock
+	if current == nil {
+		current = lockfile.New()
+	}
+	p.Lock = opts.Resolution.Pins(cfg, current)
+	p.LockChanges = lockfile.Diff(current, p.Lock)
+
+	drifted := map[string]bool{}
+	for _, t := range cfg.Tools {
+		old := current.Tools[t.Name]
+		res := opts.Resolution.Tools[t.Name]
+		if old == nil || res == nil || res.Pin == nil || res.FromLock {
+			continue
+		}
+		var d hcl.Diagnostics
+		switch t.Kind {
+		case manifest.KindMCP:
+			d = resolve.MCPDrift(t.Name, old, res.Pin, t.DeclRange)
+		case manifest.KindA2A:
+			d = resolve.A2ADrift(t.Name, old, res.Pin, t.DeclRange)
+		}
+		if d.HasErrors() {
+			drifted["tool."+t.Name] = true
+			p.Drift = append(p.Drift, driftErrors(d)...)
+		}
+		p.Diagnostics = append(p.Diagnostics, d...)
+	}
+	if !opts.LockReadonly {
+		return
+	}
+	for _, c := range p.LockChanges {
+		if drifted[c.Address] {
+			continue
+		}
+		what := map[string]string{"add": "is not in", "remove": "is no longer in the configuration but still in", "update": "differs from"}[c.Action]
+		detail := fmt.Sprintf("-lockfile=readonly: %s %s %s.", c.Address, what, lockfile.FileName)
+		if len(c.Attributes) > 0 {
+			detail += fmt.Sprintf(" Changed: %s.", strings.Join(c.Attributes, ", "))
+		}
+		detail += " Run \"agentform lock\" (after reviewing the change) and commit " + lockfile.FileName + "."
+		p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Lockfile out of date",
+			Detail:   detail,
+			Subject:  declRange(cfg, c.Address),
+		})
+	}
+}
+
+// declRange returns the block range of an address, or nil when the block
+// is gone from the configuration.
+func declRange(cfg *manifest.Config, address string) *hcl.Range {
+	typ, name, _ := strings.Cut(address, ".")
+	switch typ {
+	case "tool":
+		if t := cfg.Tool(name); t != nil {
+			return t.DeclRange.Ptr()
+		}
+	case "skill":
+		for _, s := range cfg.Skills {
+			if s.Name == name {
+				return s.DeclRange.Ptr()
+			}
+		}
+	}
+	return nil
+}
+
+func driftErrors(diags hcl.Diagnostics) hcl.Diagnostics {
+	var out hcl.Diagnostics
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			out = append(out, d)
+		}
+	}
+	return out
+}
