@@ -1,0 +1,182 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// Paths of the state database inside a workspace.
+const (
+	// DirName is the workspace directory that holds the state database.
+	DirName = ".agentform"
+	// FileName is the state database's file name inside DirName.
+	FileName = "state.db"
+	// LockInfoName is the file inside DirName where a writer records who holds
+	// the lock.
+	LockInfoName = "state.db.lock.info"
+)
+
+// failFast is the bbolt lock timeout used for Options.LockTimeout 0: bbolt
+// treats 0 as "wait forever", while any positive timeout smaller than its
+// 50 ms retry interval gives up after the first failed attempt.
+const failFast = time.Nanosecond
+
+// Options configures Open.
+type Options struct {
+	// ReadOnly opens for reading (shared lock); writers take the exclusive lock.
+	// A read-only DB refuses Commit and Remove with ErrReadOnly.
+	ReadOnly bool
+	// LockTimeout is how long to wait for the lock; 0 fails at once if another
+	// process holds it.
+	LockTimeout time.Duration
+	// Operation ("apply", "state rm", ...) and Version (agentform version) are
+	// recorded in the lock info of a writer, and are the defaults of the
+	// history entries it writes.
+	Operation, Version string
+}
+
+// DB is an open state database. Its methods are safe for concurrent use by
+// goroutines, except Close, which must come last. A DB holds the bbolt file
+// lock until Close: keep it open only for the duration of one command.
+type DB struct {
+	bolt     *bbolt.DB
+	dir      string // <workspace>/.agentform
+	path     string // <workspace>/.agentform/state.db
+	opts     Options
+	closeMu  sync.Mutex
+	closed   bool
+	lockInfo *LockInfo // the writer's own lock info; nil for readers
+}
+
+// Open opens (a writer creates the directory and file) the state database of
+// a workspace directory.
+//
+// A read-only Open of a workspace with no state returns ErrNoState (callers
+// treat it as empty) and creates nothing. When another process holds the lock
+// for longer than opts.LockTimeout, Open returns a *LockError wrapping
+// ErrLocked. A database written by another format version returns ErrCorrupt.
+func Open(workspace string, opts Options) (*DB, error) {
+	dir := filepath.Join(workspace, DirName)
+	path := filepath.Join(dir, FileName)
+	if opts.ReadOnly {
+		// Check first: bbolt would fail on a missing file anyway, but a file a
+		// writer created and has not initialised yet (size 0) would make bbolt
+		// try to initialise it through a read-only descriptor.
+		fi, err := os.Stat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("opening %s: %w", path, ErrNoState)
+		case err != nil:
+			return nil, fmt.Errorf("opening state: %w", err)
+		case fi.Size() == 0:
+			return nil, fmt.Errorf("opening %s: %w", path, ErrNoState)
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating state directory: %w", err)
+	}
+
+	timeout := opts.LockTimeout
+	if timeout <= 0 {
+		timeout = failFast
+	}
+	bdb, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: timeout, ReadOnly: opts.ReadOnly})
+	if err != nil {
+		return nil, openError(dir, path, opts.ReadOnly, err)
+	}
+	db := &DB{bolt: bdb, dir: dir, path: path, opts: opts}
+	if !opts.ReadOnly {
+		// We hold the exclusive flock from here on, so no other writer can be
+		// writing the lock info; any file already there is stale (its writer
+		// died without Close) and is replaced, and temp files are leftovers of
+		// a writer killed while recording its info. Record it first, before
+		// any other work, so that others see who holds the lock.
+		removeLockInfoTemps(dir)
+		info, err := newLockInfo(opts.Operation, opts.Version)
+		if err == nil {
+			err = writeLockInfo(dir, info)
+		}
+		if err != nil {
+			_ = bdb.Close()
+			return nil, fmt.Errorf("recording state lock info: %w", err)
+		}
+		db.lockInfo = info
+	}
+	if err := db.prepare(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// openError classifies an error from bbolt.Open.
+func openError(dir, path string, readOnly bool, err error) error {
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return &LockError{Path: path, Info: readLockInfo(dir), Err: err}
+	case readOnly && errors.Is(err, fs.ErrNotExist):
+		// Removed between the Stat and the open.
+		return fmt.Errorf("opening %s: %w", path, ErrNoState)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch),
+		errors.Is(err, berrors.ErrChecksum):
+		return fmt.Errorf("opening %s: %w: %w", path, ErrCorrupt, err)
+	}
+	return fmt.Errorf("opening %s: %w", path, err)
+}
+
+// Path returns the path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Close releases the database and its lock. A writer removes its lock info
+// file first, while it still holds the flock, so it can never remove the lock
+// info of the next writer. Close is idempotent.
+func (db *DB) Close() error {
+	db.closeMu.Lock()
+	defer db.closeMu.Unlock()
+	if db.closed {
+		return nil
+	}
+	db.closed = true
+	var errs []error
+	if db.lockInfo != nil {
+		if err := removeLockInfo(db.dir); err != nil {
+			errs = append(errs, fmt.Errorf("removing state lock info: %w", err))
+		}
+	}
+	if err := db.bolt.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing %s: %w", db.path, err))
+	}
+	return errors.Join(errs...)
+}
+
+// view runs fn in a read transaction. bbolt may panic on a damaged page; that
+// is reported as ErrCorrupt rather than crashing the command.
+func (db *DB) view(fn func(*bbolt.Tx) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("reading %s: %w: %v", db.path, ErrCorrupt, r)
+		}
+	}()
+	return db.bolt.View(fn)
+}
+
+// update runs fn in one write transaction: everything fn writes is committed
+// together or not at all.
+func (db *DB) update(fn func(*bbolt.Tx) error) (err error) {
+	if db.opts.ReadOnly {
+		return ErrReadOnly
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("writing %s: %w: %v", db.path, ErrCorrupt, r)
+		}
+	}()
+	return db.bolt.Update(fn)
+}
