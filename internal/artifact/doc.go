@@ -1,0 +1,51 @@
+// Package artifact builds, reads and verifies agent artifacts: the
+// deterministic gzip'd tar that "agentform apply" writes for each agent
+// (dist/<agent>.agent.tgz) and "agentform verify" and "agentform serve"
+// read back.
+//
+// # Layout
+//
+// An artifact holds only regular files; directories are implied by the
+// paths and never stored:
+//
+//	agent.json                     the resolved agent (Agent, see MarshalAgent)
+//	tools/<block>/bundle.js        javascript: the esbuild ESM bundle
+//	tools/<block>/src/...          python: package source, pyproject.toml, uv.lock
+//	tools/<block>/agent-card.json  a2a: the canonical agent card
+//	skills/<skill>/...             SKILL.md and resources
+//	SHA256SUMS                     "<hex sha256>  <path>" for every other entry
+//
+// # Determinism
+//
+// Build's output depends only on the files given to it (their paths,
+// contents and executable bits), never on their order, the time, the time
+// zone, the working directory, the umask, the user or GOMAXPROCS:
+//
+//   - entries are sorted by path (byte order), with SHA256SUMS last;
+//   - every entry is a regular file (typeflag '0') with mtime 0 (the Unix
+//     epoch), uid and gid 0, empty user and group names, device numbers 0
+//     and mode 0644, or 0755 for a file marked executable;
+//   - each header is USTAR when its path fits USTAR's name and prefix
+//     fields in ASCII, and PAX (with only a "path" record) otherwise, the
+//     rule archive/tar applies to a header whose format is left unset;
+//   - the tar stream ends with archive/tar's two zero blocks, with no
+//     further padding;
+//   - the gzip stream is one member whose header has no name, no comment,
+//     no extra field, MTIME 0, XFL 0 and OS 255 (unknown), compressed at
+//     CompressionLevel (6).
+//
+// The uncompressed tar stream is a function of the input alone. The gzip
+// bytes are too, for a given build of agentform: a Go release that changes
+// compress/flate's output would change them, which is why the state
+// records the artifact's digest and a plan shows such a change as drift.
+//
+// # Reading
+//
+// Read never writes to disk. It rejects, with the sentinel errors below,
+// any entry that is not a regular file, unsafe or non-canonical paths,
+// duplicates, and archives larger than MaxEntries entries or MaxBytes of
+// decompressed tar stream (headers included), so a gzip bomb stops after
+// MaxBytes bytes of output. Verify then checks SHA256SUMS, agent.json's
+// own digests against the files beside it, and, given a lockfile, the
+// digests against the lock.
+package artifact

@@ -1,0 +1,222 @@
+package artifact
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Limits Read enforces and Build respects, so that every artifact Build
+// returns can be read back.
+const (
+	// MaxEntries is the most entries an artifact may hold, SHA256SUMS
+	// included.
+	MaxEntries = 100_000
+	// MaxBytes is the most bytes an artifact's tar stream may decompress
+	// to, headers and padding included: 1 GiB.
+	MaxBytes = 1 << 30
+)
+
+// Archive is an artifact read into memory.
+type Archive struct {
+	// Files holds every entry's content by path, SHA256SUMS included.
+	Files map[string][]byte
+	// Sums holds the well-formed lines of SHA256SUMS: lowercase hex sha256
+	// by path. It is empty when there is no SHA256SUMS. Verify reads the
+	// SHA256SUMS entry itself, so that it can report malformed lines.
+	Sums map[string]string
+	// Executable holds the paths of entries with an execute bit set.
+	Executable map[string]bool
+}
+
+// Paths returns the archive's entry paths, sorted.
+func (a *Archive) Paths() []string {
+	paths := make([]string, 0, len(a.Files))
+	for p := range a.Files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	return paths
+}
+
+// Read reads an artifact from r into memory, extracting nothing to disk.
+// It returns ErrCorrupt for input that is not a gzip'd tar (or whose gzip
+// checksum fails), ErrUnsafePath, ErrNotRegular and ErrDuplicate for the
+// first offending entry, and ErrTooLarge once the archive passes
+// MaxEntries entries or MaxBytes of decompressed tar stream. Read does not
+// check SHA256SUMS; Verify does.
+func Read(r io.Reader) (*Archive, error) {
+	return read(r, MaxEntries, MaxBytes)
+}
+
+// read is Read with its limits as parameters, so that tests can reach them
+// without building gigabytes.
+func read(r io.Reader, maxEntries int, maxBytes int64) (*Archive, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading artifact: %w: not a gzip stream: %w", ErrCorrupt, err)
+	}
+	defer zr.Close()
+	stream := &limitReader{r: zr, limit: maxBytes, left: maxBytes}
+	tr := tar.NewReader(stream)
+	a := &Archive{Files: map[string][]byte{}, Sums: map[string]string{}, Executable: map[string]bool{}}
+	var paths []string
+	var content int64 // bytes of entry content so far
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, readErr(err)
+		}
+		if len(paths) >= maxEntries {
+			return nil, fmt.Errorf("reading artifact: %w: more than %d entries", ErrTooLarge, maxEntries)
+		}
+		name := hdr.Name
+		if why := checkPath(name); why != "" {
+			return nil, fmt.Errorf("reading artifact: entry %q: %w: %s", name, ErrUnsafePath, why)
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			return nil, fmt.Errorf("reading artifact: entry %q: %w (%s)", name, ErrNotRegular, typeName(hdr.Typeflag))
+		}
+		if isSparse(hdr) {
+			return nil, fmt.Errorf("reading artifact: entry %q: %w (a sparse file)", name, ErrNotRegular)
+		}
+		if _, dup := a.Files[name]; dup {
+			return nil, fmt.Errorf("reading artifact: entry %q: %w: the archive holds it more than once", name, ErrDuplicate)
+		}
+		// The header's claimed size is checked before any of it is read, so
+		// that a small input claiming a huge file fails at once. Content
+		// is counted on its own as well as in the stream, so that no
+		// encoding of the content can make it larger than the stream.
+		content += hdr.Size
+		if hdr.Size > stream.left || content > maxBytes {
+			return nil, fmt.Errorf("reading artifact: entry %q: %w: %d bytes, more than the %d bytes allowed in all", name, ErrTooLarge, hdr.Size, maxBytes)
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, readErr(fmt.Errorf("entry %q: %w", name, err))
+		}
+		a.Files[name] = data
+		if hdr.Mode&0o111 != 0 {
+			a.Executable[name] = true
+		}
+		paths = append(paths, name)
+	}
+	// Whatever follows the end of the tar stream must be zeros (block or
+	// record padding); reading it to the end also makes gzip check its
+	// CRC and length.
+	if err := drainZeros(stream); err != nil {
+		return nil, readErr(err)
+	}
+	slices.Sort(paths)
+	if dir := conflicts(paths); dir != "" {
+		return nil, fmt.Errorf("reading artifact: entry %q: %w: it is also a directory of another entry", dir, ErrDuplicate)
+	}
+	if data, ok := a.Files[SumsName]; ok {
+		a.Sums, _ = parseSums(data)
+	}
+	return a, nil
+}
+
+// readErr wraps an error met while reading the stream: ErrTooLarge from
+// the limit passes through, anything else is corruption.
+func readErr(err error) error {
+	if errors.Is(err, ErrTooLarge) {
+		return fmt.Errorf("reading artifact: %w", err)
+	}
+	return fmt.Errorf("reading artifact: %w: %w", ErrCorrupt, err)
+}
+
+// errTrailingData reports non-zero bytes after the end of the tar stream.
+var errTrailingData = errors.New("non-zero data after the end of the tar stream")
+
+// drainZeros reads r to its end and fails on the first non-zero byte.
+func drainZeros(r io.Reader) error {
+	buf := make([]byte, 32<<10)
+	zeros := make([]byte, len(buf))
+	for {
+		n, err := r.Read(buf)
+		if !bytes.Equal(buf[:n], zeros[:n]) {
+			return errTrailingData
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// limitReader reads from r until left bytes have been read, then fails
+// with ErrTooLarge if any more data follows. Unlike io.LimitReader it
+// tells "exactly at the limit" (EOF) from "beyond it" (an error).
+type limitReader struct {
+	r     io.Reader
+	limit int64
+	left  int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if l.left <= 0 {
+		var probe [1]byte
+		n, err := l.r.Read(probe[:])
+		if n > 0 {
+			return 0, fmt.Errorf("%w: the tar stream decompresses to more than the %d bytes allowed", ErrTooLarge, l.limit)
+		}
+		return 0, err
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+// isSparse reports whether a header describes a GNU sparse file in PAX
+// form, which archive/tar presents as a regular file whose holes read as
+// zeros: content that is larger than its encoding, and not what Build
+// writes.
+func isSparse(hdr *tar.Header) bool {
+	for k := range hdr.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
+}
+
+// typeName names a tar entry type for an error message.
+func typeName(flag byte) string {
+	switch flag {
+	case tar.TypeDir:
+		return "a directory"
+	case tar.TypeSymlink:
+		return "a symbolic link"
+	case tar.TypeLink:
+		return "a hard link"
+	case tar.TypeChar:
+		return "a character device"
+	case tar.TypeBlock:
+		return "a block device"
+	case tar.TypeFifo:
+		return "a FIFO"
+	case tar.TypeGNUSparse:
+		return "a sparse file"
+	case tar.TypeCont:
+		return "a contiguous file"
+	default:
+		return fmt.Sprintf("entry type %q", flag)
+	}
+}

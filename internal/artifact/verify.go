@@ -1,0 +1,323 @@
+package artifact
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"golang.org/x/mod/sumdb/dirhash"
+
+	"github.com/agentform/agentform/lockfile"
+)
+
+// Problem is one thing wrong with an artifact.
+type Problem struct {
+	// Path is the archive path the problem is about: an entry,
+	// SHA256SUMS or agent.json.
+	Path string
+	// Message says what is wrong, as a sentence fragment.
+	Message string
+}
+
+// String renders the problem as "path: message".
+func (p Problem) String() string {
+	return p.Path + ": " + p.Message
+}
+
+// Verify checks an archive and returns every problem it finds, sorted by
+// path then message; none means the archive is intact. It checks:
+//
+//   - SHA256SUMS: present, well-formed, listing every other entry once
+//     with its digest, and nothing else;
+//   - agent.json: present and readable, every tool's and skill's file in
+//     the archive, and the digests its lock entries record matching the
+//     files beside it (a javascript bundle, a python package's source
+//     hash and uv.lock, an a2a card, a skill's source hash) and its tools
+//     (an mcp tool's digest, an a2a tool's card digest);
+//   - with lock non-nil, agent.json against the lockfile: lockfile_digest
+//     equal to lock.Digest(), and each block's and skill's lock entry
+//     equal to the lockfile's entry for it, one problem per mismatch
+//     naming the attributes that differ. Lockfile entries for blocks and
+//     skills agent.json does not list are covered by lockfile_digest
+//     alone.
+//
+// Verify reads SHA256SUMS from a.Files, not a.Sums, so that it can report
+// malformed lines.
+func Verify(a *Archive, lock *lockfile.File) []Problem {
+	v := &verifier{}
+	if a == nil {
+		v.add("", "no archive")
+		return v.problems
+	}
+	v.files = a.Files
+	v.paths = a.Paths()
+	v.checkSums()
+	if agent := v.readAgent(); agent != nil {
+		v.checkAgent(agent)
+		if lock != nil {
+			v.checkLock(agent, lock)
+		}
+	}
+	slices.SortFunc(v.problems, func(x, y Problem) int {
+		if c := strings.Compare(x.Path, y.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Message, y.Message)
+	})
+	return slices.Compact(v.problems)
+}
+
+// verifier collects the problems of one archive.
+type verifier struct {
+	files map[string][]byte
+	// paths are files' keys, sorted, to find the entries under a
+	// directory without a scan of every entry.
+	paths    []string
+	problems []Problem
+}
+
+func (v *verifier) add(path, format string, args ...any) {
+	v.problems = append(v.problems, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+// checkSums checks SHA256SUMS against the other entries.
+func (v *verifier) checkSums() {
+	data, ok := v.files[SumsName]
+	if !ok {
+		v.add(SumsName, "missing: the archive has no %s", SumsName)
+		return
+	}
+	sums, problems := parseSums(data)
+	for _, p := range problems {
+		v.add(SumsName, "line %d: %s", p.line, p.msg)
+	}
+	for p, want := range sums {
+		if p == SumsName {
+			v.add(SumsName, "lists itself")
+			continue
+		}
+		content, ok := v.files[p]
+		if !ok {
+			v.add(p, "listed in %s but missing from the archive", SumsName)
+			continue
+		}
+		if got := hexSHA256(content); got != want {
+			v.add(p, "modified: its sha256 is %s, %s lists %s", got, SumsName, want)
+		}
+	}
+	for p := range v.files {
+		if _, ok := sums[p]; !ok && p != SumsName {
+			v.add(p, "not listed in %s", SumsName)
+		}
+	}
+}
+
+// readAgent parses agent.json, or reports why it cannot.
+func (v *verifier) readAgent() *Agent {
+	data, ok := v.files[AgentName]
+	if !ok {
+		v.add(AgentName, "missing: the archive has no %s", AgentName)
+		return nil
+	}
+	agent, err := ParseAgent(data)
+	if err != nil {
+		v.add(AgentName, "%s", err)
+		return nil
+	}
+	return agent
+}
+
+// checkAgent checks agent.json's files and digests against the archive.
+func (v *verifier) checkAgent(agent *Agent) {
+	blocks := map[string]*Block{}
+	for i := range agent.Blocks {
+		b := &agent.Blocks[i]
+		if _, dup := blocks[b.Name]; dup {
+			v.add(AgentName, "tool block %q is listed more than once", b.Name)
+		}
+		blocks[b.Name] = b
+	}
+	tools := map[string]bool{}
+	for i := range agent.Tools {
+		t := &agent.Tools[i]
+		tools[t.Name] = true
+		v.checkTool(t, blocks)
+	}
+	for _, c := range agent.Matrix {
+		if !tools[c.Tool] {
+			v.add(AgentName, "the matrix has a cell for %q, which is not a registered tool", c.Tool)
+		}
+	}
+	for _, s := range agent.Skills {
+		v.checkSkill(s)
+	}
+}
+
+// checkTool checks one registered tool's file and the digests of its
+// block's lock entry.
+func (v *verifier) checkTool(t *Tool, blocks map[string]*Block) {
+	if t.File != "" && !v.exists(t.File) {
+		v.add(t.File, "missing from the archive, but tool %q names it", t.Name)
+		return
+	}
+	if t.Kind == KindSkills {
+		return
+	}
+	name, ok := strings.CutPrefix(t.Block, "tool.")
+	b := blocks[name]
+	if !ok || b == nil {
+		v.add(AgentName, "tool %q: its block %q is not listed in blocks", t.Name, t.Block)
+		return
+	}
+	l := b.Lock
+	if l == nil {
+		return
+	}
+	switch t.Kind {
+	case KindJavaScript:
+		if l.Bundle != "" && t.File != "" {
+			v.checkDigest(t.File, l.Bundle, fmt.Sprintf("the lock entry of tool block %q records bundle", name))
+		}
+	case KindPython:
+		if l.Source != "" && strings.HasSuffix(t.File, "/") {
+			v.checkDirHash(t.File, l.Source, fmt.Sprintf("the lock entry of tool block %q records source", name))
+		}
+		if l.UVLock != "" && strings.HasSuffix(t.File, "/") {
+			if _, ok := v.files[t.File+"uv.lock"]; !ok {
+				v.add(t.File+"uv.lock", "missing from the archive, but the lock entry of tool block %q records uv_lock", name)
+			} else {
+				v.checkDigest(t.File+"uv.lock", l.UVLock, fmt.Sprintf("the lock entry of tool block %q records uv_lock", name))
+			}
+		}
+	case KindA2A:
+		if l.Card != "" && t.File != "" {
+			v.checkDigest(t.File, l.Card, fmt.Sprintf("the lock entry of tool block %q records card", name))
+		}
+		if t.A2A != nil && t.A2A.CardDigest != l.Card {
+			v.add(AgentName, "tool %q: card_digest is %s, but the lock entry of tool block %q records card %s", t.Name, t.A2A.CardDigest, name, l.Card)
+		}
+	case KindMCP:
+		if t.MCP != nil && t.MCP.Digest != l.Tools[t.MCP.Served] {
+			v.add(AgentName, "tool %q: digest is %s, but the lock entry of tool block %q records %s for served tool %q", t.Name, t.MCP.Digest, name, l.Tools[t.MCP.Served], t.MCP.Served)
+		}
+	}
+}
+
+// checkSkill checks a skill's files and its source hash.
+func (v *verifier) checkSkill(s Skill) {
+	for _, f := range s.Files {
+		if _, ok := v.files[f]; !ok {
+			v.add(f, "missing from the archive, but skill %q lists it", s.Name)
+		}
+	}
+	if s.Lock != nil && s.Lock.Source != "" {
+		v.checkDirHash("skills/"+s.Name+"/", s.Lock.Source, fmt.Sprintf("the lock entry of skill %q records source", s.Name))
+	}
+}
+
+// exists reports whether file is an entry, or, ending in "/", a directory
+// holding at least one entry.
+func (v *verifier) exists(file string) bool {
+	if !strings.HasSuffix(file, "/") {
+		_, ok := v.files[file]
+		return ok
+	}
+	return len(v.under(file)) > 0
+}
+
+// under returns the sorted paths of the entries under dir, which ends in
+// "/".
+func (v *verifier) under(dir string) []string {
+	i, _ := slices.BinarySearch(v.paths, dir)
+	j := i
+	for j < len(v.paths) && strings.HasPrefix(v.paths[j], dir) {
+		j++
+	}
+	return v.paths[i:j]
+}
+
+// checkDigest reports when the entry's "sha256:<hex>" differs from want.
+func (v *verifier) checkDigest(path, want, what string) {
+	data, ok := v.files[path]
+	if !ok {
+		return
+	}
+	if got := "sha256:" + hexSHA256(data); got != want {
+		v.add(path, "its digest is %s, but %s", got, what+" "+want)
+	}
+}
+
+// checkDirHash reports when the dirhash Hash1 of the entries under dir
+// (named relative to it, as agentform hashes a package directory) differs
+// from want.
+func (v *verifier) checkDirHash(dir, want, what string) {
+	var names []string
+	for _, p := range v.under(dir) {
+		names = append(names, strings.TrimPrefix(p, dir))
+	}
+	got, err := dirhash.Hash1(names, func(name string) (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(v.files[dir+name])), nil
+	})
+	if err != nil {
+		v.add(dir, "cannot hash: %s", err)
+		return
+	}
+	if got != want {
+		v.add(dir, "its source hash is %s, but %s", got, what+" "+want)
+	}
+}
+
+// checkLock checks agent.json's lock entries against the lockfile.
+func (v *verifier) checkLock(agent *Agent, lock *lockfile.File) {
+	if got, want := agent.LockfileDigest, lock.Digest(); got != want {
+		v.add(AgentName, "lockfile_digest is %s, but the lockfile's digest is %s", got, want)
+	}
+	for _, b := range agent.Blocks {
+		locked, pinned := lock.Tools[b.Name], b.Lock.Tool()
+		v.compareEntry("tool block", b.Name,
+			len(lockfile.ChangedAttributes(nil, locked)) > 0, len(lockfile.ChangedAttributes(nil, pinned)) > 0,
+			lockfile.ChangedAttributes(locked, pinned))
+	}
+	for _, s := range agent.Skills {
+		locked, pinned := lock.Skills[s.Name], s.Lock.Skill()
+		v.compareEntry("skill", s.Name,
+			len(lockfile.ChangedSkillAttributes(nil, locked)) > 0, len(lockfile.ChangedSkillAttributes(nil, pinned)) > 0,
+			lockfile.ChangedSkillAttributes(locked, pinned))
+	}
+}
+
+// compareEntry reports the differences between agent.json's lock entry
+// for a block or skill (the changes' New side) and the lockfile's (Old).
+// inLock and inAgent tell whether each side has an entry with anything
+// set.
+func (v *verifier) compareEntry(what, name string, inLock, inAgent bool, changes []lockfile.AttrChange) {
+	switch {
+	case len(changes) == 0:
+	case !inLock:
+		v.add(AgentName, "agent.json pins %s %q, but the lockfile has no entry for it", what, name)
+	case !inAgent:
+		v.add(AgentName, "the lockfile pins %s %q, but agent.json has no lock entry for it", what, name)
+	default:
+		v.add(AgentName, "the lock entry of %s %q differs from the lockfile: %s", what, name, describeChanges(changes))
+	}
+}
+
+// describeChanges renders attribute changes as
+// "bundle is sha256:a in agent.json, sha256:b in the lockfile".
+func describeChanges(changes []lockfile.AttrChange) string {
+	parts := make([]string, len(changes))
+	for i, c := range changes {
+		parts[i] = fmt.Sprintf("%s is %s in %s, %s in the lockfile", c.Name, orAbsent(c.New), AgentName, orAbsent(c.Old))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// orAbsent returns s, or "absent" for an attribute that is not set.
+func orAbsent(s string) string {
+	if s == "" {
+		return "absent"
+	}
+	return s
+}

@@ -1,0 +1,263 @@
+package artifact
+
+import (
+	"bytes"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentform/agentform/lockfile"
+)
+
+// readSample builds the sample after changing it, and reads it back.
+func readSample(t *testing.T, change func(s *sample)) (*Archive, *lockfile.File) {
+	t.Helper()
+	s := newSample(t)
+	if change != nil {
+		change(s)
+	}
+	a, err := Read(bytes.NewReader(s.build(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, s.lock
+}
+
+// replaceFile swaps the content of one of the sample's files, so that
+// Build writes a consistent SHA256SUMS for content agent.json does not
+// describe.
+func replaceFile(s *sample, path, data string) {
+	for i := range s.files {
+		if s.files[i].Path == path {
+			s.files[i].Data = []byte(data)
+		}
+	}
+}
+
+func TestVerify(t *testing.T) {
+	tests := []struct {
+		name string
+		// change alters the sample before it is built; edit alters the
+		// read archive; lock alters the lockfile Verify is given.
+		change func(s *sample)
+		edit   func(a *Archive)
+		lock   func(l *lockfile.File)
+		noLock bool
+		want   []Problem
+	}{
+		{name: "intact"},
+		{name: "intact without a lockfile", noLock: true},
+		{
+			name: "modified entry",
+			edit: func(a *Archive) { a.Files["tools/adder/bundle.js"] = []byte("evil()") },
+			want: []Problem{
+				{"tools/adder/bundle.js", "its digest is sha256:" + hexSHA256([]byte("evil()")) + ", but the lock entry of tool block \"adder\" records bundle BUNDLE"},
+				{"tools/adder/bundle.js", "modified: its sha256 is " + hexSHA256([]byte("evil()")) + ", SHA256SUMS lists BUNDLEHEX"},
+			},
+		},
+		{
+			name: "missing entry",
+			edit: func(a *Archive) { delete(a.Files, "skills/arithmetic/examples/sums.md") },
+			want: []Problem{
+				{"skills/arithmetic/", "its source hash is MISSINGH1, but the lock entry of skill \"arithmetic\" records source SKILLH1"},
+				{"skills/arithmetic/examples/sums.md", "listed in SHA256SUMS but missing from the archive"},
+				{"skills/arithmetic/examples/sums.md", "missing from the archive, but skill \"arithmetic\" lists it"},
+			},
+		},
+		{
+			name: "extra entry",
+			edit: func(a *Archive) { a.Files["tools/adder/extra.js"] = []byte("x") },
+			want: []Problem{{"tools/adder/extra.js", "not listed in SHA256SUMS"}},
+		},
+		{
+			name: "SHA256SUMS missing",
+			edit: func(a *Archive) { delete(a.Files, SumsName) },
+			want: []Problem{{SumsName, "missing: the archive has no SHA256SUMS"}},
+		},
+		{
+			name: "SHA256SUMS malformed and listing itself",
+			edit: func(a *Archive) {
+				a.Files[SumsName] = append(a.Files[SumsName], []byte("xyz  agent.json\n"+strings.Repeat("0", 64)+"  SHA256SUMS\n"+strings.Repeat("0", 64)+"  ../x")...)
+			},
+			want: []Problem{
+				{SumsName, "line 10: malformed line: want \"<64 lowercase hex digits>  <path>\""},
+				{SumsName, "line 12: the last line does not end in a newline"},
+				{SumsName, "line 12: unsafe path \"../x\": the path contains \"..\""},
+				{SumsName, "lists itself"},
+			},
+		},
+		{
+			name: "SHA256SUMS lists a path twice",
+			edit: func(a *Archive) {
+				a.Files[SumsName] = append(a.Files[SumsName], []byte(strings.Repeat("0", 64)+"  agent.json\n")...)
+			},
+			want: []Problem{{SumsName, "line 10: agent.json is listed more than once"}},
+		},
+		{
+			name: "agent.json missing",
+			edit: func(a *Archive) {
+				delete(a.Files, AgentName)
+				a.Files[SumsName] = sumsFor(a.Files)
+			},
+			want: []Problem{{AgentName, "missing: the archive has no agent.json"}},
+		},
+		{
+			name: "agent.json unreadable",
+			edit: func(a *Archive) {
+				a.Files[AgentName] = []byte(`{"format_version": "2"}`)
+				a.Files[SumsName] = sumsFor(a.Files)
+			},
+			want: []Problem{{AgentName, `reading agent.json: unsupported agent.json format_version: "2" (this agentform reads "1")`}},
+		},
+		{
+			name:   "bundle replaced, SHA256SUMS rewritten",
+			change: func(s *sample) { replaceFile(s, "tools/adder/bundle.js", "evil()") },
+			want: []Problem{
+				{"tools/adder/bundle.js", "its digest is sha256:" + hexSHA256([]byte("evil()")) + ", but the lock entry of tool block \"adder\" records bundle BUNDLE"},
+			},
+		},
+		{
+			name:   "python source replaced",
+			change: func(s *sample) { replaceFile(s, "tools/weather/src/weather/__init__.py", "import os\n") },
+			want: []Problem{
+				{"tools/weather/src/", "its source hash is CHANGEDH1, but the lock entry of tool block \"weather\" records source WEATHERH1"},
+			},
+		},
+		{
+			name:   "uv.lock replaced",
+			change: func(s *sample) { replaceFile(s, "tools/weather/src/uv.lock", "version = 2\n") },
+			want: []Problem{
+				{"tools/weather/src/", "its source hash is CHANGEDH1, but the lock entry of tool block \"weather\" records source WEATHERH1"},
+				{"tools/weather/src/uv.lock", "its digest is sha256:" + hexSHA256([]byte("version = 2\n")) + ", but the lock entry of tool block \"weather\" records uv_lock UVLOCK"},
+			},
+		},
+		{
+			name:   "a2a card replaced",
+			change: func(s *sample) { replaceFile(s, "tools/planner/agent-card.json", "{}") },
+			want: []Problem{
+				{"tools/planner/agent-card.json", "its digest is sha256:" + hexSHA256([]byte("{}")) + ", but the lock entry of tool block \"planner\" records card CARD"},
+			},
+		},
+		{
+			name: "mcp digest differs from its block's lock entry",
+			change: func(s *sample) {
+				for i := range s.agent.Tools {
+					if s.agent.Tools[i].MCP != nil {
+						s.agent.Tools[i].MCP = &MCP{Transport: "stdio", Served: "create_issue", Digest: "sha256:00"}
+					}
+				}
+			},
+			want: []Problem{{AgentName, `tool "github__create_issue": digest is sha256:00, but the lock entry of tool block "github" records MCPDIGEST for served tool "create_issue"`}},
+		},
+		{
+			name: "tool file missing",
+			change: func(s *sample) {
+				s.files = slices.DeleteFunc(s.files, func(f File) bool { return f.Path == "tools/adder/bundle.js" })
+			},
+			want: []Problem{{"tools/adder/bundle.js", `missing from the archive, but tool "adder" names it`}},
+		},
+		{
+			name: "tool block not listed",
+			change: func(s *sample) {
+				s.agent.Blocks = slices.DeleteFunc(s.agent.Blocks, func(b Block) bool { return b.Name == "shell" })
+			},
+			want: []Problem{{AgentName, `tool "shell": its block "tool.shell" is not listed in blocks`}},
+		},
+		{
+			name: "lockfile digest mismatch",
+			lock: func(l *lockfile.File) { l.Tools["shell"] = &lockfile.Tool{Kind: "bash"} },
+			want: []Problem{
+				{AgentName, "lockfile_digest is LOCKDIGEST, but the lockfile's digest is NEWLOCKDIGEST"},
+				{AgentName, `the lockfile pins tool block "shell", but agent.json has no lock entry for it`},
+			},
+		},
+		{
+			name: "lock entry mismatch",
+			lock: func(l *lockfile.File) {
+				l.Tools["adder"].Bundle = "sha256:" + strings.Repeat("1", 64)
+				l.Tools["adder"].Deps = "sha256:" + strings.Repeat("2", 64)
+				l.Tools["planner"] = nil
+				l.Skills["arithmetic"].Source = "h1:changed"
+			},
+			want: []Problem{
+				{AgentName, `agent.json pins tool block "planner", but the lockfile has no entry for it`},
+				{AgentName, "lockfile_digest is LOCKDIGEST, but the lockfile's digest is NEWLOCKDIGEST"},
+				{AgentName, `the lock entry of skill "arithmetic" differs from the lockfile: source is SKILLH1 in agent.json, h1:changed in the lockfile`},
+				{AgentName, `the lock entry of tool block "adder" differs from the lockfile: deps is absent in agent.json, sha256:` + strings.Repeat("2", 64) + ` in the lockfile; bundle is BUNDLE in agent.json, sha256:` + strings.Repeat("1", 64) + ` in the lockfile`},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, lock := readSample(t, tt.change)
+			s := newSample(t)
+			pairs := []string{
+				"BUNDLEHEX", strings.TrimPrefix(s.lock.Tools["adder"].Bundle, "sha256:"),
+				"BUNDLE", s.lock.Tools["adder"].Bundle,
+				"SKILLH1", s.lock.Skills["arithmetic"].Source,
+				"WEATHERH1", s.lock.Tools["weather"].Source,
+				"UVLOCK", s.lock.Tools["weather"].UVLock,
+				"CARD", s.lock.Tools["planner"].Card,
+				"MCPDIGEST", s.lock.Tools["github"].Served["create_issue"],
+				"LOCKDIGEST", s.lock.Digest(),
+				"MISSINGH1", dirHashOf(t, a, "skills/arithmetic/", "skills/arithmetic/examples/sums.md"),
+				"CHANGEDH1", dirHashOf(t, a, "tools/weather/src/", ""),
+			}
+			if tt.edit != nil {
+				tt.edit(a)
+			}
+			if tt.lock != nil {
+				tt.lock(lock)
+			}
+			placeholders := strings.NewReplacer(append(pairs, "NEWLOCKDIGEST", lock.Digest())...)
+			if tt.noLock {
+				lock = nil
+			}
+			got := Verify(a, lock)
+			var want []Problem
+			for _, p := range tt.want {
+				want = append(want, Problem{p.Path, placeholders.Replace(p.Message)})
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("problems\ngot:\n%s\nwant:\n%s", problemLines(got), problemLines(want))
+			}
+		})
+	}
+}
+
+func dirHashOf(t *testing.T, a *Archive, dir, without string) string {
+	t.Helper()
+	var files []File
+	for p, data := range a.Files {
+		if p != without {
+			files = append(files, File{Path: p, Data: data})
+		}
+	}
+	return h1(t, files, dir)
+}
+
+func sumsFor(files map[string][]byte) []byte {
+	var b bytes.Buffer
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		if p != SumsName {
+			sumsLine(&b, p, files[p])
+		}
+	}
+	return b.Bytes()
+}
+
+func problemLines(ps []Problem) string {
+	var b strings.Builder
+	for _, p := range ps {
+		b.WriteString("  " + p.String() + "\n")
+	}
+	return b.String()
+}
+
+func TestVerifyNilArchive(t *testing.T) {
+	got := Verify(nil, nil)
+	if len(got) != 1 {
+		t.Errorf("problems\ngot:  %v\nwant: one", got)
+	}
+}
