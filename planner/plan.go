@@ -44,12 +44,22 @@ type Plan struct {
 	// how it differs from the lockfile on disk.
 	Lock        *lockfile.File
 	LockChanges []lockfile.Change
+	// Addresses are every planned address with its fingerprint and
+	// attributes, sorted; apply records them in state.
+	Addresses []Address
+	// Applied is the state the plan was made against (zero without state).
+	Applied *Applied
+
 	// Drift holds the errors about remote definitions (mcp tools, a2a
 	// cards) that changed since the lock; they are in Diagnostics too.
 	// "agentform lock -upgrade" accepts exactly these.
 	Drift hcl.Diagnostics
 
 	matrix *capability.Matrix
+	// cfg and resolution are what artifacts are built from (ArtifactFiles);
+	// they are not part of the serialised plan.
+	cfg        *manifest.Config
+	resolution *resolve.Workspace
 }
 
 // Matrix returns the capability matrix over the enabled registered tools;
@@ -162,19 +172,20 @@ type Options struct {
 	// LockReadonly makes any difference between Lock and what was resolved
 	// an error (-lockfile=readonly, for CI).
 	LockReadonly bool
+	// Applied is the state the plan diffs against; nil means no state.
+	Applied *Applied
 }
 
 // New plans the workspace described by cfg.
 func New(ctx context.Context, cfg *manifest.Config, opts Options) *Plan {
-	p := &Plan{FormatVersion: FormatVersion, AgentformVersion: version.Version}
+	p := &Plan{FormatVersion: FormatVersion, AgentformVersion: version.Version, cfg: cfg, resolution: opts.Resolution}
 	p.Tools = p.registerTools(cfg, opts.Resolution)
 	if opts.Resolution != nil {
 		p.compareLock(cfg, opts)
 	}
 	p.Agents = p.effectiveAgents(cfg, opts.Override)
 	p.computeMatrix()
-	p.ResourceChanges = resourceChanges(cfg)
-	p.CapabilityChanges = p.grantsSinceNothing()
+	p.diffState(cfg, opts.Resolution, opts.Applied)
 	p.Checks = p.evaluateChecks(cfg)
 	p.Applyable = !p.Diagnostics.HasErrors()
 	return p
@@ -336,42 +347,6 @@ func (p *Plan) computeMatrix() {
 			p.Denials = append(p.Denials, Denial{Agent: c.Agent, Tool: c.Tool, Missing: c.Missing})
 		}
 	}
-}
-
-// grantsSinceNothing lists every allowed cell as granted: with no applied
-// state, every access the plan gives is new.
-func (p *Plan) grantsSinceNothing() []CapabilityChange {
-	var out []CapabilityChange
-	tools := p.matrix.Tools()
-	for ai, a := range p.Agents {
-		for ti, t := range tools {
-			if p.matrix.Allowed(ai, ti) {
-				out = append(out, CapabilityChange{Agent: a.Name, Tool: t.Name, Change: "granted"})
-			}
-		}
-	}
-	return out
-}
-
-func resourceChanges(cfg *manifest.Config) []ResourceChange {
-	var out []ResourceChange
-	create := func(typ, name, kind string) {
-		out = append(out, ResourceChange{
-			Address: typ + "." + name, Type: typ, Name: name, Kind: kind,
-			Actions: []string{ActionCreate}, Reasons: []string{"new"}, ChangedAttributes: []string{},
-		})
-	}
-	for _, a := range cfg.Agents {
-		create("agent", a.Name, "agent")
-	}
-	for _, s := range cfg.Skills {
-		create("skill", s.Name, "skill")
-	}
-	for _, t := range cfg.Tools {
-		create("tool", t.Name, t.Kind)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Address < out[j].Address })
-	return out
 }
 
 // literalString returns the string value of a cty value, for messages.

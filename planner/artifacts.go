@@ -1,0 +1,479 @@
+package planner
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+
+	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/agentform/agentform/internal/artifact"
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/resolve"
+)
+
+// ArtifactFiles returns the files of an agent's artifact: agent.json, each
+// tool block's build outputs under tools/<block>/, and each skill under
+// skills/<name>/. It is computed on demand from the plan (apply calls it
+// for the agents it rebuilds), never from the manifest files.
+func (p *Plan) ArtifactFiles(agent string) ([]artifact.File, error) {
+	if p.cfg == nil {
+		return nil, fmt.Errorf("the plan has no configuration to build artifacts from")
+	}
+	ag := p.cfg.Agent(agent)
+	if ag == nil {
+		return nil, fmt.Errorf("no agent %q in the plan", agent)
+	}
+	ai, ok := p.matrix.AgentIndex(agent)
+	if !ok {
+		return nil, fmt.Errorf("no agent %q in the matrix", agent)
+	}
+	doc := &artifact.Agent{
+		Name:             ag.Name,
+		Version:          ag.Version.Value,
+		Description:      ag.Description.Value,
+		Graph:            artGraph(ag.Graph),
+		Model:            artifact.Model{Provider: artString(ag.Model.Provider), Name: artString(ag.Model.Name)},
+		Prompt:           artPrompt(ag.Prompt),
+		Capabilities:     artStrings(ag.Capabilities),
+		CapabilityPolicy: artString(ag.CapabilityPolicy),
+		Tools:            []artifact.Tool{},
+		Blocks:           []artifact.Block{},
+		Skills:           []artifact.Skill{},
+		Matrix:           []artifact.Cell{},
+	}
+	if p.Lock != nil {
+		doc.LockfileDigest = p.Lock.Digest()
+	}
+	files := []artifact.File{}
+	refs := newRefSet()
+	refs.agent(ag)
+
+	for _, t := range p.cfg.Tools {
+		res := p.resolved(t.Name)
+		block := artifact.Block{Name: t.Name, Kind: t.Kind}
+		if p.Lock != nil && p.Lock.Tools[t.Name] != nil {
+			block.Lock = artifact.NewLock(p.Lock.Tools[t.Name])
+		}
+		doc.Blocks = append(doc.Blocks, block)
+		if res != nil {
+			for _, name := range sortedOutputNames(res.Outputs) {
+				files = append(files, artifact.File{Path: path.Join("tools", t.Name, name), Data: res.Outputs[name]})
+			}
+		}
+		if t.Enabled.Known() && !t.Enabled.Value {
+			// Disabled tools are listed but carry no references the agent needs.
+		} else {
+			refs.tool(t)
+		}
+	}
+	tools := p.matrix.Tools()
+	for _, rt := range p.Tools {
+		t := p.cfg.Tool(blockName(rt.Block))
+		at := artifact.Tool{Name: rt.Name, Block: rt.Block, Kind: rt.Kind, Description: rt.Description, Requires: rt.Requires,
+			Enabled: artifact.Bool{Value: rt.Enabled}}
+		if t != nil {
+			at.Enabled = artBool(t.Enabled)
+			if !rt.Enabled {
+				at.Enabled = artifact.Bool{Value: false}
+			}
+			at.Config = dynJSON(t.Config)
+			p.fillTool(&at, t, rt)
+		} else {
+			at.Kind = artifact.KindSkills
+			at.Parameters = skillToolSchema(rt.Name)
+		}
+		doc.Tools = append(doc.Tools, at)
+	}
+	for ti, t := range tools {
+		c := p.matrix.Cell(ai, ti)
+		cell := artifact.Cell{Tool: t.Name, Decision: artifact.DecisionDeny, Missing: c.Missing}
+		if c.Allowed {
+			cell.Decision = artifact.DecisionAllow
+		}
+		doc.Matrix = append(doc.Matrix, cell)
+	}
+	for _, s := range p.cfg.Skills {
+		rs := p.resolvedSkill(s.Name)
+		sk := artifact.Skill{Name: s.Name, Description: s.Description.Value, AllowedTools: []string{}, Files: []string{}}
+		if rs != nil {
+			sk.Description, sk.AllowedTools = rs.Description, rs.AllowedTools
+			names := make([]string, 0, len(rs.Files))
+			for name := range rs.Files {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				full := path.Join("skills", s.Name, name)
+				sk.Files = append(sk.Files, full)
+				files = append(files, artifact.File{Path: full, Data: rs.Files[name]})
+			}
+			if rs.Pin != nil {
+				sk.Lock = artifact.NewSkillLock(rs.Pin)
+			}
+		}
+		doc.Skills = append(doc.Skills, sk)
+	}
+	if prov, ok := p.cfg.Providers[ag.Model.Provider.Value]; ok && ag.Model.Provider.Known() {
+		refs.dynamic(prov.Config)
+		refs.dynamic(prov.Params)
+	}
+	if h := p.cfg.HTTPServer; h != nil {
+		refs.str(h.Host)
+		refs.integer(h.Port)
+		refs.integer(h.MaxRequestSize)
+	}
+	if r := p.cfg.Runtime; r != nil {
+		refs.str(r.DefaultTenantID)
+	}
+	doc.Runtime = refs.list()
+	data, err := artifact.MarshalAgent(doc)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, artifact.File{Path: artifact.AgentName, Data: data})
+	return files, nil
+}
+
+func sortedOutputNames(m map[string][]byte) []string {
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func blockName(block string) string {
+	if len(block) > 5 && block[:5] == "tool." {
+		return block[5:]
+	}
+	return ""
+}
+
+func (p *Plan) resolved(block string) *resolve.Resolved {
+	if p.resolution == nil {
+		return nil
+	}
+	return p.resolution.Tools[block]
+}
+
+func (p *Plan) resolvedSkill(name string) *resolve.ResolvedSkill {
+	if p.resolution == nil {
+		return nil
+	}
+	return p.resolution.Skills[name]
+}
+
+// fillTool sets the kind-specific parts of a registered tool's agent.json
+// entry: its schema, file and transport.
+func (p *Plan) fillTool(at *artifact.Tool, t *manifest.Tool, rt RegisteredTool) {
+	res := p.resolved(t.Name)
+	var resolvedTool *resolve.Tool
+	if res != nil {
+		for i := range res.Tools {
+			if res.Tools[i].Name == rt.Name {
+				resolvedTool = &res.Tools[i]
+			}
+		}
+	}
+	if resolvedTool != nil && len(resolvedTool.InputSchema) > 0 {
+		at.Parameters = artifact.JSON(resolvedTool.InputSchema)
+	}
+	switch t.Kind {
+	case manifest.KindJavaScript:
+		if res != nil && res.Outputs["bundle.js"] != nil {
+			at.File = path.Join("tools", t.Name, "bundle.js")
+		}
+	case manifest.KindPython:
+		at.File = path.Join("tools", t.Name, "src") + "/"
+	case manifest.KindBash:
+		b := t.Bash
+		at.Parameters = artifact.JSON(`{"properties":{"script":{"description":"The shell script to run with the allowed commands.","type":"string"}},"required":["script"],"type":"object"}`)
+		ab := &artifact.Bash{Commands: b.Commands.Values, Cwd: b.Cwd.Value, Shared: b.Shared.Value}
+		if b.FS != nil {
+			ab.FS = &artifact.BashFS{Kind: b.FS.Kind.Value, Path: b.FS.Path.Value, Cwd: b.FS.Cwd.Value}
+		}
+		if b.Env != nil {
+			ab.Env = &artifact.BashEnv{Kind: b.Env.Kind.Value, Vars: b.Env.Vars.Values}
+		}
+		if l := b.Limits; l != nil {
+			ab.Limits = &artifact.BashLimits{MaxExecutionTimeSecs: optInt(l.MaxExecutionTimeSecs), MaxOutputSize: optInt(l.MaxOutputSize),
+				MaxCommandCount: optInt(l.MaxCommandCount), MaxLoopIterations: optInt(l.MaxLoopIterations)}
+		}
+		if n := b.Network; n != nil {
+			ab.Network = &artifact.BashNetwork{Enabled: n.Enabled.Value, AllowedURLPrefixes: n.AllowedURLPrefixes.Values, AllowedMethods: n.AllowedMethods.Values,
+				MaxRedirects: optInt(n.MaxRedirects), MaxResponseSize: optInt(n.MaxResponseSize), NetworkTimeoutSecs: optInt(n.NetworkTimeoutSecs)}
+		}
+		at.Bash = ab
+	case manifest.KindMCP:
+		m := t.MCP
+		am := &artifact.MCP{Transport: m.Transport.Value}
+		if m.Command.Set {
+			s := artString(m.Command)
+			am.Command = &s
+		}
+		if m.Args.Set {
+			s := artStrings(m.Args)
+			am.Args = &s
+		}
+		if m.URL.Set {
+			s := artString(m.URL)
+			am.URL = &s
+		}
+		if m.AuthToken.Set {
+			s := artString(m.AuthToken)
+			am.AuthToken = &s
+		}
+		am.Headers = dynJSON(m.Headers)
+		if resolvedTool != nil {
+			am.Served, am.Title = resolvedTool.Served, resolvedTool.Title
+			am.OutputSchema, am.Annotations = artifact.JSON(resolvedTool.OutputSchema), artifact.JSON(resolvedTool.Annotations)
+			if p.Lock != nil && p.Lock.Tools[t.Name] != nil {
+				am.Digest = p.Lock.Tools[t.Name].Served[resolvedTool.Served]
+			}
+		}
+		at.MCP = am
+	case manifest.KindA2A:
+		x := t.A2A
+		aa := &artifact.A2A{Operation: a2aOperation(t.Name, rt.Name), URL: artString(x.URL), Headers: dynJSON(x.Headers),
+			DefaultAcceptedOutputModes: x.DefaultAcceptedOutputModes.Values, TargetAgent: x.TargetAgent.Value}
+		if x.AuthToken.Set {
+			s := artString(x.AuthToken)
+			aa.AuthToken = &s
+		}
+		if x.TimeoutSecs.Set {
+			i := artInt(x.TimeoutSecs)
+			aa.TimeoutSecs = &i
+		}
+		if x.Tenant != nil {
+			aa.Tenant = &artifact.Tenant{Policy: x.Tenant.Policy.Value}
+			if x.Tenant.ID.Set {
+				s := artString(x.Tenant.ID)
+				aa.Tenant.ID = &s
+			}
+		}
+		if p.Lock != nil && p.Lock.Tools[t.Name] != nil {
+			aa.CardDigest = p.Lock.Tools[t.Name].Card
+		}
+		if res != nil && res.Outputs[resolve.A2ACardOutput] != nil {
+			at.File = path.Join("tools", t.Name, resolve.A2ACardOutput)
+		}
+		at.A2A = aa
+	}
+}
+
+func a2aOperation(block, name string) string {
+	for _, op := range A2AOperations {
+		if name == fmt.Sprintf("a2a_%s_%s", block, op) {
+			return op
+		}
+	}
+	return ""
+}
+
+func optInt(i manifest.Int) *int64 {
+	if !i.Set {
+		return nil
+	}
+	v := i.Value
+	return &v
+}
+
+// skillToolSchema is the input schema of the built-in skill tools.
+func skillToolSchema(name string) artifact.JSON {
+	switch name {
+	case "list_skills":
+		return artifact.JSON(`{"properties":{},"type":"object"}`)
+	case "read_skill_file":
+		return artifact.JSON(`{"properties":{"path":{"type":"string"},"skill":{"type":"string"}},"required":["skill","path"],"type":"object"}`)
+	case "run_skill_script":
+		return artifact.JSON(`{"properties":{"args":{"items":{"type":"string"},"type":"array"},"script":{"type":"string"},"skill":{"type":"string"}},"required":["skill","script"],"type":"object"}`)
+	}
+	return artifact.JSON(`{"properties":{"skill":{"type":"string"}},"required":["skill"],"type":"object"}`)
+}
+
+func artRef(r *manifest.RuntimeRef) *artifact.RuntimeRef {
+	if r == nil {
+		return nil
+	}
+	out := &artifact.RuntimeRef{Env: r.Env, Secret: r.Secret, HasDefault: r.HasDefault()}
+	if r.HasDefault() && !r.Secret {
+		if b, err := ctyjson.Marshal(r.Default, r.Default.Type()); err == nil {
+			out.Default = artifact.JSON(b)
+		}
+	}
+	return out
+}
+
+func artString(s manifest.String) artifact.String {
+	return artifact.String{Value: s.Value, Runtime: artRef(s.Runtime)}
+}
+
+func artInt(i manifest.Int) artifact.Int {
+	return artifact.Int{Value: i.Value, Runtime: artRef(i.Runtime)}
+}
+
+func artBool(b manifest.Bool) artifact.Bool {
+	return artifact.Bool{Value: b.Value, Runtime: artRef(b.Runtime)}
+}
+
+func artStrings(l manifest.StringList) artifact.Strings {
+	if l.Runtime != nil {
+		return artifact.Strings{Runtime: artRef(l.Runtime)}
+	}
+	out := artifact.Strings{Values: []artifact.String{}}
+	for i, v := range l.Values {
+		s := artifact.String{Value: v}
+		if i < len(l.ElemRuntime) && l.ElemRuntime[i] != nil {
+			s = artifact.String{Runtime: artRef(l.ElemRuntime[i])}
+		}
+		out.Values = append(out.Values, s)
+	}
+	return out
+}
+
+func dynJSON(d manifest.Dynamic) artifact.JSON {
+	if !d.Set || d.Value == cty.NilVal {
+		return nil
+	}
+	b, err := json.Marshal(d.JSON())
+	if err != nil {
+		return nil
+	}
+	return artifact.JSON(b)
+}
+
+func artGraph(g manifest.Graph) artifact.Graph {
+	out := artifact.Graph{Type: g.Type.Value}
+	if g.Model != nil {
+		mp := &artifact.ModelPolicy{}
+		if g.Model.Timeout.Set {
+			i := artInt(g.Model.Timeout)
+			mp.Timeout = &i
+		}
+		if r := g.Model.Retry; r != nil {
+			mp.Retry = &artifact.Retry{MaxAttempts: artInt(r.MaxAttempts), InitialBackoff: artInt(r.InitialBackoff), MaxBackoff: artInt(r.MaxBackoff)}
+		}
+		out.Model = mp
+	}
+	return out
+}
+
+func artPrompt(p *manifest.Prompt) *artifact.Prompt {
+	if p == nil {
+		return nil
+	}
+	switch p.Kind {
+	case manifest.PromptText:
+		return &artifact.Prompt{Kind: artifact.PromptText, Text: p.Text}
+	case manifest.PromptMessages:
+		out := &artifact.Prompt{Kind: artifact.PromptMessages}
+		for _, m := range p.Messages {
+			out.Messages = append(out.Messages, artifact.Message{Role: m.Role, Content: m.Content})
+		}
+		return out
+	case manifest.PromptLangfuse:
+		lf := p.Langfuse
+		opt := func(s manifest.String) *artifact.String {
+			if !s.Set {
+				return nil
+			}
+			v := artString(s)
+			return &v
+		}
+		optI := func(i manifest.Int) *artifact.Int {
+			if !i.Set {
+				return nil
+			}
+			v := artInt(i)
+			return &v
+		}
+		return &artifact.Prompt{Kind: artifact.PromptLangfuse, Langfuse: &artifact.Langfuse{
+			PromptName: artString(lf.PromptName), PublicKey: opt(lf.PublicKey), SecretKey: opt(lf.SecretKey), BaseURL: opt(lf.BaseURL),
+			Label: opt(lf.Label), Version: optI(lf.Version), CacheTTLSeconds: optI(lf.CacheTTLSeconds),
+			FetchTimeoutSeconds: optI(lf.FetchTimeoutSeconds), MaxRetries: optI(lf.MaxRetries)}}
+	}
+	return nil
+}
+
+// refSet collects the runtime references an agent needs when it starts.
+type refSet struct{ refs []artifact.RuntimeRef }
+
+func newRefSet() *refSet { return &refSet{} }
+
+func (s *refSet) add(r *manifest.RuntimeRef) {
+	if r != nil {
+		s.refs = append(s.refs, *artRef(r))
+	}
+}
+
+func (s *refSet) str(v manifest.String)   { s.add(v.Runtime) }
+func (s *refSet) integer(v manifest.Int)  { s.add(v.Runtime) }
+func (s *refSet) boolean(v manifest.Bool) { s.add(v.Runtime) }
+func (s *refSet) dynamic(d manifest.Dynamic) {
+	for _, r := range d.Refs() {
+		s.add(r)
+	}
+}
+
+func (s *refSet) strings(l manifest.StringList) {
+	s.add(l.Runtime)
+	for _, r := range l.ElemRuntime {
+		s.add(r)
+	}
+}
+
+func (s *refSet) agent(a *manifest.Agent) {
+	s.strings(a.Capabilities)
+	s.str(a.CapabilityPolicy)
+	s.str(a.Model.Provider)
+	s.str(a.Model.Name)
+	if m := a.Graph.Model; m != nil {
+		s.integer(m.Timeout)
+		if r := m.Retry; r != nil {
+			s.integer(r.MaxAttempts)
+			s.integer(r.InitialBackoff)
+			s.integer(r.MaxBackoff)
+		}
+	}
+	if p := a.Prompt; p != nil && p.Langfuse != nil {
+		lf := p.Langfuse
+		for _, v := range []manifest.String{lf.PromptName, lf.PublicKey, lf.SecretKey, lf.BaseURL, lf.Label} {
+			s.str(v)
+		}
+		for _, v := range []manifest.Int{lf.Version, lf.CacheTTLSeconds, lf.FetchTimeoutSeconds, lf.MaxRetries} {
+			s.integer(v)
+		}
+	}
+}
+
+func (s *refSet) tool(t *manifest.Tool) {
+	s.boolean(t.Enabled)
+	s.dynamic(t.Config)
+	if m := t.MCP; m != nil {
+		s.str(m.Command)
+		s.strings(m.Args)
+		s.str(m.URL)
+		s.str(m.AuthToken)
+		s.dynamic(m.Headers)
+	}
+	if x := t.A2A; x != nil {
+		s.str(x.URL)
+		s.str(x.AuthToken)
+		s.dynamic(x.Headers)
+		s.integer(x.TimeoutSecs)
+		if x.Tenant != nil {
+			s.str(x.Tenant.ID)
+		}
+	}
+}
+
+func (s *refSet) list() []artifact.RuntimeRef {
+	if s.refs == nil {
+		return []artifact.RuntimeRef{}
+	}
+	return s.refs
+}

@@ -1,0 +1,281 @@
+package planner
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/lockfile"
+)
+
+// Attributes are an address's displayable configuration: what a plan diffs
+// against state and shows as "source: h1:ab… → h1:cd…". Runtime values
+// appear as references and sensitive literals as digests, so attributes
+// never hold a secret and can be stored in state.
+type Attributes map[string]string
+
+// fingerprint is the digest of the attributes: equal attributes, equal
+// fingerprint.
+func (a Attributes) fingerprint() string {
+	b, _ := json.Marshal(map[string]string(a)) // map keys are sorted
+	return resolve.SHA256(b)
+}
+
+func (a Attributes) set(key, value string) {
+	if value != "" {
+		a[key] = value
+	}
+}
+
+func refString(r *manifest.RuntimeRef) string {
+	if r.Secret {
+		return fmt.Sprintf("secret(runtime(%q))", r.Env)
+	}
+	if r.HasDefault() {
+		d, _ := json.Marshal(manifest.Dynamic{Value: r.Default}.JSON())
+		return fmt.Sprintf("runtime(%q, %s)", r.Env, d)
+	}
+	return fmt.Sprintf("runtime(%q)", r.Env)
+}
+
+func str(s manifest.String) string {
+	if s.Runtime != nil {
+		return refString(s.Runtime)
+	}
+	return s.Value
+}
+
+// sensitive shows a literal that may be a credential only as a digest.
+func sensitive(s manifest.String) string {
+	if s.Runtime != nil {
+		return refString(s.Runtime)
+	}
+	if s.Value == "" {
+		return ""
+	}
+	return "(sensitive " + short(resolve.SHA256([]byte(s.Value))) + ")"
+}
+
+func boolStr(b manifest.Bool) string {
+	if b.Runtime != nil {
+		return refString(b.Runtime)
+	}
+	return fmt.Sprint(b.Value)
+}
+
+func intStr(i manifest.Int) string {
+	if !i.Set {
+		return ""
+	}
+	if i.Runtime != nil {
+		return refString(i.Runtime)
+	}
+	return fmt.Sprint(i.Value)
+}
+
+func list(l manifest.StringList) string {
+	if l.Runtime != nil {
+		return refString(l.Runtime)
+	}
+	vals := make([]string, len(l.Values))
+	for i, v := range l.Values {
+		vals[i] = v
+		if i < len(l.ElemRuntime) && l.ElemRuntime[i] != nil {
+			vals[i] = refString(l.ElemRuntime[i])
+		}
+	}
+	return strings.Join(vals, ", ")
+}
+
+func sortedList(l manifest.StringList) string {
+	if l.Runtime != nil {
+		return refString(l.Runtime)
+	}
+	return strings.Join(normTags(l.Values), ", ")
+}
+
+// dynamicDigest shows a free-form value (config, headers) as canonical
+// JSON with references, hashed when it may hold credentials.
+func dynamicJSON(d manifest.Dynamic, hashed bool) string {
+	if !d.Set {
+		return ""
+	}
+	b, _ := json.Marshal(d.JSON())
+	if hashed {
+		return "(" + short(resolve.SHA256(b)) + ")"
+	}
+	return string(b)
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// short abbreviates a digest for display: "h1:Pigh27TpDe8T…".
+func short(s string) string {
+	if len(s) > 16 {
+		return s[:16] + "…"
+	}
+	return s
+}
+
+func toolAttributes(t *manifest.Tool, res *resolve.Resolved, tools []RegisteredTool) Attributes {
+	a := Attributes{"kind": t.Kind, "enabled": boolStr(t.Enabled)}
+	a.set("description", str(t.Description))
+	a.set("capabilities", sortedList(t.Capabilities))
+	a.set("config", dynamicJSON(t.Config, false))
+	switch {
+	case t.JavaScript != nil:
+		a.set("export", str(t.JavaScript.Export))
+	case t.Python != nil:
+		a.set("export", str(t.Python.Export))
+		a.set("interpreter", str(t.Python.Interpreter))
+	case t.Bash != nil:
+		b := t.Bash
+		a.set("commands", list(b.Commands))
+		a.set("cwd", str(b.Cwd))
+		a.set("shared", boolStr(b.Shared))
+		if b.FS != nil {
+			a.set("fs", jsonOf([]string{str(b.FS.Kind), str(b.FS.Path), str(b.FS.Cwd)}))
+		}
+		if b.Env != nil {
+			a.set("env", jsonOf([]string{str(b.Env.Kind), list(b.Env.Vars)}))
+		}
+		if b.Limits != nil {
+			l := b.Limits
+			a.set("limits", jsonOf([]string{intStr(l.MaxExecutionTimeSecs), intStr(l.MaxOutputSize), intStr(l.MaxCommandCount), intStr(l.MaxLoopIterations)}))
+		}
+		if b.Network != nil {
+			n := b.Network
+			a.set("network", jsonOf([]string{boolStr(n.Enabled), list(n.AllowedURLPrefixes), list(n.AllowedMethods), intStr(n.MaxRedirects), intStr(n.MaxResponseSize), intStr(n.NetworkTimeoutSecs)}))
+		}
+	case t.MCP != nil:
+		m := t.MCP
+		a.set("transport", str(m.Transport))
+		a.set("command", str(m.Command))
+		a.set("args", list(m.Args))
+		a.set("url", str(m.URL))
+		a.set("auth_token", sensitive(m.AuthToken))
+		a.set("headers", dynamicJSON(m.Headers, true))
+		a.set("expose", list(m.Expose))
+		if len(m.ToolCapabilities) > 0 {
+			tc := map[string][]string{}
+			for k, v := range m.ToolCapabilities {
+				tc[k] = normTags(v.Values)
+			}
+			a.set("tool_capabilities", jsonOf(tc))
+		}
+	case t.A2A != nil:
+		x := t.A2A
+		a.set("url", str(x.URL))
+		a.set("auth_token", sensitive(x.AuthToken))
+		a.set("headers", dynamicJSON(x.Headers, true))
+		a.set("timeout_secs", intStr(x.TimeoutSecs))
+		a.set("default_accepted_output_modes", list(x.DefaultAcceptedOutputModes))
+		a.set("target_agent", str(x.TargetAgent))
+		if x.Tenant != nil {
+			a.set("tenant", jsonOf([]string{str(x.Tenant.Policy), str(x.Tenant.ID)}))
+		}
+	}
+	if res != nil && res.Pin != nil {
+		pinAttributes(a, res.Pin)
+	}
+	// The registered tools and their schemas: what the model sees.
+	var defs []string
+	for _, rt := range tools {
+		if rt.Block == "tool."+t.Name {
+			defs = append(defs, rt.Name)
+		}
+	}
+	a.set("registered", strings.Join(defs, ", "))
+	if res != nil {
+		var schemas []any
+		for _, rt := range res.Tools {
+			schemas = append(schemas, []any{rt.Name, rt.Description, rt.InputSchema})
+		}
+		if len(schemas) > 0 {
+			a.set("definitions", resolve.SHA256([]byte(jsonOf(schemas))))
+		}
+	}
+	return a
+}
+
+func pinAttributes(a Attributes, p *lockfile.Tool) {
+	a.set("source", p.Source)
+	a.set("deps", p.Deps)
+	a.set("bundle", p.Bundle)
+	a.set("bundler", p.Bundler)
+	a.set("uv_lock", p.UVLock)
+	a.set("card", p.Card)
+	if p.ServerName != "" {
+		a.set("server", p.ServerName+" "+p.ServerVersion)
+	}
+	names := make([]string, 0, len(p.Served))
+	for name := range p.Served {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		a.set(fmt.Sprintf("tools[%q]", name), p.Served[name])
+	}
+}
+
+func skillAttributes(s *manifest.Skill, res *resolve.ResolvedSkill) Attributes {
+	a := Attributes{}
+	if s.Inline() {
+		a.set("description", s.Description.Value)
+		a.set("content", resolve.SHA256([]byte(s.Content.Value)))
+		if len(s.Resources) > 0 {
+			a.set("resources", resolve.SHA256([]byte(jsonOf(s.Resources))))
+		}
+	} else {
+		a.set("source_path", s.Source.Value)
+	}
+	if res != nil && res.Pin != nil {
+		a.set("source", res.Pin.Source)
+	}
+	return a
+}
+
+func agentAttributes(ag *manifest.Agent, row AgentRow, toolFP, skillFP map[string]string) Attributes {
+	a := Attributes{
+		"version":           str(ag.Version),
+		"capabilities":      sortedList(ag.Capabilities),
+		"capability_policy": str(ag.CapabilityPolicy),
+		"graph":             str(ag.Graph.Type),
+		"model":             str(ag.Model.Provider) + " " + str(ag.Model.Name),
+	}
+	a.set("description", str(ag.Description))
+	if ag.Graph.Model != nil {
+		m := ag.Graph.Model
+		policy := []string{intStr(m.Timeout)}
+		if m.Retry != nil {
+			policy = append(policy, intStr(m.Retry.MaxAttempts), intStr(m.Retry.InitialBackoff), intStr(m.Retry.MaxBackoff))
+		}
+		a.set("graph_model", jsonOf(policy))
+	}
+	if p := ag.Prompt; p != nil {
+		switch p.Kind {
+		case manifest.PromptText:
+			a.set("prompt", resolve.SHA256([]byte(p.Text)))
+		case manifest.PromptMessages:
+			a.set("prompt", resolve.SHA256([]byte(jsonOf(p.Messages))))
+		case manifest.PromptLangfuse:
+			lf := p.Langfuse
+			a.set("prompt", jsonOf([]string{"langfuse", str(lf.PromptName), str(lf.BaseURL), str(lf.Label), intStr(lf.Version), str(lf.PublicKey), sensitive(lf.SecretKey)}))
+		}
+	}
+	// An agent's artifact carries every tool and skill, so their
+	// fingerprints are part of its own.
+	for name, fp := range toolFP {
+		a["tool."+name] = fp
+	}
+	for name, fp := range skillFP {
+		a["skill."+name] = fp
+	}
+	return a
+}

@@ -1,0 +1,158 @@
+package planner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/agentform/agentform/internal/version"
+)
+
+// SavedFormatVersion is the version of the saved plan file format.
+const SavedFormatVersion = "1"
+
+// Saved is a plan written by "agentform plan -out=FILE": enough to refuse
+// applying it when the state moved or the inputs changed since, and to
+// show it again. It holds no runtime or secret value: fingerprints are
+// digests of attributes that keep runtime values as references.
+type Saved struct {
+	FormatVersion    string `json:"format_version"`
+	AgentformVersion string `json:"agentform_version"`
+	// Lineage and Serial are the state the plan was made against (empty
+	// and 0 without state).
+	Lineage string `json:"lineage"`
+	Serial  uint64 `json:"serial"`
+	// LockDigest is the digest of the lockfile the plan would write.
+	LockDigest string `json:"lock_digest"`
+	// Fingerprints maps every address to its input fingerprint.
+	Fingerprints map[string]string `json:"fingerprints"`
+	// Document is the JSON plan document and Text the plain plan text, for
+	// "agentform show FILE".
+	Document json.RawMessage `json:"document"`
+	Text     string          `json:"text"`
+}
+
+// Errors of saved plans.
+var (
+	// ErrStalePlan is returned when the state moved (another apply, a
+	// state rm) since the plan was saved.
+	ErrStalePlan = errors.New("saved plan is stale")
+	// ErrPlanInputsChanged is returned when re-planning gives different
+	// fingerprints or a different lockfile than the saved plan.
+	ErrPlanInputsChanged = errors.New("configuration changed since the plan was saved")
+)
+
+// Save returns the saved form of p, with its JSON document and text.
+func (p *Plan) Save(document []byte, text string) *Saved {
+	s := &Saved{
+		FormatVersion:    SavedFormatVersion,
+		AgentformVersion: version.Version,
+		Fingerprints:     map[string]string{},
+		Document:         document,
+		Text:             text,
+	}
+	if p.Applied != nil {
+		s.Lineage, s.Serial = p.Applied.Lineage, p.Applied.Serial
+	}
+	if p.Lock != nil {
+		s.LockDigest = p.Lock.Digest()
+	}
+	for _, a := range p.Addresses {
+		s.Fingerprints[a.Address] = a.Fingerprint
+	}
+	return s
+}
+
+// WriteFile writes the saved plan to path (mode 0600: plans describe the
+// configuration, which deserves the care of a config file).
+func (s *Saved) WriteFile(path string) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dirOf(path), ".agentform-plan-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func dirOf(path string) string {
+	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
+		return path[:i+1]
+	}
+	return "."
+}
+
+// ReadSaved reads a saved plan file.
+func ReadSaved(path string) (*Saved, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s Saved
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s is not a saved agentform plan: %w", path, err)
+	}
+	if s.FormatVersion != SavedFormatVersion {
+		return nil, fmt.Errorf("%s is a saved plan of format %q; this agentform reads format %q", path, s.FormatVersion, SavedFormatVersion)
+	}
+	if s.Fingerprints == nil {
+		return nil, fmt.Errorf("%s is not a saved agentform plan: it has no fingerprints", path)
+	}
+	return &s, nil
+}
+
+// CheckSaved compares a fresh plan with a saved one: the state it was made
+// against and its inputs must be the same. The error wraps ErrStalePlan or
+// ErrPlanInputsChanged and says what differs.
+func (p *Plan) CheckSaved(s *Saved) error {
+	var lineage string
+	var serial uint64
+	if p.Applied != nil {
+		lineage, serial = p.Applied.Lineage, p.Applied.Serial
+	}
+	if lineage != s.Lineage || serial != s.Serial {
+		return fmt.Errorf("%w: it was made against state serial %d (lineage %q), and the state is now at serial %d (lineage %q); run agentform plan again",
+			ErrStalePlan, s.Serial, s.Lineage, serial, lineage)
+	}
+	current := p.Save(nil, "")
+	var diffs []string
+	for addr, fp := range s.Fingerprints {
+		if current.Fingerprints[addr] != fp {
+			if _, ok := current.Fingerprints[addr]; !ok {
+				diffs = append(diffs, addr+" was removed")
+			} else {
+				diffs = append(diffs, addr+" changed")
+			}
+		}
+	}
+	for addr := range current.Fingerprints {
+		if _, ok := s.Fingerprints[addr]; !ok {
+			diffs = append(diffs, addr+" was added")
+		}
+	}
+	if current.LockDigest != s.LockDigest && len(diffs) == 0 {
+		diffs = append(diffs, "the resolved lockfile differs")
+	}
+	if len(diffs) > 0 {
+		sort.Strings(diffs)
+		return fmt.Errorf("%w: %s; run agentform plan again", ErrPlanInputsChanged, strings.Join(diffs, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,270 @@
+package planner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/resolve"
+)
+
+// Applied is what the last apply recorded in the state database: the base
+// a plan diffs against. A zero Applied (no state yet) makes every address
+// a create.
+type Applied struct {
+	Lineage   string
+	Serial    uint64
+	Resources map[string]AppliedResource
+	// Matrix maps each agent to the tools it could call as applied.
+	Matrix map[string][]string
+}
+
+// AppliedResource is one address as applied.
+type AppliedResource struct {
+	Type, Name, Kind string
+	Fingerprint      string
+	Attributes       Attributes
+	// Artifact is the agent's artifact as written, for drift detection.
+	Artifact *AppliedArtifact
+}
+
+// AppliedArtifact is an artifact file as apply wrote it; Path is relative
+// to the workspace.
+type AppliedArtifact struct {
+	Path   string
+	SHA256 string
+	Size   int64
+}
+
+// ReasonArtifactDrift is the reason of an update caused by an artifact that
+// was changed or removed outside agentform.
+const ReasonArtifactDrift = "artifact on disk differs from state"
+
+// Address is one planned address with its fingerprint and attributes, as
+// apply records them.
+type Address struct {
+	Address     string
+	Type, Name  string
+	Kind        string
+	Fingerprint string
+	Attributes  Attributes
+}
+
+// diffState computes every address's attributes and fingerprint and the
+// action against the applied state.
+func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *Applied) {
+	if applied == nil {
+		applied = &Applied{}
+	}
+	toolFP := map[string]string{}
+	skillFP := map[string]string{}
+	for _, t := range cfg.Tools {
+		var res *resolve.Resolved
+		if ws != nil {
+			res = ws.Tools[t.Name]
+		}
+		a := toolAttributes(t, res, p.Tools)
+		fp := a.fingerprint()
+		toolFP[t.Name] = fp
+		p.Addresses = append(p.Addresses, Address{Address: "tool." + t.Name, Type: "tool", Name: t.Name, Kind: t.Kind, Fingerprint: fp, Attributes: a})
+	}
+	for _, s := range cfg.Skills {
+		var res *resolve.ResolvedSkill
+		if ws != nil {
+			res = ws.Skills[s.Name]
+		}
+		a := skillAttributes(s, res)
+		fp := a.fingerprint()
+		skillFP[s.Name] = fp
+		p.Addresses = append(p.Addresses, Address{Address: "skill." + s.Name, Type: "skill", Name: s.Name, Kind: "skill", Fingerprint: fp, Attributes: a})
+	}
+	for i, ag := range cfg.Agents {
+		a := agentAttributes(ag, p.Agents[i], toolFP, skillFP)
+		p.Addresses = append(p.Addresses, Address{Address: "agent." + ag.Name, Type: "agent", Name: ag.Name, Kind: "agent", Fingerprint: a.fingerprint(), Attributes: a})
+	}
+	sort.Slice(p.Addresses, func(i, j int) bool { return p.Addresses[i].Address < p.Addresses[j].Address })
+
+	p.ResourceChanges = nil
+	seen := map[string]bool{}
+	for _, ad := range p.Addresses {
+		seen[ad.Address] = true
+		rc := ResourceChange{Address: ad.Address, Type: ad.Type, Name: ad.Name, Kind: ad.Kind, ChangedAttributes: []string{}}
+		old, ok := applied.Resources[ad.Address]
+		switch {
+		case !ok:
+			rc.Actions, rc.Reasons = []string{ActionCreate}, []string{"new"}
+		case old.Fingerprint != ad.Fingerprint:
+			rc.Actions, rc.Reasons = []string{ActionUpdate}, []string{"configuration changed"}
+			rc.ChangedAttributes = changedAttributes(old.Attributes, ad.Attributes)
+		default:
+			rc.Actions, rc.Reasons = []string{ActionNoOp}, []string{}
+		}
+		if ok && ad.Type == "agent" && artifactDrifted(cfg.Dir, old.Artifact) {
+			if rc.Actions[0] == ActionNoOp {
+				rc.Actions, rc.Reasons = []string{ActionUpdate}, nil
+			}
+			rc.Reasons = append(rc.Reasons, ReasonArtifactDrift)
+		}
+		p.ResourceChanges = append(p.ResourceChanges, rc)
+	}
+	var gone []string
+	for addr := range applied.Resources {
+		if !seen[addr] {
+			gone = append(gone, addr)
+		}
+	}
+	sort.Strings(gone)
+	for _, addr := range gone {
+		old := applied.Resources[addr]
+		p.ResourceChanges = append(p.ResourceChanges, ResourceChange{Address: addr, Type: old.Type, Name: old.Name, Kind: old.Kind,
+			Actions: []string{ActionDelete}, Reasons: []string{"removed from configuration"}, ChangedAttributes: []string{}})
+	}
+	sort.Slice(p.ResourceChanges, func(i, j int) bool { return p.ResourceChanges[i].Address < p.ResourceChanges[j].Address })
+	p.Applied = applied
+	p.CapabilityChanges = p.capabilityChanges(applied)
+}
+
+// artifactDrifted reports whether an agent's artifact is missing or not the
+// bytes apply wrote.
+func artifactDrifted(dir string, art *AppliedArtifact) bool {
+	if art == nil {
+		return false
+	}
+	path := art.Path
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	info, err := os.Stat(path)
+	if err != nil || info.Size() != art.Size {
+		return true
+	}
+	sum, err := resolve.SHA256File(path)
+	return err != nil || sum != art.SHA256
+}
+
+// changedAttributes renders the differences between two attribute sets:
+// "source: h1:ab… → h1:cd…", "capabilities: + fs::write", "+ export",
+// "- cwd".
+func changedAttributes(old, new Attributes) []string {
+	keys := map[string]bool{}
+	for k := range old {
+		keys[k] = true
+	}
+	for k := range new {
+		keys[k] = true
+	}
+	var names []string
+	for k := range keys {
+		if old[k] != new[k] {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	out := []string{}
+	for _, k := range names {
+		o, okOld := old[k]
+		n, okNew := new[k]
+		switch {
+		case strings.HasPrefix(k, "tool.") || strings.HasPrefix(k, "skill."):
+			// An agent's artifact carries every tool and skill.
+			what := "changed"
+			if !okOld {
+				what = "added"
+			} else if !okNew {
+				what = "removed"
+			}
+			out = append(out, fmt.Sprintf("%s %s", k, what))
+		case !okOld:
+			out = append(out, fmt.Sprintf("%s: (none) → %s", k, short(n)))
+		case !okNew:
+			out = append(out, fmt.Sprintf("%s: %s → (none)", k, short(o)))
+		case isListAttribute(k):
+			out = append(out, fmt.Sprintf("%s: %s", k, listDelta(o, n)))
+		default:
+			out = append(out, fmt.Sprintf("%s: %s → %s", k, short(o), short(n)))
+		}
+	}
+	return out
+}
+
+func isListAttribute(k string) bool {
+	return k == "capabilities" || k == "commands" || k == "expose" || k == "registered"
+}
+
+func listDelta(old, new string) string {
+	split := func(s string) []string {
+		if s == "" {
+			return nil
+		}
+		return strings.Split(s, ", ")
+	}
+	o, n := split(old), split(new)
+	var parts []string
+	for _, x := range n {
+		if !slices.Contains(o, x) {
+			parts = append(parts, "+ "+x)
+		}
+	}
+	for _, x := range o {
+		if !slices.Contains(n, x) {
+			parts = append(parts, "- "+x)
+		}
+	}
+	if len(parts) == 0 {
+		return "reordered"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// capabilityChanges compares the matrix with the one applied: access
+// granted since, and access revoked (including every access of an agent
+// that is gone).
+func (p *Plan) capabilityChanges(applied *Applied) []CapabilityChange {
+	var out []CapabilityChange
+	tools := p.matrix.Tools()
+	current := map[string]map[string]bool{}
+	for ai, a := range p.Agents {
+		current[a.Name] = map[string]bool{}
+		for ti, t := range tools {
+			if p.matrix.Allowed(ai, ti) {
+				current[a.Name][t.Name] = true
+			}
+		}
+	}
+	agents := map[string]bool{}
+	for a := range current {
+		agents[a] = true
+	}
+	for a := range applied.Matrix {
+		agents[a] = true
+	}
+	var names []string
+	for a := range agents {
+		names = append(names, a)
+	}
+	sort.Strings(names)
+	for _, a := range names {
+		before := map[string]bool{}
+		for _, t := range applied.Matrix[a] {
+			before[t] = true
+		}
+		var changes []CapabilityChange
+		for t := range current[a] {
+			if !before[t] {
+				changes = append(changes, CapabilityChange{Agent: a, Tool: t, Change: "granted"})
+			}
+		}
+		for t := range before {
+			if !current[a][t] {
+				changes = append(changes, CapabilityChange{Agent: a, Tool: t, Change: "revoked"})
+			}
+		}
+		sort.Slice(changes, func(i, j int) bool { return changes[i].Tool < changes[j].Tool })
+		out = append(out, changes...)
+	}
+	return out
+}

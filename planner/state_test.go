@@ -1,0 +1,164 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/resolve"
+)
+
+const stateBase = `
+agent "a" {
+  capabilities = ["shell"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+tool "sh" {
+  kind         = "bash"
+  commands     = ["ls"]
+  capabilities = ["shell::exec"]
+}
+`
+
+func planSrc(t *testing.T, src string, applied *Applied) *Plan {
+	t.Helper()
+	cfg, diags := manifest.LoadSources("", map[string][]byte{"agent.acl": []byte(src)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	ws, _ := resolve.Run(context.Background(), cfg, resolve.Options{})
+	return New(context.Background(), cfg, Options{Resolution: ws, Applied: applied})
+}
+
+// appliedFrom turns a plan into the state an apply of it would record.
+func appliedFrom(p *Plan) *Applied {
+	a := &Applied{Lineage: "l", Serial: 1, Resources: map[string]AppliedResource{}, Matrix: map[string][]string{}}
+	for _, ad := range p.Addresses {
+		a.Resources[ad.Address] = AppliedResource{Type: ad.Type, Name: ad.Name, Kind: ad.Kind, Fingerprint: ad.Fingerprint, Attributes: ad.Attributes}
+	}
+	for ai, ag := range p.Agents {
+		a.Matrix[ag.Name] = p.Matrix().Reachable(ai)
+	}
+	return a
+}
+
+func actionOf(p *Plan, addr string) ResourceChange {
+	for _, rc := range p.ResourceChanges {
+		if rc.Address == addr {
+			return rc
+		}
+	}
+	return ResourceChange{}
+}
+
+func TestPlanAgainstState(t *testing.T) {
+	first := planSrc(t, stateBase, nil)
+	if got := actionOf(first, "tool.sh").Actions; !slices.Equal(got, []string{ActionCreate}) {
+		t.Fatalf("without state got: %v\nwant: create", got)
+	}
+	applied := appliedFrom(first)
+
+	same := planSrc(t, stateBase, applied)
+	if same.HasChanges() {
+		t.Errorf("unchanged configuration got changes: %+v %+v", same.ResourceChanges, same.CapabilityChanges)
+	}
+
+	// A new command and a revoked capability.
+	changed := strings.Replace(stateBase, `commands     = ["ls"]`, `commands     = ["ls", "cat"]`, 1)
+	changed = strings.Replace(changed, `capabilities = ["shell"]`, `capabilities = ["web"]`, 1)
+	p := planSrc(t, changed, applied)
+	sh := actionOf(p, "tool.sh")
+	if !slices.Equal(sh.Actions, []string{ActionUpdate}) || !slices.Contains(sh.ChangedAttributes, "commands: + cat") {
+		t.Errorf("tool.sh got: %+v\nwant: update with commands: + cat", sh)
+	}
+	ag := actionOf(p, "agent.a")
+	if !slices.Equal(ag.Actions, []string{ActionUpdate}) || !slices.Contains(ag.ChangedAttributes, "capabilities: + web, - shell") || !slices.Contains(ag.ChangedAttributes, "tool.sh changed") {
+		t.Errorf("agent.a got: %+v\nwant: update naming the capability change and tool.sh", ag)
+	}
+	if len(p.CapabilityChanges) != 1 || p.CapabilityChanges[0] != (CapabilityChange{Agent: "a", Tool: "sh", Change: "revoked"}) {
+		t.Errorf("got: %+v\nwant: a → sh revoked", p.CapabilityChanges)
+	}
+
+	// A removed tool is a delete; a new one a create.
+	renamed := strings.Replace(stateBase, `tool "sh"`, `tool "shell"`, 1)
+	p = planSrc(t, renamed, applied)
+	if got := actionOf(p, "tool.sh"); !slices.Equal(got.Actions, []string{ActionDelete}) {
+		t.Errorf("tool.sh got: %+v\nwant: delete", got)
+	}
+	if got := actionOf(p, "tool.shell"); !slices.Equal(got.Actions, []string{ActionCreate}) {
+		t.Errorf("tool.shell got: %+v\nwant: create", got)
+	}
+	want := []CapabilityChange{{Agent: "a", Tool: "sh", Change: "revoked"}, {Agent: "a", Tool: "shell", Change: "granted"}}
+	if !slices.Equal(p.CapabilityChanges, want) {
+		t.Errorf("got: %+v\nwant: %+v", p.CapabilityChanges, want)
+	}
+}
+
+func TestArtifactDrift(t *testing.T) {
+	dir := t.TempDir()
+	art := filepath.Join(dir, "dist", "a.agent.tgz")
+	if err := os.MkdirAll(filepath.Dir(art), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("artifact bytes")
+	if err := os.WriteFile(art, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := manifest.LoadSources(dir, map[string][]byte{"agent.acl": []byte(stateBase)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	first := New(context.Background(), cfg, Options{})
+	applied := appliedFrom(first)
+	r := applied.Resources["agent.a"]
+	r.Artifact = &AppliedArtifact{Path: "dist/a.agent.tgz", SHA256: resolve.SHA256(data), Size: int64(len(data))}
+	applied.Resources["agent.a"] = r
+
+	if p := New(context.Background(), cfg, Options{Applied: applied}); p.HasChanges() {
+		t.Fatalf("artifact intact got: %+v\nwant: no changes", p.ResourceChanges)
+	}
+	for name, mutate := range map[string]func(){
+		"altered": func() { _ = os.WriteFile(art, []byte("artifact bytez"), 0o644) },
+		"removed": func() { _ = os.Remove(art) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			mutate()
+			p := New(context.Background(), cfg, Options{Applied: applied})
+			rc := actionOf(p, "agent.a")
+			if !slices.Equal(rc.Actions, []string{ActionUpdate}) || !slices.Contains(rc.Reasons, ReasonArtifactDrift) {
+				t.Errorf("got: %+v\nwant: update, %q", rc, ReasonArtifactDrift)
+			}
+		})
+	}
+}
+
+func TestCheckSaved(t *testing.T) {
+	first := planSrc(t, stateBase, nil)
+	applied := appliedFrom(first)
+	p := planSrc(t, stateBase, applied)
+	saved := p.Save([]byte("{}"), "text")
+	if err := planSrc(t, stateBase, applied).CheckSaved(saved); err != nil {
+		t.Fatalf("same inputs got: %v\nwant: nil", err)
+	}
+	moved := *applied
+	moved.Serial = 2
+	if err := planSrc(t, stateBase, &moved).CheckSaved(saved); !errors.Is(err, ErrStalePlan) {
+		t.Errorf("moved state got: %v\nwant: ErrStalePlan", err)
+	}
+	changed := strings.Replace(stateBase, `["ls"]`, `["ls", "cat"]`, 1)
+	err := planSrc(t, changed, applied).CheckSaved(saved)
+	if !errors.Is(err, ErrPlanInputsChanged) || !strings.Contains(err.Error(), "tool.sh changed") {
+		t.Errorf("changed inputs got: %v\nwant: ErrPlanInputsChanged naming tool.sh", err)
+	}
+}
