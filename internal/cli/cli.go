@@ -56,10 +56,14 @@ func Run(args []string, streams Streams) int {
 	}
 
 	commands := map[string]hcli.CommandFactory{
+		"apply":    func() (hcli.Command, error) { return &ApplyCommand{Meta: meta}, nil },
 		"fmt":      func() (hcli.Command, error) { return &FmtCommand{Meta: meta}, nil },
 		"init":     func() (hcli.Command, error) { return &InitCommand{Meta: meta}, nil },
 		"lock":     func() (hcli.Command, error) { return &LockCommand{Meta: meta}, nil },
 		"plan":     func() (hcli.Command, error) { return &PlanCommand{Meta: meta}, nil },
+		"show":     func() (hcli.Command, error) { return &ShowCommand{Meta: meta}, nil },
+		"state":    func() (hcli.Command, error) { return &StateCommand{Meta: meta}, nil },
+		"verify":   func() (hcli.Command, error) { return &VerifyCommand{Meta: meta}, nil },
 		"validate": func() (hcli.Command, error) { return &ValidateCommand{Meta: meta}, nil },
 		"version":  func() (hcli.Command, error) { return &VersionCommand{Meta: meta}, nil },
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -48,6 +49,11 @@ Options:
                        for agents with capability_policy = "extensible".
   -detailed-exitcode   Exit 0 with no changes, 1 on errors, 2 when there
                        are resource or capability changes.
+  -lock-timeout=D      How long to wait for a state lock held by an
+                       apply (default 0s: fail at once).
+  -out=FILE            Save the plan to FILE; "agentform apply FILE" applies
+                       exactly it, and refuses when the state or the inputs
+                       changed since.
   -json                Print the JSON plan document on stdout, and nothing
                        else. On errors the document still prints, with
                        "applyable": false and the diagnostics.
@@ -72,6 +78,8 @@ func (c *PlanCommand) Run(args []string) int {
 	var rf resolveFlags
 	c.addResolveFlags(fs, &rf)
 	matrix := fs.String("matrix", "auto", "matrix mode")
+	out := fs.String("out", "", "save the plan")
+	lockTimeout := fs.Duration("lock-timeout", 0, "state lock timeout")
 	if !c.parseFlags(fs, args, c.Help()) {
 		return ExitError
 	}
@@ -96,6 +104,10 @@ func (c *PlanCommand) Run(args []string) int {
 			return ExitError
 		}
 		override = &o
+		if *out != "" {
+			fmt.Fprintf(c.Stderr, "Error: -capability-override simulates one session and cannot be saved with -out: a saved plan is applied as configured.\n")
+			return ExitError
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -104,11 +116,30 @@ func (c *PlanCommand) Run(args []string) int {
 	cfg, diags := c.loadManifest()
 	var plan *planner.Plan
 	if !diags.HasErrors() {
+		db, err := c.openState(true, *lockTimeout, "plan")
+		if err != nil {
+			c.showStateError(err)
+			return ExitError
+		}
+		prior, err := applied(db)
+		if db != nil {
+			db.Close()
+		}
+		if err != nil {
+			c.showStateError(err)
+			return ExitError
+		}
 		ws, lock, d := c.resolveWorkspace(ctx, cfg, rf, !*jsonOut && c.StdoutTTY)
 		diags = append(diags, d...)
 		if ws != nil {
-			plan = planner.New(ctx, cfg, planner.Options{Override: override, Resolution: ws, Lock: lock, LockReadonly: rf.lockMode == "readonly"})
+			plan = planner.New(ctx, cfg, planner.Options{Override: override, Resolution: ws, Lock: lock, LockReadonly: rf.lockMode == "readonly", Applied: prior})
 			diags = append(diags, plan.Diagnostics...)
+		}
+	}
+	if *out != "" && plan != nil && !diags.HasErrors() {
+		if err := c.savePlan(*out, plan, diags); err != nil {
+			fmt.Fprintf(c.Stderr, "Error: saving the plan to %s: %s\n", *out, err)
+			return ExitError
 		}
 	}
 
@@ -127,7 +158,21 @@ func (c *PlanCommand) Run(args []string) int {
 		// Shown even with errors: the matrix helps understand a failed check.
 		render.Plan(c.Stdout, plan, render.PlanOptions{Color: c.color(), Matrix: mode})
 	}
+	if *out != "" && plan != nil && !diags.HasErrors() {
+		fmt.Fprintf(c.Stdout, "\nSaved the plan to: %s\n\nTo perform exactly these actions, run:\n  agentform apply %q\n", *out, *out)
+	}
 	return c.exitCode(plan, diags, *detailed)
+}
+
+// savePlan writes the plan to path with its JSON document and plain text.
+func (c *PlanCommand) savePlan(path string, plan *planner.Plan, diags hcl.Diagnostics) error {
+	doc, err := json.Marshal(render.PlanJSON(plan, diags))
+	if err != nil {
+		return err
+	}
+	var text bytes.Buffer
+	render.Plan(&text, plan, render.PlanOptions{Matrix: render.MatrixAuto})
+	return plan.Save(doc, text.String()).WriteFile(c.path(path))
 }
 
 func (c *PlanCommand) exitCode(plan *planner.Plan, diags hcl.Diagnostics, detailed bool) int {

@@ -149,6 +149,11 @@ func writeResourceChanges(w io.Writer, p *planner.Plan, st style) {
 		}
 		verb := map[string]string{planner.ActionCreate: "created", planner.ActionUpdate: "updated in place", planner.ActionDelete: "destroyed"}[rc.Actions[0]]
 		fmt.Fprintf(w, "  %s %s%s will be %s\n", st.paint(code, sym), st.paint(ansiBold, rc.Address), kind, verb)
+		for _, reason := range rc.Reasons {
+			if reason != "new" && reason != "configuration changed" {
+				fmt.Fprintf(w, "      # (%s)\n", reason)
+			}
+		}
 		for _, attr := range rc.ChangedAttributes {
 			fmt.Fprintf(w, "      %s\n", attr)
 		}

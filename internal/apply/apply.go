@@ -1,0 +1,246 @@
+// Package apply carries out a plan: it writes each changed agent's artifact,
+// the lockfile and the state, in an order that survives a crash at any
+// point (DESIGN §9):
+//
+//  1. each artifact is built into a temporary file in its directory and
+//     renamed into place, so an artifact is either the old bytes or the
+//     new ones, never partial;
+//  2. the lockfile is written the same way;
+//  3. state is committed in one bbolt transaction (new serial, history).
+//
+// A crash between steps leaves new artifacts (or a new lockfile) that the
+// state does not record yet; the next plan sees them as drift and the next
+// apply converges. Cancellation (Ctrl-C) is checked between steps: the
+// step under way finishes, the rest does not start.
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agentform/agentform/internal/artifact"
+	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/internal/state"
+	"github.com/agentform/agentform/lockfile"
+	"github.com/agentform/agentform/planner"
+)
+
+// DefaultOutDir is where artifacts go, relative to the workspace.
+const DefaultOutDir = "dist"
+
+// Options control an apply.
+type Options struct {
+	// Dir is the workspace directory.
+	Dir string
+	// OutDir is the artifact directory, relative to Dir unless absolute;
+	// "" means DefaultOutDir.
+	OutDir string
+	// WriteLock is false under -lockfile=readonly: the lockfile is never
+	// written (the plan then has no lock changes, or it would have failed).
+	WriteLock bool
+	// Progress, when set, is told about each step.
+	Progress func(format string, args ...any)
+}
+
+// Result is what an apply did.
+type Result struct {
+	Meta      state.Meta
+	Artifacts map[string]state.Artifact
+	Added     int
+	Changed   int
+	Destroyed int
+}
+
+// ErrInterrupted is returned when the context was cancelled between steps;
+// what was done before is consistent and the next apply converges.
+var ErrInterrupted = errors.New("apply interrupted")
+
+// ArtifactPath returns an agent's artifact path relative to the workspace
+// (or absolute, when outDir is).
+func ArtifactPath(outDir, agent string) string {
+	if outDir == "" {
+		outDir = DefaultOutDir
+	}
+	return filepath.Join(outDir, agent+".agent.tgz")
+}
+
+// Apply carries out plan against the open, writable state database db.
+func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) (*Result, error) {
+	if !plan.Applyable {
+		return nil, errors.New("the plan has errors and cannot be applied")
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(string, ...any) {}
+	}
+	res := &Result{Artifacts: map[string]state.Artifact{}}
+	actions := map[string]planner.ResourceChange{}
+	for _, rc := range plan.ResourceChanges {
+		actions[rc.Address] = rc
+		switch rc.Actions[0] {
+		case planner.ActionCreate:
+			res.Added++
+		case planner.ActionUpdate:
+			res.Changed++
+		case planner.ActionDelete:
+			res.Destroyed++
+		}
+	}
+
+	// 1. Artifacts of created and updated agents; unchanged ones keep
+	// theirs.
+	for _, a := range plan.Addresses {
+		if a.Type != "agent" {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("%w before building %s: %v", ErrInterrupted, a.Address, err)
+		}
+		act := actions[a.Address].Actions[0]
+		if act == planner.ActionNoOp {
+			if old := plan.Applied.Resources[a.Address].Artifact; old != nil {
+				res.Artifacts[a.Name] = state.Artifact{Path: old.Path, SHA256: old.SHA256, Size: old.Size}
+				continue
+			}
+		}
+		progress("%s: Building artifact...", a.Address)
+		rec, err := buildArtifact(plan, opts, a.Name)
+		if err != nil {
+			return nil, fmt.Errorf("building the artifact of %s: %w", a.Address, err)
+		}
+		res.Artifacts[a.Name] = rec
+		progress("%s: Wrote %s (%s)", a.Address, rec.Path, rec.SHA256[:19])
+	}
+	// Artifacts of deleted agents go.
+	for _, rc := range plan.ResourceChanges {
+		if rc.Type != "agent" || rc.Actions[0] != planner.ActionDelete {
+			continue
+		}
+		if old := plan.Applied.Resources[rc.Address].Artifact; old != nil {
+			p := old.Path
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(opts.Dir, p)
+			}
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("removing the artifact of %s: %w", rc.Address, err)
+			}
+			progress("%s: Removed %s", rc.Address, old.Path)
+		}
+	}
+
+	// 2. The lockfile.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w before writing %s: %v", ErrInterrupted, lockfile.FileName, err)
+	}
+	if opts.WriteLock && plan.Lock != nil && len(plan.LockChanges) > 0 {
+		if err := lockfile.WriteDir(opts.Dir, plan.Lock); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", lockfile.FileName, err)
+		}
+		progress("Wrote %s", lockfile.FileName)
+	}
+
+	// 3. State, in one transaction.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w before committing state: %v", ErrInterrupted, err)
+	}
+	commit, err := stateCommit(plan, res.Artifacts, actions)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := db.Commit(commit)
+	if err != nil {
+		return nil, fmt.Errorf("committing state: %w", err)
+	}
+	res.Meta = meta
+	return res, nil
+}
+
+func buildArtifact(plan *planner.Plan, opts Options, agent string) (state.Artifact, error) {
+	files, err := plan.ArtifactFiles(agent)
+	if err != nil {
+		return state.Artifact{}, err
+	}
+	data, err := artifact.Build(files)
+	if err != nil {
+		return state.Artifact{}, err
+	}
+	rel := ArtifactPath(opts.OutDir, agent)
+	full := rel
+	if !filepath.IsAbs(full) {
+		full = filepath.Join(opts.Dir, rel)
+	}
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return state.Artifact{}, err
+	}
+	if err := artifact.WriteFile(full, data); err != nil {
+		return state.Artifact{}, err
+	}
+	return state.Artifact{Path: filepath.ToSlash(rel), SHA256: resolve.SHA256(data), Size: int64(len(data))}, nil
+}
+
+func stateCommit(plan *planner.Plan, artifacts map[string]state.Artifact, actions map[string]planner.ResourceChange) (state.Commit, error) {
+	var c state.Commit
+	for _, a := range plan.Addresses {
+		r := state.Resource{Address: a.Address, Type: a.Type, Name: a.Name, Kind: a.Kind, Fingerprint: a.Fingerprint, Attributes: a.Attributes}
+		if plan.Lock != nil {
+			var entry any
+			switch a.Type {
+			case "tool":
+				if t := plan.Lock.Tools[a.Name]; t != nil {
+					entry = artifact.NewLock(t)
+				}
+			case "skill":
+				if s := plan.Lock.Skills[a.Name]; s != nil {
+					entry = artifact.NewSkillLock(s)
+				}
+			}
+			if entry != nil {
+				b, err := json.Marshal(entry)
+				if err != nil {
+					return c, err
+				}
+				r.Lock = b
+			}
+		}
+		if a.Type == "agent" {
+			if rec, ok := artifacts[a.Name]; ok {
+				rec := rec
+				r.Artifact = &rec
+			}
+		}
+		c.Resources = append(c.Resources, r)
+	}
+	c.Matrix = map[string][]string{}
+	m := plan.Matrix()
+	tools := m.Tools()
+	for ai, a := range plan.Agents {
+		row := []string{}
+		for ti, t := range tools {
+			if m.Allowed(ai, ti) {
+				row = append(row, t.Name)
+			}
+		}
+		c.Matrix[a.Name] = row
+	}
+	for _, rc := range plan.ResourceChanges {
+		if rc.Actions[0] == planner.ActionNoOp {
+			continue
+		}
+		reason := ""
+		if len(rc.Reasons) > 0 {
+			reason = rc.Reasons[len(rc.Reasons)-1]
+		}
+		c.Entry.Actions = append(c.Entry.Actions, state.Action{Address: rc.Address, Action: rc.Actions[0], Reason: reason})
+	}
+	for _, cc := range plan.CapabilityChanges {
+		c.Entry.CapabilityChanges = append(c.Entry.CapabilityChanges, state.CapabilityChange{Agent: cc.Agent, Tool: cc.Tool, Change: cc.Change})
+	}
+	for _, ch := range plan.Checks {
+		c.Entry.Checks = append(c.Entry.Checks, state.CheckResult{Name: ch.Name, Status: ch.Status, Message: ch.Message})
+	}
+	return c, nil
+}

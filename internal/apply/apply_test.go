@@ -1,0 +1,222 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentform/agentform/internal/artifact"
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/internal/state"
+	"github.com/agentform/agentform/lockfile"
+	"github.com/agentform/agentform/planner"
+)
+
+const workspace = `
+agent "a" {
+  capabilities = ["shell", "skills"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+agent "b" {
+  capabilities = ["web"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+tool "sh" {
+  kind         = "bash"
+  commands     = ["ls"]
+  capabilities = ["shell::exec"]
+  config       = { TOKEN = secret(runtime("APPLY_TEST_TOKEN")) }
+}
+skill "notes" {
+  source = "./skills/notes"
+}
+`
+
+// planAndApply plans dir against its state and applies the plan.
+func planAndApply(t *testing.T, ctx context.Context, dir string) (*planner.Plan, *Result, error) {
+	t.Helper()
+	cfg, diags := manifest.Load(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	db, err := state.Open(dir, state.Options{Operation: "apply"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	prior := &planner.Applied{Resources: map[string]planner.AppliedResource{}}
+	meta, _ := db.Meta()
+	prior.Lineage, prior.Serial = meta.Lineage, meta.Serial
+	rs, _ := db.Resources()
+	for _, r := range rs {
+		ar := planner.AppliedResource{Type: r.Type, Name: r.Name, Kind: r.Kind, Fingerprint: r.Fingerprint, Attributes: r.Attributes}
+		if r.Artifact != nil {
+			ar.Artifact = &planner.AppliedArtifact{Path: r.Artifact.Path, SHA256: r.Artifact.SHA256, Size: r.Artifact.Size}
+		}
+		prior.Resources[r.Address] = ar
+	}
+	prior.Matrix, _ = db.Matrix()
+	lock, _ := lockfile.Load(dir)
+	ws, d := resolve.Run(ctx, cfg, resolve.Options{Lock: lock, Env: os.LookupEnv})
+	if d.HasErrors() {
+		t.Fatal(d)
+	}
+	p := planner.New(ctx, cfg, planner.Options{Resolution: ws, Lock: lock, Applied: prior})
+	if !p.Applyable {
+		t.Fatal(p.Diagnostics)
+	}
+	res, err := Apply(ctx, db, p, Options{Dir: dir, WriteLock: true})
+	return p, res, err
+}
+
+func newWorkspace(t *testing.T) string {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(workspace), 0o644))
+	must(t, os.MkdirAll(filepath.Join(dir, "skills", "notes"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "skills", "notes", "SKILL.md"), []byte("---\nname: notes\ndescription: Take notes.\n---\nWrite.\n"), 0o644))
+	return dir
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestApplyWritesArtifactsLockAndState(t *testing.T) {
+	t.Setenv("APPLY_TEST_TOKEN", "apply-SECRET-31337")
+	dir := newWorkspace(t)
+	_, res, err := planAndApply(t, context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Added != 4 || res.Meta.Serial != 1 || res.Meta.Lineage == "" {
+		t.Errorf("got: %+v\nwant: 4 added, serial 1, a lineage", res)
+	}
+	for _, agent := range []string{"a", "b"} {
+		path := filepath.Join(dir, "dist", agent+".agent.tgz")
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatalf("artifact %s: %v", agent, err)
+		}
+		arc, err := artifact.Read(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lock, _ := lockfile.Load(dir)
+		if problems := artifact.Verify(arc, lock); len(problems) > 0 {
+			t.Errorf("verify %s: %v", agent, problems)
+		}
+		doc, err := artifact.ParseAgent(arc.Files["agent.json"])
+		if err != nil || doc.Name != agent || len(doc.Matrix) == 0 {
+			t.Errorf("agent.json of %s got: %+v (%v)", agent, doc, err)
+		}
+		if res.Artifacts[agent].SHA256 != resolve.SHA256(mustRead(t, path)) {
+			t.Errorf("recorded digest of %s differs from the file", agent)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, lockfile.FileName)); err != nil {
+		t.Errorf("lockfile not written: %v", err)
+	}
+	// No secret anywhere.
+	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && strings.Contains(string(mustRead(t, path)), "apply-SECRET-31337") {
+			t.Errorf("%s contains the secret", path)
+		}
+		return nil
+	})
+
+	// Applying again changes nothing and keeps the artifacts.
+	p, res, err := planAndApply(t, context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.HasChanges() || res.Added+res.Changed+res.Destroyed != 0 {
+		t.Errorf("second apply got: %+v\nwant: nothing to do", p.ResourceChanges)
+	}
+}
+
+func TestApplyRemovesDeletedAgentsArtifacts(t *testing.T) {
+	dir := newWorkspace(t)
+	if _, _, err := planAndApply(t, context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(workspace, `agent "b" {`, `agent "c" {`, 1)
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(src), 0o644))
+	_, res, err := planAndApply(t, context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dist", "b.agent.tgz")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("got: b's artifact still there (%v)\nwant: removed", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dist", "c.agent.tgz")); err != nil {
+		t.Errorf("c's artifact: %v", err)
+	}
+	if res.Destroyed != 1 || res.Added != 1 {
+		t.Errorf("got: %+v\nwant: 1 added, 1 destroyed", res)
+	}
+}
+
+func TestApplyInterruptedCommitsNothing(t *testing.T) {
+	dir := newWorkspace(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _, err := planAndApplyCancelled(t, ctx, dir)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("got: %v\nwant: ErrInterrupted", err)
+	}
+	db, err := state.Open(dir, state.Options{ReadOnly: true})
+	if err == nil {
+		meta, _ := db.Meta()
+		db.Close()
+		if meta.Serial != 0 {
+			t.Errorf("got serial %d\nwant: nothing committed", meta.Serial)
+		}
+	}
+}
+
+// planAndApplyCancelled plans with a live context and applies with ctx.
+func planAndApplyCancelled(t *testing.T, ctx context.Context, dir string) (*planner.Plan, *Result, error) {
+	t.Helper()
+	cfg, diags := manifest.Load(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	ws, _ := resolve.Run(context.Background(), cfg, resolve.Options{})
+	p := planner.New(context.Background(), cfg, planner.Options{Resolution: ws})
+	db, err := state.Open(dir, state.Options{Operation: "apply"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := Apply(ctx, db, p, Options{Dir: dir, WriteLock: true})
+	return p, res, err
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

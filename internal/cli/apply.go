@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/agentform/agentform/internal/apply"
+	"github.com/agentform/agentform/internal/render"
+	"github.com/agentform/agentform/planner"
+)
+
+// ApplyCommand is "agentform apply": build the artifacts, write the
+// lockfile and record the result in state.
+type ApplyCommand struct{ *Meta }
+
+// Synopsis implements cli.Command.
+func (c *ApplyCommand) Synopsis() string { return "Build agent artifacts and record them in state" }
+
+// Help implements cli.Command.
+func (c *ApplyCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: agentform [-chdir=DIR] apply [options] [PLANFILE]
+
+  Plans, shows the plan and asks for confirmation, then builds each changed
+  agent's artifact (dist/<agent>.agent.tgz, byte-for-byte reproducible),
+  writes agentform.lock.hcl and records everything in .agentform/state.db.
+
+  With PLANFILE (from "agentform plan -out"), applies exactly that plan
+  without asking, and refuses it when the state moved or the inputs
+  changed since it was made.
+
+  The order survives a crash: artifacts are written to temporary files and
+  renamed into place, then the lockfile, then state in one transaction.
+  Ctrl-C finishes the current step and stops.
+
+Options:
+
+  -auto-approve        Skip the confirmation.
+  -lock-timeout=D      How long to wait for the state lock (default 0s).
+  -lockfile=readonly   Refuse any lockfile difference and never write it.
+  -out-dir=DIR         Artifact directory (default dist, relative to the
+                       workspace).
+  -refresh=false       Contact no MCP server or A2A agent.
+  -resolve-timeout=D   Timeout for each remote operation (default 10s).
+  -no-color            Disable colour.
+  -chdir=DIR           Use DIR as the workspace.
+`) + "\n"
+}
+
+// Run implements cli.Command.
+func (c *ApplyCommand) Run(args []string) int {
+	fs := c.flagSet("apply")
+	autoApprove := fs.Bool("auto-approve", false, "skip confirmation")
+	lockTimeout := fs.Duration("lock-timeout", 0, "state lock timeout")
+	outDir := fs.String("out-dir", apply.DefaultOutDir, "artifact directory")
+	var rf resolveFlags
+	c.addResolveFlags(fs, &rf)
+	if !c.parseFlags(fs, args, c.Help()) {
+		return ExitError
+	}
+	if err := rf.validate(); err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+		return ExitError
+	}
+	if fs.NArg() > 1 {
+		fmt.Fprintf(c.Stderr, "Error: apply takes at most one plan file.\n\n%s", c.Help())
+		return ExitError
+	}
+	var saved *planner.Saved
+	if fs.NArg() == 1 {
+		var err error
+		if saved, err = planner.ReadSaved(fs.Arg(0)); err != nil {
+			fmt.Fprintf(c.Stderr, "Error: reading the saved plan: %s.\n", err)
+			return ExitError
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	cfg, diags := c.loadManifest()
+	if diags.HasErrors() {
+		c.showDiagnostics(diags, cfg.Files)
+		return ExitError
+	}
+	db, err := c.openState(false, *lockTimeout, "apply")
+	if err != nil {
+		c.showStateError(err)
+		return ExitError
+	}
+	defer db.Close()
+	prior, err := applied(db)
+	if err != nil {
+		c.showStateError(err)
+		return ExitError
+	}
+	ws, lock, d := c.resolveWorkspace(ctx, cfg, rf, c.StdoutTTY)
+	diags = append(diags, d...)
+	if ws == nil || diags.HasErrors() {
+		c.showDiagnostics(diags, cfg.Files)
+		return ExitError
+	}
+	plan := planner.New(ctx, cfg, planner.Options{Resolution: ws, Lock: lock, LockReadonly: rf.lockMode == "readonly", Applied: prior})
+	diags = append(diags, plan.Diagnostics...)
+	c.showDiagnostics(diags, cfg.Files)
+	if diags.HasErrors() {
+		return ExitError
+	}
+	if saved != nil {
+		if err := plan.CheckSaved(saved); err != nil {
+			fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+			return ExitError
+		}
+	} else {
+		render.Plan(c.Stdout, plan, render.PlanOptions{Color: c.color()})
+	}
+	if !plan.HasChanges() {
+		if saved != nil {
+			fmt.Fprintln(c.Stdout, render.SummaryLine(plan))
+		}
+		return ExitOK
+	}
+	if saved == nil && !*autoApprove && !c.confirm() {
+		fmt.Fprintln(c.Stderr, "Apply cancelled.")
+		return ExitError
+	}
+
+	result, err := apply.Apply(ctx, db, plan, apply.Options{
+		Dir: c.Dir, OutDir: *outDir, WriteLock: rf.lockMode != "readonly",
+		Progress: func(format string, args ...any) { fmt.Fprintf(c.Stdout, format+"\n", args...) },
+	})
+	if errors.Is(err, apply.ErrInterrupted) {
+		fmt.Fprintf(c.Stderr, "Error: %s.\nWhat was written is consistent; the next plan shows what is left and the next apply finishes it.\n", err)
+		return ExitError
+	}
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+		return ExitError
+	}
+	var granted, revoked int
+	for _, cc := range plan.CapabilityChanges {
+		if cc.Change == "granted" {
+			granted++
+		} else {
+			revoked++
+		}
+	}
+	msg := fmt.Sprintf("Apply complete! Resources: %d added, %d changed, %d destroyed. Capabilities: %d granted, %d revoked.",
+		result.Added, result.Changed, result.Destroyed, granted, revoked)
+	if c.color() {
+		msg = "\x1b[1;32m" + msg + "\x1b[0m"
+	}
+	fmt.Fprintf(c.Stdout, "\n%s\n", msg)
+	return ExitOK
+}
+
+// confirm asks for "yes" on stdin, as Terraform does.
+func (c *ApplyCommand) confirm() bool {
+	fmt.Fprint(c.Stdout, "\nDo you want to perform these actions?\n  agentform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ")
+	if c.Stdin == nil {
+		fmt.Fprintln(c.Stdout)
+		return false
+	}
+	line, _ := bufio.NewReader(c.Stdin).ReadString('\n')
+	fmt.Fprintln(c.Stdout)
+	return strings.TrimSpace(line) == "yes"
+}

@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/agentform/agentform/planner"
+)
+
+// ShowCommand is "agentform show": a saved plan or the current state.
+type ShowCommand struct{ *Meta }
+
+// Synopsis implements cli.Command.
+func (c *ShowCommand) Synopsis() string { return "Show a saved plan or the current state" }
+
+// Help implements cli.Command.
+func (c *ShowCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: agentform [-chdir=DIR] show [options] [PLANFILE]
+
+  With PLANFILE (from "agentform plan -out"), shows that plan; with -json,
+  its JSON plan document. Without, shows the current state: every address
+  as applied, the artifacts and the applied capability matrix.
+
+Options:
+
+  -json            JSON output.
+  -lock-timeout=D  How long to wait for the state lock (default 0s).
+  -no-color        Disable colour.
+  -chdir=DIR       Use DIR as the workspace.
+`) + "\n"
+}
+
+// Run implements cli.Command.
+func (c *ShowCommand) Run(args []string) int {
+	fs := c.flagSet("show")
+	jsonOut := fs.Bool("json", false, "JSON output")
+	timeout := fs.Duration("lock-timeout", 0, "state lock timeout")
+	if !c.parseFlags(fs, args, c.Help()) {
+		return ExitError
+	}
+	if fs.NArg() > 1 {
+		fmt.Fprintf(c.Stderr, "Error: show takes at most one plan file.\n")
+		return ExitError
+	}
+	if fs.NArg() == 1 {
+		saved, err := planner.ReadSaved(fs.Arg(0))
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "Error: reading the saved plan: %s.\n", err)
+			return ExitError
+		}
+		if *jsonOut {
+			fmt.Fprintln(c.Stdout, string(saved.Document))
+			return ExitOK
+		}
+		fmt.Fprint(c.Stdout, saved.Text)
+		return ExitOK
+	}
+	db, err := c.openState(true, *timeout, "show")
+	if err != nil {
+		c.showStateError(err)
+		return ExitError
+	}
+	prior, err := applied(db)
+	if db != nil {
+		defer db.Close()
+	}
+	if err != nil {
+		c.showStateError(err)
+		return ExitError
+	}
+	if *jsonOut {
+		doc := map[string]any{"format_version": "1.0", "lineage": prior.Lineage, "serial": prior.Serial, "resources": prior.Resources, "matrix": prior.Matrix}
+		enc := json.NewEncoder(c.Stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(doc)
+		return ExitOK
+	}
+	if db == nil || len(prior.Resources) == 0 {
+		fmt.Fprintln(c.Stdout, "No state: nothing has been applied in this workspace yet.")
+		return ExitOK
+	}
+	fmt.Fprintf(c.Stdout, "State serial %d (lineage %s)\n\n", prior.Serial, prior.Lineage)
+	addrs := make([]string, 0, len(prior.Resources))
+	for a := range prior.Resources {
+		addrs = append(addrs, a)
+	}
+	sort.Strings(addrs)
+	for _, a := range addrs {
+		r := prior.Resources[a]
+		line := fmt.Sprintf("  %s (%s)", a, r.Kind)
+		if r.Artifact != nil {
+			line += fmt.Sprintf(": %s %s", r.Artifact.Path, r.Artifact.SHA256)
+		}
+		fmt.Fprintln(c.Stdout, line)
+	}
+	fmt.Fprintln(c.Stdout, "\nApplied capability matrix:")
+	agents := make([]string, 0, len(prior.Matrix))
+	for a := range prior.Matrix {
+		agents = append(agents, a)
+	}
+	sort.Strings(agents)
+	for _, a := range agents {
+		fmt.Fprintf(c.Stdout, "  %s may call: %s\n", a, strings.Join(prior.Matrix[a], ", "))
+	}
+	return ExitOK
+}

@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentform/agentform/internal/state"
+	"github.com/agentform/agentform/internal/version"
+	"github.com/agentform/agentform/planner"
+)
+
+// openState opens the workspace's state database. A read-only open of a
+// workspace without state returns nil and no error.
+func (m *Meta) openState(readOnly bool, timeout time.Duration, operation string) (*state.DB, error) {
+	db, err := state.Open(m.Dir, state.Options{ReadOnly: readOnly, LockTimeout: timeout, Operation: operation, Version: version.Version})
+	if readOnly && errors.Is(err, state.ErrNoState) {
+		return nil, nil
+	}
+	return db, err
+}
+
+// showStateError prints a state error; a lock held by another process is
+// reported the way Terraform reports it.
+func (m *Meta) showStateError(err error) {
+	var le *state.LockError
+	if errors.As(err, &le) {
+		fmt.Fprintf(m.Stderr, "Error: Error acquiring the state lock\n\n%s\n", err)
+		if le.Info != nil {
+			fmt.Fprintf(m.Stderr, "\nLock Info:\n  ID:        %s\n  Operation: %s\n  Who:       %s\n  PID:       %d\n  Version:   %s\n  Created:   %s\n",
+				le.Info.ID, le.Info.Operation, le.Info.Who, le.Info.PID, le.Info.Version, le.Info.Created)
+		}
+		fmt.Fprintf(m.Stderr, "\nagentform acquires a state lock to protect the state from being written by\nmultiple users at the same time. Wait for the other operation to finish, or\nretry with a longer -lock-timeout (for example -lock-timeout=30s).\n")
+		return
+	}
+	fmt.Fprintf(m.Stderr, "Error: %s\n", err)
+}
+
+// applied reads what the last apply recorded, for planning. db may be nil
+// (no state yet).
+func applied(db *state.DB) (*planner.Applied, error) {
+	out := &planner.Applied{Resources: map[string]planner.AppliedResource{}, Matrix: map[string][]string{}}
+	if db == nil {
+		return out, nil
+	}
+	meta, err := db.Meta()
+	if err != nil {
+		return nil, err
+	}
+	out.Lineage, out.Serial = meta.Lineage, meta.Serial
+	resources, err := db.Resources()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range resources {
+		ar := planner.AppliedResource{Type: r.Type, Name: r.Name, Kind: r.Kind, Fingerprint: r.Fingerprint, Attributes: planner.Attributes(r.Attributes)}
+		if r.Artifact != nil {
+			ar.Artifact = &planner.AppliedArtifact{Path: r.Artifact.Path, SHA256: r.Artifact.SHA256, Size: r.Artifact.Size}
+		}
+		out.Resources[r.Address] = ar
+	}
+	if out.Matrix, err = db.Matrix(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// StateCommand is "agentform state": inspect and edit the state database.
+type StateCommand struct{ *Meta }
+
+// Synopsis implements cli.Command.
+func (c *StateCommand) Synopsis() string { return "Inspect or edit the state database" }
+
+// Help implements cli.Command.
+func (c *StateCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: agentform [-chdir=DIR] state <subcommand> [options] [ADDRESS]
+
+  Reads or edits .agentform/state.db, the record of what the last apply
+  produced.
+
+Subcommands:
+
+  list          List every address in state.
+  show ADDRESS  Show one address as applied (-json for JSON).
+  rm ADDRESS    Forget an address: the next plan creates it again. Nothing
+                on disk besides the state changes.
+
+Options:
+
+  -json              With show: JSON output.
+  -lock-timeout=D    How long to wait for the state lock (default 0s).
+  -chdir=DIR         Use DIR as the workspace.
+`) + "\n"
+}
+
+// Run implements cli.Command.
+func (c *StateCommand) Run(args []string) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(c.Stderr, "Error: state needs a subcommand: list, show or rm.\n\n%s", c.Help())
+		return ExitError
+	}
+	sub := args[0]
+	fs := c.flagSet("state " + sub)
+	jsonOut := fs.Bool("json", false, "JSON output")
+	timeout := fs.Duration("lock-timeout", 0, "lock timeout")
+	if !c.parseFlags(fs, args[1:], c.Help()) {
+		return ExitError
+	}
+	switch sub {
+	case "list":
+		return c.list(*timeout)
+	case "show":
+		if fs.NArg() != 1 {
+			fmt.Fprintf(c.Stderr, "Error: state show needs one address, like agent.assistant.\n")
+			return ExitError
+		}
+		return c.show(fs.Arg(0), *jsonOut, *timeout)
+	case "rm":
+		if fs.NArg() != 1 {
+			fmt.Fprintf(c.Stderr, "Error: state rm needs one address, like tool.adder.\n")
+			return ExitError
+		}
+		return c.rm(fs.Arg(0), *timeout)
+	}
+	fmt.Fprintf(c.Stderr, "Error: unknown state subcommand %q: use list, show or rm.\n", sub)
+	return ExitError
+}
+
+func (c *StateCommand) list(timeout time.Duration) int {
+	db, err := c.openState(true, timeout, "state list")
+	if err != nil {
+		c.showStateError(err)
+		return ExitError
+	}
+	if db == nil {
+		fmt.Fprintln(c.Stderr, "No state: nothing has been applied in this workspace yet.")
+		return ExitOK
+	}
+	defer db.Close()
+	resources, err := db.Resources()
+	if err != nil {
+		c.showStateError(err)
+		return ExitError
+	}
+	for _, r := range resources {
+		fmt.Fprintln(c.Stdout, r.Address)
+	}
+	return ExitOK
+}
+
+func (c *StateCommand) show(address string, jsonOut bool, timeout time.Duration) int {
+	db, err := c.openState(true, timeout, "state show")
+	if err != nil {
+		c.showStateError(err)
+		return ExitError
+	}
+	if db == nil {
+		fmt.Fprintf(c.Stderr, "Error: no state: %s has not been applied.\n", address)
+		return ExitError
+	}
+	defer db.Close()
+	r, ok, err := db.Resource(address)
+	if err != nil {
+		c.showStateError(err)
+		return ExitError
+	}
+	if !ok {
+		fmt.Fprintf(c.Stderr, "Error: %s is not in state; agentform state list shows what is.\n", address)
+		return ExitError
+	}
+	if jsonOut {
+		enc := json.NewEncoder(c.Stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(r)
+		return ExitOK
+	}
+	fmt.Fprintf(c.Stdout, "# %s\n%s %q {\n", r.Address, r.Type, r.Name)
+	keys := make([]string, 0, len(r.Attributes))
+	width := len("fingerprint")
+	for k := range r.Attributes {
+		keys = append(keys, k)
+		width = max(width, len(k))
+	}
+	sort.Strings(keys)
+	fmt.Fprintf(c.Stdout, "  %-*s = %q\n  %-*s = %q\n", width, "kind", r.Kind, width, "fingerprint", r.Fingerprint)
+	for _, k := range keys {
+		fmt.Fprintf(c.Stdout, "  %-*s = %q\n", width, k, r.Attributes[k])
+	}
+	if r.Artifact != nil {
+		fmt.Fprintf(c.Stdout, "  %-*s = { path = %q, sha256 = %q, size = %d }\n", width, "artifact", r.Artifact.Path, r.Artifact.SHA256, r.Artifact.Size)
+	}
+	fmt.Fprintln(c.Stdout, "}")
+	return ExitOK
+}
+
+func (c *StateCommand) rm(address string, timeout time.Duration) int {
+	db, err := c.openState(false, timeout, "state rm")
+	if err != nil {
+		c.showStateError(err)
+		return ExitError
+	}
+	defer db.Close()
+	meta, err := db.Remove(address)
+	if errors.Is(err, state.ErrNoResource) {
+		fmt.Fprintf(c.Stderr, "Error: %s is not in state; agentform state list shows what is.\n", address)
+		return ExitError
+	}
+	if err != nil {
+		c.showStateError(err)
+		return ExitError
+	}
+	fmt.Fprintf(c.Stdout, "Removed %s from state (serial %d). The next plan creates it again.\n", address, meta.Serial)
+	return ExitOK
+}
