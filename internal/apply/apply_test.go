@@ -49,7 +49,7 @@ skill "notes" {
 `
 
 // planAndApply plans dir against its state and applies the plan.
-func planAndApply(t *testing.T, ctx context.Context, dir string) (*planner.Plan, *Result, error) {
+func planAndApply(t testing.TB, ctx context.Context, dir string) (*planner.Plan, *Result, error) {
 	t.Helper()
 	cfg, diags := manifest.Load(dir)
 	if diags.HasErrors() {
