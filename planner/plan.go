@@ -356,3 +356,12 @@ func literalString(v cty.Value) string {
 	}
 	return v.AsString()
 }
+
+// Config returns the configuration the plan was made from, for consumers
+// that report locations (audit). It is the loaded manifest, not re-read.
+func (p *Plan) Config() *manifest.Config { return p.cfg }
+
+// Resolution returns what resolving the workspace produced (served MCP
+// tools with their annotations, skills with their allowed tools); nil when
+// the plan was made from the manifest alone.
+func (p *Plan) Resolution() *resolve.Workspace { return p.resolution }
