@@ -91,6 +91,10 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 		}
 	}
 
+	// A killed apply may have left temporary artifact files; holding the
+	// state lock, this apply is the only writer and may remove them.
+	removeStaleTemps(opts)
+
 	// 1. Artifacts of created and updated agents; unchanged ones keep
 	// theirs.
 	for _, a := range plan.Addresses {
@@ -243,4 +247,20 @@ func stateCommit(plan *planner.Plan, artifacts map[string]state.Artifact, action
 		c.Entry.Checks = append(c.Entry.Checks, state.CheckResult{Name: ch.Name, Status: ch.Status, Message: ch.Message})
 	}
 	return c, nil
+}
+
+// removeStaleTemps deletes the temporary files artifact.WriteFile names
+// ".<agent>.agent.tgz.tmp*" in the artifact directory. They only exist
+// when an apply was killed while writing, and the caller holds the state
+// lock, so no other apply is writing them.
+func removeStaleTemps(opts Options) {
+	dir := ArtifactPath(opts.OutDir, "x")
+	dir = filepath.Dir(dir)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(opts.Dir, dir)
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, ".*.agent.tgz.tmp*"))
+	for _, m := range matches {
+		_ = os.Remove(m)
+	}
 }

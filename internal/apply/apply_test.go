@@ -220,3 +220,16 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+func TestApplyRemovesStaleTemps(t *testing.T) {
+	dir := newWorkspace(t)
+	must(t, os.MkdirAll(filepath.Join(dir, "dist"), 0o755))
+	stale := filepath.Join(dir, "dist", ".a.agent.tgz.tmp123456")
+	must(t, os.WriteFile(stale, []byte("partial"), 0o644))
+	if _, _, err := planAndApply(t, context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("got: %v\nwant: the killed apply's temp file removed", err)
+	}
+}
