@@ -182,6 +182,9 @@ func (c *StateCommand) show(address string, jsonOut bool, timeout time.Duration)
 	keys := make([]string, 0, len(r.Attributes))
 	width := len("fingerprint")
 	for k := range r.Attributes {
+		if k == "kind" {
+			continue
+		}
 		keys = append(keys, k)
 		width = max(width, len(k))
 	}
