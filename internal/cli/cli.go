@@ -57,7 +57,9 @@ func Run(args []string, streams Streams) int {
 
 	commands := map[string]hcli.CommandFactory{
 		"apply":    func() (hcli.Command, error) { return &ApplyCommand{Meta: meta}, nil },
+		"audit":    func() (hcli.Command, error) { return &AuditCommand{Meta: meta}, nil },
 		"fmt":      func() (hcli.Command, error) { return &FmtCommand{Meta: meta}, nil },
+		"graph":    func() (hcli.Command, error) { return &GraphCommand{Meta: meta}, nil },
 		"init":     func() (hcli.Command, error) { return &InitCommand{Meta: meta}, nil },
 		"lock":     func() (hcli.Command, error) { return &LockCommand{Meta: meta}, nil },
 		"plan":     func() (hcli.Command, error) { return &PlanCommand{Meta: meta}, nil },

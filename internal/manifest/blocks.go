@@ -791,7 +791,7 @@ func (d *decoder) decodeCheck(b *hcl.Block) *Check {
 
 var (
 	ruleIDPattern       = regexp.MustCompile(`^AF[1-4][0-9]{2}$`)
-	waiverTargetPattern = regexp.MustCompile(`^(agent|tool|skill)\.[A-Za-z_][A-Za-z0-9_-]*$`)
+	waiverTargetPattern = regexp.MustCompile(`^((agent|tool|skill|provider)\.[A-Za-z_][A-Za-z0-9_-]*|network|filesystem)$`)
 )
 
 func (d *decoder) decodeWaiver(b *hcl.Block) *Waiver {
@@ -813,7 +813,7 @@ func (d *decoder) decodeWaiver(b *hcl.Block) *Waiver {
 	w.Expires = d.str(a, field{name: "expires"}, "")
 	if w.Target.Set && w.Target.Value != "" && !waiverTargetPattern.MatchString(w.Target.Value) {
 		d.errorf(w.Target.Range, "Invalid waiver target",
-			"%q is not an address. A waiver targets \"agent.NAME\", \"tool.NAME\" or \"skill.NAME\".", w.Target.Value)
+			"%q is not an address. A waiver targets \"agent.NAME\", \"tool.NAME\", \"skill.NAME\", \"provider.NAME\", \"network\" or \"filesystem\".", w.Target.Value)
 	}
 	if w.Reason.Set && strings.TrimSpace(w.Reason.Value) == "" {
 		d.errorf(w.Reason.Range, "Empty waiver reason", "A waiver must say why the finding is accepted; reviewers read this reason.")

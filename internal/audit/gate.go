@@ -1,0 +1,123 @@
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// allowedSet lists the allowed cells of a matrix as "agent\x00tool".
+func allowedSet(rows []MatrixRow) map[Access]bool {
+	out := map[Access]bool{}
+	for _, row := range rows {
+		for _, c := range row.Cells {
+			if c.Allowed {
+				out[Access{Agent: row.Agent, Tool: c.Tool}] = true
+			}
+		}
+	}
+	return out
+}
+
+// CompareState sets the report's gate against the matrix recorded by the
+// last apply (agent → tools it could call): access granted since fails the
+// gate.
+func CompareState(r *Report, applied map[string][]string) {
+	var rows []MatrixRow
+	for agent, tools := range applied {
+		row := MatrixRow{Agent: agent}
+		for _, t := range tools {
+			row.Cells = append(row.Cells, Cell{Tool: t, Allowed: true})
+		}
+		rows = append(rows, row)
+	}
+	compare(r, "state", allowedSet(rows), nil)
+}
+
+// CompareBaseline sets the report's gate against a previous report (a
+// baseline written by "agentform audit -format=json"): access granted
+// since fails the gate; findings the baseline lacks are listed.
+func CompareBaseline(r *Report, base *Report, name string) {
+	known := map[string]bool{}
+	for _, f := range base.Findings {
+		known[f.Fingerprint] = true
+	}
+	for _, f := range base.Waived {
+		known[f.Fingerprint] = true
+	}
+	compare(r, name, allowedSet(base.Matrix), known)
+}
+
+func compare(r *Report, against string, before map[Access]bool, knownFindings map[string]bool) {
+	g := &Gate{Against: against, Granted: []Access{}, Revoked: []Access{}, NewFindings: []string{}, Reasons: []string{}}
+	now := allowedSet(r.Matrix)
+	for a := range now {
+		if !before[a] {
+			g.Granted = append(g.Granted, a)
+		}
+	}
+	for a := range before {
+		if !now[a] {
+			g.Revoked = append(g.Revoked, a)
+		}
+	}
+	less := func(s []Access) func(i, j int) bool {
+		return func(i, j int) bool {
+			if s[i].Agent != s[j].Agent {
+				return s[i].Agent < s[j].Agent
+			}
+			return s[i].Tool < s[j].Tool
+		}
+	}
+	sort.Slice(g.Granted, less(g.Granted))
+	sort.Slice(g.Revoked, less(g.Revoked))
+	if knownFindings != nil {
+		for _, f := range r.Findings {
+			if !knownFindings[f.Fingerprint] {
+				g.NewFindings = append(g.NewFindings, fmt.Sprintf("%s %s %s", f.RuleID, f.Target, f.Message))
+			}
+		}
+		sort.Strings(g.NewFindings)
+	}
+	g.Pass = len(g.Granted) == 0
+	for _, a := range g.Granted {
+		g.Reasons = append(g.Reasons, fmt.Sprintf("%s can now call %s (not allowed in %s)", a.Agent, a.Tool, against))
+	}
+	if g.Pass {
+		g.Reasons = append(g.Reasons, fmt.Sprintf("no agent can call anything it could not call in %s", against))
+	}
+	r.Gate = g
+}
+
+// ReadBaseline reads a report written by "agentform audit -format=json".
+func ReadBaseline(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var base struct {
+		FormatVersion string `json:"format_version"`
+		Findings      []struct {
+			Fingerprint string `json:"fingerprint"`
+		} `json:"findings"`
+		Waived []struct {
+			Fingerprint string `json:"fingerprint"`
+		} `json:"waived"`
+		Matrix []MatrixRow `json:"matrix"`
+	}
+	if err := json.Unmarshal(b, &base); err != nil {
+		return nil, fmt.Errorf("%s is not an agentform audit report (audit -format=json): %w", path, err)
+	}
+	if base.FormatVersion == "" || base.Matrix == nil {
+		return nil, fmt.Errorf("%s is not an agentform audit report (audit -format=json): it has no format_version or matrix", path)
+	}
+	out := &Report{FormatVersion: base.FormatVersion, Matrix: base.Matrix}
+	for _, f := range base.Findings {
+		out.Findings = append(out.Findings, Finding{Fingerprint: f.Fingerprint})
+	}
+	for _, f := range base.Waived {
+		out.Waived = append(out.Waived, Finding{Fingerprint: f.Fingerprint})
+	}
+	return out, nil
+}

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+
+	"github.com/agentform/agentform/internal/audit"
+)
+
+// Exit codes of audit: usage errors are 2 so a CI gate can tell a broken
+// invocation from a failed audit.
+const exitUsage = 2
+
+// AuditCommand is "agentform audit": findings in six formats, and gates.
+type AuditCommand struct{ *Meta }
+
+// Synopsis implements cli.Command.
+func (c *AuditCommand) Synopsis() string {
+	return "Report capability, supply-chain and sandbox findings"
+}
+
+// Help implements cli.Command.
+func (c *AuditCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: agentform [-chdir=DIR] audit [options]
+
+  Plans the workspace and reports findings with stable rule IDs: AF1xx
+  capability (denials, override reach, over-broad grants, delegation),
+  AF2xx supply chain (unpinned remote tools, lock drift, destructive MCP
+  tools behind broad tags), AF3xx sandbox and secrets, AF4xx hygiene.
+  docs/rules/<ID>.md explains each rule and how to fix or waive it.
+
+  waiver "AF105" { target = "agent.x", reason = "...", expires = "2027-03-31" }
+  blocks accept findings; waived findings are counted apart, shown with
+  -show-waived, and emitted as SARIF suppressions.
+
+Options:
+
+  -format=FORMAT     table (default), json, sarif, markdown, html or junit.
+  -out=FILE          Write the report to FILE instead of stdout.
+  -fail-on=LEVEL     Exit 1 when an unwaived finding is at LEVEL or above:
+                     error (default), warning, note, or none.
+  -show-waived       List waived findings too.
+  -against=state     "No new access" gate: fail when any agent can call a
+                     tool it could not call at the last apply.
+  -baseline=FILE     The same gate against a previous audit -format=json.
+  -refresh=false     Contact no MCP server or A2A agent.
+  -resolve-timeout=D Timeout for each remote operation (default 10s).
+  -lock-timeout=D    How long to wait for the state lock (default 0s).
+  -no-color          Disable colour.
+  -chdir=DIR         Use DIR as the workspace.
+
+Exit status: 0 when the audit passes, 1 when a finding at or above
+-fail-on is unwaived or the gate fails (or the workspace cannot be read),
+2 for usage errors.
+`) + "\n"
+}
+
+var auditFormats = []string{"table", "json", "sarif", "markdown", "html", "junit"}
+
+// Run implements cli.Command.
+func (c *AuditCommand) Run(args []string) int {
+	fs := c.flagSet("audit")
+	format := fs.String("format", "table", "output format")
+	out := fs.String("out", "", "output file")
+	failOn := fs.String("fail-on", "error", "failure level")
+	showWaived := fs.Bool("show-waived", false, "list waived findings")
+	against := fs.String("against", "", "gate against state")
+	baseline := fs.String("baseline", "", "gate against a previous report")
+	lockTimeout := fs.Duration("lock-timeout", 0, "state lock timeout")
+	var rf resolveFlags
+	c.addResolveFlags(fs, &rf)
+	if !c.parseFlags(fs, args, c.Help()) {
+		return exitUsage
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(c.Stderr, "Error: "+format+"\n", a...)
+		return exitUsage
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usage("audit takes no arguments; use -chdir=DIR to pick the workspace.")
+	case !slices.Contains(auditFormats, *format):
+		return usage("-format must be one of %s, not %q.", strings.Join(auditFormats, ", "), *format)
+	case *failOn != "none" && audit.Severity(*failOn).Rank() == 0:
+		return usage("-fail-on must be error, warning, note or none, not %q.", *failOn)
+	case *against != "" && *against != "state":
+		return usage("-against takes only \"state\" (use -baseline=FILE for a previous report).")
+	case *against != "" && *baseline != "":
+		return usage("use either -against=state or -baseline=FILE, not both.")
+	}
+	if err := rf.validate(); err != nil {
+		return usage("%s.", err)
+	}
+	var base *audit.Report
+	if *baseline != "" {
+		var err error
+		if base, err = audit.ReadBaseline(c.path(*baseline)); err != nil {
+			return usage("%s.", err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	cfg, plan, prior, diags, err := c.planForReport(ctx, rf, *lockTimeout)
+	if err != nil {
+		c.showStateError(err)
+		return ExitError
+	}
+	if plan == nil {
+		c.showDiagnostics(diags, cfg.Files)
+		return ExitError
+	}
+	if *format == "table" {
+		c.showDiagnostics(diags, cfg.Files)
+	}
+	report := audit.Run(plan, audit.Options{})
+	switch {
+	case *against == "state":
+		audit.CompareState(report, prior.Matrix)
+	case base != nil:
+		audit.CompareBaseline(report, base, *baseline)
+	}
+
+	var buf bytes.Buffer
+	source := map[string][]byte{}
+	for name, f := range cfg.Files {
+		if f != nil {
+			source[name] = f.Bytes
+		}
+	}
+	opts := audit.WriteOptions{Color: *out == "" && c.color(), ShowWaived: *showWaived, Source: source}
+	if err := audit.Write(&buf, report, *format, opts); err != nil {
+		fmt.Fprintf(c.Stderr, "Error: writing the %s report: %s.\n", *format, err)
+		return ExitError
+	}
+	var w io.Writer = c.Stdout
+	if *out != "" {
+		if err := writeFileAtomic(c.path(*out), buf.Bytes()); err != nil {
+			fmt.Fprintf(c.Stderr, "Error: writing %s: %s.\n", *out, err)
+			return ExitError
+		}
+		if *format != "table" {
+			fmt.Fprintf(c.Stdout, "Wrote the %s report to %s.\n", *format, *out)
+		}
+		w = io.Discard
+	}
+	_, _ = w.Write(buf.Bytes())
+
+	if report.Gate != nil && !report.Gate.Pass {
+		return ExitError
+	}
+	if *failOn != "none" {
+		level := audit.Severity(*failOn).Rank()
+		for _, f := range report.Findings {
+			if f.Severity.Rank() >= level {
+				return ExitError
+			}
+		}
+	}
+	return ExitOK
+}

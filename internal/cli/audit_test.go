@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func appendManifest(t *testing.T, dir, text string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, "agent.acl"), os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString(text)
+	must(t, err)
+	must(t, f.Close())
+}
+
+func TestAuditExitCodesAndWaivers(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"default fails on errors only", []string{"audit", "-no-color"}, ExitOK, "0 errors, 3 warnings, 5 notes"},
+		{"fail on warnings", []string{"audit", "-fail-on=warning", "-no-color"}, ExitError, "[AF107] warning"},
+		{"none never fails", []string{"audit", "-fail-on=none", "-format=json"}, ExitOK, `"rule_id": "AF201"`},
+		{"bad level is a usage error", []string{"audit", "-fail-on=fatal"}, exitUsage, ""},
+		{"bad format is a usage error", []string{"audit", "-format=pdf"}, exitUsage, ""},
+		{"both gates is a usage error", []string{"audit", "-against=state", "-baseline=x.json"}, exitUsage, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, tc.args...)...)
+			if code != tc.code || !strings.Contains(stdout, tc.out) {
+				t.Errorf("got: exit %d\n%s%s\nwant: exit %d with %q", code, stdout, stderr, tc.code, tc.out)
+			}
+		})
+	}
+
+	// A waiver moves the AF201 finding to the waived list.
+	appendManifest(t, dir, "\nwaiver \"AF201\" {\n  target = \"tool.research\"\n  reason = \"the research service is pinned by its own release process\"\n}\n")
+	code, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-no-color", "-show-waived")
+	if code != ExitOK || !strings.Contains(stdout, "0 errors, 2 warnings, 5 notes (1 waived)") || !strings.Contains(stdout, "pinned by its own release process") {
+		t.Errorf("with a waiver got: exit %d\n%s\nwant: the finding waived with its reason", code, stdout)
+	}
+	// SARIF carries it as a suppression with the justification.
+	_, stdout, _ = run(t, "", "-chdir="+dir, "audit", "-format=sarif")
+	if !strings.Contains(stdout, `"justification": "the research service is pinned by its own release process"`) {
+		t.Errorf("SARIF got:\n%s\nwant: a suppression with the justification", stdout)
+	}
+
+	// An expired waiver stops applying and is itself reported.
+	appendManifest(t, dir, "\nwaiver \"AF107\" {\n  target  = \"skill.research\"\n  reason  = \"accepted for the pilot\"\n  expires = \"2020-01-31\"\n}\n")
+	code, stdout, _ = run(t, "", "-chdir="+dir, "audit", "-no-color", "-fail-on=warning")
+	if code != ExitError || !strings.Contains(stdout, "[AF401] warning") || !strings.Contains(stdout, "[AF107] warning") {
+		t.Errorf("expired waiver got: exit %d\n%s\nwant: AF401 and the AF107 findings back", code, stdout)
+	}
+}
+
+func TestAuditNoNewAccessGates(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	base := filepath.Join(t.TempDir(), "base.json")
+	if code, _, stderr := run(t, "", "-chdir="+dir, "audit", "-format=json", "-out="+base); code != ExitOK {
+		t.Fatalf("baseline: exit %d\n%s", code, stderr)
+	}
+	if code, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-no-color", "-baseline="+base); code != ExitOK || !strings.Contains(stdout, "PASS") {
+		t.Errorf("unchanged against the baseline got: exit %d\n%s\nwant: PASS", code, stdout)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+
+	// Grant the assistant the shell.
+	src, _ := os.ReadFile(filepath.Join(dir, "agent.acl"))
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(strings.Replace(string(src), `capabilities      = ["text", "skills"]`, `capabilities      = ["text", "skills", "shell::read"]`, 1)), 0o644))
+	// The check block now fails the plan, which audit still reports on.
+	for _, gate := range [][]string{{"-baseline=" + base}, {"-against=state"}} {
+		code, stdout, _ := run(t, "", append([]string{"-chdir=" + dir, "audit", "-no-color", "-fail-on=none"}, gate...)...)
+		if code != ExitError || !strings.Contains(stdout, "FAIL") || !strings.Contains(stdout, "assistant can now call grep") {
+			t.Errorf("%v got: exit %d\n%s\nwant: FAIL naming assistant → grep", gate, code, stdout)
+		}
+	}
+	_, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-format=json", "-against=state", "-fail-on=none")
+	var doc struct {
+		Gate struct {
+			Pass    bool `json:"pass"`
+			Granted []struct{ Agent, Tool string }
+		} `json:"gate"`
+	}
+	must(t, json.Unmarshal([]byte(stdout), &doc))
+	if doc.Gate.Pass || len(doc.Gate.Granted) != 1 || doc.Gate.Granted[0].Tool != "grep" {
+		t.Errorf("JSON gate got: %+v\nwant: failed, granted assistant → grep", doc.Gate)
+	}
+}
+
+func TestGraph(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "graph")
+	if code != ExitOK {
+		t.Fatalf("got: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"digraph agentform {",
+		`"agent.assistant" -> "tool.word_count" [color="#16a34a"];`,
+		`"agent.assistant" -> "tool.grep" [style=dashed, color="#dc2626"];`,
+		`"agent.researcher" -> "tool.grep" [color="#16a34a"];`,
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("got:\n%s\nwant a line: %s", stdout, want)
+		}
+	}
+	_, stdout, _ = run(t, "", "-chdir="+dir, "graph", "-denied=false")
+	if strings.Contains(stdout, "style=dashed") {
+		t.Errorf("-denied=false still draws denied edges")
+	}
+}

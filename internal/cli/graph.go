@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/agentform/agentform/internal/render"
+)
+
+// GraphCommand is "agentform graph": the matrix as Graphviz dot.
+type GraphCommand struct{ *Meta }
+
+// Synopsis implements cli.Command.
+func (c *GraphCommand) Synopsis() string { return "Draw agents and tools as a Graphviz graph" }
+
+// Help implements cli.Command.
+func (c *GraphCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: agentform [-chdir=DIR] graph [options] | dot -Tsvg > agents.svg
+
+  Prints the capability matrix as a Graphviz dot graph: agents → tools,
+  allowed edges solid, denied edges dashed, edges reachable by a session
+  override (extensible agents) dotted, and A2A delegation to workspace
+  agents (target_agent) bold.
+
+Options:
+
+  -denied=false      Leave denied edges out (large workspaces).
+  -refresh=false     Contact no MCP server or A2A agent.
+  -resolve-timeout=D Timeout for each remote operation (default 10s).
+  -chdir=DIR         Use DIR as the workspace.
+`) + "\n"
+}
+
+// Run implements cli.Command.
+func (c *GraphCommand) Run(args []string) int {
+	fs := c.flagSet("graph")
+	denied := fs.Bool("denied", true, "draw denied edges")
+	var rf resolveFlags
+	c.addResolveFlags(fs, &rf)
+	if !c.parseFlags(fs, args, c.Help()) {
+		return ExitError
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	cfg, plan, _, diags, err := c.planForReport(ctx, rf, 0)
+	if err != nil {
+		c.showStateError(err)
+		return ExitError
+	}
+	if plan == nil {
+		c.showDiagnostics(diags, cfg.Files)
+		return ExitError
+	}
+	if diags.HasErrors() {
+		c.showDiagnostics(diags, cfg.Files)
+		fmt.Fprintln(c.Stderr, "The graph below is drawn from a plan with errors.")
+	}
+	render.Graph(c.Stdout, plan, *denied)
+	return ExitOK
+}
