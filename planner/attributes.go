@@ -123,7 +123,7 @@ func short(s string) string {
 	return s
 }
 
-func toolAttributes(t *manifest.Tool, res *resolve.Resolved, tools []RegisteredTool) Attributes {
+func toolAttributes(t *manifest.Tool, res *resolve.Resolved, registered []string) Attributes {
 	a := Attributes{"kind": t.Kind, "enabled": boolStr(t.Enabled)}
 	a.set("description", str(t.Description))
 	a.set("capabilities", sortedList(t.Capabilities))
@@ -185,13 +185,7 @@ func toolAttributes(t *manifest.Tool, res *resolve.Resolved, tools []RegisteredT
 		pinAttributes(a, res.Pin)
 	}
 	// The registered tools and their schemas: what the model sees.
-	var defs []string
-	for _, rt := range tools {
-		if rt.Block == "tool."+t.Name {
-			defs = append(defs, rt.Name)
-		}
-	}
-	a.set("registered", strings.Join(defs, ", "))
+	a.set("registered", strings.Join(registered, ", "))
 	if res != nil {
 		var schemas []any
 		for _, rt := range res.Tools {
@@ -241,7 +235,24 @@ func skillAttributes(s *manifest.Skill, res *resolve.ResolvedSkill) Attributes {
 	return a
 }
 
-func agentAttributes(ag *manifest.Agent, row AgentRow, toolFP, skillFP map[string]string) Attributes {
+// digestOf returns one digest over named fingerprints, in name order.
+func digestOf(fps map[string]string) string {
+	names := make([]string, 0, len(fps))
+	for name := range fps {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, name := range names {
+		b.WriteString(name)
+		b.WriteByte(0)
+		b.WriteString(fps[name])
+		b.WriteByte(0)
+	}
+	return resolve.SHA256([]byte(b.String()))
+}
+
+func agentAttributes(ag *manifest.Agent, toolsDigest, skillsDigest string) Attributes {
 	a := Attributes{
 		"version":           str(ag.Version),
 		"capabilities":      sortedList(ag.Capabilities),
@@ -270,12 +281,9 @@ func agentAttributes(ag *manifest.Agent, row AgentRow, toolFP, skillFP map[strin
 		}
 	}
 	// An agent's artifact carries every tool and skill, so their
-	// fingerprints are part of its own.
-	for name, fp := range toolFP {
-		a["tool."+name] = fp
-	}
-	for name, fp := range skillFP {
-		a["skill."+name] = fp
-	}
+	// fingerprints are part of its own: one digest over all of them, the
+	// same for every agent (computed once per plan).
+	a["tools"] = toolsDigest
+	a["skills"] = skillsDigest
 	return a
 }

@@ -33,10 +33,8 @@ type Plan struct {
 	ResourceChanges []ResourceChange
 	// Tools lists every registered tool, sorted by name, including
 	// disabled ones (which are not matrix columns).
-	Tools  []RegisteredTool
-	Agents []AgentRow
-	// Denials lists every denied cell, sorted by agent then tool.
-	Denials           []Denial
+	Tools             []RegisteredTool
+	Agents            []AgentRow
 	CapabilityChanges []CapabilityChange
 	Checks            []CheckResult
 	Diagnostics       hcl.Diagnostics
@@ -341,12 +339,45 @@ func (p *Plan) computeMatrix() {
 		}
 	}
 	p.matrix = capability.Compute(agents, tools)
+}
+
+// DenialCount returns the number of denied cells.
+func (p *Plan) DenialCount() int {
+	if p.matrix == nil {
+		return 0
+	}
+	n, total := 0, len(p.matrix.Tools())
+	for ai := range p.Agents {
+		n += total - p.matrix.AllowedCount(ai)
+	}
+	return n
+}
+
+// EachDenial calls f for every denied cell with its missing tags, sorted
+// by agent then tool, until f returns false. Denials are explained on
+// demand: a large workspace can have millions.
+func (p *Plan) EachDenial(f func(Denial) bool) {
+	if p.matrix == nil {
+		return
+	}
 	for ai := range p.Agents {
 		for _, ti := range p.matrix.Denied(ai) {
 			c := p.matrix.Cell(ai, ti)
-			p.Denials = append(p.Denials, Denial{Agent: c.Agent, Tool: c.Tool, Missing: c.Missing})
+			if !f(Denial{Agent: c.Agent, Tool: c.Tool, Missing: c.Missing}) {
+				return
+			}
 		}
 	}
+}
+
+// Denials returns every denied cell (see EachDenial).
+func (p *Plan) Denials() []Denial {
+	var out []Denial
+	p.EachDenial(func(d Denial) bool {
+		out = append(out, d)
+		return true
+	})
+	return out
 }
 
 // literalString returns the string value of a cty value, for messages.

@@ -118,10 +118,11 @@ func TestMatrixAndDenials(t *testing.T) {
 	if !hasDiag(p.Diagnostics, hcl.DiagWarning, "Capabilities known at runtime") {
 		t.Errorf("got: %v\nwant: a warning about runtime capabilities", p.Diagnostics)
 	}
-	if len(p.Denials) != 13 {
-		t.Errorf("got: %d denials\nwant: 13", len(p.Denials))
+	denials := p.Denials()
+	if len(denials) != 13 || p.DenialCount() != 13 {
+		t.Errorf("got: %d denials (count %d)\nwant: 13", len(denials), p.DenialCount())
 	}
-	first := p.Denials[0]
+	first := denials[0]
 	if first.Agent != "assistant" || first.Tool != "a2a_planner_cancel_task" || !slices.Equal(first.Missing, []string{"a2a::planner"}) {
 		t.Errorf("got: %+v\nwant: the first denial sorted by agent then tool", first)
 	}

@@ -62,12 +62,16 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 	}
 	toolFP := map[string]string{}
 	skillFP := map[string]string{}
+	registered := map[string][]string{}
+	for _, rt := range p.Tools {
+		registered[rt.Block] = append(registered[rt.Block], rt.Name)
+	}
 	for _, t := range cfg.Tools {
 		var res *resolve.Resolved
 		if ws != nil {
 			res = ws.Tools[t.Name]
 		}
-		a := toolAttributes(t, res, p.Tools)
+		a := toolAttributes(t, res, registered["tool."+t.Name])
 		fp := a.fingerprint()
 		toolFP[t.Name] = fp
 		p.Addresses = append(p.Addresses, Address{Address: "tool." + t.Name, Type: "tool", Name: t.Name, Kind: t.Kind, Fingerprint: fp, Attributes: a})
@@ -82,8 +86,9 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 		skillFP[s.Name] = fp
 		p.Addresses = append(p.Addresses, Address{Address: "skill." + s.Name, Type: "skill", Name: s.Name, Kind: "skill", Fingerprint: fp, Attributes: a})
 	}
-	for i, ag := range cfg.Agents {
-		a := agentAttributes(ag, p.Agents[i], toolFP, skillFP)
+	toolsDigest, skillsDigest := digestOf(toolFP), digestOf(skillFP)
+	for _, ag := range cfg.Agents {
+		a := agentAttributes(ag, toolsDigest, skillsDigest)
 		p.Addresses = append(p.Addresses, Address{Address: "agent." + ag.Name, Type: "agent", Name: ag.Name, Kind: "agent", Fingerprint: a.fingerprint(), Attributes: a})
 	}
 	sort.Slice(p.Addresses, func(i, j int) bool { return p.Addresses[i].Address < p.Addresses[j].Address })
@@ -124,6 +129,7 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 			Actions: []string{ActionDelete}, Reasons: []string{"removed from configuration"}, ChangedAttributes: []string{}})
 	}
 	sort.Slice(p.ResourceChanges, func(i, j int) bool { return p.ResourceChanges[i].Address < p.ResourceChanges[j].Address })
+	p.nameChangedParts()
 	p.Applied = applied
 	p.CapabilityChanges = p.capabilityChanges(applied)
 }
@@ -169,15 +175,9 @@ func changedAttributes(old, new Attributes) []string {
 		o, okOld := old[k]
 		n, okNew := new[k]
 		switch {
-		case strings.HasPrefix(k, "tool.") || strings.HasPrefix(k, "skill."):
-			// An agent's artifact carries every tool and skill.
-			what := "changed"
-			if !okOld {
-				what = "added"
-			} else if !okNew {
-				what = "removed"
-			}
-			out = append(out, fmt.Sprintf("%s %s", k, what))
+		case k == "tools" || k == "skills":
+			// Named by nameChangedParts, from the tools' own changes.
+			out = append(out, k+changedPartsMarker)
 		case !okOld:
 			out = append(out, fmt.Sprintf("%s: (none) → %s", k, short(n)))
 		case !okNew:
@@ -267,4 +267,56 @@ func (p *Plan) capabilityChanges(applied *Applied) []CapabilityChange {
 		out = append(out, changes...)
 	}
 	return out
+}
+
+// changedPartsMarker stands for "which tools (skills) changed" in an
+// agent's changed attributes until nameChangedParts fills in the names.
+const changedPartsMarker = " changed"
+
+// nameChangedParts replaces an agent's "tools changed" / "skills changed"
+// with the addresses that changed, taken from their own resource changes:
+// "tool.grep changed", "tool.new added".
+func (p *Plan) nameChangedParts() {
+	var tools, skills []string
+	for _, rc := range p.ResourceChanges {
+		if rc.Actions[0] == ActionNoOp || rc.Type == "agent" {
+			continue
+		}
+		what := map[string]string{ActionCreate: "added", ActionUpdate: "changed", ActionDelete: "removed"}[rc.Actions[0]]
+		entry := rc.Address + " " + what
+		if rc.Type == "skill" {
+			skills = append(skills, entry)
+		} else {
+			tools = append(tools, entry)
+		}
+	}
+	for i, rc := range p.ResourceChanges {
+		if rc.Type != "agent" {
+			continue
+		}
+		var out []string
+		for _, attr := range rc.ChangedAttributes {
+			switch attr {
+			case "tools" + changedPartsMarker:
+				out = append(out, capList(tools)...)
+			case "skills" + changedPartsMarker:
+				out = append(out, capList(skills)...)
+			default:
+				out = append(out, attr)
+			}
+		}
+		if out == nil {
+			out = []string{}
+		}
+		p.ResourceChanges[i].ChangedAttributes = out
+	}
+}
+
+// capList keeps long lists of changed parts readable.
+func capList(items []string) []string {
+	const most = 10
+	if len(items) <= most {
+		return items
+	}
+	return append(items[:most:most], fmt.Sprintf("... and %d more", len(items)-most))
 }

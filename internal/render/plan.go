@@ -122,7 +122,7 @@ func SummaryLine(p *planner.Plan) string {
 		return "No changes. Artifacts match the configuration."
 	}
 	return fmt.Sprintf("Plan: %d to add, %d to change, %d to destroy. Capabilities: %d granted, %d revoked, %d denials.",
-		add, change, destroy, granted, revoked, len(p.Denials))
+		add, change, destroy, granted, revoked, p.DenialCount())
 }
 
 func writeResourceChanges(w io.Writer, p *planner.Plan, st style) {
@@ -131,6 +131,7 @@ func writeResourceChanges(w io.Writer, p *planner.Plan, st style) {
 	}
 	fmt.Fprintln(w, "agentform will perform the following actions:")
 	fmt.Fprintln(w)
+	notes := toolNotes(p)
 	for _, rc := range p.ResourceChanges {
 		sym, code := "", ""
 		switch rc.Actions[0] {
@@ -145,7 +146,7 @@ func writeResourceChanges(w io.Writer, p *planner.Plan, st style) {
 		}
 		kind := ""
 		if rc.Type == "tool" {
-			kind = " (" + rc.Kind + toolNote(p, rc.Address) + ")"
+			kind = " (" + rc.Kind + notes[rc.Address] + ")"
 		}
 		verb := map[string]string{planner.ActionCreate: "created", planner.ActionUpdate: "updated in place", planner.ActionDelete: "destroyed"}[rc.Actions[0]]
 		fmt.Fprintf(w, "  %s %s%s will be %s\n", st.paint(code, sym), st.paint(ansiBold, rc.Address), kind, verb)
@@ -275,31 +276,29 @@ func writeCapabilityChanges(w io.Writer, p *planner.Plan, st style, summary bool
 }
 
 func writeDenials(w io.Writer, p *planner.Plan, st style, summary bool) {
-	if len(p.Denials) == 0 {
+	if p.DenialCount() == 0 {
 		return
 	}
 	fmt.Fprintln(w, "Denials:")
 	fmt.Fprintln(w)
-	shown := map[string]int{}
-	hidden := map[string]int{}
-	var order []string
-	for _, d := range p.Denials {
-		if summary && shown[d.Agent] >= listMax {
-			if hidden[d.Agent] == 0 {
-				order = append(order, d.Agent)
-			}
-			hidden[d.Agent]++
-			continue
-		}
-		shown[d.Agent]++
-		mark := "-"
-		if st.color {
-			mark = st.deny(false)
-		}
-		fmt.Fprintf(w, "  %s %s %s %s: missing %s\n", mark, d.Agent, st.arrow(), d.Tool, strings.Join(d.Missing, ", "))
+	mark := "-"
+	if st.color {
+		mark = st.deny(false)
 	}
-	for _, a := range order {
-		fmt.Fprintf(w, "  ... and %d more for %s (agentform plan -json lists every denial)\n", hidden[a], a)
+	m := p.Matrix()
+	for ai, a := range p.Agents {
+		denied := m.Denied(ai)
+		shown := denied
+		if summary && len(shown) > listMax {
+			shown = shown[:listMax]
+		}
+		for _, ti := range shown {
+			c := m.Cell(ai, ti)
+			fmt.Fprintf(w, "  %s %s %s %s: missing %s\n", mark, a.Name, st.arrow(), c.Tool, strings.Join(c.Missing, ", "))
+		}
+		if len(denied) > len(shown) {
+			fmt.Fprintf(w, "  ... and %d more for %s (agentform plan -json lists every denial)\n", len(denied)-len(shown), a.Name)
+		}
 	}
 	fmt.Fprintln(w)
 }
@@ -324,27 +323,37 @@ func writeChecks(w io.Writer, p *planner.Plan, st style) {
 	fmt.Fprintln(w)
 }
 
-// toolNote says how a tool block's registered tools were found, when that
-// is not the plain case: served tools taken from the lock, or unresolved.
-func toolNote(p *planner.Plan, block string) string {
-	n, fromLock, unresolved := 0, false, false
+// toolNotes says, per tool block, how its registered tools were found
+// when that is not the plain case: served tools taken from the lock, or
+// unresolved, or how many a block registers.
+func toolNotes(p *planner.Plan) map[string]string {
+	type info struct {
+		n                    int
+		fromLock, unresolved bool
+	}
+	blocks := map[string]*info{}
 	for _, t := range p.Tools {
-		if t.Block != block {
-			continue
+		b := blocks[t.Block]
+		if b == nil {
+			b = &info{}
+			blocks[t.Block] = b
 		}
-		n++
-		fromLock = fromLock || t.FromLock
-		unresolved = unresolved || !t.Resolved
+		b.n++
+		b.fromLock = b.fromLock || t.FromLock
+		b.unresolved = b.unresolved || !t.Resolved
 	}
-	switch {
-	case unresolved:
-		return ", unresolved"
-	case fromLock:
-		return fmt.Sprintf(", %d tools from lock", n)
-	case n > 1:
-		return fmt.Sprintf(", %d tools", n)
+	notes := map[string]string{}
+	for block, b := range blocks {
+		switch {
+		case b.unresolved:
+			notes[block] = ", unresolved"
+		case b.fromLock:
+			notes[block] = fmt.Sprintf(", %d tools from lock", b.n)
+		case b.n > 1:
+			notes[block] = fmt.Sprintf(", %d tools", b.n)
+		}
 	}
-	return ""
+	return notes
 }
 
 func writeLockChanges(w io.Writer, p *planner.Plan, st style) {

@@ -142,9 +142,10 @@ func PlanJSON(p *planner.Plan, diags hcl.Diagnostics) *PlanDocument {
 	for _, c := range p.CapabilityChanges {
 		doc.CapabilityChanges = append(doc.CapabilityChanges, JSONCapChange(c))
 	}
-	for _, d := range p.Denials {
+	p.EachDenial(func(d planner.Denial) bool {
 		doc.Denials = append(doc.Denials, JSONDenial(d))
-	}
+		return true
+	})
 	for _, c := range p.Checks {
 		doc.Checks = append(doc.Checks, JSONCheck(c))
 	}
