@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -56,7 +57,7 @@ func checkBashCommand(dir, name string, rng hcl.Range) *hcl.Diagnostic {
 		return &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: detail, Subject: rng.Ptr()}
 	}
 	if !strings.Contains(name, "/") {
-		if _, err := exec.LookPath(name); err != nil {
+		if !onPath(name) {
 			return warn("Command not found",
 				fmt.Sprintf("%q is not on this host's PATH. Bash tools run with the listed commands only, and hosts differ: install %s here to try the tool, and make sure the host that runs the agent has it.", name, name))
 		}
@@ -79,4 +80,19 @@ func checkBashCommand(dir, name string, rng hcl.Range) *hcl.Diagnostic {
 			fmt.Sprintf("%q exists but is not executable on this host; run chmod +x %s.", name, name))
 	}
 	return nil
+}
+
+// pathLookups memoises PATH lookups by PATH and command: a workspace of a
+// thousand bash tools usually names the same few commands.
+var pathLookups sync.Map
+
+// onPath reports whether name is an executable on this host's PATH.
+func onPath(name string) bool {
+	key := os.Getenv("PATH") + "\x00" + name
+	if found, ok := pathLookups.Load(key); ok {
+		return found.(bool)
+	}
+	_, err := exec.LookPath(name)
+	pathLookups.Store(key, err == nil)
+	return err == nil
 }
