@@ -58,6 +58,7 @@ type Plan struct {
 	// they are not part of the serialised plan.
 	cfg        *manifest.Config
 	resolution *resolve.Workspace
+	outDir     string
 }
 
 // Matrix returns the capability matrix over the enabled registered tools;
@@ -172,11 +173,16 @@ type Options struct {
 	LockReadonly bool
 	// Applied is the state the plan diffs against; nil means no state.
 	Applied *Applied
+	// OutDir is where artifacts go (-out-dir), relative to the workspace
+	// unless absolute. "" keeps each agent's artifact where it was applied
+	// (new agents beside the others, else DefaultOutDir); a directory
+	// given moves artifacts that live elsewhere.
+	OutDir string
 }
 
 // New plans the workspace described by cfg.
 func New(ctx context.Context, cfg *manifest.Config, opts Options) *Plan {
-	p := &Plan{FormatVersion: FormatVersion, AgentformVersion: version.Version, cfg: cfg, resolution: opts.Resolution}
+	p := &Plan{FormatVersion: FormatVersion, AgentformVersion: version.Version, cfg: cfg, resolution: opts.Resolution, outDir: opts.OutDir}
 	p.Tools = p.registerTools(cfg, opts.Resolution)
 	if opts.Resolution != nil {
 		p.compareLock(cfg, opts)

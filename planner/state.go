@@ -44,6 +44,40 @@ type AppliedArtifact struct {
 // was changed or removed outside agentform.
 const ReasonArtifactDrift = "artifact on disk differs from state"
 
+// ReasonArtifactMoved is the reason of an update caused by a new -out-dir.
+const ReasonArtifactMoved = "artifact directory changed"
+
+// DefaultOutDir is where artifacts go, relative to the workspace, unless
+// -out-dir says otherwise.
+const DefaultOutDir = "dist"
+
+// ArtifactPath returns the path of an agent's artifact, slash-separated and
+// relative to the workspace (absolute when the output directory is): in the
+// plan's -out-dir when one was given, else where it was applied, else
+// beside the other applied artifacts, else in DefaultOutDir.
+func (p *Plan) ArtifactPath(agent string) string {
+	name := agent + ".agent.tgz"
+	if p.outDir != "" {
+		return filepath.ToSlash(filepath.Join(p.outDir, name))
+	}
+	if p.Applied != nil {
+		if old := p.Applied.Resources["agent."+agent].Artifact; old != nil {
+			return old.Path
+		}
+		var dirs []string
+		for _, r := range p.Applied.Resources {
+			if r.Artifact != nil {
+				dirs = append(dirs, filepath.ToSlash(filepath.Dir(r.Artifact.Path)))
+			}
+		}
+		if len(dirs) > 0 {
+			sort.Strings(dirs)
+			return dirs[0] + "/" + name
+		}
+	}
+	return DefaultOutDir + "/" + name
+}
+
 // Address is one planned address with its fingerprint and attributes, as
 // apply records them.
 type Address struct {
@@ -60,6 +94,7 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 	if applied == nil {
 		applied = &Applied{}
 	}
+	p.Applied = applied
 	toolFP := map[string]string{}
 	skillFP := map[string]string{}
 	registered := map[string][]string{}
@@ -108,11 +143,20 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 		default:
 			rc.Actions, rc.Reasons = []string{ActionNoOp}, []string{}
 		}
-		if ok && ad.Type == "agent" && artifactDrifted(cfg.Dir, old.Artifact) {
-			if rc.Actions[0] == ActionNoOp {
-				rc.Actions, rc.Reasons = []string{ActionUpdate}, nil
+		if ok && ad.Type == "agent" && old.Artifact != nil {
+			reason := ""
+			switch {
+			case artifactDrifted(cfg.Dir, old.Artifact):
+				reason = ReasonArtifactDrift
+			case p.outDir != "" && filepath.ToSlash(old.Artifact.Path) != p.ArtifactPath(ad.Name):
+				reason = ReasonArtifactMoved
 			}
-			rc.Reasons = append(rc.Reasons, ReasonArtifactDrift)
+			if reason != "" {
+				if rc.Actions[0] == ActionNoOp {
+					rc.Actions, rc.Reasons = []string{ActionUpdate}, nil
+				}
+				rc.Reasons = append(rc.Reasons, reason)
+			}
 		}
 		p.ResourceChanges = append(p.ResourceChanges, rc)
 	}

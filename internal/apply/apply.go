@@ -30,15 +30,13 @@ import (
 )
 
 // DefaultOutDir is where artifacts go, relative to the workspace.
-const DefaultOutDir = "dist"
+const DefaultOutDir = planner.DefaultOutDir
 
 // Options control an apply.
 type Options struct {
-	// Dir is the workspace directory.
+	// Dir is the workspace directory. Where artifacts go is the plan's
+	// decision (planner.Options.OutDir, Plan.ArtifactPath).
 	Dir string
-	// OutDir is the artifact directory, relative to Dir unless absolute;
-	// "" means DefaultOutDir.
-	OutDir string
 	// WriteLock is false under -lockfile=readonly: the lockfile is never
 	// written (the plan then has no lock changes, or it would have failed).
 	WriteLock bool
@@ -58,15 +56,6 @@ type Result struct {
 // ErrInterrupted is returned when the context was cancelled between steps;
 // what was done before is consistent and the next apply converges.
 var ErrInterrupted = errors.New("apply interrupted")
-
-// ArtifactPath returns an agent's artifact path relative to the workspace
-// (or absolute, when outDir is).
-func ArtifactPath(outDir, agent string) string {
-	if outDir == "" {
-		outDir = DefaultOutDir
-	}
-	return filepath.Join(outDir, agent+".agent.tgz")
-}
 
 // Apply carries out plan against the open, writable state database db.
 func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) (*Result, error) {
@@ -93,7 +82,7 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 
 	// A killed apply may have left temporary artifact files; holding the
 	// state lock, this apply is the only writer and may remove them.
-	removeStaleTemps(opts)
+	removeStaleTemps(opts.Dir, plan)
 
 	// 1. Artifacts of created and updated agents; unchanged ones keep
 	// theirs.
@@ -117,6 +106,10 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 			return nil, fmt.Errorf("building the artifact of %s: %w", a.Address, err)
 		}
 		res.Artifacts[a.Name] = rec
+		// A moved artifact (new -out-dir) leaves no copy behind.
+		if old := plan.Applied.Resources[a.Address].Artifact; old != nil && old.Path != rec.Path {
+			removeArtifact(opts.Dir, old.Path)
+		}
 		progress("%s: Wrote %s (%s)", a.Address, rec.Path, rec.SHA256[:19])
 	}
 	// Artifacts of deleted agents go.
@@ -125,11 +118,7 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 			continue
 		}
 		if old := plan.Applied.Resources[rc.Address].Artifact; old != nil {
-			p := old.Path
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(opts.Dir, p)
-			}
-			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := removeArtifact(opts.Dir, old.Path); err != nil {
 				return nil, fmt.Errorf("removing the artifact of %s: %w", rc.Address, err)
 			}
 			progress("%s: Removed %s", rc.Address, old.Path)
@@ -172,7 +161,7 @@ func buildArtifact(plan *planner.Plan, opts Options, agent string) (state.Artifa
 	if err != nil {
 		return state.Artifact{}, err
 	}
-	rel := ArtifactPath(opts.OutDir, agent)
+	rel := filepath.FromSlash(plan.ArtifactPath(agent))
 	full := rel
 	if !filepath.IsAbs(full) {
 		full = filepath.Join(opts.Dir, rel)
@@ -249,18 +238,36 @@ func stateCommit(plan *planner.Plan, artifacts map[string]state.Artifact, action
 	return c, nil
 }
 
+// removeArtifact deletes an artifact recorded in state; a file already gone
+// is fine.
+func removeArtifact(dir, path string) error {
+	p := filepath.FromSlash(path)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 // removeStaleTemps deletes the temporary files artifact.WriteFile names
 // ".<agent>.agent.tgz.tmp*" in the artifact directory. They only exist
 // when an apply was killed while writing, and the caller holds the state
 // lock, so no other apply is writing them.
-func removeStaleTemps(opts Options) {
-	dir := ArtifactPath(opts.OutDir, "x")
-	dir = filepath.Dir(dir)
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(opts.Dir, dir)
+func removeStaleTemps(workspace string, plan *planner.Plan) {
+	dirs := map[string]bool{}
+	for _, a := range plan.Agents {
+		dir := filepath.Dir(filepath.FromSlash(plan.ArtifactPath(a.Name)))
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(workspace, dir)
+		}
+		dirs[dir] = true
 	}
-	matches, _ := filepath.Glob(filepath.Join(dir, ".*.agent.tgz.tmp*"))
-	for _, m := range matches {
-		_ = os.Remove(m)
+	for dir := range dirs {
+		matches, _ := filepath.Glob(filepath.Join(dir, ".*.agent.tgz.tmp*"))
+		for _, m := range matches {
+			_ = os.Remove(m)
+		}
 	}
 }

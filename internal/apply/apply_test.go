@@ -233,3 +233,48 @@ func TestApplyRemovesStaleTemps(t *testing.T) {
 		t.Errorf("got: %v\nwant: the killed apply's temp file removed", err)
 	}
 }
+
+func TestApplyMovesArtifactsToANewOutDir(t *testing.T) {
+	dir := newWorkspace(t)
+	if _, _, err := planAndApply(t, context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := manifest.Load(dir)
+	db, err := state.Open(dir, state.Options{Operation: "apply"})
+	must(t, err)
+	defer db.Close()
+	prior := &planner.Applied{Resources: map[string]planner.AppliedResource{}}
+	meta, _ := db.Meta()
+	prior.Lineage, prior.Serial = meta.Lineage, meta.Serial
+	rs, _ := db.Resources()
+	for _, r := range rs {
+		ar := planner.AppliedResource{Type: r.Type, Name: r.Name, Kind: r.Kind, Fingerprint: r.Fingerprint, Attributes: r.Attributes}
+		if r.Artifact != nil {
+			ar.Artifact = &planner.AppliedArtifact{Path: r.Artifact.Path, SHA256: r.Artifact.SHA256, Size: r.Artifact.Size}
+		}
+		prior.Resources[r.Address] = ar
+	}
+	prior.Matrix, _ = db.Matrix()
+	lock, _ := lockfile.Load(dir)
+	ws, _ := resolve.Run(context.Background(), cfg, resolve.Options{Lock: lock})
+
+	// Without -out-dir nothing moves.
+	if p := planner.New(context.Background(), cfg, planner.Options{Resolution: ws, Lock: lock, Applied: prior}); p.HasChanges() {
+		t.Fatalf("got: %+v\nwant: no changes", p.ResourceChanges)
+	}
+	p := planner.New(context.Background(), cfg, planner.Options{Resolution: ws, Lock: lock, Applied: prior, OutDir: "build/agents"})
+	if !p.HasChanges() {
+		t.Fatal("got: no changes\nwant: the artifacts move")
+	}
+	if _, err := Apply(context.Background(), db, p, Options{Dir: dir, WriteLock: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, agent := range []string{"a", "b"} {
+		if _, err := os.Stat(filepath.Join(dir, "build", "agents", agent+".agent.tgz")); err != nil {
+			t.Errorf("moved artifact of %s: %v", agent, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "dist", agent+".agent.tgz")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("old artifact of %s still there (%v)", agent, err)
+		}
+	}
+}

@@ -43,8 +43,10 @@ Options:
   -auto-approve        Skip the confirmation.
   -lock-timeout=D      How long to wait for the state lock (default 0s).
   -lockfile=readonly   Refuse any lockfile difference and never write it.
-  -out-dir=DIR         Artifact directory (default dist, relative to the
-                       workspace).
+  -out-dir=DIR         Artifact directory, relative to the workspace. By
+                       default artifacts stay where they were applied
+                       (dist for the first apply); a new directory moves
+                       them.
   -refresh=false       Contact no MCP server or A2A agent.
   -resolve-timeout=D   Timeout for each remote operation (default 10s).
   -no-color            Disable colour.
@@ -57,7 +59,7 @@ func (c *ApplyCommand) Run(args []string) int {
 	fs := c.flagSet("apply")
 	autoApprove := fs.Bool("auto-approve", false, "skip confirmation")
 	lockTimeout := fs.Duration("lock-timeout", 0, "state lock timeout")
-	outDir := fs.String("out-dir", apply.DefaultOutDir, "artifact directory")
+	outDir := fs.String("out-dir", "", "artifact directory")
 	var rf resolveFlags
 	c.addResolveFlags(fs, &rf)
 	if !c.parseFlags(fs, args, c.Help()) {
@@ -104,7 +106,7 @@ func (c *ApplyCommand) Run(args []string) int {
 		c.showDiagnostics(diags, cfg.Files)
 		return ExitError
 	}
-	plan := planner.New(ctx, cfg, planner.Options{Resolution: ws, Lock: lock, LockReadonly: rf.lockMode == "readonly", Applied: prior})
+	plan := planner.New(ctx, cfg, planner.Options{Resolution: ws, Lock: lock, LockReadonly: rf.lockMode == "readonly", Applied: prior, OutDir: *outDir})
 	diags = append(diags, plan.Diagnostics...)
 	c.showDiagnostics(diags, cfg.Files)
 	if diags.HasErrors() {
@@ -130,7 +132,7 @@ func (c *ApplyCommand) Run(args []string) int {
 	}
 
 	result, err := apply.Apply(ctx, db, plan, apply.Options{
-		Dir: c.Dir, OutDir: *outDir, WriteLock: rf.lockMode != "readonly",
+		Dir: c.Dir, WriteLock: rf.lockMode != "readonly",
 		Progress: func(format string, args ...any) { fmt.Fprintf(c.Stdout, format+"\n", args...) },
 	})
 	if errors.Is(err, apply.ErrInterrupted) {

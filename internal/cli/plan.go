@@ -51,6 +51,7 @@ Options:
                        are resource or capability changes.
   -lock-timeout=D      How long to wait for a state lock held by an
                        apply (default 0s: fail at once).
+  -out-dir=DIR         Plan artifacts into DIR (see apply -help).
   -out=FILE            Save the plan to FILE; "agentform apply FILE" applies
                        exactly it, and refuses when the state or the inputs
                        changed since.
@@ -79,6 +80,7 @@ func (c *PlanCommand) Run(args []string) int {
 	c.addResolveFlags(fs, &rf)
 	matrix := fs.String("matrix", "auto", "matrix mode")
 	out := fs.String("out", "", "save the plan")
+	outDir := fs.String("out-dir", "", "artifact directory")
 	lockTimeout := fs.Duration("lock-timeout", 0, "state lock timeout")
 	if !c.parseFlags(fs, args, c.Help()) {
 		return ExitError
@@ -132,7 +134,7 @@ func (c *PlanCommand) Run(args []string) int {
 		ws, lock, d := c.resolveWorkspace(ctx, cfg, rf, !*jsonOut && c.StdoutTTY)
 		diags = append(diags, d...)
 		if ws != nil {
-			plan = planner.New(ctx, cfg, planner.Options{Override: override, Resolution: ws, Lock: lock, LockReadonly: rf.lockMode == "readonly", Applied: prior})
+			plan = planner.New(ctx, cfg, planner.Options{Override: override, Resolution: ws, Lock: lock, LockReadonly: rf.lockMode == "readonly", Applied: prior, OutDir: *outDir})
 			diags = append(diags, plan.Diagnostics...)
 		}
 	}
