@@ -1,0 +1,3 @@
+# The import ID is the workspace directory, which must have been applied
+# (by "agentform apply" or by Terraform).
+terraform import agentform_build.agents ./agents

@@ -1,0 +1,116 @@
+package provider
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/agentform/agentform/internal/state"
+	"github.com/agentform/agentform/planner"
+)
+
+// engineDiagnostics converts the engine's diagnostics into Terraform's,
+// each on the attribute at (usually "dir": the workspace they are about),
+// with the manifest file and line and its source text appended to the
+// detail. Summaries are kept as the engine wrote them, so Terraform and the
+// CLI report a problem in the same words. Diagnostics for which warn
+// returns true are downgraded to warnings; warn may be nil.
+func engineDiagnostics(ws *workspacePlan, at path.Path, warn func(*hcl.Diagnostic) bool) diag.Diagnostics {
+	var out diag.Diagnostics
+	for _, d := range ws.diags {
+		detail := d.Detail
+		if loc := location(ws, d.Subject); loc != "" {
+			detail = strings.TrimSpace(detail) + "\n\n" + loc
+		}
+		if d.Severity == hcl.DiagError && (warn == nil || !warn(d)) {
+			out.AddAttributeError(at, d.Summary, detail)
+		} else {
+			out.AddAttributeWarning(at, d.Summary, detail)
+		}
+	}
+	if ws.failure != nil {
+		out.Append(stateDiagnostic(ws.dir, at, ws.failure))
+	}
+	return out
+}
+
+// isDrift reports whether d is one of the plan's drift errors: a remote
+// definition (an MCP tool, an A2A card) that changed since the lock.
+func isDrift(plan *planner.Plan) func(*hcl.Diagnostic) bool {
+	return func(d *hcl.Diagnostic) bool { return plan != nil && slices.Contains(plan.Drift, d) }
+}
+
+// location renders where a diagnostic points, as the CLI does:
+//
+//	on /path/to/agent.acl line 12:
+//	  12:   capabilities = ["shell"]
+func location(ws *workspacePlan, rng *hcl.Range) string {
+	if rng == nil || rng.Filename == "" {
+		return ""
+	}
+	name := rng.Filename
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(ws.dir, name)
+	}
+	loc := fmt.Sprintf("on %s line %d:", name, rng.Start.Line)
+	if ws.cfg == nil {
+		return loc
+	}
+	f := ws.cfg.Files[rng.Filename]
+	if f == nil {
+		return loc
+	}
+	lines := bytes.Split(f.Bytes, []byte("\n"))
+	if rng.Start.Line < 1 || rng.Start.Line > len(lines) {
+		return loc
+	}
+	return fmt.Sprintf("%s\n  %d: %s", loc, rng.Start.Line, strings.TrimRight(string(lines[rng.Start.Line-1]), " \t\r"))
+}
+
+// stateDiagnostic explains a failure to read the workspace's state
+// database (.agentform/state.db) or to apply.
+func stateDiagnostic(dir string, at path.Path, err error) diag.Diagnostic {
+	var le *state.LockError
+	switch {
+	case errors.As(err, &le):
+		return diag.NewAttributeErrorDiagnostic(at, "Workspace State Locked",
+			fmt.Sprintf("Another agentform command or Terraform run holds the state lock of %s. Wait for it to finish, then run Terraform again.\n\n%s", dir, err))
+	case errors.Is(err, state.ErrCorrupt):
+		return diag.NewAttributeErrorDiagnostic(at, "Corrupt Workspace State",
+			fmt.Sprintf("The state database of %s cannot be read. Restore %s from a backup, or remove it to let the next apply rebuild every artifact.\n\n%s",
+				dir, filepath.Join(dir, state.DirName, state.FileName), err))
+	}
+	return diag.NewAttributeErrorDiagnostic(at, "Cannot Apply Workspace",
+		fmt.Sprintf("agentform could not plan or apply %s. Fix the cause below and run Terraform again; what was written is consistent and the next apply converges.\n\n%s", dir, err))
+}
+
+// denialWarnings warns once per agent about the tools it may not call,
+// on the attribute at.
+func denialWarnings(plan *planner.Plan, at path.Path) diag.Diagnostics {
+	var out diag.Diagnostics
+	byAgent := map[string][]planner.Denial{}
+	var agents []string
+	for _, d := range plan.Denials() {
+		if _, ok := byAgent[d.Agent]; !ok {
+			agents = append(agents, d.Agent)
+		}
+		byAgent[d.Agent] = append(byAgent[d.Agent], d)
+	}
+	for _, agent := range agents {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Agent %q may not call %d registered tool(s):\n", agent, len(byAgent[agent]))
+		for _, d := range byAgent[agent] {
+			fmt.Fprintf(&b, "  - %s: missing %s\n", d.Tool, strings.Join(d.Missing, ", "))
+		}
+		b.WriteString("\nIf the agent needs one of them, add the missing tag to its capabilities; otherwise nothing needs doing: denials are how agentform keeps agents away from tools.")
+		out.AddAttributeWarning(at, "Agent Denied Tools", b.String())
+	}
+	return out
+}

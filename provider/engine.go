@@ -1,0 +1,334 @@
+package provider
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agentform/agentform/internal/apply"
+	"github.com/agentform/agentform/internal/artifact"
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/internal/state"
+	"github.com/agentform/agentform/internal/version"
+	"github.com/agentform/agentform/lockfile"
+	"github.com/agentform/agentform/planner"
+)
+
+// The engine is the CLI's plan and apply (internal/cli plan.go, apply.go,
+// resolve.go, state.go), minus the printing: load the manifest, read the
+// lockfile and the applied state, resolve every tool and skill, plan, and
+// for apply carry the plan out under the state lock. It never shells out
+// to the agentform CLI, so Terraform and the CLI share one state database
+// and one lockfile per workspace.
+
+// stateLockTimeout is how long the engine waits for the workspace's state
+// lock: long enough to queue behind a concurrent agentform command or a
+// second resource on the same workspace, short enough to fail clearly.
+const stateLockTimeout = 30 * time.Second
+
+// engineOptions are the resolve and lockfile settings of one run, the
+// provider's counterparts of the CLI's -refresh and -lockfile flags.
+type engineOptions struct {
+	// refresh contacts MCP servers and A2A agents; false takes remote tools
+	// from the lockfile.
+	refresh bool
+	// lockReadonly makes any lockfile difference an error and never writes
+	// the lockfile.
+	lockReadonly bool
+	// outDir is the artifact directory, relative to the workspace unless
+	// absolute; the plan places (and moves) artifacts there.
+	outDir string
+}
+
+// workspacePlan is one workspace loaded and planned.
+type workspacePlan struct {
+	dir string
+	cfg *manifest.Config
+	// plan is nil when the manifest, the lockfile or the state could not
+	// be read; diags then say why.
+	plan *planner.Plan
+	// diags holds every diagnostic of loading, resolving and planning, in
+	// that order; it has errors exactly when the plan must not be applied.
+	diags hcl.Diagnostics
+	// failure is set when the state database could not be opened or read,
+	// or the apply failed.
+	failure error
+}
+
+// planWorkspace plans dir as "agentform plan" does, holding the state
+// database's shared lock only while reading it. It writes nothing in the
+// workspace besides the resolve cache (.agentform/cache).
+func planWorkspace(ctx context.Context, dir string, opts engineOptions) *workspacePlan {
+	ws := &workspacePlan{dir: dir}
+	ws.cfg, ws.diags = manifest.Load(dir)
+	if ws.diags.HasErrors() {
+		return ws
+	}
+	prior, err := readApplied(dir)
+	if err != nil {
+		ws.failure = err
+		return ws
+	}
+	ws.plan = ws.resolveAndPlan(ctx, opts, prior)
+	return ws
+}
+
+// applyResult is what applyWorkspace did.
+type applyResult struct {
+	*workspacePlan
+	// artifacts maps each agent to its artifact as recorded in state after
+	// the run, whether or not this run rebuilt it.
+	artifacts map[string]state.Artifact
+	// applied is false when the plan had nothing to do and state was not
+	// written.
+	applied bool
+}
+
+// applyWorkspace plans dir under the exclusive state lock and applies the
+// plan when it changes anything, as "agentform apply -auto-approve" does.
+// outDir is the artifact directory, relative to dir unless absolute.
+func applyWorkspace(ctx context.Context, dir, outDir string, opts engineOptions) *applyResult {
+	res := &applyResult{workspacePlan: &workspacePlan{dir: dir}}
+	ws := res.workspacePlan
+	ws.cfg, ws.diags = manifest.Load(dir)
+	if ws.diags.HasErrors() {
+		return res
+	}
+	db, err := state.Open(dir, state.Options{LockTimeout: stateLockTimeout, Operation: "terraform apply", Version: version.Version})
+	if err != nil {
+		ws.failure = err
+		return res
+	}
+	defer db.Close()
+	prior, err := applied(db)
+	if err != nil {
+		ws.failure = err
+		return res
+	}
+	// Re-planned under the lock: what Terraform planned may be stale, and
+	// apply must carry out exactly what this plan says.
+	ws.plan = ws.resolveAndPlan(ctx, opts, prior)
+	if ws.plan == nil || ws.diags.HasErrors() {
+		return res
+	}
+	if !wouldApply(ws.plan, opts) {
+		res.artifacts = appliedArtifacts(prior)
+		return res
+	}
+	out, err := apply.Apply(ctx, db, ws.plan, apply.Options{Dir: dir, WriteLock: !opts.lockReadonly})
+	if err != nil {
+		ws.failure = err
+		return res
+	}
+	res.artifacts, res.applied = out.Artifacts, true
+	return res
+}
+
+// wouldApply reports whether applying plan writes anything: an artifact,
+// state, or (unless the lockfile is read-only) the lockfile.
+func wouldApply(plan *planner.Plan, opts engineOptions) bool {
+	return plan.HasChanges() || !opts.lockReadonly && len(plan.LockChanges) > 0
+}
+
+// resolveAndPlan reads the lockfile, resolves every tool and skill and
+// plans against prior, appending every diagnostic to ws.diags. It returns
+// nil, with an error in ws.diags, when there is nothing to plan with.
+func (ws *workspacePlan) resolveAndPlan(ctx context.Context, opts engineOptions, prior *planner.Applied) *planner.Plan {
+	lock, diags := lockfile.Load(ws.dir)
+	ws.diags = append(ws.diags, diags...)
+	if diags.HasErrors() {
+		return nil
+	}
+	resolution, diags := resolve.Run(ctx, ws.cfg, resolve.Options{
+		Env:     os.LookupEnv,
+		Timeout: resolve.DefaultTimeout,
+		Refresh: opts.refresh,
+		Lock:    lock,
+		Cache:   resolve.NewCache(ws.dir),
+	})
+	ws.diags = append(ws.diags, diags...)
+	if resolution == nil {
+		if !diags.HasErrors() {
+			// Callers rely on a nil plan coming with an error.
+			ws.diags = append(ws.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot resolve workspace",
+				Detail: "Resolving the workspace's tools and skills produced nothing to plan with. Run \"agentform plan\" in the workspace to see why."})
+		}
+		return nil
+	}
+	plan := planner.New(ctx, ws.cfg, planner.Options{Resolution: resolution, Lock: lock, LockReadonly: opts.lockReadonly, Applied: prior, OutDir: opts.outDir})
+	ws.diags = append(ws.diags, plan.Diagnostics...)
+	return plan
+}
+
+// readApplied reads what the last apply in dir recorded, under the shared
+// state lock. A workspace without state yields an empty Applied.
+func readApplied(dir string) (*planner.Applied, error) {
+	db, err := state.Open(dir, state.Options{ReadOnly: true, LockTimeout: stateLockTimeout})
+	if errors.Is(err, state.ErrNoState) {
+		return applied(nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return applied(db)
+}
+
+// applied converts the state database's records into the planner's view
+// of them; db may be nil (no state yet). It mirrors internal/cli.applied.
+func applied(db *state.DB) (*planner.Applied, error) {
+	out := &planner.Applied{Resources: map[string]planner.AppliedResource{}, Matrix: map[string][]string{}}
+	if db == nil {
+		return out, nil
+	}
+	meta, err := db.Meta()
+	if err != nil {
+		return nil, err
+	}
+	out.Lineage, out.Serial = meta.Lineage, meta.Serial
+	resources, err := db.Resources()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range resources {
+		ar := planner.AppliedResource{Type: r.Type, Name: r.Name, Kind: r.Kind, Fingerprint: r.Fingerprint, Attributes: planner.Attributes(r.Attributes)}
+		if r.Artifact != nil {
+			ar.Artifact = &planner.AppliedArtifact{Path: r.Artifact.Path, SHA256: r.Artifact.SHA256, Size: r.Artifact.Size}
+		}
+		out.Resources[r.Address] = ar
+	}
+	if out.Matrix, err = db.Matrix(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// appliedArtifacts returns each agent's artifact as recorded in prior.
+func appliedArtifacts(prior *planner.Applied) map[string]state.Artifact {
+	out := map[string]state.Artifact{}
+	for _, r := range prior.Resources {
+		if r.Type == "agent" && r.Artifact != nil {
+			out[r.Name] = state.Artifact{Path: r.Artifact.Path, SHA256: r.Artifact.SHA256, Size: r.Artifact.Size}
+		}
+	}
+	return out
+}
+
+// predictArtifacts returns each agent's artifact as applying plan will
+// record it, without writing anything. An agent apply leaves
+// alone keeps its recorded artifact; every other agent's artifact is built
+// in memory (the build is deterministic, so its digest is exactly what
+// apply will write). rebuildAll predicts a rebuild of every agent, for a
+// replacement whose destroy removes the artifacts first.
+func predictArtifacts(plan *planner.Plan, rebuildAll bool) (map[string]state.Artifact, error) {
+	actions := map[string]string{}
+	for _, rc := range plan.ResourceChanges {
+		actions[rc.Address] = rc.Actions[0]
+	}
+	out := map[string]state.Artifact{}
+	for _, a := range plan.Addresses {
+		if a.Type != "agent" {
+			continue
+		}
+		rel := plan.ArtifactPath(a.Name)
+		old := plan.Applied.Resources[a.Address].Artifact
+		if !rebuildAll && actions[a.Address] == planner.ActionNoOp && old != nil && old.Path == rel {
+			out[a.Name] = state.Artifact{Path: old.Path, SHA256: old.SHA256, Size: old.Size}
+			continue
+		}
+		files, err := plan.ArtifactFiles(a.Name)
+		if err != nil {
+			return nil, fmt.Errorf("collecting the files of %s: %w", a.Address, err)
+		}
+		data, err := artifact.Build(files)
+		if err != nil {
+			return nil, fmt.Errorf("building the artifact of %s: %w", a.Address, err)
+		}
+		out[a.Name] = state.Artifact{Path: rel, SHA256: resolve.SHA256(data), Size: int64(len(data))}
+	}
+	return out, nil
+}
+
+// predictLockDigest returns the hex SHA-256 the lockfile will have after
+// applying plan, or "" when the workspace will have no lockfile.
+func predictLockDigest(dir string, plan *planner.Plan, opts engineOptions) (string, error) {
+	if !opts.lockReadonly && plan.Lock != nil && len(plan.LockChanges) > 0 {
+		sum := sha256.Sum256(plan.Lock.Bytes())
+		return hex.EncodeToString(sum[:]), nil
+	}
+	return fileDigest(filepath.Join(dir, lockfile.FileName))
+}
+
+// fileDigest returns the hex SHA-256 of the file at path, or "" when there
+// is no such file.
+func fileDigest(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// fingerprint digests every address's input fingerprint (address → the
+// planner's or the state's fingerprint) into one hex SHA-256, so that any
+// change agentform would make shows as a change of one attribute.
+func fingerprint(fingerprints map[string]string) string {
+	addrs := make([]string, 0, len(fingerprints))
+	for a := range fingerprints {
+		addrs = append(addrs, a)
+	}
+	sort.Strings(addrs)
+	h := sha256.New()
+	for _, a := range addrs {
+		fmt.Fprintf(h, "%s %s\n", a, fingerprints[a])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// planFingerprint is fingerprint over the plan's addresses: what state
+// will record once the plan is applied.
+func planFingerprint(plan *planner.Plan) string {
+	fps := map[string]string{}
+	for _, a := range plan.Addresses {
+		fps[a.Address] = a.Fingerprint
+	}
+	return fingerprint(fps)
+}
+
+// appliedFingerprint is fingerprint over what state records.
+func appliedFingerprint(prior *planner.Applied) string {
+	fps := map[string]string{}
+	for addr, r := range prior.Resources {
+		fps[addr] = r.Fingerprint
+	}
+	return fingerprint(fps)
+}
+
+// hexDigest strips the "sha256:" prefix agentform records, giving the
+// plain hex digest Terraform's filesha256 returns.
+func hexDigest(d string) string { return strings.TrimPrefix(d, "sha256:") }
+
+// hasArtifactDrift reports whether rc rebuilds an artifact that was
+// changed or removed outside agentform.
+func hasArtifactDrift(rc planner.ResourceChange) bool {
+	for _, r := range rc.Reasons {
+		if r == planner.ReasonArtifactDrift {
+			return true
+		}
+	}
+	return false
+}

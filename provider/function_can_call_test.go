@@ -1,0 +1,94 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
+)
+
+func TestCanCallFunction_Run(t *testing.T) {
+	cell := func(agent, tool, decision string) attr.Value {
+		return types.ObjectValueMust(cellType.AttrTypes, map[string]attr.Value{
+			"agent": types.StringValue(agent), "tool": types.StringValue(tool), "decision": types.StringValue(decision),
+		})
+	}
+	matrix := types.ListValueMust(cellType, []attr.Value{
+		cell("assistant", "grep", "deny"),
+		cell("assistant", "word_count", "allow"),
+		cell("researcher", "grep", "allow"),
+	})
+	tests := []struct {
+		name        string
+		agent, tool string
+		want        bool
+		err         string
+	}{
+		{name: "allowed", agent: "assistant", tool: "word_count", want: true},
+		{name: "denied", agent: "assistant", tool: "grep", want: false},
+		{name: "other agent", agent: "researcher", tool: "grep", want: true},
+		{name: "unknown agent", agent: "nobody", tool: "grep", err: `There is no agent named "nobody" in the matrix (agents: assistant, researcher)`},
+		{name: "unknown tool", agent: "assistant", tool: "rm", err: `There is no tool named "rm" in the matrix (tools: grep, word_count)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := function.NewArgumentsData([]attr.Value{matrix, types.StringValue(tt.agent), types.StringValue(tt.tool)})
+			resp := &function.RunResponse{Result: function.NewResultData(types.BoolUnknown())}
+			newCanCallFunction().Run(context.Background(), function.RunRequest{Arguments: args}, resp)
+			checkBoolResult(t, resp, tt.want, tt.err)
+		})
+	}
+}
+
+// TestCanCallFunction passes the data source's matrix (whose cells carry
+// an extra missing attribute) and a literal list of objects.
+func TestCanCallFunction(t *testing.T) {
+	dir := workspace(t)
+	config := providerConfig + fmt.Sprintf(`
+data "agentform_workspace" "test" {
+  dir = %s
+}
+
+output "assistant_counts" {
+  value = provider::agentform::can_call(data.agentform_workspace.test.matrix, "assistant", "word_count")
+}
+
+output "assistant_shells" {
+  value = provider::agentform::can_call(data.agentform_workspace.test.matrix, "assistant", "grep")
+}
+
+output "literal" {
+  value = provider::agentform::can_call([{ agent = "a", tool = "t", decision = "allow", extra = 1 }], "a", "t")
+}
+`, hclString(dir))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownOutputValue("assistant_counts", knownvalue.Bool(true)),
+					statecheck.ExpectKnownOutputValue("assistant_shells", knownvalue.Bool(false)),
+					statecheck.ExpectKnownOutputValue("literal", knownvalue.Bool(true)),
+				},
+			},
+			{
+				Config: config + `
+output "typo" {
+  value = provider::agentform::can_call(data.agentform_workspace.test.matrix, "asistant", "grep")
+}
+`,
+				ExpectError: regexp.MustCompile(`There is no agent named "asistant"`),
+			},
+		},
+	})
+}

@@ -1,0 +1,142 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+)
+
+// TestMain makes "go test ./provider/" run the acceptance tests without
+// any setup, and keeps them away from the user's Terraform configuration:
+//
+//   - TF_ACC=1 unless set, so resource.Test does not skip;
+//   - TF_ACC_PROVIDER_NAMESPACE=agentform unless set, so configurations
+//     can name the provider by its real address, agentform/agentform;
+//   - TF_CLI_CONFIG_FILE points at an empty file, so no ~/.terraformrc
+//     (or a missing file the environment names) changes what Terraform
+//     does;
+//   - CHECKPOINT_DISABLE=1: Terraform contacts no update server.
+//
+// Terraform itself is the terraform on PATH, or TF_ACC_TERRAFORM_PATH.
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+// scratchDir is a directory for the whole test run (the CLI configuration,
+// the provider binary), removed when the tests end.
+var scratchDir string
+
+func runTests(m *testing.M) int {
+	if os.Getenv("TF_ACC") == "" {
+		os.Setenv("TF_ACC", "1")
+	}
+	if os.Getenv("TF_ACC_PROVIDER_NAMESPACE") == "" {
+		os.Setenv("TF_ACC_PROVIDER_NAMESPACE", "agentform")
+	}
+	dir, err := os.MkdirTemp("", "agentform-provider-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	scratchDir = dir
+	rc := filepath.Join(dir, "terraformrc")
+	if err := os.WriteFile(rc, nil, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	os.Setenv("TF_CLI_CONFIG_FILE", rc)
+	os.Setenv("CHECKPOINT_DISABLE", "1")
+	return m.Run()
+}
+
+// protoV6ProviderFactories serves the provider in-process to the
+// terraform binary the acceptance tests run.
+var protoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
+	"agentform": providerserver.NewProtocol6WithError(New("test")()),
+}
+
+// providerConfig names the provider by its registry address; TestMain's
+// TF_ACC_PROVIDER_NAMESPACE makes the in-process provider answer to it.
+const providerConfig = `
+terraform {
+  required_providers {
+    agentform = {
+      source = "agentform/agentform"
+    }
+  }
+}
+`
+
+// workspace copies testdata/<top-level test name>/<sub...> into a new
+// temporary directory and returns it, so tests never write into the
+// repository.
+func workspace(t *testing.T, sub ...string) string {
+	t.Helper()
+	name, _, _ := strings.Cut(t.Name(), "/")
+	src := filepath.Join(append([]string{"testdata", name}, sub...)...)
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copying %s: %v", src, err)
+	}
+	return dst
+}
+
+// hclString quotes s as an HCL string literal.
+func hclString(s string) string {
+	q := strconv.Quote(s)
+	return strings.ReplaceAll(strings.ReplaceAll(q, "${", "$${"), "%{", "%%{")
+}
+
+func TestProviderSchema(t *testing.T) {
+	server, err := providerserver.NewProtocol6WithError(New("test")())()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := server.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range resp.Diagnostics {
+		t.Errorf("schema diagnostic: %s: %s", d.Summary, d.Detail)
+	}
+	var got []string
+	for name := range resp.ResourceSchemas {
+		got = append(got, "resource "+name)
+	}
+	for name := range resp.DataSourceSchemas {
+		got = append(got, "data "+name)
+	}
+	for name := range resp.Functions {
+		got = append(got, "function "+name)
+	}
+	slices.Sort(got)
+	want := []string{"data agentform_workspace", "function can_call", "function satisfies", "resource agentform_build"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got:\n%q\nwant:\n%q", got, want)
+	}
+}

@@ -1,0 +1,576 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/agentform/agentform/internal/apply"
+	"github.com/agentform/agentform/internal/artifact"
+	"github.com/agentform/agentform/internal/state"
+	"github.com/agentform/agentform/internal/version"
+	"github.com/agentform/agentform/lockfile"
+	"github.com/agentform/agentform/planner"
+)
+
+var (
+	_ resource.Resource                = (*buildResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*buildResource)(nil)
+	_ resource.ResourceWithImportState = (*buildResource)(nil)
+)
+
+// buildResource is resource "agentform_build": "agentform apply" for one
+// workspace. Its plan runs the agentform planner, so "terraform plan" shows
+// the exact digests of the artifacts apply will write.
+//
+// Destroying it removes the artifact files it recorded (and the artifact
+// directory when that leaves it empty). The workspace's state database and
+// lockfile stay: they are the workspace's, shared with the CLI, and the
+// next apply (Terraform or CLI) sees the removed artifacts as drift and
+// rebuilds them.
+type buildResource struct{}
+
+func newBuildResource() resource.Resource { return &buildResource{} }
+
+// buildModel is the resource's configuration and state.
+type buildModel struct {
+	ID                types.String `tfsdk:"id"`
+	Dir               types.String `tfsdk:"dir"`
+	OutDir            types.String `tfsdk:"out_dir"`
+	LockfileMode      types.String `tfsdk:"lockfile_mode"`
+	Refresh           types.Bool   `tfsdk:"refresh"`
+	Artifacts         types.Map    `tfsdk:"artifacts"`
+	LockSHA256        types.String `tfsdk:"lock_sha256"`
+	Fingerprint       types.String `tfsdk:"fingerprint"`
+	CapabilityMatrix  types.List   `tfsdk:"capability_matrix"`
+	CapabilityChanges types.List   `tfsdk:"capability_changes"`
+}
+
+// artifactModel is one element of artifacts.
+type artifactModel struct {
+	Path   string `tfsdk:"path"`
+	SHA256 string `tfsdk:"sha256"`
+}
+
+// cellModel is one element of capability_matrix.
+type cellModel struct {
+	Agent    string `tfsdk:"agent"`
+	Tool     string `tfsdk:"tool"`
+	Decision string `tfsdk:"decision"`
+}
+
+// changeModel is one element of capability_changes.
+type changeModel struct {
+	Agent  string `tfsdk:"agent"`
+	Tool   string `tfsdk:"tool"`
+	Change string `tfsdk:"change"`
+}
+
+var (
+	artifactType = types.ObjectType{AttrTypes: map[string]attr.Type{"path": types.StringType, "sha256": types.StringType}}
+	cellType     = types.ObjectType{AttrTypes: map[string]attr.Type{"agent": types.StringType, "tool": types.StringType, "decision": types.StringType}}
+	changeType   = types.ObjectType{AttrTypes: map[string]attr.Type{"agent": types.StringType, "tool": types.StringType, "change": types.StringType}}
+)
+
+// Lockfile modes.
+const (
+	lockfileUpdate   = "update"
+	lockfileReadonly = "readonly"
+)
+
+// Metadata implements resource.Resource.
+func (r *buildResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_build"
+}
+
+// Schema implements resource.Resource.
+func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	str := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Builds an agentform workspace, as `agentform apply` does: one reproducible artifact per agent " +
+			"(`<out_dir>/<agent>.agent.tgz`), the lockfile, and the workspace's state database.\n\n" +
+			"Planning runs the agentform planner, so `terraform plan` shows the exact SHA-256 of every artifact apply " +
+			"will write, the capability matrix and the capability changes. Each agent's denials and an artifact changed " +
+			"or removed outside Terraform are warnings; a failed `check` block, a remote tool definition that changed " +
+			"since the lockfile and, with `lockfile_mode = \"readonly\"`, any lockfile difference are errors.\n\n" +
+			"Terraform and the `agentform` CLI share the workspace's state database (`.agentform/state.db`): either can " +
+			"apply, and the other sees the result. Destroying the resource removes the artifacts it recorded (and " +
+			"`out_dir` when that leaves it empty); the state database and the lockfile stay, and the next apply sees the " +
+			"missing artifacts and rebuilds them.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The workspace directory, as `dir` gives it.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"dir": schema.StringAttribute{
+				Required:            true,
+				Validators:          []validator.String{nonEmpty()},
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				MarkdownDescription: "The workspace directory: the one holding the `*.acl` manifest files. A relative path is relative to Terraform's working directory. Changing it replaces the resource.",
+			},
+			"out_dir": schema.StringAttribute{
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(apply.DefaultOutDir),
+				Validators:          []validator.String{nonEmpty()},
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				MarkdownDescription: "The artifact directory, relative to `dir` unless absolute. Defaults to `dist`. Changing it replaces the resource: the old artifacts are removed and every artifact is built in the new directory.",
+			},
+			"lockfile_mode": schema.StringAttribute{
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(lockfileUpdate),
+				Validators:          []validator.String{oneOf(lockfileUpdate, lockfileReadonly)},
+				MarkdownDescription: "`update` (the default) writes `agentform.lock.hcl` when what was resolved differs from it. `readonly` makes any difference an error and never writes the lockfile, as `agentform apply -lockfile=readonly` does in CI.",
+			},
+			"refresh": schema.BoolAttribute{
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(true),
+				MarkdownDescription: "Whether to contact MCP servers and A2A agents while planning (the default). With `false`, remote tools come from the lockfile, as with `agentform plan -refresh=false`.",
+			},
+			"artifacts": schema.MapNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "Each agent's artifact, by agent name. Known at plan time: the build is reproducible, so the plan shows the digest apply will write.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"path":   str("The artifact file: `out_dir` joined to `dir`."),
+					"sha256": str("The lowercase hex SHA-256 of the file, as `filesha256(path)` returns."),
+				}},
+			},
+			"lock_sha256": str("The lowercase hex SHA-256 of `agentform.lock.hcl` after apply; null when the workspace has no lockfile."),
+			"fingerprint": str("A digest of the input fingerprint of every agent, tool and skill as applied. It changes whenever agentform would change something, including a resource that has no artifact."),
+			"capability_matrix": schema.ListNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "The capability matrix as applied: one cell per agent and enabled registered tool, sorted by agent then tool. Pass it to `provider::agentform::can_call`.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"agent":    str("The agent's name."),
+					"tool":     str("The registered tool's name."),
+					"decision": str("`allow` when the agent may call the tool, else `deny`."),
+				}},
+			},
+			"capability_changes": schema.ListNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "The cells of the matrix that the latest apply through this resource granted or revoked, sorted by agent then tool; empty when it changed none.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"agent":  str("The agent's name."),
+					"tool":   str("The registered tool's name."),
+					"change": str("`granted` or `revoked`."),
+				}},
+			},
+		},
+	}
+}
+
+// options returns the engine options m configures; m must be known.
+func (m *buildModel) options() engineOptions {
+	return engineOptions{refresh: m.Refresh.ValueBool(), lockReadonly: m.LockfileMode.ValueString() == lockfileReadonly, outDir: m.OutDir.ValueString()}
+}
+
+// ModifyPlan implements resource.ResourceWithModifyPlan: it plans the
+// workspace and fills every computed attribute with what apply will
+// record, so "terraform plan" shows artifact digests and capability
+// changes, and no change at all when agentform has nothing to do.
+func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var planned buildModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &planned)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if planned.Dir.IsUnknown() || planned.OutDir.IsUnknown() || planned.LockfileMode.IsUnknown() || planned.Refresh.IsUnknown() {
+		return // known after apply
+	}
+	var prior *buildModel
+	if !req.State.Raw.IsNull() {
+		prior = &buildModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, prior)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	dir, opts := planned.Dir.ValueString(), planned.options()
+	ws := planWorkspace(ctx, dir, opts)
+	resp.Diagnostics.Append(engineDiagnostics(ws, path.Root("dir"), nil)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan := ws.plan
+	resp.Diagnostics.Append(denialWarnings(plan, path.Root("capability_matrix"))...)
+	for _, rc := range plan.ResourceChanges {
+		if rc.Type == "agent" && hasArtifactDrift(rc) {
+			resp.Diagnostics.AddAttributeWarning(path.Root("artifacts").AtMapKey(rc.Name), "Artifact Changed Outside Terraform",
+				fmt.Sprintf("The artifact of %s is missing or differs from what the last apply wrote; apply rebuilds it.", rc.Address))
+		}
+	}
+
+	// A replacement destroys first, which removes every artifact, so the
+	// create that follows rebuilds them all.
+	replacing := prior != nil && (!prior.Dir.Equal(planned.Dir) || !prior.OutDir.Equal(planned.OutDir))
+	arts, err := predictArtifacts(plan, replacing)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("dir"), "Cannot Build Artifacts",
+			fmt.Sprintf("agentform could not build the artifacts of %s to plan their digests. Run \"agentform plan\" in the workspace for details, fix the cause and plan again.\n\n%s", dir, err))
+		return
+	}
+	lockDigest, err := predictLockDigest(dir, plan, opts)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("lock_sha256"), "Cannot Read Lockfile",
+			fmt.Sprintf("agentform could not read %s. Check its permissions and plan again.\n\n%s", filepath.Join(dir, lockfile.FileName), err))
+		return
+	}
+	// Capability changes are those of the last apply: they stand until
+	// something is applied again.
+	keep := types.ListNull(changeType)
+	if prior != nil && !replacing && !wouldApply(plan, opts) && !prior.CapabilityChanges.IsNull() && !prior.CapabilityChanges.IsUnknown() {
+		keep = prior.CapabilityChanges
+	}
+	resp.Diagnostics.Append(planned.setResult(ctx, plan, arts, lockDigest, keep)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &planned)...)
+}
+
+// setResult fills m's computed attributes from plan, the artifacts state
+// records and the lockfile digest. keepChanges, when not nil, is kept as
+// capability_changes (nothing was applied, so the last apply's changes
+// stand); otherwise they are plan's.
+func (m *buildModel) setResult(ctx context.Context, plan *planner.Plan, arts map[string]state.Artifact, lockDigest string, keepChanges types.List) diag.Diagnostics {
+	var diags diag.Diagnostics
+	m.ID = m.Dir
+	m.Artifacts = artifactsValue(ctx, m.Dir.ValueString(), arts, &diags)
+	m.LockSHA256 = types.StringNull()
+	if lockDigest != "" {
+		m.LockSHA256 = types.StringValue(lockDigest)
+	}
+	m.Fingerprint = types.StringValue(planFingerprint(plan))
+	m.CapabilityMatrix = cellsValue(ctx, planCells(plan), &diags)
+	if keepChanges.IsNull() {
+		var changes []changeModel
+		for _, c := range plan.CapabilityChanges {
+			changes = append(changes, changeModel{Agent: c.Agent, Tool: c.Tool, Change: c.Change})
+		}
+		sort.Slice(changes, func(i, j int) bool {
+			return changes[i].Agent < changes[j].Agent || changes[i].Agent == changes[j].Agent && changes[i].Tool < changes[j].Tool
+		})
+		keepChanges = listValue(ctx, changeType, changes, &diags)
+	}
+	m.CapabilityChanges = keepChanges
+	return diags
+}
+
+// Create implements resource.Resource.
+func (r *buildResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var planned buildModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &planned)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.apply(ctx, &planned, types.ListNull(changeType))...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &planned)...)
+}
+
+// Update implements resource.Resource.
+func (r *buildResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var planned, prior buildModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &planned)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.apply(ctx, &planned, prior.CapabilityChanges)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &planned)...)
+}
+
+// apply applies the workspace m configures and records the result in m.
+// priorChanges are the capability changes in state, kept when nothing
+// needed applying (null for a create).
+func (r *buildResource) apply(ctx context.Context, m *buildModel, priorChanges types.List) diag.Diagnostics {
+	dir := m.Dir.ValueString()
+	res := applyWorkspace(ctx, dir, m.OutDir.ValueString(), m.options())
+	diags := engineDiagnostics(res.workspacePlan, path.Root("dir"), nil)
+	if diags.HasError() {
+		return diags
+	}
+	lockDigest, err := fileDigest(filepath.Join(dir, lockfile.FileName))
+	if err != nil {
+		diags.AddAttributeError(path.Root("lock_sha256"), "Cannot Read Lockfile",
+			fmt.Sprintf("The apply succeeded, but %s could not be read. Check its permissions and run Terraform again.\n\n%s", filepath.Join(dir, lockfile.FileName), err))
+		return diags
+	}
+	keep := types.ListNull(changeType)
+	if !res.applied && !priorChanges.IsNull() && !priorChanges.IsUnknown() {
+		keep = priorChanges
+	}
+	diags.Append(m.setResult(ctx, res.plan, res.artifacts, lockDigest, keep)...)
+	return diags
+}
+
+// Read implements resource.Resource: it reads what the workspace's state
+// database records and the artifacts on disk, so an artifact changed or
+// removed outside Terraform, or an apply by the CLI, shows in the next
+// plan. A workspace that is gone, or has no state, removes the resource.
+func (r *buildResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var m buildModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	dir := m.Dir.ValueString()
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	prior, err := readApplied(dir)
+	if err != nil {
+		resp.Diagnostics.Append(stateDiagnostic(dir, path.Root("dir"), err))
+		return
+	}
+	if prior.Serial == 0 {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+
+	// Attributes an import leaves null take their defaults; out_dir is
+	// where the recorded artifacts are.
+	m.ID = m.Dir
+	if m.OutDir.IsNull() {
+		m.OutDir = types.StringValue(recordedOutDir(prior))
+	}
+	if m.LockfileMode.IsNull() {
+		m.LockfileMode = types.StringValue(lockfileUpdate)
+	}
+	if m.Refresh.IsNull() {
+		m.Refresh = types.BoolValue(true)
+	}
+
+	onDisk := map[string]state.Artifact{}
+	for agent, a := range appliedArtifacts(prior) {
+		digest, err := fileDigest(artifactFile(dir, a.Path))
+		if err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("artifacts").AtMapKey(agent), "Cannot Read Artifact",
+				fmt.Sprintf("agentform could not read %s. Check its permissions and run Terraform again.\n\n%s", artifactFile(dir, a.Path), err))
+			return
+		}
+		if digest == "" {
+			continue // removed outside Terraform: the next plan recreates it
+		}
+		onDisk[agent] = state.Artifact{Path: a.Path, SHA256: digest}
+	}
+	m.Artifacts = artifactsValue(ctx, dir, onDisk, &resp.Diagnostics)
+
+	lockDigest, err := fileDigest(filepath.Join(dir, lockfile.FileName))
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("lock_sha256"), "Cannot Read Lockfile",
+			fmt.Sprintf("agentform could not read %s. Check its permissions and run Terraform again.\n\n%s", filepath.Join(dir, lockfile.FileName), err))
+		return
+	}
+	m.LockSHA256 = types.StringNull()
+	if lockDigest != "" {
+		m.LockSHA256 = types.StringValue(lockDigest)
+	}
+	m.Fingerprint = types.StringValue(appliedFingerprint(prior))
+	if m.CapabilityMatrix.IsNull() || m.CapabilityMatrix.IsUnknown() {
+		// After an import: the matrix the artifacts carry is the one applied.
+		m.CapabilityMatrix = cellsValue(ctx, artifactCells(dir, onDisk), &resp.Diagnostics)
+	}
+	if m.CapabilityChanges.IsNull() || m.CapabilityChanges.IsUnknown() {
+		m.CapabilityChanges = listValue(ctx, changeType, []changeModel{}, &resp.Diagnostics)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// Delete implements resource.Resource: it removes the artifact files the
+// resource recorded, holding the workspace's state lock so that no
+// agentform apply writes them meanwhile, and the artifact directory when
+// that leaves it empty. State and lockfile stay (see buildResource).
+func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var m buildModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	dir := m.Dir.ValueString()
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(dir, state.DirName, state.FileName)); err == nil {
+		db, err := state.Open(dir, state.Options{LockTimeout: stateLockTimeout, Operation: "terraform destroy", Version: version.Version})
+		if err != nil {
+			resp.Diagnostics.Append(stateDiagnostic(dir, path.Root("dir"), err))
+			return
+		}
+		defer db.Close()
+	}
+	arts := map[string]artifactModel{}
+	if !m.Artifacts.IsNull() && !m.Artifacts.IsUnknown() {
+		resp.Diagnostics.Append(m.Artifacts.ElementsAs(ctx, &arts, false)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	for _, agent := range sortedKeys(arts) {
+		if err := os.Remove(arts[agent].Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			resp.Diagnostics.AddAttributeError(path.Root("artifacts").AtMapKey(agent), "Cannot Remove Artifact",
+				fmt.Sprintf("agentform could not remove %s. Remove it by hand, or fix its directory's permissions and destroy again.\n\n%s", arts[agent].Path, err))
+		}
+	}
+	if out := m.OutDir.ValueString(); out != "" {
+		if !filepath.IsAbs(out) {
+			out = filepath.Join(dir, out)
+		}
+		_ = os.Remove(out) // only succeeds when empty, which is the point
+	}
+}
+
+// ImportState implements resource.ResourceWithImportState: the import ID
+// is the workspace directory, which must have been applied.
+func (r *buildResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	prior, err := readApplied(req.ID)
+	if err == nil && prior.Serial == 0 {
+		err = fmt.Errorf("%s has no agentform state (%s)", req.ID, filepath.Join(req.ID, state.DirName, state.FileName))
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot Import Workspace",
+			fmt.Sprintf("Only a workspace that \"agentform apply\" or Terraform has applied can be imported; the import ID is its directory. Apply it first, or let Terraform create the resource.\n\n%s", err))
+		return
+	}
+	resource.ImportStatePassthroughID(ctx, path.Root("dir"), req, resp)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+}
+
+// artifactFile is the file of an artifact recorded at rel (relative to
+// dir unless absolute).
+func artifactFile(dir, rel string) string {
+	if filepath.IsAbs(rel) {
+		return filepath.FromSlash(rel)
+	}
+	return filepath.Join(dir, filepath.FromSlash(rel))
+}
+
+// recordedOutDir is the artifact directory of the artifacts state records,
+// or the default when they do not share one.
+func recordedOutDir(prior *planner.Applied) string {
+	out := ""
+	for _, a := range appliedArtifacts(prior) {
+		d := filepath.Dir(filepath.FromSlash(a.Path))
+		if out != "" && d != out {
+			return apply.DefaultOutDir
+		}
+		out = d
+	}
+	if out == "" {
+		return apply.DefaultOutDir
+	}
+	return out
+}
+
+// artifactsValue converts artifacts recorded relative to dir into the
+// artifacts attribute.
+func artifactsValue(ctx context.Context, dir string, arts map[string]state.Artifact, diags *diag.Diagnostics) types.Map {
+	models := map[string]artifactModel{}
+	for agent, a := range arts {
+		models[agent] = artifactModel{Path: artifactFile(dir, a.Path), SHA256: hexDigest(a.SHA256)}
+	}
+	v, d := types.MapValueFrom(ctx, artifactType, models)
+	diags.Append(d...)
+	return v
+}
+
+// planCells lists plan's matrix sorted by agent then tool.
+func planCells(plan *planner.Plan) []cellModel {
+	var cells []cellModel
+	for _, c := range matrixModels(plan) {
+		cells = append(cells, cellModel{Agent: c.Agent, Tool: c.Tool, Decision: c.Decision})
+	}
+	sortCells(cells)
+	return cells
+}
+
+// artifactCells lists the matrix rows that the agents' artifacts (agent.json)
+// carry, sorted by agent then tool; an artifact that cannot be read
+// contributes no row.
+func artifactCells(dir string, arts map[string]state.Artifact) []cellModel {
+	var cells []cellModel
+	for _, agent := range sortedKeys(arts) {
+		data, err := os.ReadFile(artifactFile(dir, arts[agent].Path))
+		if err != nil {
+			continue
+		}
+		archive, err := artifact.Read(bytes.NewReader(data))
+		if err != nil {
+			continue
+		}
+		a, err := artifact.ParseAgent(archive.Files[artifact.AgentName])
+		if err != nil {
+			continue
+		}
+		for _, c := range a.Matrix {
+			cells = append(cells, cellModel{Agent: agent, Tool: c.Tool, Decision: c.Decision})
+		}
+	}
+	sortCells(cells)
+	return cells
+}
+
+func sortCells(cells []cellModel) {
+	sort.Slice(cells, func(i, j int) bool {
+		return cells[i].Agent < cells[j].Agent || cells[i].Agent == cells[j].Agent && cells[i].Tool < cells[j].Tool
+	})
+}
+
+func cellsValue(ctx context.Context, cells []cellModel, diags *diag.Diagnostics) types.List {
+	if cells == nil {
+		cells = []cellModel{}
+	}
+	return listValue(ctx, cellType, cells, diags)
+}
+
+// listValue converts a slice of models into a list of objects of type t.
+func listValue[T any](ctx context.Context, t types.ObjectType, elems []T, diags *diag.Diagnostics) types.List {
+	if elems == nil {
+		elems = []T{}
+	}
+	v, d := types.ListValueFrom(ctx, t, elems)
+	diags.Append(d...)
+	return v
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

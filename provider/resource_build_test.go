@@ -1,0 +1,285 @@
+package provider
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/agentform/agentform/internal/state"
+	"github.com/agentform/agentform/lockfile"
+)
+
+var hexSHA256 = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+const buildAddr = "agentform_build.test"
+
+// buildConfig is a configuration with one agentform_build of dir and the
+// given extra attributes.
+func buildConfig(dir, extra string) string {
+	return providerConfig + fmt.Sprintf(`
+resource "agentform_build" "test" {
+  dir = %s
+  %s
+}
+`, hclString(dir), extra)
+}
+
+func artifactAttr(agent, attr string) tfjsonpath.Path {
+	return tfjsonpath.New("artifacts").AtMapKey(agent).AtMapKey(attr)
+}
+
+// capture stores a string attribute's value in *into and accepts it.
+func capture(into *string) knownvalue.Check {
+	return knownvalue.StringFunc(func(v string) error {
+		*into = v
+		return nil
+	})
+}
+
+// differsFrom accepts a SHA-256 that is not *old.
+func differsFrom(old *string) knownvalue.Check {
+	return knownvalue.StringFunc(func(v string) error {
+		if !hexSHA256.MatchString(v) || v == *old {
+			return fmt.Errorf("got:\n%s\nwant:\na SHA-256 other than %s", v, *old)
+		}
+		return nil
+	})
+}
+
+// equals accepts exactly *want, read when the check runs.
+func equals(want *string) knownvalue.Check {
+	return knownvalue.StringFunc(func(v string) error {
+		if v != *want {
+			return fmt.Errorf("got:\n%s\nwant:\n%s", v, *want)
+		}
+		return nil
+	})
+}
+
+// checkFilesMatchState checks that every artifact and the lockfile on disk
+// have the digests the resource's state records.
+func checkFilesMatchState(dir string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		rs := s.RootModule().Resources[buildAddr]
+		if rs == nil {
+			return errors.New("agentform_build.test is not in state")
+		}
+		attrs := rs.Primary.Attributes
+		for _, agent := range []string{"assistant", "researcher"} {
+			path := attrs["artifacts."+agent+".path"]
+			if want := filepath.Join(dir, "dist", agent+".agent.tgz"); path != want {
+				return fmt.Errorf("artifact path of %s\ngot:\n%s\nwant:\n%s", agent, path, want)
+			}
+			if got := sha256File(path); got != attrs["artifacts."+agent+".sha256"] {
+				return fmt.Errorf("sha256 of %s\ngot:\n%s\nwant:\n%s", path, got, attrs["artifacts."+agent+".sha256"])
+			}
+		}
+		lock := filepath.Join(dir, lockfile.FileName)
+		if got := sha256File(lock); got != attrs["lock_sha256"] {
+			return fmt.Errorf("sha256 of %s\ngot:\n%s\nwant:\n%s", lock, got, attrs["lock_sha256"])
+		}
+		return nil
+	}
+}
+
+func sha256File(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// checkDestroyed checks that destroying removed the artifacts and their
+// directory, and left the workspace's state database and lockfile.
+func checkDestroyed(dir, outDir string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if _, err := os.Stat(filepath.Join(dir, outDir)); !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s after destroy\ngot:\nerror %v\nwant:\nno such directory", outDir, err)
+		}
+		for _, keep := range []string{filepath.Join(state.DirName, state.FileName), lockfile.FileName} {
+			if _, err := os.Stat(filepath.Join(dir, keep)); err != nil {
+				return fmt.Errorf("%s after destroy\ngot:\n%v\nwant:\nthe file kept", keep, err)
+			}
+		}
+		return nil
+	}
+}
+
+// TestBuildResource walks one workspace through Terraform's lifecycle:
+// create, an empty plan, a tool source change, an artifact deleted outside
+// Terraform, import and destroy.
+func TestBuildResource(t *testing.T) {
+	dir := workspace(t)
+	config := buildConfig(dir, "")
+	var assistant, researcher string
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy:             checkDestroyed(dir, "dist"),
+		Steps: []resource.TestStep{
+			{
+				// Create: the plan already knows every digest.
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(buildAddr, plancheck.ResourceActionCreate),
+					plancheck.ExpectKnownValue(buildAddr, artifactAttr("assistant", "sha256"), knownvalue.StringRegexp(hexSHA256)),
+					plancheck.ExpectKnownValue(buildAddr, tfjsonpath.New("lock_sha256"), knownvalue.StringRegexp(hexSHA256)),
+					plancheck.ExpectKnownValue(buildAddr, tfjsonpath.New("capability_matrix"), knownvalue.ListSizeExact(12)),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(buildAddr, artifactAttr("assistant", "sha256"), capture(&assistant)),
+					statecheck.ExpectKnownValue(buildAddr, tfjsonpath.New("id"), knownvalue.StringExact(dir)),
+					statecheck.ExpectKnownValue(buildAddr, tfjsonpath.New("out_dir"), knownvalue.StringExact("dist")),
+					statecheck.ExpectKnownValue(buildAddr, tfjsonpath.New("capability_changes"), knownvalue.ListSizeExact(7)),
+					// Agents, then tools, sorted: assistant's fifth cell is grep.
+					statecheck.ExpectKnownValue(buildAddr, tfjsonpath.New("capability_matrix").AtSliceIndex(4), knownvalue.ObjectExact(map[string]knownvalue.Check{
+						"agent": knownvalue.StringExact("assistant"), "tool": knownvalue.StringExact("grep"), "decision": knownvalue.StringExact("deny"),
+					})),
+					statecheck.ExpectKnownValue(buildAddr, tfjsonpath.New("capability_matrix").AtSliceIndex(10), knownvalue.ObjectExact(map[string]knownvalue.Check{
+						"agent": knownvalue.StringExact("researcher"), "tool": knownvalue.StringExact("grep"), "decision": knownvalue.StringExact("allow"),
+					})),
+				},
+				Check: checkFilesMatchState(dir),
+			},
+			{
+				// Nothing changed: the plan is empty.
+				Config:   config,
+				PlanOnly: true,
+			},
+			{
+				// A tool's source changes: the plan shows the new digests.
+				PreConfig: func() {
+					src := filepath.Join(dir, "tools", "word_count", "index.ts")
+					data, err := os.ReadFile(src)
+					if err == nil {
+						err = os.WriteFile(src, append(data, "\nexport const version = 2;\n"...), 0o644)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(buildAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(buildAddr, artifactAttr("assistant", "sha256"), differsFrom(&assistant)),
+					plancheck.ExpectKnownValue(buildAddr, tfjsonpath.New("capability_changes"), knownvalue.ListSizeExact(0)),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(buildAddr, artifactAttr("researcher", "sha256"), capture(&researcher)),
+				},
+				Check: checkFilesMatchState(dir),
+			},
+			{
+				// An artifact deleted outside Terraform is rebuilt, byte for
+				// byte.
+				PreConfig: func() {
+					if err := os.Remove(filepath.Join(dir, "dist", "researcher.agent.tgz")); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(buildAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(buildAddr, artifactAttr("researcher", "sha256"), equals(&researcher)),
+				}},
+				Check: checkFilesMatchState(dir),
+			},
+			{
+				// Import by directory gives the same state.
+				Config:            config,
+				ResourceName:      buildAddr,
+				ImportState:       true,
+				ImportStateId:     dir,
+				ImportStateVerify: true,
+			},
+		},
+	})
+}
+
+// TestBuildResource_outDir changes out_dir and the lockfile settings of an
+// applied workspace: the resource is replaced, the old artifacts go and
+// the new directory gets all of them.
+func TestBuildResource_outDir(t *testing.T) {
+	dir := workspace(t)
+	var assistant string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy:             checkDestroyed(dir, "build"),
+		Steps: []resource.TestStep{
+			{
+				Config: buildConfig(dir, ""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(buildAddr, artifactAttr("assistant", "sha256"), capture(&assistant)),
+				},
+			},
+			{
+				Config: buildConfig(dir, `
+  out_dir       = "build"
+  lockfile_mode = "readonly"
+  refresh       = false`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(buildAddr, plancheck.ResourceActionDestroyBeforeCreate),
+					plancheck.ExpectKnownValue(buildAddr, artifactAttr("assistant", "path"), knownvalue.StringExact(filepath.Join(dir, "build", "assistant.agent.tgz"))),
+					// Same inputs, same bytes.
+					plancheck.ExpectKnownValue(buildAddr, artifactAttr("assistant", "sha256"), equals(&assistant)),
+				}},
+				Check: func(*terraform.State) error {
+					if _, err := os.Stat(filepath.Join(dir, "dist")); !errors.Is(err, os.ErrNotExist) {
+						return fmt.Errorf("dist after replacement\ngot:\nerror %v\nwant:\nno such directory", err)
+					}
+					for _, agent := range []string{"assistant", "researcher"} {
+						if _, err := os.Stat(filepath.Join(dir, "build", agent+".agent.tgz")); err != nil {
+							return fmt.Errorf("artifact of %s\ngot:\n%v\nwant:\nthe file in build/", agent, err)
+						}
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// TestBuildResource_errors checks that workspaces that cannot be applied
+// fail the plan with the engine's diagnostics.
+func TestBuildResource_errors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:      buildConfig(missing, ""),
+				ExpectError: regexp.MustCompile(`Cannot read workspace directory`),
+			},
+			{
+				Config:      buildConfig(workspace(t, "invalid"), ""),
+				ExpectError: regexp.MustCompile(`(?s)Missing graph block.*agent\.acl line 2`),
+			},
+			{
+				Config:      buildConfig(workspace(t, "failing_check"), ""),
+				ExpectError: regexp.MustCompile(`(?s)Check failed.*assistant must never reach the shell`),
+			},
+			{
+				Config:      buildConfig(workspace(t, "unlocked"), `lockfile_mode = "readonly"`),
+				ExpectError: regexp.MustCompile(`Lockfile out of date`),
+			},
+			{
+				Config:      buildConfig(workspace(t, "unlocked"), `lockfile_mode = "sometimes"`),
+				ExpectError: regexp.MustCompile(`must be "update" or "readonly"`),
+			},
+		},
+	})
+}

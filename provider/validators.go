@@ -1,0 +1,67 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+)
+
+// stringValidator is a validator.String from a description and a check
+// that returns the problem with a known value, or "".
+type stringValidator struct {
+	description string
+	check       func(string) string
+}
+
+var _ validator.String = stringValidator{}
+
+// Description implements validator.Describer.
+func (v stringValidator) Description(context.Context) string { return v.description }
+
+// MarkdownDescription implements validator.Describer.
+func (v stringValidator) MarkdownDescription(context.Context) string { return v.description }
+
+// ValidateString implements validator.String; null and unknown values are
+// left to Required and to the next validation.
+func (v stringValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if problem := v.check(req.ConfigValue.ValueString()); problem != "" {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Attribute Value", problem)
+	}
+}
+
+// nonEmpty refuses the empty string.
+func nonEmpty() validator.String {
+	return stringValidator{
+		description: "value must not be empty",
+		check: func(s string) string {
+			if strings.TrimSpace(s) == "" {
+				return "The value must not be empty: name a directory, such as \".\" for Terraform's working directory."
+			}
+			return ""
+		},
+	}
+}
+
+// oneOf accepts exactly the given values.
+func oneOf(values ...string) validator.String {
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = fmt.Sprintf("%q", v)
+	}
+	list := strings.Join(quoted, " or ")
+	return stringValidator{
+		description: "value must be " + list,
+		check: func(s string) string {
+			if slices.Contains(values, s) {
+				return ""
+			}
+			return fmt.Sprintf("The value must be %s, not %q.", list, s)
+		},
+	}
+}
