@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/internal/state"
 )
 
 // Applied is what the last apply recorded in the state database: the base
@@ -363,4 +364,34 @@ func capList(items []string) []string {
 		return items
 	}
 	return append(items[:most:most], fmt.Sprintf("... and %d more", len(items)-most))
+}
+
+// AppliedFromState reads what the last apply recorded in the state
+// database, for planning against it; db may be nil (no state yet), which
+// gives an empty Applied.
+func AppliedFromState(db *state.DB) (*Applied, error) {
+	out := &Applied{Resources: map[string]AppliedResource{}, Matrix: map[string][]string{}}
+	if db == nil {
+		return out, nil
+	}
+	meta, err := db.Meta()
+	if err != nil {
+		return nil, err
+	}
+	out.Lineage, out.Serial = meta.Lineage, meta.Serial
+	resources, err := db.Resources()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range resources {
+		ar := AppliedResource{Type: r.Type, Name: r.Name, Kind: r.Kind, Fingerprint: r.Fingerprint, Attributes: Attributes(r.Attributes)}
+		if r.Artifact != nil {
+			ar.Artifact = &AppliedArtifact{Path: r.Artifact.Path, SHA256: r.Artifact.SHA256, Size: r.Artifact.Size}
+		}
+		out.Resources[r.Address] = ar
+	}
+	if out.Matrix, err = db.Matrix(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -110,7 +110,7 @@ func applyWorkspace(ctx context.Context, dir, outDir string, opts engineOptions)
 		return res
 	}
 	defer db.Close()
-	prior, err := applied(db)
+	prior, err := planner.AppliedFromState(db)
 	if err != nil {
 		ws.failure = err
 		return res
@@ -175,42 +175,13 @@ func (ws *workspacePlan) resolveAndPlan(ctx context.Context, opts engineOptions,
 func readApplied(dir string) (*planner.Applied, error) {
 	db, err := state.Open(dir, state.Options{ReadOnly: true, LockTimeout: stateLockTimeout})
 	if errors.Is(err, state.ErrNoState) {
-		return applied(nil)
+		return planner.AppliedFromState(nil)
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	return applied(db)
-}
-
-// applied converts the state database's records into the planner's view
-// of them; db may be nil (no state yet). It mirrors internal/cli.applied.
-func applied(db *state.DB) (*planner.Applied, error) {
-	out := &planner.Applied{Resources: map[string]planner.AppliedResource{}, Matrix: map[string][]string{}}
-	if db == nil {
-		return out, nil
-	}
-	meta, err := db.Meta()
-	if err != nil {
-		return nil, err
-	}
-	out.Lineage, out.Serial = meta.Lineage, meta.Serial
-	resources, err := db.Resources()
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range resources {
-		ar := planner.AppliedResource{Type: r.Type, Name: r.Name, Kind: r.Kind, Fingerprint: r.Fingerprint, Attributes: planner.Attributes(r.Attributes)}
-		if r.Artifact != nil {
-			ar.Artifact = &planner.AppliedArtifact{Path: r.Artifact.Path, SHA256: r.Artifact.SHA256, Size: r.Artifact.Size}
-		}
-		out.Resources[r.Address] = ar
-	}
-	if out.Matrix, err = db.Matrix(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return planner.AppliedFromState(db)
 }
 
 // appliedArtifacts returns each agent's artifact as recorded in prior.

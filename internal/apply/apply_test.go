@@ -60,18 +60,10 @@ func planAndApply(t testing.TB, ctx context.Context, dir string) (*planner.Plan,
 		t.Fatal(err)
 	}
 	defer db.Close()
-	prior := &planner.Applied{Resources: map[string]planner.AppliedResource{}}
-	meta, _ := db.Meta()
-	prior.Lineage, prior.Serial = meta.Lineage, meta.Serial
-	rs, _ := db.Resources()
-	for _, r := range rs {
-		ar := planner.AppliedResource{Type: r.Type, Name: r.Name, Kind: r.Kind, Fingerprint: r.Fingerprint, Attributes: r.Attributes}
-		if r.Artifact != nil {
-			ar.Artifact = &planner.AppliedArtifact{Path: r.Artifact.Path, SHA256: r.Artifact.SHA256, Size: r.Artifact.Size}
-		}
-		prior.Resources[r.Address] = ar
+	prior, err := planner.AppliedFromState(db)
+	if err != nil {
+		t.Fatal(err)
 	}
-	prior.Matrix, _ = db.Matrix()
 	lock, _ := lockfile.Load(dir)
 	ws, d := resolve.Run(ctx, cfg, resolve.Options{Lock: lock, Env: os.LookupEnv})
 	if d.HasErrors() {
@@ -243,18 +235,10 @@ func TestApplyMovesArtifactsToANewOutDir(t *testing.T) {
 	db, err := state.Open(dir, state.Options{Operation: "apply"})
 	must(t, err)
 	defer db.Close()
-	prior := &planner.Applied{Resources: map[string]planner.AppliedResource{}}
-	meta, _ := db.Meta()
-	prior.Lineage, prior.Serial = meta.Lineage, meta.Serial
-	rs, _ := db.Resources()
-	for _, r := range rs {
-		ar := planner.AppliedResource{Type: r.Type, Name: r.Name, Kind: r.Kind, Fingerprint: r.Fingerprint, Attributes: r.Attributes}
-		if r.Artifact != nil {
-			ar.Artifact = &planner.AppliedArtifact{Path: r.Artifact.Path, SHA256: r.Artifact.SHA256, Size: r.Artifact.Size}
-		}
-		prior.Resources[r.Address] = ar
+	prior, err := planner.AppliedFromState(db)
+	if err != nil {
+		t.Fatal(err)
 	}
-	prior.Matrix, _ = db.Matrix()
 	lock, _ := lockfile.Load(dir)
 	ws, _ := resolve.Run(context.Background(), cfg, resolve.Options{Lock: lock})
 

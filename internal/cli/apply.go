@@ -95,7 +95,7 @@ func (c *ApplyCommand) Run(args []string) int {
 		return ExitError
 	}
 	defer db.Close()
-	prior, err := applied(db)
+	prior, err := planner.AppliedFromState(db)
 	if err != nil {
 		c.showStateError(err)
 		return ExitError

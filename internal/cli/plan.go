@@ -123,7 +123,7 @@ func (c *PlanCommand) Run(args []string) int {
 			c.showStateError(err)
 			return ExitError
 		}
-		prior, err := applied(db)
+		prior, err := planner.AppliedFromState(db)
 		if db != nil {
 			db.Close()
 		}

@@ -24,7 +24,7 @@ func (m *Meta) planForReport(ctx context.Context, rf resolveFlags, lockTimeout t
 	if err != nil {
 		return cfg, nil, nil, diags, err
 	}
-	prior, err := applied(db)
+	prior, err := planner.AppliedFromState(db)
 	if db != nil {
 		db.Close()
 	}

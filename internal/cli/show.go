@@ -63,7 +63,7 @@ func (c *ShowCommand) Run(args []string) int {
 		c.showStateError(err)
 		return ExitError
 	}
-	prior, err := applied(db)
+	prior, err := planner.AppliedFromState(db)
 	if db != nil {
 		defer db.Close()
 	}

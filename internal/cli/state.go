@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentform/agentform/internal/state"
 	"github.com/agentform/agentform/internal/version"
-	"github.com/agentform/agentform/planner"
 )
 
 // openState opens the workspace's state database. A read-only open of a
@@ -37,35 +36,6 @@ func (m *Meta) showStateError(err error) {
 		return
 	}
 	fmt.Fprintf(m.Stderr, "Error: %s\n", err)
-}
-
-// applied reads what the last apply recorded, for planning. db may be nil
-// (no state yet).
-func applied(db *state.DB) (*planner.Applied, error) {
-	out := &planner.Applied{Resources: map[string]planner.AppliedResource{}, Matrix: map[string][]string{}}
-	if db == nil {
-		return out, nil
-	}
-	meta, err := db.Meta()
-	if err != nil {
-		return nil, err
-	}
-	out.Lineage, out.Serial = meta.Lineage, meta.Serial
-	resources, err := db.Resources()
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range resources {
-		ar := planner.AppliedResource{Type: r.Type, Name: r.Name, Kind: r.Kind, Fingerprint: r.Fingerprint, Attributes: planner.Attributes(r.Attributes)}
-		if r.Artifact != nil {
-			ar.Artifact = &planner.AppliedArtifact{Path: r.Artifact.Path, SHA256: r.Artifact.SHA256, Size: r.Artifact.Size}
-		}
-		out.Resources[r.Address] = ar
-	}
-	if out.Matrix, err = db.Matrix(); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // StateCommand is "agentform state": inspect and edit the state database.
