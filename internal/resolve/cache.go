@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"encoding/json"
+	"github.com/agentform/agentform/internal/safefile"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -56,19 +57,7 @@ func (c *Cache) Put(kind, key string, v any) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), p)
+	return safefile.Write(p, b, 0o644)
 }
 
 // Key derives a cache key from parts (input digests, versions, options).

@@ -1,0 +1,53 @@
+// Package safefile writes files so that a crash or an error never leaves
+// one half-written: every file agentform writes (artifacts, the lockfile,
+// saved plans, cache entries, formatted manifests) goes through Write.
+package safefile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Write replaces path with data atomically: into a temporary file
+// ".<name>.tmp*" in the same directory, synced, given perm (whatever the
+// umask), then renamed over path, and the directory synced. An error leaves
+// the old file intact and no temporary file behind; a crash leaves the old
+// file or the new one, and at most a dot-prefixed temporary file.
+func Write(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	done = true
+	// Make the rename durable. Some systems cannot sync a directory; the
+	// file itself is already complete, so that is not an error.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

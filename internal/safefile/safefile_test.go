@@ -1,0 +1,36 @@
+package safefile
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.txt")
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	for _, content := range []string{"first", "second"} {
+		if err := Write(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(path)
+		if string(got) != content {
+			t.Errorf("got: %q\nwant: %q", got, content)
+		}
+	}
+	info, _ := os.Stat(path)
+	if info.Mode().Perm() != 0o644 {
+		t.Errorf("got mode %v\nwant: 0644 whatever the umask", info.Mode().Perm())
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("got %d entries\nwant: only the file, no temporary left", len(entries))
+	}
+	// An error (the directory is gone) leaves nothing behind.
+	if err := Write(filepath.Join(dir, "missing", "f"), []byte("x"), 0o644); err == nil {
+		t.Error("got: no error writing into a missing directory")
+	}
+}
