@@ -1,0 +1,128 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Defaults of Config, the sizes issue 8 sets its targets at.
+const (
+	DefaultTools  = 1000
+	DefaultAgents = 10
+	DefaultJS     = 200
+	DefaultRuns   = 3
+)
+
+// DefaultScaleTools and DefaultScaleAgents are the plan sizes measured
+// with Config.Scale: every tool count with every agent count.
+var (
+	DefaultScaleTools  = []int{100, 1000, 10000}
+	DefaultScaleAgents = []int{10, 1000}
+)
+
+// Config says what Run measures. The zero value of a size field means its
+// default; Normalize fills them in.
+type Config struct {
+	// Module is the root of the agentform module to build and measure;
+	// empty means the nearest directory from the working directory up whose
+	// go.mod declares modulePath.
+	Module string
+
+	// Tools and Agents size the bash workspace (and the Terraform
+	// configuration, which has one terraform_data per tool).
+	Tools, Agents int
+
+	// JS is the number of javascript tools, each its own TypeScript
+	// package, in the javascript workspace (which has Agents agents).
+	JS int
+
+	// Runs is how many times each scenario runs; the report keeps medians.
+	Runs int
+
+	// Scale adds plans of every ScaleTools × ScaleAgents size, agentform
+	// only, with the summarised matrix.
+	Scale bool
+
+	// ScaleTools and ScaleAgents override DefaultScaleTools and
+	// DefaultScaleAgents.
+	ScaleTools, ScaleAgents []int
+
+	// SkipTerraform leaves terraform out even when it is on PATH; its rows
+	// then have no peer.
+	SkipTerraform bool
+
+	// Terraform is the terraform binary; empty means "terraform" on PATH,
+	// and none there means the terraform rows have no peer.
+	Terraform string
+
+	// WorkDir holds the generated workspaces and built binaries; empty
+	// means a new temporary directory, removed when Run returns.
+	WorkDir string
+
+	// Progress receives one line per measured run; nil discards them.
+	Progress io.Writer
+}
+
+// modulePath is the module Run builds agentform from.
+const modulePath = "github.com/agentform/agentform"
+
+// Normalize fills in defaults and checks every size, returning an error
+// wrapping ErrInvalidConfig for a negative size or run count.
+func (c Config) Normalize() (Config, error) {
+	def := func(v *int, d int, name string) error {
+		if *v == 0 {
+			*v = d
+		}
+		if *v < 1 {
+			return fmt.Errorf("%w: %s must be at least 1, got %d", ErrInvalidConfig, name, *v)
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		v    *int
+		d    int
+		name string
+	}{{&c.Tools, DefaultTools, "tools"}, {&c.Agents, DefaultAgents, "agents"}, {&c.JS, DefaultJS, "js"}, {&c.Runs, DefaultRuns, "runs"}} {
+		if err := def(f.v, f.d, f.name); err != nil {
+			return c, err
+		}
+	}
+	if len(c.ScaleTools) == 0 {
+		c.ScaleTools = DefaultScaleTools
+	}
+	if len(c.ScaleAgents) == 0 {
+		c.ScaleAgents = DefaultScaleAgents
+	}
+	for _, n := range append(append([]int(nil), c.ScaleTools...), c.ScaleAgents...) {
+		if n < 1 {
+			return c, fmt.Errorf("%w: scale sizes must be at least 1, got %d", ErrInvalidConfig, n)
+		}
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	return c, nil
+}
+
+// findModule returns the nearest directory from dir up whose go.mod
+// declares modulePath.
+func findModule(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("finding the agentform module: %w", err)
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.HasPrefix(b, []byte("module "+modulePath+"\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("%w: no go.mod declaring %s from the working directory up; pass the module root", ErrNoModule, modulePath)
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,405 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Run builds agentform from cfg.Module, generates the workspaces and
+// measures every scenario cfg.Runs times:
+//
+//   - agentform plan of a fresh bash workspace vs terraform plan of a fresh
+//     configuration (after an untimed terraform init);
+//   - agentform apply vs terraform apply, fresh each run;
+//   - a no-op re-plan after the last apply, for both;
+//   - agentform apply of a fresh javascript workspace vs one esbuild build
+//     of the same entry points in a child process (the bundling floor);
+//   - a no-op agentform apply after the last javascript apply, which must
+//     rewrite nothing in the resolution cache (Report.NoBundling);
+//   - with cfg.Scale, agentform plan at every ScaleTools × ScaleAgents size.
+//
+// Terraform rows have no peer measure when terraform is skipped or not on
+// PATH. Errors wrap ErrInvalidConfig, ErrNoModule, ErrChildFailed or
+// ErrUnexpectedOutput.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg, err := cfg.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Module == "" {
+		if cfg.Module, err = findModule("."); err != nil {
+			return nil, err
+		}
+	}
+	h := &harness{cfg: cfg, work: cfg.WorkDir}
+	if h.work == "" {
+		if h.work, err = os.MkdirTemp("", "agentform-bench-"); err != nil {
+			return nil, fmt.Errorf("creating the work directory: %w", err)
+		}
+		defer os.RemoveAll(h.work)
+	}
+	if err := h.prepare(ctx); err != nil {
+		return nil, err
+	}
+	return h.measure(ctx)
+}
+
+// harness holds what one Run shares between scenarios.
+type harness struct {
+	cfg  Config
+	work string
+	// agentform and floor are the built binaries; terraform is empty when
+	// terraform is not run, and tfNote then says why.
+	agentform, floor string
+	terraform        string
+	tfNote           string
+	report           Report
+	dirs             int
+}
+
+// prepare builds the binaries and finds terraform.
+func (h *harness) prepare(ctx context.Context) error {
+	bin := filepath.Join(h.work, "bin")
+	h.agentform = filepath.Join(bin, "agentform")
+	h.floor = filepath.Join(bin, "esbuild-floor")
+	for _, b := range []struct{ out, pkg string }{{h.agentform, "./cmd/agentform"}, {h.floor, "./internal/bench/cmd/esbuildfloor"}} {
+		fmt.Fprintf(h.cfg.Progress, "go build -o %s %s\n", b.out, b.pkg)
+		if _, _, err := (child{dir: h.cfg.Module, name: "go", args: []string{"build", "-o", b.out, b.pkg}}).run(ctx); err != nil {
+			return fmt.Errorf("building %s: %w", b.pkg, err)
+		}
+	}
+	_, out, err := child{dir: h.work, name: h.agentform, args: []string{"version"}}.run(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the agentform version: %w", err)
+	}
+	h.report.Machine = Machine{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), Go: runtime.Version(), Agentform: firstLine(out)}
+
+	switch {
+	case h.cfg.SkipTerraform:
+		h.tfNote = "skipped (-skip-terraform)"
+	case h.cfg.Terraform != "":
+		h.terraform = h.cfg.Terraform
+	default:
+		if h.terraform, err = exec.LookPath("terraform"); err != nil {
+			h.terraform, h.tfNote = "", "n/a: terraform is not on PATH"
+		}
+	}
+	if h.terraform != "" {
+		_, out, err := h.tf(h.work, "version", "-json").run(ctx)
+		if err != nil {
+			return fmt.Errorf("reading the terraform version: %w", err)
+		}
+		var v struct {
+			Version string `json:"terraform_version"`
+		}
+		if err := json.Unmarshal([]byte(out), &v); err != nil || v.Version == "" {
+			return fmt.Errorf("%w: terraform version -json printed %q", ErrUnexpectedOutput, tail(out, 200))
+		}
+		h.report.Machine.Terraform = "terraform " + v.Version
+	}
+	return nil
+}
+
+// measure runs every scenario and assembles the report.
+func (h *harness) measure(ctx context.Context) (*Report, error) {
+	c := h.cfg
+	r := &h.report
+	r.Tools, r.Agents, r.JS, r.Runs = c.Tools, c.Agents, c.JS, c.Runs
+	resources := c.Tools + c.Agents
+
+	// agentform on the bash workspace.
+	planCold, err := h.repeat(ctx, "agentform plan, cold", func() (child, error) {
+		dir, err := h.bashWorkspace(c.Tools, c.Agents)
+		return h.af(dir, "plan"), err
+	}, planned(resources))
+	if err != nil {
+		return nil, err
+	}
+	var applied string
+	apply, err := h.repeat(ctx, "agentform apply", func() (child, error) {
+		dir, err := h.bashWorkspace(c.Tools, c.Agents)
+		applied = dir
+		return h.af(dir, "apply", "-auto-approve"), err
+	}, appliedAll(resources))
+	if err != nil {
+		return nil, err
+	}
+	planNoop, err := h.repeat(ctx, "agentform plan, no-op", func() (child, error) {
+		return h.af(applied, "plan"), nil
+	}, contains("No changes."))
+	if err != nil {
+		return nil, err
+	}
+
+	// terraform on the same data.
+	tfPlanCold, tfApply, tfPlanNoop, err := h.terraformRows(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	// javascript: agentform apply vs the esbuild floor, then a no-op apply.
+	var jsDir string
+	jsApply, err := h.repeat(ctx, "agentform apply, javascript", func() (child, error) {
+		dir, err := h.jsWorkspace()
+		jsDir = dir
+		return h.af(dir, "apply", "-auto-approve"), err
+	}, appliedAll(c.JS+c.Agents))
+	if err != nil {
+		return nil, err
+	}
+	floor, err := h.repeat(ctx, "esbuild build", func() (child, error) {
+		return h.floorBuild(jsDir)
+	}, contains(fmt.Sprintf("built %d entry points", c.JS)))
+	if err != nil {
+		return nil, err
+	}
+	before, err := snapshot(filepath.Join(jsDir, ".agentform", "cache"))
+	if err != nil {
+		return nil, err
+	}
+	r.NoBundling.CacheEntries = len(before)
+	jsNoop, err := h.repeat(ctx, "agentform apply, javascript no-op", func() (child, error) {
+		return h.af(jsDir, "apply", "-auto-approve"), nil
+	}, contains("No changes."))
+	if err != nil {
+		return nil, err
+	}
+	after, err := snapshot(filepath.Join(jsDir, ".agentform", "cache"))
+	if err != nil {
+		return nil, err
+	}
+	r.NoBundling.Rewritten = rewritten(before, after)
+
+	rows := []Row{
+		h.row(fmt.Sprintf("plan, cold (%d tools × %d agents)", c.Tools, c.Agents), planCold, "terraform plan", tfPlanCold),
+		h.row("plan, no-op after apply", planNoop, "terraform plan", tfPlanNoop),
+		h.row("apply, fresh", apply, "terraform apply", tfApply),
+		h.row(fmt.Sprintf("apply, %d javascript tools", c.JS), jsApply, "esbuild, one build", &floor),
+		h.row("apply, no-op after javascript apply", jsNoop, "", nil),
+	}
+	r.Rows = rows
+
+	if c.Scale {
+		for _, n := range c.ScaleTools {
+			for _, m := range c.ScaleAgents {
+				mm, err := h.repeat(ctx, fmt.Sprintf("agentform plan %d×%d", n, m), func() (child, error) {
+					dir, err := h.bashWorkspace(n, m)
+					return h.af(dir, "plan", "-matrix=summary"), err
+				}, planned(n+m))
+				if err != nil {
+					return nil, err
+				}
+				r.Scale = append(r.Scale, ScaleRow{Tools: n, Agents: m, Agentform: mm})
+			}
+		}
+	}
+	r.Targets = evaluateTargets(r, rows[0], rows[1], rows[2], rows[3])
+	return r, nil
+}
+
+// terraformRows measures terraform plan (cold), apply (fresh) and a no-op
+// plan after the last apply; all nil when terraform is not run.
+func (h *harness) terraformRows(ctx context.Context) (planCold, apply, planNoop *Measure, err error) {
+	if h.terraform == "" {
+		return nil, nil, nil, nil
+	}
+	n := h.cfg.Tools
+	pc, err := h.repeat(ctx, "terraform plan, cold", func() (child, error) {
+		dir, err := h.tfWorkspace(ctx)
+		return h.tf(dir, "plan", "-input=false", "-lock=false", "-no-color"), err
+	}, planned(n))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var applied string
+	ap, err := h.repeat(ctx, "terraform apply", func() (child, error) {
+		dir, err := h.tfWorkspace(ctx)
+		applied = dir
+		return h.tf(dir, "apply", "-auto-approve", "-input=false", "-no-color"), err
+	}, appliedAll(n))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pn, err := h.repeat(ctx, "terraform plan, no-op", func() (child, error) {
+		return h.tf(applied, "plan", "-input=false", "-lock=false", "-no-color"), nil
+	}, contains("No changes."))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return &pc, &ap, &pn, nil
+}
+
+// repeat runs the child that setup prepares cfg.Runs times, checking each
+// run's standard output with check, and returns the medians. setup runs
+// before each run and is not timed.
+func (h *harness) repeat(ctx context.Context, label string, setup func() (child, error), check func(string) error) (Measure, error) {
+	var samples []Sample
+	for i := range h.cfg.Runs {
+		c, err := setup()
+		if err != nil {
+			return Measure{}, fmt.Errorf("preparing %s: %w", label, err)
+		}
+		s, out, err := c.run(ctx)
+		if err != nil {
+			return Measure{}, fmt.Errorf("measuring %s: %w", label, err)
+		}
+		if err := check(out); err != nil {
+			return Measure{}, fmt.Errorf("measuring %s: %w", label, err)
+		}
+		fmt.Fprintf(h.cfg.Progress, "%-36s run %d/%d: %s, peak RSS %s\n", label, i+1, h.cfg.Runs, formatDuration(s.Wall), formatRSS(s.PeakRSSKiB))
+		samples = append(samples, s)
+	}
+	return summarise(samples), nil
+}
+
+// row assembles a table row; peer is nil when the peer was not run.
+func (h *harness) row(scenario string, af Measure, peerName string, peer *Measure) Row {
+	r := Row{Scenario: scenario, Agentform: af, PeerName: peerName, Peer: peer}
+	if peerName != "" && peer == nil {
+		r.PeerNote = h.tfNote
+	}
+	if peer != nil && af.Median > 0 {
+		r.Ratio = float64(peer.Median) / float64(af.Median)
+	}
+	return r
+}
+
+// newDir creates a fresh directory under the work directory.
+func (h *harness) newDir(kind string) (string, error) {
+	h.dirs++
+	dir := filepath.Join(h.work, fmt.Sprintf("%s-%d", kind, h.dirs))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("creating %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
+func (h *harness) bashWorkspace(tools, agents int) (string, error) {
+	dir, err := h.newDir("bash")
+	if err != nil {
+		return "", err
+	}
+	return dir, GenerateBash(dir, tools, agents)
+}
+
+func (h *harness) jsWorkspace() (string, error) {
+	dir, err := h.newDir("javascript")
+	if err != nil {
+		return "", err
+	}
+	return dir, GenerateJavaScript(dir, h.cfg.JS, h.cfg.Agents)
+}
+
+// tfWorkspace generates a Terraform configuration and runs terraform init
+// in it, untimed.
+func (h *harness) tfWorkspace(ctx context.Context) (string, error) {
+	dir, err := h.newDir("terraform")
+	if err != nil {
+		return "", err
+	}
+	if err := GenerateTerraform(dir, h.cfg.Tools); err != nil {
+		return "", err
+	}
+	if _, _, err := h.tf(dir, "init", "-input=false", "-no-color").run(ctx); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// floorBuild prepares the esbuild floor's child: one build of every entry
+// point of the javascript workspace dir into a fresh output directory.
+func (h *harness) floorBuild(dir string) (child, error) {
+	out, err := h.newDir("esbuild-out")
+	if err != nil {
+		return child{}, err
+	}
+	args := []string{"-outdir", out}
+	for i := range h.cfg.JS {
+		args = append(args, filepath.Join(dir, "tools", fmt.Sprintf("js%d", i), "index.ts"))
+	}
+	return child{dir: dir, name: h.floor, args: args}, nil
+}
+
+// af is an agentform command: sub is the subcommand, -no-color follows it.
+func (h *harness) af(dir, sub string, args ...string) child {
+	return child{dir: dir, name: h.agentform, args: append([]string{sub, "-no-color"}, args...)}
+}
+
+// tf is a terraform command with the environment of an automated run and
+// no update check over the network.
+func (h *harness) tf(dir string, args ...string) child {
+	return child{dir: dir, env: []string{"TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1"}, name: h.terraform, args: args}
+}
+
+// planned checks that a plan adds n resources and nothing else; agentform
+// and terraform print the same summary.
+func planned(n int) func(string) error {
+	return contains(fmt.Sprintf("Plan: %d to add, 0 to change, 0 to destroy.", n))
+}
+
+// appliedAll checks that an apply created n resources; agentform and
+// terraform print the same summary.
+func appliedAll(n int) func(string) error {
+	return contains(fmt.Sprintf("Apply complete! Resources: %d added, 0 changed, 0 destroyed.", n))
+}
+
+func contains(want string) func(string) error {
+	return func(out string) error {
+		if !strings.Contains(out, want) {
+			return fmt.Errorf("%w: the output lacks %q; it ends:\n%s", ErrUnexpectedOutput, want, tail(out, 1000))
+		}
+		return nil
+	}
+}
+
+// snapshot records every file under dir (none when dir does not exist).
+func snapshot(dir string) (map[string]fs.FileInfo, error) {
+	files := map[string]fs.FileInfo{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) && path == dir {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		files[path] = fi
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the cache %s: %w", dir, err)
+	}
+	return files, nil
+}
+
+// rewritten counts the files of after that are new or differ from before:
+// another inode (an atomic rewrite renames a new file into place), size or
+// modification time.
+func rewritten(before, after map[string]fs.FileInfo) int {
+	n := 0
+	for path, a := range after {
+		b, ok := before[path]
+		if !ok || !os.SameFile(a, b) || a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime()) {
+			n++
+		}
+	}
+	return n
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

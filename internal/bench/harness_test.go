@@ -1,0 +1,266 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRun runs the whole harness at a small size: every scenario, two
+// scale sizes, terraform when it is on PATH. It asserts the report's shape
+// and sane values, never timings.
+func TestRun(t *testing.T) {
+	_, lookErr := exec.LookPath("terraform")
+	haveTerraform := lookErr == nil
+	var progress bytes.Buffer
+	report, err := Run(context.Background(), Config{
+		Tools: 50, Agents: 3, JS: 5, Runs: 1,
+		Scale: true, ScaleTools: []int{20}, ScaleAgents: []int{2, 3},
+		WorkDir:  t.TempDir(),
+		Progress: &progress,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v\nprogress:\n%s", err, progress.String())
+	}
+
+	wantScenarios := []string{
+		"plan, cold (50 tools × 3 agents)",
+		"plan, no-op after apply",
+		"apply, fresh",
+		"apply, 5 javascript tools",
+		"apply, no-op after javascript apply",
+	}
+	var gotScenarios []string
+	for _, r := range report.Rows {
+		gotScenarios = append(gotScenarios, r.Scenario)
+	}
+	if !slices.Equal(gotScenarios, wantScenarios) {
+		t.Fatalf("scenarios\ngot:  %q\nwant: %q", gotScenarios, wantScenarios)
+	}
+
+	rssKnown := runtime.GOOS == "linux" || runtime.GOOS == "darwin"
+	checkMeasure := func(t *testing.T, what string, m Measure) {
+		t.Helper()
+		if len(m.Samples) != 1 {
+			t.Errorf("%s: samples\ngot:  %d\nwant: 1", what, len(m.Samples))
+		}
+		if m.Median <= 0 || m.Median > 10*time.Minute {
+			t.Errorf("%s: median\ngot:  %s\nwant: a positive duration under 10 minutes", what, m.Median)
+		}
+		if rssKnown && (m.PeakRSSKiB < 1024 || m.PeakRSSKiB > 16<<20) {
+			t.Errorf("%s: peak RSS\ngot:  %d KiB\nwant: between 1 MiB and 16 GiB", what, m.PeakRSSKiB)
+		}
+	}
+	for i, row := range report.Rows {
+		t.Run(row.Scenario, func(t *testing.T) {
+			checkMeasure(t, "agentform", row.Agentform)
+			wantPeer := i == 3 || (i < 3 && haveTerraform)
+			if got := row.Peer != nil; got != wantPeer {
+				t.Fatalf("peer measured\ngot:  %v\nwant: %v (terraform on PATH: %v)", got, wantPeer, haveTerraform)
+			}
+			if i < 3 && !haveTerraform && row.PeerNote == "" {
+				t.Errorf("peer note\ngot:  %q\nwant: why terraform did not run", row.PeerNote)
+			}
+			if row.Peer == nil {
+				if row.Ratio != 0 {
+					t.Errorf("ratio without a peer\ngot:  %v\nwant: 0", row.Ratio)
+				}
+				return
+			}
+			checkMeasure(t, "peer", *row.Peer)
+			if want := float64(row.Peer.Median) / float64(row.Agentform.Median); row.Ratio != want {
+				t.Errorf("ratio\ngot:  %v\nwant: %v", row.Ratio, want)
+			}
+		})
+	}
+	if haveTerraform && !strings.HasPrefix(report.Machine.Terraform, "terraform ") {
+		t.Errorf("terraform version\ngot:  %q\nwant: terraform X.Y.Z", report.Machine.Terraform)
+	}
+	if !report.NoBundling.Holds() || report.NoBundling.CacheEntries < 5 {
+		t.Errorf("no-op apply cache check\ngot:  %+v\nwant: at least 5 entries, none rewritten", report.NoBundling)
+	}
+
+	var gotScale [][2]int
+	for _, s := range report.Scale {
+		gotScale = append(gotScale, [2]int{s.Tools, s.Agents})
+		checkMeasure(t, "scale", s.Agentform)
+	}
+	if want := [][2]int{{20, 2}, {20, 3}}; !slices.Equal(gotScale, want) {
+		t.Errorf("scale sizes\ngot:  %v\nwant: %v", gotScale, want)
+	}
+
+	if len(report.Targets) != 7 {
+		t.Fatalf("targets\ngot:  %d\nwant: 7", len(report.Targets))
+	}
+	for _, tg := range report.Targets {
+		if !slices.Contains([]string{TargetHolds, TargetFails, TargetNotMeasured}, tg.Status) || tg.Got == "" {
+			t.Errorf("target %q\ngot:  %q, %q\nwant: a measured value and a status", tg.Name, tg.Got, tg.Status)
+		}
+	}
+	// No 10,000 × 1,000 size was measured, so the scale targets say so.
+	for _, tg := range report.Targets[5:] {
+		if tg.Status != TargetNotMeasured {
+			t.Errorf("target %q\ngot:  %s\nwant: %s", tg.Name, tg.Status, TargetNotMeasured)
+		}
+	}
+
+	var table bytes.Buffer
+	if err := report.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range append(append([]string{"agentform median", "peer peak RSS", "esbuild, one build", "plan at scale"}, wantScenarios...), report.Targets[0].Name) {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table\ngot:\n%s\nwant: a line with %q", table.String(), want)
+		}
+	}
+
+	path := filepath.Join(t.TempDir(), "out", "results.json")
+	if err := report.WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Rows []struct {
+			Scenario  string `json:"scenario"`
+			Agentform struct {
+				MedianMS   float64 `json:"median_ms"`
+				PeakRSSKiB int64   `json:"peak_rss_kib"`
+			} `json:"agentform"`
+		} `json:"rows"`
+		Scale   []json.RawMessage `json:"scale"`
+		Targets []Target          `json:"targets"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("results.json: %v\n%s", err, b)
+	}
+	if len(doc.Rows) != 5 || len(doc.Scale) != 2 || len(doc.Targets) != 7 {
+		t.Errorf("results.json rows, scale, targets\ngot:  %d, %d, %d\nwant: 5, 2, 7", len(doc.Rows), len(doc.Scale), len(doc.Targets))
+	}
+	for _, r := range doc.Rows {
+		if r.Agentform.MedianMS <= 0 {
+			t.Errorf("results.json %q median_ms\ngot:  %v\nwant: > 0", r.Scenario, r.Agentform.MedianMS)
+		}
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want error
+	}{
+		{"zero means defaults", Config{}, nil},
+		{"negative tools", Config{Tools: -1}, ErrInvalidConfig},
+		{"negative runs", Config{Runs: -3}, ErrInvalidConfig},
+		{"zero scale size", Config{ScaleAgents: []int{10, 0}}, ErrInvalidConfig},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.cfg.Normalize()
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("error\ngot:  %v\nwant: %v", err, tt.want)
+			}
+			if err == nil && (got.Tools != DefaultTools || got.Agents != DefaultAgents || got.JS != DefaultJS || got.Runs != DefaultRuns || got.Progress == nil) {
+				t.Errorf("normalised\ngot:  %+v\nwant: the defaults", got)
+			}
+		})
+	}
+}
+
+func TestSummarise(t *testing.T) {
+	ms := time.Millisecond
+	tests := []struct {
+		name     string
+		walls    []time.Duration
+		rss      []int64
+		wantWall time.Duration
+		wantRSS  int64
+	}{
+		{"one", []time.Duration{5 * ms}, []int64{100}, 5 * ms, 100},
+		{"odd, unsorted", []time.Duration{9 * ms, 1 * ms, 4 * ms}, []int64{300, 100, 200}, 4 * ms, 200},
+		{"even: mean of the middle two", []time.Duration{1 * ms, 2 * ms, 4 * ms, 100 * ms}, []int64{10, 20, 40, 1000}, 3 * ms, 30},
+		{"rss unknown", []time.Duration{1 * ms, 2 * ms, 3 * ms}, []int64{-1, -1, -1}, 2 * ms, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var samples []Sample
+			for i := range tt.walls {
+				samples = append(samples, Sample{Wall: tt.walls[i], PeakRSSKiB: tt.rss[i]})
+			}
+			got := summarise(samples)
+			if got.Median != tt.wantWall || got.PeakRSSKiB != tt.wantRSS {
+				t.Errorf("median, RSS\ngot:  %s, %d\nwant: %s, %d", got.Median, got.PeakRSSKiB, tt.wantWall, tt.wantRSS)
+			}
+			if !slices.Equal(got.Samples, samples) {
+				t.Errorf("samples\ngot:  %v\nwant: %v (in run order)", got.Samples, samples)
+			}
+		})
+	}
+}
+
+// TestRewritten checks the no-bundling detector on real files: an atomic
+// rewrite with identical bytes, a new entry and an untouched one.
+func TestRewritten(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(t *testing.T, dir string)
+		want   int
+	}{
+		{"nothing", func(*testing.T, string) {}, 0},
+		{"same bytes renamed into place", func(t *testing.T, dir string) {
+			tmp := filepath.Join(dir, "js", ".tmp")
+			write(t, tmp, "a")
+			if err := os.Rename(tmp, filepath.Join(dir, "js", "a.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, 1},
+		{"new entry", func(t *testing.T, dir string) { write(t, filepath.Join(dir, "js", "c.json"), "c") }, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, filepath.Join(dir, "js", "a.json"), "a")
+			write(t, filepath.Join(dir, "js", "b.json"), "b")
+			before, err := snapshot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.change(t, dir)
+			after, err := snapshot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rewritten(before, after); got != tt.want {
+				t.Errorf("rewritten\ngot:  %d\nwant: %d", got, tt.want)
+			}
+		})
+	}
+	t.Run("no cache", func(t *testing.T) {
+		got, err := snapshot(filepath.Join(t.TempDir(), "missing"))
+		if err != nil || len(got) != 0 {
+			t.Errorf("snapshot of a missing directory\ngot:  %v, %v\nwant: no files, no error", got, err)
+		}
+	})
+}
+
+func write(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

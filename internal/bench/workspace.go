@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// The generated workspaces spread capabilities the same way as the Go
+// benchmarks in internal/apply: agent i holds ns<i%50> and
+// ns<(i+7)%50>::op<i%40>, tool i requires ns<i%50>::op<i%40>, so every
+// agent is granted some tools and denied most.
+
+// GenerateBash writes agent.acl to dir: agents agents and tools bash tools
+// (commands = ["ls"]). Resolving a bash tool only looks its commands up on
+// PATH, so planning it measures the engine, not a resolver.
+func GenerateBash(dir string, tools, agents int) error {
+	return writeFile(filepath.Join(dir, "agent.acl"), func(w io.Writer) {
+		writeAgents(w, agents)
+		for i := range tools {
+			fmt.Fprintf(w, "tool \"tool%d\" {\n  kind         = \"bash\"\n  commands     = [\"ls\"]\n  capabilities = [\"ns%d::op%d\"]\n}\n\n", i, i%50, i%40)
+		}
+	})
+}
+
+// GenerateJavaScript writes agent.acl to dir with agents agents and js
+// javascript tools, each its own TypeScript package tools/js<i>
+// (package.json and index.ts, no dependencies) exporting the tool object
+// js<i>. The packages differ in their text, so no two bundle alike.
+func GenerateJavaScript(dir string, js, agents int) error {
+	err := writeFile(filepath.Join(dir, "agent.acl"), func(w io.Writer) {
+		writeAgents(w, agents)
+		for i := range js {
+			fmt.Fprintf(w, "tool \"js%d\" {\n  kind         = \"javascript\"\n  source       = \"./tools/js%d\"\n  capabilities = [\"ns%d::op%d\"]\n}\n\n", i, i, i%50, i%40)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for i := range js {
+		pkg := filepath.Join(dir, "tools", fmt.Sprintf("js%d", i))
+		if err := os.MkdirAll(pkg, 0o755); err != nil {
+			return fmt.Errorf("generating javascript tool %d: %w", i, err)
+		}
+		if err := writeFile(filepath.Join(pkg, "package.json"), func(w io.Writer) {
+			fmt.Fprintf(w, "{\n  \"name\": \"js%d\",\n  \"version\": \"0.1.0\",\n  \"private\": true,\n  \"type\": \"module\",\n  \"main\": \"index.ts\"\n}\n", i)
+		}); err != nil {
+			return err
+		}
+		if err := writeFile(filepath.Join(pkg, "index.ts"), func(w io.Writer) { fmt.Fprintf(w, jsSource, i) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jsSource is a javascript tool's index.ts; %[1]d is the tool number.
+const jsSource = `interface Args {
+  text: string;
+  limit?: number;
+}
+
+const SEPARATOR_%[1]d = /\s+/;
+
+function words(text: string): string[] {
+  const parts = text.trim().split(SEPARATOR_%[1]d);
+  return parts[0] === "" ? [] : parts;
+}
+
+function summarise(text: string, limit: number): string {
+  const all = words(text);
+  const counts = new Map<string, number>();
+  for (const w of all) {
+    counts.set(w.toLowerCase(), (counts.get(w.toLowerCase()) ?? 0) + 1);
+  }
+  const top = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, limit);
+  return "tool %[1]d: " + all.length + " words; " + top.map(([w, n]) => w + "=" + n).join(", ");
+}
+
+export const js%[1]d = {
+  name: "js%[1]d",
+  description: "Counts the words in a text and lists the most frequent ones (tool %[1]d).",
+  parameters: {
+    type: "object",
+    properties: {
+      text: { type: "string", description: "The text to read." },
+      limit: { type: "integer", description: "How many words to list.", minimum: 1 },
+    },
+    required: ["text"],
+  },
+  async execute({ args }: { args: Args }) {
+    return { output: summarise(args.text, args.limit ?? 5) };
+  },
+};
+`
+
+// GenerateTerraform writes main.tf to dir: one terraform_data resource per
+// bash tool of GenerateBash(dir, tools, _), named the same and carrying the
+// same data as input = { kind, commands, capabilities }. terraform_data is
+// built into Terraform, so init downloads nothing.
+func GenerateTerraform(dir string, tools int) error {
+	return writeFile(filepath.Join(dir, "main.tf"), func(w io.Writer) {
+		for i := range tools {
+			fmt.Fprintf(w, "resource \"terraform_data\" \"tool%d\" {\n  input = {\n    kind         = \"bash\"\n    commands     = [\"ls\"]\n    capabilities = [\"ns%d::op%d\"]\n  }\n}\n\n", i, i%50, i%40)
+		}
+	})
+}
+
+func writeAgents(w io.Writer, agents int) {
+	for i := range agents {
+		fmt.Fprintf(w, "agent \"agent%d\" {\n  capabilities = [\"ns%d\", \"ns%d::op%d\"]\n\n  graph {\n    type = \"react\"\n  }\n\n  model {\n    provider = \"anthropic\"\n    name     = \"claude-haiku-4-5\"\n  }\n}\n\n", i, i%50, (i+7)%50, i%40)
+	}
+}
+
+// writeFile creates path with what write produces. Generated inputs need
+// no atomic rename: a failed generation fails the run.
+func writeFile(path string, write func(io.Writer)) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("generating %s: %w", path, err)
+	}
+	bw := bufio.NewWriter(f)
+	write(bw)
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("generating %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("generating %s: %w", path, err)
+	}
+	return nil
+}
