@@ -18,18 +18,6 @@ const (
 	Extensible Policy = "extensible"
 )
 
-// ParsePolicy converts s to a Policy. The empty string yields Locked, the
-// default; anything other than "", "locked" or "extensible" is an error.
-func ParsePolicy(s string) (Policy, error) {
-	switch Policy(s) {
-	case "", Locked:
-		return Locked, nil
-	case Extensible:
-		return Extensible, nil
-	}
-	return "", fmt.Errorf("unknown capability policy %q: want %q or %q", s, Locked, Extensible)
-}
-
 // Strategy says how a session override combines with the tags an agent holds.
 type Strategy string
 

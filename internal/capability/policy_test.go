@@ -7,28 +7,6 @@ import (
 	"testing"
 )
 
-func TestParsePolicy(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    Policy
-		wantErr bool
-	}{
-		{"", Locked, false},
-		{"locked", Locked, false},
-		{"extensible", Extensible, false},
-		{"Locked", "", true},
-		{"open", "", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParsePolicy(tt.in)
-			if (err != nil) != tt.wantErr || got != tt.want {
-				t.Errorf("ParsePolicy(%q)\ngot:  %q, %v\nwant: %q, error=%v", tt.in, got, err, tt.want, tt.wantErr)
-			}
-		})
-	}
-}
-
 func TestParseOverride(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -121,11 +121,3 @@ func (m *Meta) progressPrinter() (func(string, bool, time.Duration), func()) {
 		fmt.Fprintln(m.Stdout)
 	}
 }
-
-// absDir is the workspace directory as an absolute path, for messages.
-func (m *Meta) absDir() string {
-	if abs, err := filepath.Abs(m.Dir); err == nil {
-		return abs
-	}
-	return m.Dir
-}

@@ -1,10 +1,12 @@
 package resolve
 
 import (
+	"cmp"
 	"context"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -133,29 +135,27 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Resolution interrupted",
 			Detail: "agentform stopped resolving tools: " + err.Error() + "."})
 	}
-	sort.SliceStable(diags, func(i, j int) bool { return diagLess(diags[i], diags[j]) })
+	slices.SortStableFunc(diags, compareDiags)
 	return ws, diags
 }
 
-func diagLess(a, b *hcl.Diagnostic) bool {
-	ka, kb := diagKey(a), diagKey(b)
-	return ka < kb
-}
-
-func diagKey(d *hcl.Diagnostic) string {
-	if d.Subject == nil {
-		return "\xff" + d.Summary + d.Detail
+// compareDiags orders diagnostics by file and position, those without a
+// location last, so parallel resolution reports in a stable order.
+func compareDiags(a, b *hcl.Diagnostic) int {
+	switch {
+	case a.Subject == nil && b.Subject == nil:
+		return cmp.Or(strings.Compare(a.Summary, b.Summary), strings.Compare(a.Detail, b.Detail))
+	case a.Subject == nil:
+		return 1
+	case b.Subject == nil:
+		return -1
 	}
-	return d.Subject.Filename + "\x00" + pad(d.Subject.Start.Byte) + d.Summary + d.Detail
-}
-
-func pad(n int) string {
-	s := []byte("0000000000")
-	for i := len(s) - 1; i >= 0 && n > 0; i-- {
-		s[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(s)
+	return cmp.Or(
+		strings.Compare(a.Subject.Filename, b.Subject.Filename),
+		cmp.Compare(a.Subject.Start.Byte, b.Subject.Start.Byte),
+		strings.Compare(a.Summary, b.Summary),
+		strings.Compare(a.Detail, b.Detail),
+	)
 }
 
 // Pins assembles the lockfile the resolution implies: every pin of a
