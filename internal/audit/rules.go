@@ -3,7 +3,6 @@ package audit
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -636,37 +635,22 @@ func (a *auditor) checkUnresolvedRemotes() {
 	}
 }
 
-// servedInDetail finds the served tool a drift diagnostic is about.
-var servedInDetail = regexp.MustCompile(`(?:no longer serves|now serves|The definition of) ("(?:[^"\\]|\\.)*")`)
-
 // checkLockDrift reports every lock drift error of the plan (AF202).
 func (a *auditor) checkLockDrift() {
 	for _, d := range a.p.Drift {
-		var decl *manifest.Tool
-		if d.Subject != nil {
-			for _, t := range a.cfg.Tools {
-				if sameStart(t.DeclRange, *d.Subject) {
-					decl = t
-					break
-				}
-			}
-		}
 		f := Finding{Message: d.Summary + ".", Range: d.Subject}
 		key := d.Summary
-		if decl != nil {
-			f.Target = "tool." + decl.Name
-			f.Message = fmt.Sprintf("%s: tool %q.", d.Summary, decl.Name)
-		}
-		if m := servedInDetail.FindStringSubmatch(d.Detail); m != nil {
-			if served, err := strconv.Unquote(m[1]); err == nil {
-				key += "\x00" + served
-				if decl != nil {
-					f.Tool = decl.Name + "__" + served
-					f.Message = fmt.Sprintf("%s: %q of tool %q.", d.Summary, served, decl.Name)
-				}
-			}
-		} else if decl == nil {
+		detail, ok := d.Extra.(resolve.DriftDetail)
+		if !ok {
 			key += "\x00" + d.Detail
+		} else {
+			f.Target = "tool." + detail.Block
+			f.Message = fmt.Sprintf("%s: tool %q.", d.Summary, detail.Block)
+			if detail.Served != "" {
+				key += "\x00" + detail.Served
+				f.Tool = detail.Block + "__" + detail.Served
+				f.Message = fmt.Sprintf("%s: %q of tool %q.", d.Summary, detail.Served, detail.Block)
+			}
 		}
 		f.Message += " Review the change (agentform plan shows old beside new), then run agentform lock -upgrade to accept it."
 		a.add(RuleLockDrift, f, key)

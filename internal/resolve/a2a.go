@@ -615,5 +615,6 @@ func A2ADrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 		Summary:  "A2A agent card changed since lock",
 		Detail:   b.String(),
 		Subject:  rng.Ptr(),
+		Extra:    DriftDetail{Block: block},
 	}}
 }

@@ -40,6 +40,7 @@ func MCPDrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 			Detail: fmt.Sprintf("The MCP server behind tool %q reported %s when it was locked and reports %s now. Changes to its tools, if any, are reported separately. Run `agentform lock -upgrade` to record the new version.",
 				block, mcpIdentity(locked), mcpIdentity(current)),
 			Subject: rng.Ptr(),
+			Extra:   DriftDetail{Block: block},
 		})
 	}
 	sameFields := slices.Equal(locked.HashedFields, current.HashedFields)
@@ -66,6 +67,7 @@ func MCPDrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 				Summary:  "MCP tool removed since lock",
 				Detail:   detail + "\n\n" + mcpDriftAdvice,
 				Subject:  rng.Ptr(),
+				Extra:    DriftDetail{Block: block, Served: name},
 			})
 		case !inOld:
 			detail := fmt.Sprintf("Tool %q now serves %q, which %s does not pin: the server added it, or it was newly listed in expose.", block, name, lockfile.FileName)
@@ -77,6 +79,7 @@ func MCPDrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 				Summary:  "MCP tool added since lock",
 				Detail:   detail + "\n\n" + mcpDriftAdvice,
 				Subject:  rng.Ptr(),
+				Extra:    DriftDetail{Block: block, Served: name},
 			})
 		default:
 			changed := oldDigest != newDigest
@@ -100,6 +103,7 @@ func MCPDrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 				Summary:  "MCP tool changed since lock",
 				Detail:   strings.TrimRight(detail, "\n") + "\n\n" + mcpDriftAdvice,
 				Subject:  rng.Ptr(),
+				Extra:    DriftDetail{Block: block, Served: name},
 			})
 		}
 	}
@@ -221,4 +225,15 @@ func mcpIndent(text string) string {
 		b.WriteString(l)
 	}
 	return b.String()
+}
+
+// DriftDetail is the Extra of every drift diagnostic (MCPDrift, A2ADrift):
+// which tool block, and for MCP which served tool, changed since the lock,
+// so consumers (audit) need not read it out of the message.
+type DriftDetail struct {
+	// Block is the tool block's name.
+	Block string
+	// Served is the served MCP tool concerned; empty for a server identity
+	// change or an A2A card.
+	Served string
 }

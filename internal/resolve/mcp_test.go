@@ -870,3 +870,26 @@ func TestResolveMCPServerEverything(t *testing.T) {
 		t.Errorf("get-sum requires\ngot:  %v\nwant: [math::add]", got)
 	}
 }
+
+// TestMCPDriftDetail checks that every drift diagnostic says, as data,
+// which block and served tool it is about.
+func TestMCPDriftDetail(t *testing.T) {
+	locked := &lockfile.Tool{Kind: "mcp", ServerName: "s", ServerVersion: "1",
+		Served: map[string]string{"a": "sha256:" + strings.Repeat("1", 64), "b": "sha256:" + strings.Repeat("2", 64)},
+		Definitions: map[string]string{"a": `{"description":"a","name":"a"}`, "b": `{"description":"b","name":"b"}`}}
+	current := &lockfile.Tool{Kind: "mcp", ServerName: "s", ServerVersion: "2",
+		Served:      map[string]string{"a": "sha256:" + strings.Repeat("3", 64), "c": "sha256:" + strings.Repeat("4", 64)},
+		Definitions: map[string]string{"a": `{"description":"A!","name":"a"}`, "c": `{"description":"c","name":"c"}`}}
+	var got []DriftDetail
+	for _, d := range MCPDrift("srv", locked, current, hcl.Range{}) {
+		detail, ok := d.Extra.(DriftDetail)
+		if !ok {
+			t.Fatalf("diagnostic %q has no DriftDetail", d.Summary)
+		}
+		got = append(got, detail)
+	}
+	want := []DriftDetail{{Block: "srv"}, {Block: "srv", Served: "a"}, {Block: "srv", Served: "b"}, {Block: "srv", Served: "c"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got:  %+v\nwant: %+v", got, want)
+	}
+}
