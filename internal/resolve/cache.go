@@ -2,10 +2,11 @@ package resolve
 
 import (
 	"encoding/json"
-	"github.com/agentform/agentform/internal/safefile"
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"github.com/agentform/agentform/internal/safefile"
 )
 
 // Cache stores resolution results under .agentform/cache/<kind>/<key>.json,
@@ -57,7 +58,8 @@ func (c *Cache) Put(kind, key string, v any) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	return safefile.Write(p, b, 0o644)
+	// A lost or empty entry is a miss (Get), so the entry is not synced.
+	return safefile.WriteUnsynced(p, b, 0o644)
 }
 
 // Key derives a cache key from parts (input digests, versions, options).

@@ -15,6 +15,19 @@ import (
 // the old file intact and no temporary file behind; a crash leaves the old
 // file or the new one, and at most a dot-prefixed temporary file.
 func Write(path string, data []byte, perm os.FileMode) error {
+	return write(path, data, perm, true)
+}
+
+// WriteUnsynced is Write without the syncs, for files whose loss in a
+// crash costs nothing but recomputing them (the resolution cache): a reader
+// still sees the old file or the complete new one, never part of one, but
+// after a power failure the file may be missing or empty. A sync costs
+// more than writing a small file, and a cold plan writes one per tool.
+func WriteUnsynced(path string, data []byte, perm os.FileMode) error {
+	return write(path, data, perm, false)
+}
+
+func write(path string, data []byte, perm os.FileMode, sync bool) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -33,8 +46,10 @@ func Write(path string, data []byte, perm os.FileMode) error {
 	if err := tmp.Chmod(perm); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	if sync {
+		if err := tmp.Sync(); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
@@ -43,6 +58,9 @@ func Write(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	done = true
+	if !sync {
+		return nil
+	}
 	// Make the rename durable. Some systems cannot sync a directory; the
 	// file itself is already complete, so that is not an error.
 	if d, err := os.Open(dir); err == nil {
