@@ -82,83 +82,22 @@ type jsTool struct {
 // ResolveJavaScript resolves a javascript tool block: it finds the
 // package's entry, bundles it in-process with esbuild (ESM, platform
 // browser, agentc:* external, dependencies only from the package's own
-// node_modules) and reads the exported tool object by evaluating a
-// CommonJS build in goja, with no I/O and bounded by req.Timeout. Results
-// are cached by the digest of the package, its lock file, the export and
-// the bundler version; a cache hit does no bundling. Every problem is a
-// diagnostic located at the block's source argument, except a missing
-// export named by a written export argument, which is located there.
+// node_modules) and reads the exported tool object by evaluating the bundle,
+// converted to CommonJS, in goja, with no I/O and bounded by req.Timeout.
+// Results are cached by the digest of the package, its lock file, the
+// export and the bundler version; a cache hit does no bundling. Every
+// problem is a diagnostic located at the block's source argument, except a
+// missing export named by a written export argument, which is located
+// there. Run resolves many javascript blocks with one esbuild build
+// (jsResolveAll); the result is the same.
 func ResolveJavaScript(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
-	t := req.Tool
-	if t == nil || t.JavaScript == nil {
-		var subject *hcl.Range
-		if t != nil {
-			subject = t.DeclRange.Ptr()
+	job := &jsJob{req: req}
+	jsResolveAll(ctx, []*jsJob{job}, func(n int, f func(int)) {
+		for i := range n {
+			f(i)
 		}
-		return nil, hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Not a javascript tool",
-			Detail:   "The javascript resolver was given a tool block of another kind; this is a bug in agentform.",
-			Subject:  subject,
-		}}
-	}
-	js := t.JavaScript
-	subject := js.Source.Range.Ptr()
-	export := js.Export.Value
-	if export == "" {
-		export = t.Name
-	}
-	exportSubject := subject
-	if js.Export.Set {
-		exportSubject = js.Export.Range.Ptr()
-	}
-
-	pkg, diags := jsFindPackage(req, subject)
-	if diags.HasErrors() {
-		return nil, diags
-	}
-	key := Key("javascript", pkg.source, pkg.deps, export, JavaScriptBundler, pkg.entry, pkg.rel)
-	var cached jsCacheEntry
-	if req.Cache.Get("javascript", key, &cached) && len(cached.Bundle) > 0 && json.Valid(cached.Parameters) {
-		return jsResult(req, pkg, jsTool{description: cached.Description, parameters: cached.Parameters}, cached.Bundle, subject)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, jsError(subject, "Resolution cancelled", "Resolving tool %q stopped before bundling: %s.", t.Name, err)
-	}
-
-	// The two builds are independent; running them side by side halves
-	// the wait for one tool.
-	var cjs []byte
-	var cjsDiags hcl.Diagnostics
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		cjs, cjsDiags = jsBuild(pkg, api.FormatCommonJS, subject)
-	}()
-	bundle, diags := jsBuild(pkg, api.FormatESModule, subject)
-	<-done
-	if diags.HasErrors() {
-		// Both builds see the same errors; report them once.
-		return nil, diags
-	}
-	if cjsDiags.HasErrors() {
-		return nil, cjsDiags
-	}
-	timeout := req.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	tool, diags := jsReadTool(ctx, cjs, pkg, export, timeout, subject, exportSubject)
-	if diags.HasErrors() {
-		return nil, diags
-	}
-	res, diags := jsResult(req, pkg, tool, bundle, subject)
-	if diags.HasErrors() {
-		return nil, diags
-	}
-	// A cache that cannot be written only costs the next plan a rebuild.
-	_ = req.Cache.Put("javascript", key, jsCacheEntry{Description: tool.description, Parameters: tool.parameters, Bundle: bundle})
-	return res, diags
+	})
+	return job.res, job.diags
 }
 
 // jsResult assembles the Resolved value of a javascript block from what
@@ -292,48 +231,6 @@ func jsMainEntry(pkg *jsPackage, main json.RawMessage, subject *hcl.Range) (stri
 	return filepath.ToSlash(clean), nil
 }
 
-// jsBuild bundles the package's entry with esbuild in the given format.
-// Paths in the output are relative to the workspace, so that the bundle
-// does not depend on where the workspace lives.
-func jsBuild(pkg *jsPackage, format api.Format, subject *hcl.Range) ([]byte, hcl.Diagnostics) {
-	jsBundles.Add(1)
-	opts := api.BuildOptions{
-		EntryPoints:   []string{filepath.Join(pkg.dir, filepath.FromSlash(pkg.entry))},
-		AbsWorkingDir: pkg.work,
-		Bundle:        true,
-		Platform:      api.PlatformBrowser,
-		Format:        format,
-		External:      []string{"agentc:*"},
-		Write:         false,
-		LogLevel:      api.LogLevelSilent,
-		Sourcemap:     api.SourceMapNone,
-		Charset:       api.CharsetASCII,
-		Plugins:       []api.Plugin{jsPackageOnly(pkg)},
-	}
-	// Only the package's own tsconfig.json counts: one in a parent
-	// directory is not part of the package's hash and must not change the
-	// bundle.
-	if pkg.tsconfig != "" {
-		opts.Tsconfig = pkg.tsconfig
-	} else {
-		opts.TsconfigRaw = "{}"
-	}
-	if format == api.FormatCommonJS {
-		// The CommonJS build is only evaluated, never written: an inline
-		// source map lets goja report errors at the tool's own lines.
-		opts.Sourcemap = api.SourceMapInline
-		opts.SourcesContent = api.SourcesContentExclude
-	}
-	result := api.Build(opts)
-	if len(result.Errors) > 0 {
-		return nil, jsBuildDiagnostics(pkg, result.Errors, subject)
-	}
-	if len(result.OutputFiles) != 1 {
-		return nil, jsError(subject, "JavaScript build failed", "esbuild produced %d output files for %s; expected one bundle.", len(result.OutputFiles), pkg.rel)
-	}
-	return result.OutputFiles[0].Contents, nil
-}
-
 // jsOutsidePlugin names the plugin that refuses imports from outside the
 // package, so that its errors can be told from esbuild's.
 const jsOutsidePlugin = "agentform-package-only"
@@ -343,17 +240,39 @@ const jsOutsidePlugin = "agentform-package-only"
 type jsOutsideMarker struct{}
 
 // jsPackageOnly is an esbuild plugin that refuses imports resolving
-// outside the package directory: a dependency found in a parent's
-// node_modules, or a relative import that leaves the package. Neither is
-// covered by the package hash or its lock file, so neither may reach the
-// bundle. It only vetoes; esbuild's own resolution does the rest.
-func jsPackageOnly(pkg *jsPackage) api.Plugin {
+// outside the importing package's directory: a dependency found in a
+// parent's node_modules, or a relative import that leaves the package.
+// Neither is covered by the package hash or its lock file, so neither may
+// reach the bundle. It only vetoes; esbuild's own resolution does the rest.
+// pkgs are the packages of one build, none inside another, so every
+// importer belongs to at most one of them.
+func jsPackageOnly(pkgs []*jsPackage) api.Plugin {
+	owner := func(importer string) *jsPackage {
+		real, err := filepath.EvalSymlinks(importer)
+		if err != nil {
+			real = importer
+		}
+		for _, p := range pkgs {
+			if within(p.dir, real) {
+				return p
+			}
+		}
+		return nil
+	}
 	return api.Plugin{
 		Name: jsOutsidePlugin,
 		Setup: func(build api.PluginBuild) {
 			build.OnResolve(api.OnResolveOptions{Filter: ".*"}, func(args api.OnResolveArgs) (api.OnResolveResult, error) {
 				if _, ok := args.PluginData.(jsOutsideMarker); ok || args.Kind == api.ResolveEntryPoint || strings.HasPrefix(args.Path, "agentc:") {
 					return api.OnResolveResult{}, nil
+				}
+				pkg := pkgs[0]
+				if len(pkgs) > 1 {
+					if pkg = owner(args.Importer); pkg == nil {
+						// Only the packages' own files import anything:
+						// everything else was refused on the way in.
+						return api.OnResolveResult{}, nil
+					}
 				}
 				r := build.Resolve(args.Path, api.ResolveOptions{
 					Importer:   args.Importer,
@@ -540,10 +459,22 @@ type jsField struct {
 
 // jsReadTool evaluates the CommonJS build in a fresh goja runtime and reads
 // the exported tool object, interrupting the evaluation after timeout.
-func jsReadTool(ctx context.Context, cjs []byte, pkg *jsPackage, export string, timeout time.Duration, subject, exportSubject *hcl.Range) (jsTool, hcl.Diagnostics) {
+//
+// The CommonJS build may lack a source map (building one for every package
+// costs every plan); mapped, when set, returns one with its source map, and
+// a failed evaluation is repeated with it so that the error names the
+// tool's own file and line.
+func jsReadTool(ctx context.Context, cjs []byte, mapped func() ([]byte, hcl.Diagnostics), pkg *jsPackage, export string, timeout time.Duration, subject, exportSubject *hcl.Range) (jsTool, hcl.Diagnostics) {
 	raw, err := jsEvaluate(ctx, cjs, pkg, export, timeout)
+	var stopped *jsTimeoutError
+	if err != nil && !errors.As(err, &stopped) && mapped != nil {
+		withMap, diags := mapped()
+		if diags.HasErrors() {
+			return jsTool{}, diags
+		}
+		raw, err = jsEvaluate(ctx, withMap, pkg, export, timeout)
+	}
 	if err != nil {
-		var stopped *jsTimeoutError
 		if errors.As(err, &stopped) {
 			if stopped.cancelled {
 				return jsTool{}, jsError(subject, "Resolution cancelled",

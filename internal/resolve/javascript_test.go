@@ -271,8 +271,8 @@ func TestResolveJavaScriptCache(t *testing.T) {
 	}
 
 	cold, builds := resolve("cold")
-	if builds != 2 {
-		t.Errorf("cold run esbuild builds:\ngot:  %d\nwant: 2 (ESM bundle and CommonJS build)", builds)
+	if builds != 1 {
+		t.Errorf("cold run esbuild builds:\ngot:  %d\nwant: 1", builds)
 	}
 	entries, _ := os.ReadDir(cacheDir)
 	if len(entries) != 1 {
@@ -304,8 +304,8 @@ func TestResolveJavaScriptCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	changed, builds := resolve("changed")
-	if builds != 2 || changed.Tools[0].Description != "Echoes its input." || changed.Pin.Source == cold.Pin.Source {
-		t.Errorf("after a change:\ngot:  %d builds, %q, source %s\nwant: 2 builds, %q, a new source hash", builds, changed.Tools[0].Description, changed.Pin.Source, "Echoes its input.")
+	if builds != 1 || changed.Tools[0].Description != "Echoes its input." || changed.Pin.Source == cold.Pin.Source {
+		t.Errorf("after a change:\ngot:  %d builds, %q, source %s\nwant: 1 build, %q, a new source hash", builds, changed.Tools[0].Description, changed.Pin.Source, "Echoes its input.")
 	}
 
 	// A failed resolution writes nothing.
@@ -611,4 +611,81 @@ export const %s = {
 			resolveAll(b, cache)
 		}
 	})
+}
+
+// TestRunJavaScriptBatch resolves several javascript packages through Run,
+// which bundles them with one esbuild build, and checks every result and
+// every diagnostic against resolving the block alone: sharing a build must
+// change nothing, broken packages included (their errors make the shared
+// build fall back to one build per package).
+func TestRunJavaScriptBatch(t *testing.T) {
+	dir := t.TempDir()
+	blocks := []struct{ name, fixture, extra string }{
+		{"echo", "js-tool", ""},
+		{"echo_again", "js-tool", "  export = \"echo\"\n"},
+		{"adder", "ts-tool", ""},
+		{"throws", "broken/throws", ""},
+		{"syntax", "broken/syntax-error", ""},
+		{"escapes", "broken/escapes", ""},
+		{"missing_dep", "broken/missing-dep", ""},
+		{"missing_export", "broken/missing-export", ""},
+	}
+	acl := jsTestAgent
+	for _, b := range blocks {
+		jsCopyDir(t, filepath.Join(jsFixtures, filepath.FromSlash(b.fixture)), filepath.Join(dir, "tools", b.name))
+		acl += fmt.Sprintf("\ntool %q {\n  kind   = \"javascript\"\n  source = \"./tools/%s\"\n%s}\n", b.name, b.name, b.extra)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(acl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := manifest.Load(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	ws, runDiags := Run(context.Background(), cfg, Options{})
+
+	real, _ := filepath.EvalSymlinks(dir)
+	for _, b := range blocks {
+		alone, aloneDiags := ResolveJavaScript(context.Background(), Request{Config: cfg, Tool: cfg.Tool(b.name), Dir: real, Root: ProjectRoot(real)})
+		got := ws.Tools[b.name]
+		if (got == nil) != (alone == nil) || got != nil && !reflect.DeepEqual(got, alone) {
+			t.Errorf("%s: result from the shared build differs from its own build", b.name)
+		}
+		for _, d := range aloneDiags {
+			found := false
+			for _, rd := range runDiags {
+				if rd.Summary == d.Summary && rd.Detail == d.Detail && reflect.DeepEqual(rd.Subject, d.Subject) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s: diagnostic of its own build missing from Run's:\n%s: %s", b.name, d.Summary, d.Detail)
+			}
+		}
+		if b.name == "echo" || b.name == "adder" {
+			if got == nil {
+				t.Errorf("%s did not resolve: %s", b.name, runDiags.Error())
+			}
+		} else if b.name != "echo_again" && len(aloneDiags) == 0 {
+			t.Errorf("%s: the broken fixture resolved without errors", b.name)
+		}
+	}
+	if len(runDiags) != 5 {
+		t.Errorf("Run diagnostics:\ngot:  %d\nwant: 5 (one per broken package)\n%s", len(runDiags), runDiags.Error())
+	}
+
+	// Without broken packages the shared build is the only one.
+	okCfg := *cfg
+	okCfg.Tools = nil
+	for _, name := range []string{"echo", "echo_again", "adder"} {
+		okCfg.Tools = append(okCfg.Tools, cfg.Tool(name))
+	}
+	before := jsBundles.Load()
+	ws, diags = Run(context.Background(), &okCfg, Options{})
+	if diags.HasErrors() || len(ws.Tools) != 3 {
+		t.Fatalf("resolving three good blocks: %d tools, %s", len(ws.Tools), diags.Error())
+	}
+	if n := jsBundles.Load() - before; n != 1 {
+		t.Errorf("esbuild builds for three blocks of two packages:\ngot:  %d\nwant: 1", n)
+	}
 }

@@ -875,7 +875,7 @@ func TestResolveMCPServerEverything(t *testing.T) {
 // which block and served tool it is about.
 func TestMCPDriftDetail(t *testing.T) {
 	locked := &lockfile.Tool{Kind: "mcp", ServerName: "s", ServerVersion: "1",
-		Served: map[string]string{"a": "sha256:" + strings.Repeat("1", 64), "b": "sha256:" + strings.Repeat("2", 64)},
+		Served:      map[string]string{"a": "sha256:" + strings.Repeat("1", 64), "b": "sha256:" + strings.Repeat("2", 64)},
 		Definitions: map[string]string{"a": `{"description":"a","name":"a"}`, "b": `{"description":"b","name":"b"}`}}
 	current := &lockfile.Tool{Kind: "mcp", ServerName: "s", ServerVersion: "2",
 		Served:      map[string]string{"a": "sha256:" + strings.Repeat("3", 64), "c": "sha256:" + strings.Repeat("4", 64)},

@@ -98,6 +98,7 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 			}
 		}()
 	}
+	var jsJobs []*jsJob
 	for _, t := range cfg.Tools {
 		if t.Enabled.Known() && !t.Enabled.Value {
 			continue
@@ -108,6 +109,11 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 		}
 		req := Request{Config: cfg, Tool: t, Dir: dir, Root: root, Env: env, Timeout: timeout,
 			Locked: lock.Tools[t.Name], Refresh: opts.Refresh, Cache: opts.Cache}
+		if t.Kind == manifest.KindJavaScript {
+			// Javascript blocks are bundled together, below.
+			jsJobs = append(jsJobs, jsProgressJob(req, "tool."+t.Name, opts.Progress))
+			continue
+		}
 		run("tool."+t.Name, func() {
 			res, d := resolver(ctx, req)
 			mu.Lock()
@@ -130,6 +136,38 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 			}
 		})
 	}
+	if len(jsJobs) > 0 {
+		// The coordinator holds no slot: only the per-package steps do.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			jsResolveAll(ctx, jsJobs, func(n int, f func(int)) {
+				var each sync.WaitGroup
+				for i := range n {
+					each.Add(1)
+					go func() {
+						defer each.Done()
+						select {
+						case sem <- struct{}{}:
+						case <-ctx.Done():
+							return
+						}
+						defer func() { <-sem }()
+						f(i)
+					}()
+				}
+				each.Wait()
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			for _, j := range jsJobs {
+				diags = append(diags, j.diags...)
+				if j.res != nil {
+					ws.Tools[j.req.Tool.Name] = j.res
+				}
+			}
+		}()
+	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Resolution interrupted",
@@ -137,6 +175,21 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 	}
 	slices.SortStableFunc(diags, compareDiags)
 	return ws, diags
+}
+
+// jsProgressJob is a javascript job that reports its progress as one
+// block from the start of its preparation to the end of its resolution.
+func jsProgressJob(req Request, address string, progress func(string, bool, time.Duration)) *jsJob {
+	j := &jsJob{req: req}
+	if progress != nil {
+		var start time.Time
+		j.start = func() {
+			start = time.Now()
+			progress(address, false, 0)
+		}
+		j.done = func() { progress(address, true, time.Since(start)) }
+	}
+	return j
 }
 
 // compareDiags orders diagnostics by file and position, those without a

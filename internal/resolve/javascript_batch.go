@@ -1,0 +1,389 @@
+package resolve
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/evanw/esbuild/pkg/api"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// jsJob is one javascript tool block on its way through jsResolveAll.
+type jsJob struct {
+	req Request
+	// start and done, when set, are called as the job starts and ends
+	// (progress lines).
+	start, done func()
+
+	pkg           *jsPackage
+	key           string
+	subject       *hcl.Range
+	exportSubject *hcl.Range
+	export        string
+	built         *jsBuilt
+
+	res   *Resolved
+	diags hcl.Diagnostics
+	ended bool
+	// put is the cache entry to store after a successful build.
+	put *jsCacheEntry
+}
+
+// jsBuilt is the output of bundling one package: the ESM bundle (what the
+// artifact ships) and its source map (only used to locate evaluation
+// errors), or the build's errors.
+type jsBuilt struct {
+	bundle    []byte
+	sourceMap []byte
+	errors    []api.Message
+	// failed, when set, is a complete diagnostic (not an esbuild message).
+	failed string
+}
+
+// jsResolveAll resolves javascript blocks in three steps: find and hash
+// each package and look it up in the cache (in parallel through each);
+// bundle every package that missed with as few esbuild builds as possible
+// (one, normally: esbuild parses, links and prints the entry points in
+// parallel, and a second build per package was most of the cost of a cold
+// plan); then read each tool's definition from its bundle and store the
+// result (in parallel). each(n, f) must call f(i) for every i in [0, n)
+// and return when all have returned.
+func jsResolveAll(ctx context.Context, jobs []*jsJob, each func(n int, f func(int))) {
+	each(len(jobs), func(i int) { jobs[i].prepare(ctx) })
+	var misses []*jsJob
+	for _, j := range jobs {
+		if !j.ended {
+			misses = append(misses, j)
+		}
+	}
+	if len(misses) == 0 {
+		return
+	}
+	if err := ctx.Err(); err != nil {
+		for _, j := range misses {
+			j.end(nil, jsError(j.subject, "Resolution cancelled", "Resolving tool %q stopped before bundling: %s.", j.req.Tool.Name, err))
+		}
+		return
+	}
+	jsBundleAll(misses)
+	// Cache entries are written while later tools are read: writing a file
+	// waits on the file system, not the CPU.
+	puts := make(chan *jsJob, len(misses))
+	var written sync.WaitGroup
+	for range min(4, len(misses)) {
+		written.Add(1)
+		go func() {
+			defer written.Done()
+			for j := range puts {
+				// A cache that cannot be written only costs the next plan
+				// a rebuild.
+				_ = j.req.Cache.Put("javascript", j.key, j.put)
+			}
+		}()
+	}
+	each(len(misses), func(i int) {
+		misses[i].finish(ctx)
+		if misses[i].put != nil {
+			puts <- misses[i]
+		}
+	})
+	close(puts)
+	written.Wait()
+}
+
+// end records the job's outcome once.
+func (j *jsJob) end(res *Resolved, diags hcl.Diagnostics) {
+	j.res, j.diags, j.ended = res, diags, true
+	if j.done != nil {
+		j.done()
+	}
+}
+
+// prepare validates the block, finds and hashes its package and serves
+// the result from the cache when it can.
+func (j *jsJob) prepare(ctx context.Context) {
+	if j.start != nil {
+		j.start()
+	}
+	t := j.req.Tool
+	if t == nil || t.JavaScript == nil {
+		var subject *hcl.Range
+		if t != nil {
+			subject = t.DeclRange.Ptr()
+		}
+		j.end(nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Not a javascript tool",
+			Detail:   "The javascript resolver was given a tool block of another kind; this is a bug in agentform.",
+			Subject:  subject,
+		}})
+		return
+	}
+	js := t.JavaScript
+	j.subject = js.Source.Range.Ptr()
+	j.export = js.Export.Value
+	if j.export == "" {
+		j.export = t.Name
+	}
+	j.exportSubject = j.subject
+	if js.Export.Set {
+		j.exportSubject = js.Export.Range.Ptr()
+	}
+	pkg, diags := jsFindPackage(j.req, j.subject)
+	if diags.HasErrors() {
+		j.end(nil, diags)
+		return
+	}
+	j.pkg = pkg
+	j.key = Key("javascript", pkg.source, pkg.deps, j.export, JavaScriptBundler, pkg.entry, pkg.rel)
+	var cached jsCacheEntry
+	if j.req.Cache.Get("javascript", j.key, &cached) && len(cached.Bundle) > 0 && json.Valid(cached.Parameters) {
+		j.end(jsResult(j.req, pkg, jsTool{description: cached.Description, parameters: cached.Parameters}, cached.Bundle, j.subject))
+		return
+	}
+	if err := ctx.Err(); err != nil {
+		j.end(nil, jsError(j.subject, "Resolution cancelled", "Resolving tool %q stopped before bundling: %s.", t.Name, err))
+	}
+}
+
+// finish reads the tool definition from the bundle, assembles the result
+// and caches it.
+func (j *jsJob) finish(ctx context.Context) {
+	b := j.built
+	switch {
+	case b == nil:
+		j.end(nil, jsError(j.subject, "JavaScript build failed", "%s was not bundled; this is a bug in agentform.", j.pkg.rel))
+		return
+	case b.failed != "":
+		j.end(nil, jsError(j.subject, "JavaScript build failed", "%s", b.failed))
+		return
+	case len(b.errors) > 0:
+		j.end(nil, jsBuildDiagnostics(j.pkg, b.errors, j.subject))
+		return
+	}
+	cjs, diags := jsCommonJS(j.pkg, b, j.subject)
+	if diags.HasErrors() {
+		j.end(nil, diags)
+		return
+	}
+	timeout := j.req.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	// The shared build has no source maps; a package whose top-level code
+	// throws is built again, alone, with one.
+	mapped := func() ([]byte, hcl.Diagnostics) {
+		built, _ := jsBuild([]*jsPackage{j.pkg}, true)
+		if built[0].failed != "" || len(built[0].errors) > 0 || !bytes.Equal(built[0].bundle, b.bundle) {
+			return nil, jsError(j.subject, "JavaScript build failed", "Building %s again to locate an error did not give the same bundle; this is a bug in agentform.", j.pkg.rel)
+		}
+		return jsCommonJS(j.pkg, built[0], j.subject)
+	}
+	tool, diags := jsReadTool(ctx, cjs, mapped, j.pkg, j.export, timeout, j.subject, j.exportSubject)
+	if diags.HasErrors() {
+		j.end(nil, diags)
+		return
+	}
+	res, diags := jsResult(j.req, j.pkg, tool, b.bundle, j.subject)
+	if !diags.HasErrors() {
+		j.put = &jsCacheEntry{Description: tool.description, Parameters: tool.parameters, Bundle: b.bundle}
+	}
+	j.end(res, diags)
+}
+
+// jsBundleAll bundles the packages of jobs. Packages that can share a
+// build do: same workspace, no tsconfig.json of their own (a build has one
+// tsconfig), and none inside another (the import confinement decides by
+// the importer's package). A shared build that reports any error is
+// repeated package by package, so that each error is reported for the
+// package it belongs to exactly as a build of its own would.
+func jsBundleAll(jobs []*jsJob) {
+	type unit struct {
+		pkg  *jsPackage
+		jobs []*jsJob
+	}
+	units := map[string]*unit{}
+	var order []*unit
+	for _, j := range jobs {
+		id := j.pkg.work + "\x00" + j.pkg.dir + "\x00" + j.pkg.entry
+		u := units[id]
+		if u == nil {
+			u = &unit{pkg: j.pkg}
+			units[id] = u
+			order = append(order, u)
+		}
+		u.jobs = append(u.jobs, j)
+	}
+	set := func(u *unit, b *jsBuilt) {
+		for _, j := range u.jobs {
+			j.built = b
+		}
+	}
+	shared := map[string][]*unit{}
+	var sharedOrder []string
+	var alone []*unit
+	for _, u := range order {
+		if u.pkg.tsconfig != "" {
+			alone = append(alone, u)
+			continue
+		}
+		if _, ok := shared[u.pkg.work]; !ok {
+			sharedOrder = append(sharedOrder, u.pkg.work)
+		}
+		shared[u.pkg.work] = append(shared[u.pkg.work], u)
+	}
+	for _, work := range sharedOrder {
+		group := shared[work]
+		var batch []*unit
+		for _, u := range group {
+			nested := false
+			for _, o := range group {
+				if o != u && o.pkg.dir != u.pkg.dir && (within(o.pkg.dir, u.pkg.dir) || within(u.pkg.dir, o.pkg.dir)) {
+					nested = true
+					break
+				}
+			}
+			if nested {
+				alone = append(alone, u)
+			} else {
+				batch = append(batch, u)
+			}
+		}
+		if len(batch) < 2 {
+			alone = append(alone, batch...)
+			continue
+		}
+		pkgs := make([]*jsPackage, len(batch))
+		for i, u := range batch {
+			pkgs[i] = u.pkg
+		}
+		built, ok := jsBuild(pkgs, false)
+		if !ok {
+			alone = append(alone, batch...)
+			continue
+		}
+		for i, u := range batch {
+			set(u, built[i])
+		}
+	}
+	for _, u := range alone {
+		built, _ := jsBuild([]*jsPackage{u.pkg}, false)
+		set(u, built[0])
+	}
+}
+
+// jsBuild bundles the entries of pkgs (all of one workspace) with one
+// esbuild build: ESM, one self-contained bundle per entry, and with
+// sourceMaps an external source map beside each (the bundle's bytes are
+// the same either way). Paths in the output are relative to the
+// workspace, so that a bundle does not depend on where the workspace
+// lives, and a bundle is the same bytes whichever packages share the
+// build. ok is false when the build did not produce exactly one bundle and
+// map per package; for a single package the reason is then in its
+// jsBuilt.
+func jsBuild(pkgs []*jsPackage, sourceMaps bool) (built []*jsBuilt, ok bool) {
+	jsBundles.Add(1)
+	work := pkgs[0].work
+	entries := make([]api.EntryPoint, len(pkgs))
+	for i, p := range pkgs {
+		entries[i] = api.EntryPoint{
+			InputPath:  filepath.Join(p.dir, filepath.FromSlash(p.entry)),
+			OutputPath: fmt.Sprintf("agentform-bundle-%d", i),
+		}
+	}
+	opts := api.BuildOptions{
+		EntryPointsAdvanced: entries,
+		AbsWorkingDir:       work,
+		// Nothing is written: the output directory only names the
+		// outputs, and the source maps' paths are relative to it.
+		Outdir:         work,
+		Bundle:         true,
+		Platform:       api.PlatformBrowser,
+		Format:         api.FormatESModule,
+		External:       []string{"agentc:*"},
+		Write:          false,
+		LogLevel:       api.LogLevelSilent,
+		Sourcemap:      api.SourceMapNone,
+		SourcesContent: api.SourcesContentExclude,
+		Charset:        api.CharsetASCII,
+		Plugins:        []api.Plugin{jsPackageOnly(pkgs)},
+	}
+	perEntry := 1
+	if sourceMaps {
+		opts.Sourcemap = api.SourceMapExternal
+		perEntry = 2
+	}
+	// Only the package's own tsconfig.json counts: one in a parent
+	// directory is not part of the package's hash and must not change the
+	// bundle. Packages with their own build alone.
+	if len(pkgs) == 1 && pkgs[0].tsconfig != "" {
+		opts.Tsconfig = pkgs[0].tsconfig
+	} else {
+		opts.TsconfigRaw = "{}"
+	}
+	result := api.Build(opts)
+	if len(result.Errors) > 0 {
+		if len(pkgs) == 1 {
+			return []*jsBuilt{{errors: result.Errors}}, false
+		}
+		return nil, false
+	}
+	byPath := make(map[string][]byte, len(result.OutputFiles))
+	for _, f := range result.OutputFiles {
+		byPath[f.Path] = f.Contents
+	}
+	built = make([]*jsBuilt, len(pkgs))
+	complete := len(result.OutputFiles) == perEntry*len(pkgs)
+	for i := range pkgs {
+		base := filepath.Join(work, entries[i].OutputPath)
+		bundle, okJS := byPath[base+".js"]
+		sourceMap, okMap := byPath[base+".js.map"]
+		complete = complete && okJS && okMap == sourceMaps
+		built[i] = &jsBuilt{bundle: bundle, sourceMap: sourceMap}
+	}
+	if !complete {
+		if len(pkgs) == 1 {
+			return []*jsBuilt{{failed: fmt.Sprintf("esbuild produced %d output files for %s; expected one bundle. Tools are single JavaScript bundles: imports of CSS or other assets are not supported.",
+				len(result.OutputFiles), pkgs[0].rel)}}, false
+		}
+		return nil, false
+	}
+	return built, true
+}
+
+// jsCommonJS converts a bundle to CommonJS for evaluation in goja, which
+// runs scripts, not modules. A source map of the bundle is chained in, so
+// that an exception in the tool's top-level code is reported at its own
+// file and line.
+func jsCommonJS(pkg *jsPackage, b *jsBuilt, subject *hcl.Range) ([]byte, hcl.Diagnostics) {
+	var src strings.Builder
+	src.Grow(len(b.bundle) + len(b.sourceMap)*4/3 + 64)
+	src.Write(b.bundle)
+	sourcemap := api.SourceMapNone
+	if b.sourceMap != nil {
+		src.WriteString("\n//# sourceMappingURL=data:application/json;base64,")
+		src.WriteString(base64.StdEncoding.EncodeToString(b.sourceMap))
+		src.WriteString("\n")
+		sourcemap = api.SourceMapInline
+	}
+	res := api.Transform(src.String(), api.TransformOptions{
+		Loader:         api.LoaderJS,
+		Format:         api.FormatCommonJS,
+		Platform:       api.PlatformBrowser,
+		Sourcefile:     "bundle.js",
+		Sourcemap:      sourcemap,
+		SourcesContent: api.SourcesContentExclude,
+		Charset:        api.CharsetASCII,
+		LogLevel:       api.LogLevelSilent,
+	})
+	if len(res.Errors) > 0 {
+		return nil, jsBuildDiagnostics(pkg, res.Errors, subject)
+	}
+	return res.Code, nil
+}
