@@ -45,7 +45,7 @@ func (p *Plan) ArtifactFiles(agent string) ([]artifact.File, error) {
 		Matrix:           []artifact.Cell{},
 	}
 	if p.Lock != nil {
-		doc.LockfileDigest = p.Lock.Digest()
+		doc.LockfileDigest = p.LockDigest()
 	}
 	files := []artifact.File{}
 	refs := newRefSet()

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -59,6 +60,27 @@ type Plan struct {
 	cfg        *manifest.Config
 	resolution *resolve.Workspace
 	outDir     string
+
+	// lockDigest memoises Lock.Digest() for the artifacts, which all
+	// carry it; lockDigestOf is the Lock it was computed for.
+	lockDigestMu sync.Mutex
+	lockDigest   string
+	lockDigestOf *lockfile.File
+}
+
+// LockDigest returns p.Lock.Digest(), computed once per lockfile: every
+// artifact carries it, and encoding a large lockfile is not free. Safe for
+// concurrent use.
+func (p *Plan) LockDigest() string {
+	p.lockDigestMu.Lock()
+	defer p.lockDigestMu.Unlock()
+	if p.Lock == nil {
+		return ""
+	}
+	if p.lockDigestOf != p.Lock {
+		p.lockDigest, p.lockDigestOf = p.Lock.Digest(), p.Lock
+	}
+	return p.lockDigest
 }
 
 // Matrix returns the capability matrix over the enabled registered tools;

@@ -59,7 +59,7 @@ func (p *Plan) Save(document []byte, text string) *Saved {
 		s.Lineage, s.Serial = p.Applied.Lineage, p.Applied.Serial
 	}
 	if p.Lock != nil {
-		s.LockDigest = p.Lock.Digest()
+		s.LockDigest = p.LockDigest()
 	}
 	for _, a := range p.Addresses {
 		s.Fingerprints[a.Address] = a.Fingerprint

@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/resolve"
@@ -40,7 +42,9 @@ type Options struct {
 	// WriteLock is false under -lockfile=readonly: the lockfile is never
 	// written (the plan then has no lock changes, or it would have failed).
 	WriteLock bool
-	// Progress, when set, is told about each step.
+	// Progress, when set, is told about each step, one call at a time
+	// (artifacts are built concurrently, so their lines come in the order
+	// they finish).
 	Progress func(format string, args ...any)
 }
 
@@ -62,9 +66,15 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 	if !plan.Applyable {
 		return nil, errors.New("the plan has errors and cannot be applied")
 	}
-	progress := opts.Progress
-	if progress == nil {
-		progress = func(string, ...any) {}
+	progress := func(string, ...any) {}
+	if opts.Progress != nil {
+		// Artifacts are built concurrently; progress lines are not.
+		var mu sync.Mutex
+		progress = func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			opts.Progress(format, args...)
+		}
 	}
 	res := &Result{Artifacts: map[string]state.Artifact{}}
 	actions := map[string]planner.ResourceChange{}
@@ -85,13 +95,12 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 	removeStaleTemps(opts.Dir, plan)
 
 	// 1. Artifacts of created and updated agents; unchanged ones keep
-	// theirs.
+	// theirs. They are built side by side (compressing and syncing them is
+	// most of an apply's own work), and recorded in plan order.
+	var build []planner.Address
 	for _, a := range plan.Addresses {
 		if a.Type != "agent" {
 			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("%w before building %s: %v", ErrInterrupted, a.Address, err)
 		}
 		act := actions[a.Address].Actions[0]
 		if act == planner.ActionNoOp {
@@ -100,17 +109,48 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 				continue
 			}
 		}
-		progress("%s: Building artifact...", a.Address)
-		rec, err := buildArtifact(plan, opts, a.Name)
+		build = append(build, a)
+	}
+	built := make([]state.Artifact, len(build))
+	errs := make([]error, len(build))
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for i, a := range build {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := ctx.Err(); err != nil {
+				errs[i] = fmt.Errorf("%w before building %s: %v", ErrInterrupted, a.Address, err)
+				return
+			}
+			progress("%s: Building artifact...", a.Address)
+			rec, err := buildArtifact(plan, opts, a.Name)
+			if err != nil {
+				errs[i] = fmt.Errorf("building the artifact of %s: %w", a.Address, err)
+				return
+			}
+			built[i] = rec
+			progress("%s: Wrote %s (%s)", a.Address, rec.Path, rec.SHA256[:19])
+		}()
+	}
+	wg.Wait()
+	// The first failure in plan order is the one reported; what was built
+	// is consistent (each artifact is written whole) and the state still
+	// describes the previous apply.
+	for _, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("building the artifact of %s: %w", a.Address, err)
+			return nil, err
 		}
+	}
+	for i, a := range build {
+		rec := built[i]
 		res.Artifacts[a.Name] = rec
 		// A moved artifact (new -out-dir) leaves no copy behind.
 		if old := plan.Applied.Resources[a.Address].Artifact; old != nil && old.Path != rec.Path {
 			removeArtifact(opts.Dir, old.Path)
 		}
-		progress("%s: Wrote %s (%s)", a.Address, rec.Path, rec.SHA256[:19])
 	}
 	// Artifacts of deleted agents go.
 	for _, rc := range plan.ResourceChanges {
