@@ -638,6 +638,18 @@ func mcpParseServedTool(raw json.RawMessage) (*mcpServedTool, error) {
 	return st, nil
 }
 
+// MCPToolDigest returns the name of one tool of a tools/list answer, given
+// as the raw JSON the server sent, and the digest of its definition exactly
+// as ResolveMCP pins it in the lock (the sha256 of the canonical JSON of
+// MCPHashedFields). agentform serve compares it with the locked digest.
+func MCPToolDigest(raw json.RawMessage) (name, digest string, err error) {
+	st, err := mcpParseServedTool(raw)
+	if err != nil {
+		return "", "", err
+	}
+	return st.name, SHA256(st.canon), nil
+}
+
 // mcpFailure is a classified session error.
 type mcpFailure struct {
 	unreachable bool
