@@ -128,6 +128,10 @@ func (p *Plan) ArtifactFiles(agent string) ([]artifact.File, error) {
 	if r := p.cfg.Runtime; r != nil {
 		refs.str(r.DefaultTenantID)
 	}
+	if n := p.cfg.Network; n != nil {
+		doc.Network = artNetwork(n)
+		refs.network(n)
+	}
 	doc.Runtime = refs.list()
 	data, err := artifact.MarshalAgent(doc)
 	if err != nil {
@@ -187,8 +191,16 @@ func (p *Plan) fillTool(at *artifact.Tool, t *manifest.Tool, rt RegisteredTool) 
 		if res != nil && res.Outputs["bundle.js"] != nil {
 			at.File = path.Join("tools", t.Name, "bundle.js")
 		}
+		at.Export = t.Name
+		if js := t.JavaScript; js != nil && js.Export.Value != "" {
+			at.Export = js.Export.Value
+		}
 	case manifest.KindPython:
 		at.File = path.Join("tools", t.Name, "src") + "/"
+		at.Export = t.Name
+		if py := t.Python; py != nil && py.Export.Value != "" {
+			at.Export = py.Export.Value
+		}
 	case manifest.KindBash:
 		b := t.Bash
 		at.Parameters = artifact.JSON(`{"properties":{"script":{"description":"The shell script to run with the allowed commands.","type":"string"}},"required":["script"],"type":"object"}`)
@@ -469,6 +481,58 @@ func (s *refSet) tool(t *manifest.Tool) {
 			s.str(x.Tenant.ID)
 		}
 	}
+}
+
+// network adds the references of the workspace's network block.
+func (s *refSet) network(n *manifest.Network) {
+	s.str(n.UserAgent)
+	s.dynamic(n.Headers)
+	if l := n.Limits; l != nil {
+		for _, v := range []manifest.Int{l.ConnectTimeoutMS, l.ReadTimeoutMS, l.RequestTimeoutMS, l.MaxRedirects, l.MaxResponseBytes, l.ConcurrencyLimit} {
+			s.integer(v)
+		}
+	}
+	if p := n.Policy; p != nil {
+		s.strings(p.Methods)
+		s.boolean(p.AllowLoopback)
+		s.boolean(p.AllowPrivate)
+		s.boolean(p.AllowLinkLocal)
+	}
+}
+
+// artNetwork converts the workspace's network block for agent.json,
+// keeping runtime values as references; unset parts are nil.
+func artNetwork(n *manifest.Network) *artifact.Network {
+	out := &artifact.Network{Headers: dynJSON(n.Headers)}
+	if n.UserAgent.Set {
+		s := artString(n.UserAgent)
+		out.UserAgent = &s
+	}
+	optI := func(i manifest.Int) *artifact.Int {
+		if !i.Set {
+			return nil
+		}
+		v := artInt(i)
+		return &v
+	}
+	if l := n.Limits; l != nil {
+		out.Limits = &artifact.NetworkLimits{ConnectTimeoutMS: optI(l.ConnectTimeoutMS), ReadTimeoutMS: optI(l.ReadTimeoutMS),
+			RequestTimeoutMS: optI(l.RequestTimeoutMS), MaxRedirects: optI(l.MaxRedirects), MaxResponseBytes: optI(l.MaxResponseBytes),
+			ConcurrencyLimit: optI(l.ConcurrencyLimit)}
+	}
+	if p := n.Policy; p != nil {
+		ap := &artifact.NetworkPolicy{Allow: []artifact.URLPattern{}, AllowSet: p.AllowSet, Addresses: artifact.NetworkAddresses{
+			AllowLoopback: artBool(p.AllowLoopback), AllowPrivate: artBool(p.AllowPrivate), AllowLinkLocal: artBool(p.AllowLinkLocal)}}
+		if p.Methods.Set {
+			m := artStrings(p.Methods)
+			ap.Methods = &m
+		}
+		for _, a := range p.Allow {
+			ap.Allow = append(ap.Allow, artifact.URLPattern{Protocol: a.Protocol, Hostname: a.Hostname, Port: a.Port, Pathname: a.Pathname})
+		}
+		out.Policy = ap
+	}
+	return out
 }
 
 func (s *refSet) list() []artifact.RuntimeRef {

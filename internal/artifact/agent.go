@@ -48,6 +48,10 @@ type Agent struct {
 	// Matrix is this agent's row of the capability matrix: one cell per
 	// enabled registered tool.
 	Matrix []Cell `json:"matrix"`
+	// Network is the workspace's network block, the egress policy of the
+	// agent's tools; nil (absent) when the workspace has none, which
+	// means no network at all.
+	Network *Network `json:"network,omitempty"`
 	// LockfileDigest is lockfile.File.Digest() of the lockfile written
 	// with this artifact ("sha256:<hex>").
 	LockfileDigest string `json:"lockfile_digest"`

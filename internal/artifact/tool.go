@@ -36,6 +36,11 @@ type Tool struct {
 	// trailing slash), "tools/<block>/agent-card.json" (a2a), or "" for
 	// kinds with no files (bash, mcp, skills).
 	File string `json:"file"`
+	// Export is the name under which the bundle exports the tool object
+	// (javascript), or the function or class of the package that is the
+	// tool (python, found by the rules resolve reads its schema with); the
+	// block's export argument, its name by default. Empty for other kinds.
+	Export string `json:"export,omitempty"`
 	// Config is the block's config value (for mcp over stdio, the server's
 	// environment), with runtime references as reference objects; null
 	// when unset.
