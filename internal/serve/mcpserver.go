@@ -1,0 +1,245 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentform/agentform/internal/version"
+)
+
+// OverrideHeader is the HTTP header a client may send on its first request
+// to override the agent's capabilities for its session ("extend:a,b",
+// "replace:a,b" or "inherit"). It is honoured only for extensible agents.
+const OverrideHeader = "X-Agentform-Capability-Override"
+
+// mcpSession is one MCP server over one set of held tags: the stdio
+// server, or the server of every HTTP session with the same override.
+type mcpSession struct {
+	server *mcp.Server
+	held   []string
+}
+
+// MCPServer returns an MCP server exposing exactly the tools held allows.
+// via is recorded in each call record; session, when not "", is the
+// session id for every call (stdio: one session per process unless
+// -session names one); otherwise the MCP session id is used.
+func (s *Server) MCPServer(held []string, via, session string) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "agentform-" + s.agent.Name, Version: version.Version}, &mcp.ServerOptions{
+		Instructions: fmt.Sprintf("Tools of the agent %q, served by agentform with its capabilities enforced.", s.agent.Name),
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:   &mcp.ToolCapabilities{ListChanged: true},
+			Logging: &mcp.LoggingCapabilities{},
+		},
+	})
+	var mu sync.Mutex
+	added := map[string]bool{}
+	for _, t := range s.Allowed(held) {
+		params := json.RawMessage(t.Parameters)
+		if len(params) == 0 || string(params) == "null" {
+			params = json.RawMessage(`{"type":"object"}`)
+		}
+		name := t.Name
+		added[name] = true
+		srv.AddTool(&mcp.Tool{Name: name, Description: t.Description, InputSchema: params}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			sid := session
+			if sid == "" {
+				sid = req.Session.ID()
+			}
+			if sid == "" {
+				sid = "default"
+			}
+			token := req.Params.GetProgressToken()
+			resp, err := s.Call(ctx, Request{
+				Tool: name, Args: req.Params.Arguments, Session: sid, Via: via, Held: held,
+				Event: func(kind string, data any) {
+					_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "agentform/" + kind, Data: data})
+				},
+				Progress: func(progress, total float64, message string) {
+					if token == nil {
+						return
+					}
+					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: progress, Total: total, Message: message})
+				},
+			})
+			if err != nil {
+				return nil, err
+			}
+			return toolResult(resp), nil
+		})
+	}
+	// A call of a tool this server does not list (denied, withdrawn, or
+	// unknown) is refused by Call and recorded as blocked, instead of the
+	// SDK's bare "unknown tool" error that would leave no record.
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return next(ctx, method, req)
+			}
+			params, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+			if !ok {
+				return next(ctx, method, req)
+			}
+			mu.Lock()
+			listed := added[params.Name]
+			mu.Unlock()
+			if listed {
+				return next(ctx, method, req)
+			}
+			sid := session
+			if sid == "" {
+				sid = req.GetSession().ID()
+			}
+			resp, err := s.Call(ctx, Request{Tool: params.Name, Args: params.Arguments, Session: sid, Via: via, Held: held})
+			if err != nil {
+				return nil, err
+			}
+			return toolResult(resp), nil
+		}
+	})
+	s.mu.Lock()
+	s.onWithdraw = append(s.onWithdraw, func(tool string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if added[tool] {
+			delete(added, tool)
+			srv.RemoveTools(tool)
+		}
+	})
+	s.mu.Unlock()
+	return srv
+}
+
+// toolResult turns a call's response into an MCP tool result: the output
+// as text (a string as itself, anything else as JSON) and, for an object,
+// as structured content too; an error, a refusal or a failed tool is an
+// error result whose text says why.
+func toolResult(resp *Response) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{}
+	var text string
+	var s string
+	if json.Unmarshal(resp.Output, &s) == nil {
+		text = s
+	} else if string(resp.Output) != "null" {
+		text = string(resp.Output)
+		var obj map[string]any
+		if json.Unmarshal(resp.Output, &obj) == nil {
+			res.StructuredContent = json.RawMessage(resp.Output)
+		}
+	}
+	switch resp.Status {
+	case StatusSuccess, StatusPartialSuccess:
+	default:
+		res.IsError = true
+		msg := resp.Status
+		if resp.Error != "" {
+			msg += ": " + resp.Error
+		}
+		if text != "" {
+			msg += "\n" + text
+		}
+		text = msg
+	}
+	res.Content = []mcp.Content{&mcp.TextContent{Text: text}}
+	return res
+}
+
+// ServeStdio serves the agent over in and out (standard input and output)
+// until the client disconnects or ctx ends. session names the session
+// whose state calls use; "" starts a new one.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, session string) error {
+	if session == "" {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return err
+		}
+		session = "stdio-" + id.String()
+	}
+	s.opts.Logf("agentform: serving agent %q over stdio (session %s): %d tools", s.agent.Name, session, len(s.Allowed(s.held)))
+	err := s.MCPServer(s.held, "stdio", session).Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// Handler returns the streamable HTTP handler: one MCP server per distinct
+// capability override, each HTTP session with its own session state.
+func (s *Server) Handler() http.Handler {
+	var mu sync.Mutex
+	servers := map[string]*mcp.Server{}
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		override := strings.TrimSpace(r.Header.Get(OverrideHeader))
+		held, err := s.HeldFor(override)
+		if err != nil {
+			return nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		key := strings.Join(held, ",")
+		if srv, ok := servers[key]; ok {
+			return srv
+		}
+		srv := s.MCPServer(held, "http", "")
+		servers[key] = srv
+		return srv
+	}, nil)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if override := strings.TrimSpace(r.Header.Get(OverrideHeader)); override != "" {
+			if _, err := s.HeldFor(override); err != nil {
+				http.Error(w, "invalid "+OverrideHeader+": "+err.Error(), http.StatusBadRequest)
+				return
+			}
+		}
+		mcpHandler.ServeHTTP(w, r)
+	})
+}
+
+// ServeHTTP listens on addr and serves streamable HTTP at /mcp (and /)
+// until ctx ends. ready, when set, is called with the bound address.
+func (s *Server) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		s.opts.Logf("Warning: listening on %s, which is not a loopback address: anyone who can reach it can call the agent's tools", ln.Addr())
+	}
+	h := s.Handler()
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	mux.Handle("/", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.opts.Logf("agentform: serving agent %q at http://%s/mcp: %d tools", s.agent.Name, ln.Addr(), len(s.Allowed(s.held)))
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+		return nil
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}

@@ -1,0 +1,191 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
+)
+
+// RuntimeDBName is the runtime database's path under the workspace.
+const RuntimeDBName = ".agentform/runtime.db"
+
+// Buckets of the runtime database.
+var (
+	bucketSessions = []byte("sessions")
+	bucketCalls    = []byte("calls")
+)
+
+// Record is one call as recorded in the runtime database. Arguments are
+// kept only as a digest and outputs not at all: a record never holds what
+// a client or a tool passed, which may be secret.
+type Record struct {
+	// ID is a time-ordered UUID (version 7).
+	ID string `json:"id"`
+	// Time is when the call started (UTC).
+	Time time.Time `json:"time"`
+	// Agent and Tool name the agent and the registered tool called.
+	Agent string `json:"agent"`
+	Tool  string `json:"tool"`
+	// Session is the session id the call ran in.
+	Session string `json:"session"`
+	// Via is "stdio", "http" or "invoke".
+	Via string `json:"via"`
+	// Status is success, partial_success, error, blocked or skipped.
+	Status string `json:"status"`
+	// DurationMS is how long the call took, in milliseconds.
+	DurationMS float64 `json:"duration_ms"`
+	// Error says why a call failed or was refused; "" on success.
+	Error string `json:"error,omitempty"`
+	// PatchApplied reports whether the tool's state update was applied.
+	PatchApplied bool `json:"patch_applied"`
+	// ArgsDigest is "sha256:<hex>" of the arguments as received.
+	ArgsDigest string `json:"args_digest"`
+}
+
+// RuntimeDB is the runtime database of a workspace: session state and call
+// records. It is opened for each transaction and closed after, so that
+// `agentform calls` can read while a server runs and several servers can
+// share a workspace; bbolt's file lock serialises writers.
+type RuntimeDB struct {
+	path string
+}
+
+// OpenRuntimeDB returns the runtime database under the workspace dir,
+// creating .agentform/ when needed.
+func OpenRuntimeDB(dir string) (*RuntimeDB, error) {
+	p := filepath.Join(dir, filepath.FromSlash(RuntimeDBName))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", filepath.Dir(p), err)
+	}
+	return &RuntimeDB{path: p}, nil
+}
+
+// ErrNoRuntimeDB is returned by reads when nothing was ever recorded.
+var ErrNoRuntimeDB = errors.New("no calls recorded yet: the runtime database is created by the first agentform serve or invoke")
+
+func (r *RuntimeDB) update(fn func(tx *bolt.Tx) error) error {
+	db, err := bolt.Open(r.path, 0o600, &bolt.Options{Timeout: 10 * time.Second})
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", r.path, err)
+	}
+	defer db.Close()
+	return db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketSessions, bucketCalls} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return fn(tx)
+	})
+}
+
+func (r *RuntimeDB) view(fn func(tx *bolt.Tx) error) error {
+	if _, err := os.Stat(r.path); errors.Is(err, os.ErrNotExist) {
+		return ErrNoRuntimeDB
+	}
+	db, err := bolt.Open(r.path, 0o600, &bolt.Options{Timeout: 10 * time.Second, ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", r.path, err)
+	}
+	defer db.Close()
+	return db.View(fn)
+}
+
+// emptyState is the state of a new session.
+var emptyState = json.RawMessage(`{"context":{},"messages":[]}`)
+
+// State returns the session's state; a session never seen has the empty
+// state.
+func (r *RuntimeDB) State(session string) (json.RawMessage, error) {
+	var out json.RawMessage
+	err := r.view(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketSessions); b != nil {
+			if v := b.Get([]byte(session)); v != nil {
+				out = bytes.Clone(v)
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrNoRuntimeDB) {
+		return nil, err
+	}
+	if out == nil {
+		out = bytes.Clone(emptyState)
+	}
+	return out, nil
+}
+
+// Commit records a call and, when update is not nil, replaces the
+// session's state with what update returns for the stored state — in one
+// transaction, so that concurrent calls of a session do not lose each
+// other's patches. update's error is recorded in the record instead of
+// failing the commit; applied reports whether the state changed.
+func (r *RuntimeDB) Commit(rec *Record, update func(state json.RawMessage) (json.RawMessage, error)) (state json.RawMessage, err error) {
+	if rec.ID == "" {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, err
+		}
+		rec.ID = id.String()
+	}
+	err = r.update(func(tx *bolt.Tx) error {
+		sessions := tx.Bucket(bucketSessions)
+		state = bytes.Clone(sessions.Get([]byte(rec.Session)))
+		if state == nil {
+			state = bytes.Clone(emptyState)
+		}
+		if update != nil {
+			next, uerr := update(state)
+			if uerr != nil {
+				rec.Status = StatusError
+				rec.Error = uerr.Error()
+				rec.PatchApplied = false
+			} else {
+				if err := sessions.Put([]byte(rec.Session), next); err != nil {
+					return err
+				}
+				state = next
+				rec.PatchApplied = true
+			}
+		}
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bucketCalls).Put([]byte(rec.ID), b)
+	})
+	return state, err
+}
+
+// Calls returns the recorded calls, oldest first; limit > 0 keeps only the
+// last limit.
+func (r *RuntimeDB) Calls(limit int) ([]Record, error) {
+	var out []Record
+	err := r.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCalls)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		var raw [][]byte
+		for k, v := c.Last(); k != nil && (limit <= 0 || len(raw) < limit); k, v = c.Prev() {
+			raw = append(raw, bytes.Clone(v))
+		}
+		for i := len(raw) - 1; i >= 0; i-- {
+			var rec Record
+			if err := json.Unmarshal(raw[i], &rec); err != nil {
+				return fmt.Errorf("reading a call record: %w", err)
+			}
+			out = append(out, rec)
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,584 @@
+// Package serve runs an artifact as a capability-enforcing MCP server
+// (agentform serve) and runs single calls (agentform invoke): DESIGN §14.
+//
+// A Server is opened from a verified artifact. It resolves the runtime
+// references the artifact needs from the environment, computes the tags
+// the agent holds (with an override only for extensible agents), and
+// exposes exactly the registered tools those tags allow. Every call is
+// checked again (capabilities, withdrawn tools, the argument schema), run
+// by the executor of the tool's kind, its state update applied only under
+// /context/, and recorded in .agentform/runtime.db.
+package serve
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentform/agentform/internal/artifact"
+	"github.com/agentform/agentform/internal/capability"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Dir is the workspace directory: the runtime database is
+	// Dir/.agentform/runtime.db.
+	Dir string
+	// Lookup reads environment variables for runtime references
+	// (os.LookupEnv); nil reads none.
+	Lookup func(string) (string, bool)
+	// Override is the -capability-override value ("", "inherit",
+	// "extend:a,b" or "replace:a,b"), honoured only for extensible agents.
+	Override string
+	// Logf writes operator log lines (serve's standard error).
+	Logf func(format string, args ...any)
+}
+
+// Server serves one artifact.
+type Server struct {
+	opts   Options
+	agent  *artifact.Agent
+	host   *Host
+	db     *RuntimeDB
+	policy capability.Policy
+	// held are the tags the agent holds, with the command-line override;
+	// baseHeld without any override.
+	held, baseHeld []string
+	// tools are the enabled registered tools by name; names is sorted.
+	tools   map[string]*artifact.Tool
+	names   []string
+	schemas map[string]*jsonschema.Schema
+
+	mu        sync.Mutex
+	executors map[string]Executor // by block address
+	starting  map[string]*sync.Mutex
+	withdrawn map[string]string
+	// onWithdraw are told of each withdrawn tool (the MCP servers built
+	// so far remove it and notify their clients).
+	onWithdraw []func(tool string)
+}
+
+// OpenError is a startup failure with every problem listed.
+type OpenError struct {
+	Artifact string
+	Problems []string
+}
+
+func (e *OpenError) Error() string {
+	if len(e.Problems) == 1 {
+		return fmt.Sprintf("%s: %s", e.Artifact, e.Problems[0])
+	}
+	return fmt.Sprintf("%s:\n  - %s", e.Artifact, strings.Join(e.Problems, "\n  - "))
+}
+
+// Open reads and verifies the artifact at path and prepares to serve it:
+// runtime references resolved (every missing variable in one error), the
+// effective capabilities computed, and the executors of the tools the
+// agent may call started (an mcp block connects upstream and checks the
+// locked digests now).
+func Open(ctx context.Context, path string, opts Options) (*Server, error) {
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the artifact: %w", err)
+	}
+	arch, err := artifact.Read(bytes.NewReader(data))
+	if err != nil {
+		return nil, &OpenError{Artifact: path, Problems: []string{err.Error()}}
+	}
+	if problems := artifact.Verify(arch, nil); len(problems) > 0 {
+		oe := &OpenError{Artifact: path}
+		for _, p := range problems {
+			oe.Problems = append(oe.Problems, "verify: "+p.String())
+		}
+		return nil, oe
+	}
+	agent, err := artifact.ParseAgent(arch.Files[artifact.AgentName])
+	if err != nil {
+		return nil, &OpenError{Artifact: path, Problems: []string{err.Error()}}
+	}
+	return open(ctx, agent, arch.Files, opts)
+}
+
+// open is Open after the artifact was read and verified.
+func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, opts Options) (*Server, error) {
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	env := NewEnv(opts.Lookup)
+	if err := env.Check(agent.Runtime); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts:      opts,
+		agent:     agent,
+		tools:     map[string]*artifact.Tool{},
+		schemas:   map[string]*jsonschema.Schema{},
+		executors: map[string]Executor{},
+		starting:  map[string]*sync.Mutex{},
+		withdrawn: map[string]string{},
+	}
+	s.host = &Host{Agent: agent, Files: files, Env: env, Logf: opts.Logf, Withdraw: s.withdraw}
+	var problems []string
+	policy, err := env.String(agent.CapabilityPolicy)
+	if err != nil {
+		problems = append(problems, "capability_policy: "+err.Error())
+	}
+	switch policy {
+	case "", string(capability.Locked):
+		s.policy = capability.Locked
+	case string(capability.Extensible):
+		s.policy = capability.Extensible
+	default:
+		problems = append(problems, fmt.Sprintf("capability_policy is %q: want \"locked\" or \"extensible\"", policy))
+	}
+	held, err := env.Strings(agent.Capabilities)
+	if err != nil {
+		problems = append(problems, "capabilities: "+err.Error())
+	}
+	for _, t := range held {
+		if _, err := capability.ValidateTag(t); err != nil {
+			problems = append(problems, "capabilities: "+err.Error())
+		}
+	}
+	s.baseHeld = held
+	s.held, err = s.effective(held, opts.Override)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	for i := range agent.Tools {
+		t := &agent.Tools[i]
+		enabled, err := env.Bool(t.Enabled)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("tool %s: enabled: %s", t.Name, err))
+			continue
+		}
+		if !enabled {
+			continue
+		}
+		sch, err := compileSchema(t.Parameters)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("tool %s: its parameters are not a usable JSON Schema: %s", t.Name, err))
+			continue
+		}
+		s.tools[t.Name] = t
+		s.names = append(s.names, t.Name)
+		s.schemas[t.Name] = sch
+	}
+	sort.Strings(s.names)
+	if len(problems) > 0 {
+		return nil, &OpenError{Artifact: agent.Name + ".agent.tgz", Problems: problems}
+	}
+	db, err := OpenRuntimeDB(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	s.db = db
+	// Start the executors of every block the agent may call now; blocks
+	// only an override reaches start on first use.
+	for _, block := range s.blocksOf(s.Allowed(s.held)) {
+		if _, err := s.executor(ctx, block); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// effective returns the tags held with an override applied: refused
+// (error) when malformed, ignored with a log line unless the agent is
+// extensible.
+func (s *Server) effective(held []string, override string) ([]string, error) {
+	if override == "" {
+		tags, _ := capability.Effective(held, s.policy, nil)
+		return tags, nil
+	}
+	o, err := capability.ParseOverride(override)
+	if err != nil {
+		return nil, err
+	}
+	tags, warning := capability.Effective(held, s.policy, &o)
+	if warning != "" {
+		s.opts.Logf("Warning: %s", warning)
+	}
+	return tags, nil
+}
+
+// Agent returns the served agent.
+func (s *Server) Agent() *artifact.Agent { return s.agent }
+
+// Held returns the tags the agent holds with the command-line override.
+func (s *Server) Held() []string { return slices.Clone(s.held) }
+
+// Policy returns the agent's capability policy.
+func (s *Server) Policy() capability.Policy { return s.policy }
+
+// HeldFor returns the tags held in a session with its own override (the
+// HTTP header); "" means the command-line set.
+func (s *Server) HeldFor(override string) ([]string, error) {
+	if override == "" {
+		return s.Held(), nil
+	}
+	return s.effective(s.baseHeld, override)
+}
+
+// Missing returns the tags of tool that held does not satisfy.
+func Missing(held []string, tool *artifact.Tool) []string {
+	var missing []string
+	for _, req := range tool.Requires {
+		if !slices.ContainsFunc(held, func(h string) bool { return capability.Satisfies(h, req) }) {
+			missing = append(missing, req)
+		}
+	}
+	return missing
+}
+
+// Allowed returns the enabled, not withdrawn tools that held allows,
+// sorted by name.
+func (s *Server) Allowed(held []string) []*artifact.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*artifact.Tool
+	for _, name := range s.names {
+		t := s.tools[name]
+		if _, gone := s.withdrawn[name]; gone {
+			continue
+		}
+		if len(Missing(held, t)) == 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// blockKey is the executor key of a tool: its block, or "skills".
+func blockKey(t *artifact.Tool) string {
+	if t.Kind == artifact.KindSkills {
+		return "skills"
+	}
+	return t.Block
+}
+
+// blocksOf returns the distinct executor keys of tools, sorted.
+func (s *Server) blocksOf(tools []*artifact.Tool) []string {
+	var keys []string
+	for _, t := range tools {
+		keys = append(keys, blockKey(t))
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// executor returns the started executor of a block, starting it first.
+func (s *Server) executor(ctx context.Context, key string) (Executor, error) {
+	s.mu.Lock()
+	if ex, ok := s.executors[key]; ok {
+		s.mu.Unlock()
+		return ex, nil
+	}
+	start, ok := s.starting[key]
+	if !ok {
+		start = &sync.Mutex{}
+		s.starting[key] = start
+	}
+	s.mu.Unlock()
+	start.Lock()
+	defer start.Unlock()
+	s.mu.Lock()
+	if ex, ok := s.executors[key]; ok {
+		s.mu.Unlock()
+		return ex, nil
+	}
+	s.mu.Unlock()
+
+	var tools []*artifact.Tool
+	kind := ""
+	for _, name := range s.names {
+		if t := s.tools[name]; blockKey(t) == key {
+			tools = append(tools, t)
+			kind = t.Kind
+		}
+	}
+	if len(tools) == 0 {
+		return nil, fmt.Errorf("no tools of %s", key)
+	}
+	factory, ok := factories[kind]
+	if !ok {
+		return nil, fmt.Errorf("%s: agentform serve cannot run tools of kind %q", key, kind)
+	}
+	block := strings.TrimPrefix(key, "tool.")
+	ex, err := factory(ctx, s.host, block, tools)
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", key, err)
+	}
+	s.mu.Lock()
+	s.executors[key] = ex
+	s.mu.Unlock()
+	return ex, nil
+}
+
+// withdraw removes a tool from service (Host.Withdraw).
+func (s *Server) withdraw(tool, reason string) {
+	s.mu.Lock()
+	if _, done := s.withdrawn[tool]; done {
+		s.mu.Unlock()
+		return
+	}
+	s.withdrawn[tool] = reason
+	hooks := slices.Clone(s.onWithdraw)
+	s.mu.Unlock()
+	s.opts.Logf("Warning: tool %s withdrawn: %s", tool, reason)
+	for _, h := range hooks {
+		h(tool)
+	}
+}
+
+// Withdrawn returns the withdrawn tools and why.
+func (s *Server) Withdrawn() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]string, len(s.withdrawn))
+	for k, v := range s.withdrawn {
+		out[k] = v
+	}
+	return out
+}
+
+// Close stops every executor.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	executors := s.executors
+	s.executors = map[string]Executor{}
+	s.mu.Unlock()
+	var errs []error
+	for _, key := range slices.Sorted(mapsKeys(executors)) {
+		if err := executors[key].Close(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping %s: %w", key, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// Request is one call to run.
+type Request struct {
+	Tool    string
+	Args    json.RawMessage
+	Session string
+	// Via is "stdio", "http" or "invoke" (recorded).
+	Via string
+	// Held are the tags held in the call's session.
+	Held []string
+	// Event and Progress forward notifications; nil drops them.
+	Event    func(kind string, data any)
+	Progress func(progress, total float64, message string)
+}
+
+// Response is the outcome of a call.
+type Response struct {
+	// Output is the tool's output (JSON); null when it did not run.
+	Output json.RawMessage
+	// Status is the recorded status.
+	Status string
+	// Error says why the call failed or was refused.
+	Error string
+	// State is the session state after the call.
+	State json.RawMessage
+	// Record is the call record as stored.
+	Record Record
+}
+
+// Call runs one call with every check, and records it.
+func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
+	start := time.Now()
+	if req.Session == "" {
+		req.Session = "default"
+	}
+	sum := sha256.Sum256(req.Args)
+	rec := &Record{
+		Time: start.UTC(), Agent: s.agent.Name, Tool: req.Tool, Session: req.Session, Via: req.Via,
+		ArgsDigest: "sha256:" + hex.EncodeToString(sum[:]),
+	}
+	resp := &Response{Output: json.RawMessage("null")}
+	finish := func(update func(json.RawMessage) (json.RawMessage, error)) (*Response, error) {
+		rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+		if rec.Status == "" {
+			rec.Status = StatusSuccess
+		}
+		state, err := s.db.Commit(rec, update)
+		if err != nil {
+			return nil, fmt.Errorf("recording the call: %w", err)
+		}
+		resp.Status, resp.Error, resp.State, resp.Record = rec.Status, rec.Error, state, *rec
+		return resp, nil
+	}
+	refuse := func(status, format string, args ...any) (*Response, error) {
+		rec.Status, rec.Error = status, fmt.Sprintf(format, args...)
+		return finish(nil)
+	}
+
+	tool, ok := s.tools[req.Tool]
+	if !ok {
+		return refuse(StatusBlocked, "agent %q has no enabled tool %q", s.agent.Name, req.Tool)
+	}
+	if reason, gone := s.Withdrawn()[req.Tool]; gone {
+		return refuse(StatusBlocked, "tool %q was withdrawn: %s", req.Tool, reason)
+	}
+	if missing := Missing(req.Held, tool); len(missing) > 0 {
+		return refuse(StatusBlocked, "agent %q may not call %q: missing capabilities %s", s.agent.Name, req.Tool, strings.Join(missing, ", "))
+	}
+	args := req.Args
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if err := validateArgs(s.schemas[req.Tool], args); err != nil {
+		return refuse(StatusSkipped, "the arguments do not match the schema of %q: %s", req.Tool, err)
+	}
+	ex, err := s.executor(ctx, blockKey(tool))
+	if err != nil {
+		return refuse(StatusError, "%s", err)
+	}
+	state, err := s.db.State(req.Session)
+	if err != nil {
+		return nil, err
+	}
+	config, err := s.host.Env.Resolve(json.RawMessage(tool.Config))
+	if err != nil {
+		return refuse(StatusError, "resolving the config of %q: %s", req.Tool, err)
+	}
+	call := &Call{
+		Tool: tool, Args: args, State: state, Config: config, Session: req.Session,
+		Event: req.Event, Progress: req.Progress,
+	}
+	if call.Event == nil {
+		call.Event = func(string, any) {}
+	}
+	if call.Progress == nil {
+		call.Progress = func(float64, float64, string) {}
+	}
+	res, err := ex.Call(ctx, call)
+	if err != nil {
+		return refuse(StatusError, "%s", err)
+	}
+	resp.Output = res.Output
+	if len(bytes.TrimSpace(resp.Output)) == 0 {
+		resp.Output = json.RawMessage("null")
+	}
+	switch res.Status {
+	case "", StatusSuccess:
+		rec.Status = StatusSuccess
+	case StatusPartialSuccess, StatusError:
+		rec.Status = res.Status
+	default:
+		rec.Status = StatusError
+		rec.Error = fmt.Sprintf("the tool returned the unknown status %q", res.Status)
+	}
+	if rec.Status == StatusError && rec.Error == "" {
+		rec.Error = "the tool reported an error"
+	}
+	if len(bytes.TrimSpace(res.StateUpdate)) == 0 || string(bytes.TrimSpace(res.StateUpdate)) == "null" {
+		return finish(nil)
+	}
+	patch, err := contextPatch(res.StateUpdate)
+	if err != nil {
+		rec.Status, rec.Error = StatusError, "state update rejected: "+err.Error()
+		return finish(nil)
+	}
+	return finish(func(state json.RawMessage) (json.RawMessage, error) {
+		next, err := patch.Apply(state)
+		if err != nil {
+			return nil, fmt.Errorf("state update rejected: %w", err)
+		}
+		return next, nil
+	})
+}
+
+// contextPatch decodes a state update and checks that every operation
+// only touches the session's context: each path (and from, for move and
+// copy) must be under /context/.
+func contextPatch(raw json.RawMessage) (jsonpatch.Patch, error) {
+	patch, err := jsonpatch.DecodePatch(raw)
+	if err != nil {
+		return nil, fmt.Errorf("not an RFC 6902 JSON Patch: %w", err)
+	}
+	for i, op := range patch {
+		for _, field := range []string{"path", "from"} {
+			p, ok := op[field]
+			if !ok {
+				continue
+			}
+			var s string
+			if p == nil || json.Unmarshal(*p, &s) != nil {
+				return nil, fmt.Errorf("operation %d has no valid %s", i+1, field)
+			}
+			if !strings.HasPrefix(s, "/context/") {
+				return nil, fmt.Errorf("operation %d %s %q is outside /context/: tools may only update the session context", i+1, field, s)
+			}
+		}
+	}
+	return patch, nil
+}
+
+// compileSchema compiles a tool's parameters; null means any object.
+func compileSchema(params artifact.JSON) (*jsonschema.Schema, error) {
+	raw := bytes.TrimSpace(params)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte(`{"type":"object"}`)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	// A $ref to a file or URL must not make serve read it.
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	const loc = "urn:agentform:parameters"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(loc)
+}
+
+// validateArgs checks arguments against a schema.
+func validateArgs(sch *jsonschema.Schema, args json.RawMessage) error {
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	if _, ok := inst.(map[string]any); !ok {
+		return errors.New("the arguments must be a JSON object")
+	}
+	if err := sch.Validate(inst); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return errors.New(strings.ReplaceAll(strings.TrimSpace(ve.Error()), "\n", "; "))
+		}
+		return err
+	}
+	return nil
+}

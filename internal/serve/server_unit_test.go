@@ -1,0 +1,69 @@
+package serve
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestContextPatch(t *testing.T) {
+	for _, tc := range []struct {
+		patch, want string // want: "" = accepted
+	}{
+		{`[{"op": "add", "path": "/context/notes", "value": [1]}]`, ""},
+		{`[{"op": "replace", "path": "/context/a/b", "value": 1}, {"op": "remove", "path": "/context/c"}]`, ""},
+		{`[{"op": "copy", "from": "/context/a", "path": "/context/b"}]`, ""},
+		{`[{"op": "add", "path": "/messages/0", "value": "x"}]`, "outside /context/"},
+		{`[{"op": "add", "path": "/context", "value": {}}]`, "outside /context/"},
+		{`[{"op": "move", "from": "/messages/0", "path": "/context/m"}]`, "from \"/messages/0\""},
+		{`[{"op": "add", "path": "/contextual", "value": 1}]`, "outside /context/"},
+		{`{"op": "add"}`, "not an RFC 6902"},
+		{`[{"op": "add", "value": 1}]`, "missing path"},
+	} {
+		_, err := contextPatch(json.RawMessage(tc.patch))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want accepted", tc.patch, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want an error containing %q", tc.patch, err, tc.want)
+		}
+	}
+}
+
+func TestRuntimeDB(t *testing.T) {
+	db, err := OpenRuntimeDB(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Calls(0); err != ErrNoRuntimeDB {
+		t.Errorf("Calls before any call: %v, want ErrNoRuntimeDB", err)
+	}
+	st, err := db.State("s")
+	if err != nil || string(st) != string(emptyState) {
+		t.Fatalf("a new session's state: %s %v", st, err)
+	}
+	patch, _ := contextPatch(json.RawMessage(`[{"op": "add", "path": "/context/n", "value": 1}]`))
+	apply := func(state json.RawMessage) (json.RawMessage, error) { return patch.Apply(state) }
+	rec := &Record{Agent: "a", Tool: "t", Session: "s", Status: StatusSuccess}
+	if _, err := db.Commit(rec, apply); err != nil || !rec.PatchApplied || rec.ID == "" {
+		t.Fatalf("Commit: %v %+v", err, rec)
+	}
+	// A second patch of the same path fails on the stored state: recorded, not fatal.
+	bad, _ := contextPatch(json.RawMessage(`[{"op": "remove", "path": "/context/missing"}]`))
+	rec2 := &Record{Agent: "a", Tool: "t", Session: "s", Status: StatusSuccess}
+	state, err := db.Commit(rec2, func(s json.RawMessage) (json.RawMessage, error) { return bad.Apply(s) })
+	if err != nil || rec2.Status != StatusError || rec2.PatchApplied || !strings.Contains(string(state), `"n":1`) {
+		t.Errorf("failing patch: %v %+v state %s", err, rec2, state)
+	}
+	other, _ := db.State("other")
+	if string(other) != string(emptyState) {
+		t.Errorf("another session sees %s", other)
+	}
+	recs, err := db.Calls(0)
+	if err != nil || len(recs) != 2 || recs[0].ID != rec.ID {
+		t.Errorf("Calls: %v %+v", err, recs)
+	}
+	if last, _ := db.Calls(1); len(last) != 1 || last[0].ID != rec2.ID {
+		t.Errorf("Calls(1): %+v", last)
+	}
+}
