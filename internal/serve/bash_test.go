@@ -1,0 +1,564 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentform/agentform/internal/artifact"
+)
+
+// bashTestAgent is the agent of the bash tests; a test adds its tool "sh".
+const bashTestAgent = `
+agent "a" {
+  capabilities = ["shell"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+`
+
+// bashTestExecutor builds an artifact whose tool "sh" has the given body
+// (kind and capabilities are added) and starts its executor.
+func bashTestExecutor(t *testing.T, body string) (Executor, *artifact.Agent) {
+	t.Helper()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.acl": bashTestAgent + `
+tool "sh" {
+  kind         = "bash"
+  capabilities = ["shell"]
+` + body + `
+}
+`})
+	a, arch, _ := buildArtifact(t, dir, "a", nil)
+	h, _ := testHost(t, a, arch, nil)
+	var tools []*artifact.Tool
+	for i := range a.Tools {
+		if a.Tools[i].Kind == artifact.KindBash {
+			tools = append(tools, &a.Tools[i])
+		}
+	}
+	ex, err := factories[artifact.KindBash](context.Background(), h, "sh", tools)
+	if err != nil {
+		t.Fatalf("starting the bash executor: %v", err)
+	}
+	t.Cleanup(func() { _ = ex.Close() })
+	return ex, a
+}
+
+// bashRun runs script with the tool "sh" and returns the result and error.
+func bashRun(t *testing.T, ex Executor, a *artifact.Agent, script string) (*Result, *shellOutcome, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	args, _ := json.Marshal(map[string]string{"script": script})
+	res, err := ex.Call(ctx, testCall(a, "sh", string(args)))
+	if err != nil {
+		return nil, nil, err
+	}
+	var out shellOutcome
+	if err := json.Unmarshal(res.Output, &out); err != nil {
+		t.Fatalf("output %s is not {stdout, stderr, exit_code}: %v", res.Output, err)
+	}
+	return res, &out, nil
+}
+
+// bashMustRun is bashRun for a script that must run to its end.
+func bashMustRun(t *testing.T, ex Executor, a *artifact.Agent, script string) (*Result, *shellOutcome) {
+	t.Helper()
+	res, out, err := bashRun(t, ex, a, script)
+	if err != nil {
+		t.Fatalf("running %q: %v", script, err)
+	}
+	return res, out
+}
+
+func TestBashBuiltinsAndAllowedCommands(t *testing.T) {
+	ex, a := bashTestExecutor(t, `commands = ["grep", "sort"]`)
+	res, out := bashMustRun(t, ex, a, `echo hello; printf 'b\na\n' | sort; printf 'xbx\nyyy\n' | grep b; f() { echo "in f $1"; }; f arg`)
+	want := "hello\na\nb\nxbx\nin f arg\n"
+	if out.Stdout != want || out.ExitCode != 0 || res.Status != StatusSuccess {
+		t.Fatalf("got:  %q exit %d status %q (stderr %q)\nwant: %q exit 0 status success", out.Stdout, out.ExitCode, res.Status, out.Stderr, want)
+	}
+
+	// A failing command gives its exit code and status error, not a Go error.
+	res, out = bashMustRun(t, ex, a, `echo oops >&2; printf 'a\n' | grep zzz`)
+	if out.ExitCode != 1 || res.Status != StatusError || out.Stderr != "oops\n" {
+		t.Fatalf("got:  exit %d status %q stderr %q\nwant: exit 1 status error stderr %q", out.ExitCode, res.Status, out.Stderr, "oops\n")
+	}
+
+	// A syntax error is the script's failure.
+	res, out = bashMustRun(t, ex, a, `if then fi (`)
+	if out.ExitCode != 2 || res.Status != StatusError || out.Stderr == "" {
+		t.Fatalf("got:  exit %d status %q stderr %q\nwant: exit 2, status error and the parse error", out.ExitCode, res.Status, out.Stderr)
+	}
+}
+
+func TestBashRefusesCommandNotAllowed(t *testing.T) {
+	dir := t.TempDir()
+	ex, a := bashTestExecutor(t, fmt.Sprintf(`commands = ["grep", "sort"]
+  fs {
+    kind = "read_write"
+    path = %q
+  }`, dir))
+	for _, script := range []string{
+		`echo before; touch marker; echo after`,
+		`echo before; echo x | touch marker; echo after`,
+		`echo before; x=$(touch marker); echo after`,
+		`echo before; (touch marker); echo after`,
+		`echo before; command touch marker; echo after`,
+		`echo before; exec touch marker; echo after`,
+		`echo before; eval 'touch marker'; echo after`,
+	} {
+		t.Run(script, func(t *testing.T) {
+			res, out := bashMustRun(t, ex, a, script)
+			wantMsg := `command "touch" is not allowed: the tool's commands are grep, sort`
+			if res.Status != StatusError || out.ExitCode != 126 || !strings.Contains(out.Stderr, wantMsg) {
+				t.Fatalf("got:  status %q exit %d stderr %q\nwant: status error, exit 126, stderr with %q", res.Status, out.ExitCode, out.Stderr, wantMsg)
+			}
+			if strings.Contains(out.Stdout, "after") {
+				t.Errorf("the run went on after the refusal: stdout %q", out.Stdout)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "marker")); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("got:  marker file (%v)\nwant: no marker file: touch must not have run", err)
+			}
+		})
+	}
+}
+
+func TestBashRefusesPaths(t *testing.T) {
+	grep, err := exec.LookPath("grep")
+	if err != nil {
+		t.Skip("grep is not on PATH")
+	}
+	grep, _ = filepath.Abs(grep)
+	dir := t.TempDir()
+	// A program named like an allowed command, but not the one PATH gives.
+	writeFiles(t, dir, map[string]string{"grep": "#!/bin/sh\necho fake > fake-ran\n"})
+	if err := os.Chmod(filepath.Join(dir, "grep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ex, a := bashTestExecutor(t, fmt.Sprintf(`commands = ["grep"]
+  fs {
+    kind = "read_write"
+    path = %q
+  }`, dir))
+
+	for _, script := range []string{`/bin/rm -f grep`, `./grep x`, dir + `/grep x`, `PATH=.; grep x`} {
+		t.Run(script, func(t *testing.T) {
+			res, out := bashMustRun(t, ex, a, script)
+			if script == `PATH=.; grep x` {
+				// The script's PATH does not choose the program: grep
+				// is the one of serve's PATH, which finds nothing here.
+				if out.ExitCode != 1 || res.Status != StatusError {
+					t.Fatalf("got:  exit %d status %q stderr %q\nwant: grep's exit 1", out.ExitCode, res.Status, out.Stderr)
+				}
+			} else if out.ExitCode != 126 || !strings.Contains(out.Stderr, "is not allowed") {
+				t.Fatalf("got:  exit %d stderr %q\nwant: exit 126 and a refusal", out.ExitCode, out.Stderr)
+			}
+			for _, f := range []string{"grep", "fake-ran"} {
+				_, err := os.Stat(filepath.Join(dir, f))
+				if want := f == "grep"; (err == nil) != want {
+					t.Fatalf("file %s exists: %v, want %v", f, err == nil, want)
+				}
+			}
+		})
+	}
+
+	// The path PATH gives for an allowed name may be used.
+	_, out := bashMustRun(t, ex, a, `echo abc | `+grep+` b`)
+	if out.Stdout != "abc\n" || out.ExitCode != 0 {
+		t.Fatalf("got:  %q exit %d stderr %q\nwant: %q exit 0", out.Stdout, out.ExitCode, out.Stderr, "abc\n")
+	}
+}
+
+func TestBashBuiltinsOnly(t *testing.T) {
+	ex, a := bashTestExecutor(t, `commands = []`)
+	res, out := bashMustRun(t, ex, a, `echo ok; ls`)
+	if res.Status != StatusError || out.Stdout != "ok\n" || !strings.Contains(out.Stderr, `command "ls" is not allowed: the tool allows shell builtins only`) {
+		t.Fatalf("got:  status %q stdout %q stderr %q\nwant: ok, then the refusal of ls", res.Status, out.Stdout, out.Stderr)
+	}
+}
+
+func TestBashTimeLimit(t *testing.T) {
+	ex, a := bashTestExecutor(t, `commands = []
+  limits {
+    max_execution_time_secs = 1
+  }`)
+	_, _, err := bashRun(t, ex, a, `while true; do :; done`)
+	if err == nil || !strings.Contains(err.Error(), "max_execution_time_secs (1 s)") {
+		t.Fatalf("got:  %v\nwant: an error naming max_execution_time_secs (1 s)", err)
+	}
+}
+
+func TestBashTimeLimitKillsChildren(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("sh is not on PATH")
+	}
+	if _, err := exec.LookPath("sleep"); err != nil {
+		t.Skip("sleep is not on PATH")
+	}
+	_ = sh
+	dir := t.TempDir()
+	ex, a := bashTestExecutor(t, fmt.Sprintf(`commands = ["sh"]
+  env {
+    kind = "inherit"
+  }
+  fs {
+    kind = "read_write"
+    path = %q
+  }
+  limits {
+    max_execution_time_secs = 1
+  }`, dir))
+	// sh runs sleep in the background (a grandchild of serve) and waits.
+	_, _, err = bashRun(t, ex, a, `sh -c 'echo $$ > sh.pid; sleep 30 & echo $! > sleep.pid; wait'`)
+	if err == nil || !strings.Contains(err.Error(), "max_execution_time_secs") {
+		t.Fatalf("got:  %v\nwant: an error naming max_execution_time_secs", err)
+	}
+	for _, name := range []string{"sh.pid", "sleep.pid"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("the script did not start its processes: %v", err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatalf("%s holds %q", name, b)
+		}
+		waitProcessGone(t, pid)
+	}
+}
+
+// waitProcessGone waits up to 5 s for pid to be gone (a zombie counts as
+// gone) and fails the test, killing it, otherwise.
+func waitProcessGone(t *testing.T, pid int) {
+	t.Helper()
+	gone := func() bool {
+		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			return true
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return true
+		}
+		s := string(b)
+		i := strings.LastIndex(s, ")")
+		return i >= 0 && len(s) > i+2 && s[i+2] == 'Z'
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !gone() {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("process %d is still running after the call returned\ngot:  running\nwant: gone", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestBashOutputLimit(t *testing.T) {
+	if _, err := exec.LookPath("yes"); err != nil {
+		t.Skip("yes is not on PATH")
+	}
+	ex, a := bashTestExecutor(t, `commands = ["yes"]
+  limits {
+    max_output_size = 100
+  }`)
+	for _, script := range []string{
+		`while :; do echo 0123456789; done`,
+		`yes`,
+		`yes >&2`,
+	} {
+		_, _, err := bashRun(t, ex, a, script)
+		if err == nil || !strings.Contains(err.Error(), "max_output_size (100 bytes)") {
+			t.Fatalf("%s\ngot:  %v\nwant: an error naming max_output_size (100 bytes)", script, err)
+		}
+	}
+	_, out := bashMustRun(t, ex, a, `echo 0123456789`)
+	if out.Stdout != "0123456789\n" {
+		t.Fatalf("got:  %q\nwant: %q", out.Stdout, "0123456789\n")
+	}
+}
+
+func TestBashCommandCountLimit(t *testing.T) {
+	ex, a := bashTestExecutor(t, `commands = []
+  limits {
+    max_command_count = 5
+  }`)
+	if _, out := bashMustRun(t, ex, a, `echo 1; echo 2; :; :; echo 5`); out.Stdout != "1\n2\n5\n" {
+		t.Fatalf("5 commands: got %q, want %q", out.Stdout, "1\n2\n5\n")
+	}
+	_, _, err := bashRun(t, ex, a, `echo 1; echo 2; :; :; echo 5; echo 6`)
+	if err == nil || !strings.Contains(err.Error(), "max_command_count (5)") {
+		t.Fatalf("got:  %v\nwant: an error naming max_command_count (5)", err)
+	}
+	// Commands in subshells and functions count too.
+	_, _, err = bashRun(t, ex, a, `f() { :; :; :; }; f; (f)`)
+	if err == nil || !strings.Contains(err.Error(), "max_command_count") {
+		t.Fatalf("got:  %v\nwant: an error naming max_command_count", err)
+	}
+}
+
+func TestBashLoopLimit(t *testing.T) {
+	ex, a := bashTestExecutor(t, `commands = []
+  limits {
+    max_loop_iterations = 10
+  }`)
+	_, out := bashMustRun(t, ex, a, `i=0; while [ $i -lt 10 ]; do i=$((i+1)); done; echo $i`)
+	if out.Stdout != "10\n" {
+		t.Fatalf("10 iterations: got %q (stderr %q), want %q", out.Stdout, out.Stderr, "10\n")
+	}
+	// Each run of a loop counts afresh: 5 runs of 10 iterations.
+	_, out = bashMustRun(t, ex, a, `n=0; for o in 1 2 3 4 5; do for i in 1 2 3 4 5 6 7 8 9 10; do n=$((n+1)); done; done; echo $n`)
+	if out.Stdout != "50\n" {
+		t.Fatalf("nested loops: got %q (stderr %q), want %q", out.Stdout, out.Stderr, "50\n")
+	}
+	for _, script := range []string{
+		`i=0; while [ $i -lt 11 ]; do i=$((i+1)); done`,
+		`while true; do x=1; done`,
+		`until false; do x=1; done`,
+		`for ((;;)); do x=1; done`,
+		`f() { while :; do :; done; }; f`,
+		`eval 'while :; do :; done'`,
+	} {
+		_, _, err := bashRun(t, ex, a, script)
+		if err == nil || !strings.Contains(err.Error(), "max_loop_iterations (10)") {
+			t.Fatalf("%s\ngot:  %v\nwant: an error naming max_loop_iterations (10)", script, err)
+		}
+	}
+	// A script cannot reset the count by calling a marker itself: it does
+	// not know the run's marker, so the call is an unknown command.
+	res, out, err := bashRun(t, ex, a, `while :; do `+loopMarker+` 0 start; done`)
+	if err == nil && (res.Status != StatusError || !strings.Contains(out.Stderr, "is not allowed")) {
+		t.Fatalf("got:  status %q stderr %q\nwant: the marker refused as a command, or the loop stopped", res.Status, out.Stderr)
+	}
+}
+
+func TestBashEnvKinds(t *testing.T) {
+	t.Setenv("AGENTFORM_TEST_OK", "visible")
+	t.Setenv("AGENTFORM_TEST_SECRET", "hidden")
+	envCmd, err := exec.LookPath("env")
+	if err != nil {
+		t.Skip("env is not on PATH")
+	}
+	_ = envCmd
+	script := `echo "ok=${AGENTFORM_TEST_OK:-unset} secret=${AGENTFORM_TEST_SECRET:-unset} home=$HOME pwd=$PWD"; env`
+	for _, tc := range []struct {
+		name, block      string
+		ok, secret, path bool
+	}{
+		{"default", ``, false, false, true},
+		{"empty", `env {
+    kind = "empty"
+  }`, false, false, true},
+		{"inherit", `env {
+    kind = "inherit"
+  }`, true, true, true},
+		{"allow", `env {
+    kind = "allow"
+    vars = ["AGENTFORM_TEST_OK"]
+  }`, true, false, false},
+		{"deny", `env {
+    kind = "deny"
+    vars = ["AGENTFORM_TEST_SECRET"]
+  }`, true, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ex, a := bashTestExecutor(t, `commands = ["env"]
+  `+tc.block)
+			_, out := bashMustRun(t, ex, a, script)
+			first, envOut, _ := strings.Cut(out.Stdout, "\n")
+			want := map[bool]string{true: "ok=visible", false: "ok=unset"}[tc.ok] + " " + map[bool]string{true: "secret=hidden", false: "secret=unset"}[tc.secret]
+			if !strings.HasPrefix(first, want+" ") {
+				t.Fatalf("got:  %q\nwant: %q ...", first, want)
+			}
+			// What an external command sees follows the same policy.
+			if got := strings.Contains(envOut, "AGENTFORM_TEST_SECRET=hidden"); got != tc.secret {
+				t.Fatalf("env shows the secret: %v, want %v\n%s", got, tc.secret, envOut)
+			}
+			if got := strings.Contains(envOut, "AGENTFORM_TEST_OK=visible"); got != tc.ok {
+				t.Fatalf("env shows the allowed variable: %v, want %v\n%s", got, tc.ok, envOut)
+			}
+			if got := strings.Contains(envOut, "\nPATH=") || strings.HasPrefix(envOut, "PATH="); got != tc.path {
+				t.Fatalf("env shows PATH: %v, want %v\n%s", got, tc.path, envOut)
+			}
+			if tc.name != "inherit" && tc.name != "deny" {
+				// HOME is the working directory unless the policy passes one.
+				fields := strings.Fields(first)
+				if home, pwd := strings.TrimPrefix(fields[2], "home="), strings.TrimPrefix(fields[3], "pwd="); home != pwd {
+					t.Fatalf("got:  HOME %q, working directory %q\nwant: the same", home, pwd)
+				}
+			}
+		})
+	}
+}
+
+func TestBashFilesystemKinds(t *testing.T) {
+	t.Run("read_write", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{"data.txt": "hi\n", "sub/inner.txt": "inner\n"})
+		ex, a := bashTestExecutor(t, fmt.Sprintf(`commands = []
+  fs {
+    kind = "read_write"
+    path = %q
+  }`, dir))
+		_, out := bashMustRun(t, ex, a, `read line < data.txt; echo "$line"; echo new > out.txt; echo sub/*`)
+		if out.Stdout != "hi\nsub/inner.txt\n" {
+			t.Fatalf("got:  %q (stderr %q)\nwant: %q", out.Stdout, out.Stderr, "hi\nsub/inner.txt\n")
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "out.txt")); err != nil || string(b) != "new\n" {
+			t.Fatalf("got:  out.txt %q (%v)\nwant: %q written in the directory", b, err, "new\n")
+		}
+	})
+
+	t.Run("cwd", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{"sub/inner.txt": "inner\n"})
+		ex, a := bashTestExecutor(t, fmt.Sprintf(`commands = []
+  fs {
+    kind = "read_write"
+    path = %q
+    cwd  = "sub"
+  }`, dir))
+		_, out := bashMustRun(t, ex, a, `read line < inner.txt; echo "$line"`)
+		if out.Stdout != "inner\n" {
+			t.Fatalf("got:  %q (stderr %q)\nwant: %q", out.Stdout, out.Stderr, "inner\n")
+		}
+	})
+
+	t.Run("in_memory", func(t *testing.T) {
+		ex, a := bashTestExecutor(t, `commands = []
+  fs {
+    kind = "in_memory"
+  }`)
+		_, out := bashMustRun(t, ex, a, `echo x > f; echo "$PWD"`)
+		pwd := strings.TrimSpace(out.Stdout)
+		if !filepath.IsAbs(pwd) {
+			t.Fatalf("got:  working directory %q (stderr %q)\nwant: an absolute path", pwd, out.Stderr)
+		}
+		if _, err := os.Stat(pwd); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("got:  %s still there (%v)\nwant: removed after the call", pwd, err)
+		}
+		// Each call starts empty.
+		_, out = bashMustRun(t, ex, a, `echo *`)
+		if out.Stdout != "*\n" {
+			t.Fatalf("got:  %q\nwant: an empty directory", out.Stdout)
+		}
+	})
+
+	t.Run("overlay", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{"data.txt": "hi\n", "sub/inner.txt": "inner\n"})
+		if err := os.Symlink("/etc/hostname", filepath.Join(dir, "outside")); err != nil {
+			t.Fatal(err)
+		}
+		ex, a := bashTestExecutor(t, fmt.Sprintf(`commands = []
+  fs {
+    kind = "overlay"
+    path = %q
+  }`, dir))
+		_, out := bashMustRun(t, ex, a, `read a < data.txt; echo changed > data.txt; echo n > new.txt; read b < data.txt; read c < sub/inner.txt; echo "$a $b $c"; echo *`)
+		if want := "hi changed inner\ndata.txt new.txt sub\n"; out.Stdout != want {
+			t.Fatalf("got:  %q (stderr %q)\nwant: %q", out.Stdout, out.Stderr, want)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "data.txt")); string(b) != "hi\n" {
+			t.Fatalf("got:  data.txt %q\nwant: unchanged %q", b, "hi\n")
+		}
+		if _, err := os.Stat(filepath.Join(dir, "new.txt")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("got:  new.txt in the directory (%v)\nwant: none", err)
+		}
+	})
+
+	t.Run("confined", func(t *testing.T) {
+		outside := t.TempDir()
+		writeFiles(t, outside, map[string]string{"secret.txt": "s3cret\n"})
+		dir := t.TempDir()
+		if err := os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(dir, "link")); err != nil {
+			t.Fatal(err)
+		}
+		ex, a := bashTestExecutor(t, fmt.Sprintf(`commands = []
+  fs {
+    kind = "read_write"
+    path = %q
+  }`, dir))
+		for _, script := range []string{
+			`read x < ` + filepath.Join(outside, "secret.txt") + `; echo "$x"`,
+			`read x < ../` + filepath.Base(outside) + `/secret.txt; echo "$x"`,
+			`read x < link; echo "$x"`,
+			`echo pwned > ` + filepath.Join(outside, "new.txt"),
+			`cd ` + outside + ` && read x < secret.txt; echo "$x"`,
+			`echo ` + outside + `/*`,
+			`echo pwned > $TMPDIR/../sh-interp-x`,
+		} {
+			_, out := bashMustRun(t, ex, a, script)
+			if !strings.HasSuffix(script, "/*") && out.Stderr == "" {
+				t.Fatalf("%s\ngot:  no error\nwant: the access refused on standard error", script)
+			}
+			if strings.Contains(out.Stdout, "s3cret") || strings.Contains(out.Stdout, "secret.txt") {
+				t.Fatalf("%s\ngot:  %q\nwant: nothing from outside the tool's filesystem", script, out.Stdout)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(outside, "new.txt")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("got:  a file written outside (%v)\nwant: none", err)
+		}
+		if _, err := os.Stat(filepath.Join(os.TempDir(), "sh-interp-x")); err == nil {
+			_ = os.Remove(filepath.Join(os.TempDir(), "sh-interp-x"))
+			t.Fatal("got:  a file written in the temporary directory\nwant: none")
+		}
+	})
+}
+
+func TestBashStartupChecks(t *testing.T) {
+	h := &Host{Logf: t.Logf}
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, tc := range []struct {
+		name string
+		bash *artifact.Bash
+		want string
+	}{
+		{"no settings", nil, "no bash settings"},
+		{"missing path", &artifact.Bash{FS: &artifact.BashFS{Kind: "read_write", Path: missing}}, "cannot be used"},
+		{"escaping cwd", &artifact.Bash{FS: &artifact.BashFS{Kind: "in_memory", Cwd: "../.."}}, "leaves the tool's filesystem"},
+		{"unknown env", &artifact.Bash{Env: &artifact.BashEnv{Kind: "some"}}, "unknown env kind"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := newBashExecutor(context.Background(), h, "sh", []*artifact.Tool{{Name: "sh", Kind: artifact.KindBash, Bash: tc.bash}})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got:  %v\nwant: an error with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSandboxRel(t *testing.T) {
+	for _, tc := range []struct{ cwd, host, want string }{
+		{"", "", "."},
+		{"/home/agent", "", "."},
+		{"/home/agent/src", "", "src"},
+		{"src/x", "", "src/x"},
+		{"/data/p/sub", "/data/p", "sub"},
+		{"/work", "", "work"},
+		{"/", "", "."},
+	} {
+		got, err := sandboxRel(tc.cwd, tc.host)
+		if err != nil || got != tc.want {
+			t.Errorf("sandboxRel(%q, %q)\ngot:  %q, %v\nwant: %q", tc.cwd, tc.host, got, err, tc.want)
+		}
+	}
+	if _, err := sandboxRel("../x", ""); err == nil {
+		t.Error("sandboxRel(\"../x\") did not fail")
+	}
+}

@@ -1,0 +1,885 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentform/agentform/internal/artifact"
+	"github.com/agentform/agentform/internal/resolve"
+)
+
+func init() { register(artifact.KindMCP, newMCPExecutor) }
+
+const (
+	// mcpStartTimeout bounds connecting to the upstream server and listing
+	// its tools, at startup and after tools/list_changed.
+	mcpStartTimeout = time.Minute
+	// mcpCloseTimeout bounds the clean shutdown of the upstream session
+	// before its process group is killed.
+	mcpCloseTimeout = 5 * time.Second
+	// mcpMaxPages bounds tools/list pagination.
+	mcpMaxPages = 1000
+	// mcpMaxCapture bounds one JSON-RPC message the HTTP capture buffers.
+	mcpMaxCapture = 32 << 20
+	// mcpClientVersion is the version agentform reports upstream.
+	mcpClientVersion = "0.1.0"
+)
+
+// mcpExecutor proxies the registered tools of one mcp block to its
+// upstream MCP server. At startup, and again whenever the server sends
+// tools/list_changed, it lists the server's tools and compares the digest
+// of each served tool's definition with the digest locked in the artifact;
+// a tool that changed or is no longer served is withdrawn (Host.Withdraw)
+// and never served again by this executor.
+type mcpExecutor struct {
+	h     *Host
+	block string
+	// tools are the block's registered tools by registered name.
+	tools   map[string]*artifact.Tool
+	scrub   *remoteScrubber
+	session *mcp.ClientSession
+	capture *mcpCapture
+	// cmd is the stdio server's process (nil over HTTP), stderr the end
+	// of its standard error.
+	cmd    *exec.Cmd
+	stderr *mcpTail
+
+	// listMu serializes listings: the capture holds one answer at a time.
+	listMu sync.Mutex
+
+	mu        sync.Mutex
+	withdrawn map[string]string // registered name → reason
+
+	recheck   chan struct{}
+	done      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// newMCPExecutor connects to the block's upstream server and checks its
+// served tools against the locked digests.
+func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifact.Tool) (Executor, error) {
+	e := &mcpExecutor{
+		h:         h,
+		block:     block,
+		tools:     map[string]*artifact.Tool{},
+		scrub:     &remoteScrubber{},
+		capture:   &mcpCapture{pending: map[jsonrpc.ID]bool{}},
+		withdrawn: map[string]string{},
+		recheck:   make(chan struct{}, 1),
+		done:      make(chan struct{}),
+	}
+	var conf *artifact.MCP
+	var config artifact.JSON
+	for _, t := range tools {
+		if t.MCP == nil {
+			return nil, fmt.Errorf("tool %q of block %q has no mcp settings in agent.json; rebuild the artifact with agentform apply", t.Name, block)
+		}
+		e.tools[t.Name] = t
+		if conf == nil {
+			conf, config = t.MCP, t.Config
+		}
+	}
+	if conf == nil {
+		return nil, fmt.Errorf("block %q has no tools to serve", block)
+	}
+	transport, err := e.transport(conf, config)
+	if err != nil {
+		return nil, err
+	}
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "agentform", Version: mcpClientVersion}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			// Never block the connection's reader: the re-check lists
+			// tools over the same connection. Signals coalesce.
+			select {
+			case e.recheck <- struct{}{}:
+			default:
+			}
+		},
+	})
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcpStartTimeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	e.session, err = client.Connect(sctx, transport, nil)
+	if err != nil {
+		e.kill()
+		return nil, fmt.Errorf("connecting to the MCP server of block %q: %s%s", block, e.scrub.text(mcpErrText(sctx, err)), e.stderrNote())
+	}
+	served, err := e.list(sctx)
+	if err != nil {
+		_ = e.Close()
+		return nil, fmt.Errorf("listing the tools of the MCP server of block %q: %s%s", block, e.scrub.text(mcpErrText(sctx, err)), e.stderrNote())
+	}
+	if ir := e.session.InitializeResult(); ir != nil && ir.ServerInfo != nil {
+		h.Logf("mcp block %q: upstream server %q %s lists %d tools", block, ir.ServerInfo.Name, ir.ServerInfo.Version, len(served))
+	}
+	e.check(served)
+	e.wg.Add(1)
+	go e.watch()
+	return e, nil
+}
+
+// transport returns the SDK transport that reaches the upstream server,
+// with runtime references resolved. Every runtime value it reads is added
+// to the scrubber.
+func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.Transport, error) {
+	kind := conf.Transport
+	if kind == "" {
+		kind = "http"
+		if conf.Command != nil {
+			kind = "stdio"
+		}
+	}
+	switch kind {
+	case "stdio":
+		if conf.Command == nil {
+			return nil, fmt.Errorf("block %q has no MCP server command in agent.json; rebuild the artifact with agentform apply", e.block)
+		}
+		command, err := e.h.Env.String(*conf.Command)
+		if err != nil {
+			return nil, err
+		}
+		if conf.Command.Runtime != nil {
+			e.scrub.add(command, conf.Command.Runtime.Env)
+		}
+		var args []string
+		if conf.Args != nil {
+			if args, err = e.h.Env.Strings(*conf.Args); err != nil {
+				return nil, err
+			}
+			for i, a := range args {
+				if conf.Args.Runtime != nil {
+					e.scrub.add(a, conf.Args.Runtime.Env)
+				} else if i < len(conf.Args.Values) && conf.Args.Values[i].Runtime != nil {
+					e.scrub.add(a, conf.Args.Values[i].Runtime.Env)
+				}
+			}
+		}
+		env, err := resolveStringMap(e.h.Env, config, e.scrub)
+		if err != nil {
+			return nil, fmt.Errorf("the config of block %q: %w", e.block, err)
+		}
+		vars := map[string]string{}
+		for _, k := range []string{"PATH", "HOME"} {
+			if v, ok := os.LookupEnv(k); ok {
+				vars[k] = v
+			}
+		}
+		for k, v := range env {
+			vars[k] = v
+		}
+		path, err := mcpLookCommand(command, vars["PATH"])
+		if err != nil {
+			return nil, fmt.Errorf("the MCP server command of block %q %s; install the server on this machine or fix its command", e.block, e.scrub.text(err.Error()))
+		}
+		cmd := exec.Command(path, args...)
+		for _, k := range mcpSortedKeys(vars) {
+			cmd.Env = append(cmd.Env, k+"="+vars[k])
+		}
+		// Its own process group, killed whole on Close, so that a wrapper
+		// (npx, a shell script) takes its children along.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		e.stderr = &mcpTail{max: 4096}
+		cmd.Stderr = e.stderr
+		cmd.WaitDelay = time.Second
+		e.cmd = cmd
+		inner := &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
+		return &mcpCaptureTransport{inner: inner, capture: e.capture}, nil
+	case "http":
+		if conf.URL == nil {
+			return nil, fmt.Errorf("block %q has no MCP server url in agent.json; rebuild the artifact with agentform apply", e.block)
+		}
+		endpoint, err := e.h.Env.String(*conf.URL)
+		if err != nil {
+			return nil, err
+		}
+		if conf.URL.Runtime != nil {
+			e.scrub.add(endpoint, conf.URL.Runtime.Env)
+		}
+		if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("the MCP server url of block %q is not an absolute http or https URL", e.block)
+		}
+		var token string
+		if conf.AuthToken != nil {
+			if token, err = e.h.Env.String(*conf.AuthToken); err != nil {
+				return nil, err
+			}
+			// A token is a credential even when written literally.
+			name := "auth_token"
+			if conf.AuthToken.Runtime != nil {
+				name = conf.AuthToken.Runtime.Env
+			}
+			e.scrub.add(token, name)
+		}
+		headers, err := resolveStringMap(e.h.Env, conf.Headers, e.scrub)
+		if err != nil {
+			return nil, fmt.Errorf("the headers of block %q: %w", e.block, err)
+		}
+		rt := &mcpRoundTripper{base: http.DefaultTransport, headers: headers, token: token, capture: e.capture}
+		return &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rt}}, nil
+	}
+	return nil, fmt.Errorf("block %q has the unknown MCP transport %q; rebuild the artifact with agentform apply", e.block, kind)
+}
+
+// resolveStringMap resolves an object of string values (an mcp block's
+// config or the headers of an mcp or a2a block): a JSON object whose
+// values are scalars or runtime references, or one reference to such an
+// object. Values read from references are added to scrub. Numbers and
+// booleans become their text; null and nested values are left out, as at
+// plan time.
+func resolveStringMap(env *Env, raw artifact.JSON, scrub *remoteScrubber) (map[string]string, error) {
+	out := map[string]string{}
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return out, nil
+	}
+	// Which values are runtime references, to scrub them from errors.
+	var whole any
+	if err := json.Unmarshal(raw, &whole); err != nil {
+		return nil, errors.New("an object of strings in agent.json is not valid JSON; rebuild the artifact with agentform apply")
+	}
+	refs := map[string]string{}
+	wholeRef := ""
+	if m, ok := whole.(map[string]any); ok {
+		if ref, ok := asRef(m); ok {
+			wholeRef = ref.Env
+		} else {
+			for k, v := range m {
+				if vm, ok := v.(map[string]any); ok {
+					if ref, ok := asRef(vm); ok {
+						refs[k] = ref.Env
+					}
+				}
+			}
+		}
+	}
+	resolved, err := env.Resolve(json.RawMessage(raw))
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(resolved))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, errors.New("a value that must be an object of strings is not one")
+	}
+	for k, v := range m {
+		var s string
+		switch x := v.(type) {
+		case string:
+			s = x
+		case json.Number:
+			s = x.String()
+		case bool:
+			s = fmt.Sprint(x)
+		default:
+			continue
+		}
+		out[k] = s
+		if name := refs[k]; name != "" {
+			scrub.add(s, name)
+		} else if wholeRef != "" {
+			scrub.add(s, wholeRef)
+		}
+	}
+	return out, nil
+}
+
+// list lists the upstream server's tools, following pagination, and
+// returns each served tool's digest by served name, computed from the raw
+// JSON the server sent exactly as the lock computes it.
+func (e *mcpExecutor) list(ctx context.Context) (map[string]string, error) {
+	e.listMu.Lock()
+	defer e.listMu.Unlock()
+	served := map[string]string{}
+	if ir := e.session.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Tools == nil {
+		return served, nil // the server offers no tools at all
+	}
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; ; page++ {
+		if page >= mcpMaxPages {
+			return nil, fmt.Errorf("tools/list returned more than %d pages", mcpMaxPages)
+		}
+		e.capture.reset()
+		if _, err := e.session.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}); err != nil {
+			return nil, err
+		}
+		raw := e.capture.take()
+		if raw == nil {
+			return nil, errors.New("the tools/list answer was not seen on the connection")
+		}
+		var result struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor string            `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(raw, &result); err != nil {
+			return nil, fmt.Errorf("the tools/list answer is not valid: %v", err)
+		}
+		for i, rt := range result.Tools {
+			name, digest, err := resolve.MCPToolDigest(rt)
+			if err != nil {
+				return nil, fmt.Errorf("tools/list page %d, tool %d: %v", page+1, i+1, err)
+			}
+			if _, dup := served[name]; dup {
+				return nil, fmt.Errorf("tools/list lists the tool %q twice", name)
+			}
+			served[name] = digest
+		}
+		if result.NextCursor == "" {
+			return served, nil
+		}
+		if seen[result.NextCursor] {
+			return nil, errors.New("tools/list pagination repeats a cursor")
+		}
+		seen[result.NextCursor] = true
+		cursor = result.NextCursor
+	}
+}
+
+// check withdraws every registered tool whose served tool is gone or
+// whose digest differs from the locked one.
+func (e *mcpExecutor) check(served map[string]string) {
+	for _, name := range mcpSortedKeys(e.tools) {
+		m := e.tools[name].MCP
+		digest, ok := served[m.Served]
+		switch {
+		case !ok:
+			e.withdraw(name, fmt.Sprintf("upstream tool %q is no longer served by the MCP server of block %q; run agentform plan to review the change and apply again", m.Served, e.block))
+		case m.Digest == "":
+			e.withdraw(name, fmt.Sprintf("upstream tool %q has no locked digest in the artifact, so its definition cannot be checked; run agentform lock and apply again", m.Served))
+		case digest != m.Digest:
+			e.withdraw(name, fmt.Sprintf("upstream tool %q changed since it was locked (digest %s → %s); run agentform lock -upgrade and apply again", m.Served, mcpShortDigest(m.Digest), mcpShortDigest(digest)))
+		}
+	}
+}
+
+// withdraw withdraws a registered tool once, for good.
+func (e *mcpExecutor) withdraw(name, reason string) {
+	e.mu.Lock()
+	_, already := e.withdrawn[name]
+	if !already {
+		e.withdrawn[name] = reason
+	}
+	e.mu.Unlock()
+	if !already && e.h.Withdraw != nil {
+		e.h.Withdraw(name, reason)
+	}
+}
+
+// withdrawnReason returns why a tool was withdrawn, or "".
+func (e *mcpExecutor) withdrawnReason(name string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.withdrawn[name]
+}
+
+// watch re-checks the served tools whenever the server announces a change.
+// When the server cannot list them any more, every tool still served is
+// withdrawn: an unverified definition is never served.
+func (e *mcpExecutor) watch() {
+	defer e.wg.Done()
+	for {
+		select {
+		case <-e.done:
+			return
+		case <-e.recheck:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), mcpStartTimeout)
+		listed := make(chan struct{})
+		go func() {
+			select {
+			case <-e.done:
+				cancel()
+			case <-listed:
+			}
+		}()
+		served, err := e.list(ctx)
+		close(listed)
+		errText := ""
+		if err != nil {
+			errText = e.scrub.text(mcpErrText(ctx, err))
+		}
+		cancel()
+		select {
+		case <-e.done:
+			return
+		default:
+		}
+		if err != nil {
+			reason := fmt.Sprintf("the MCP server of block %q announced a change to its tools but could not list them (%s), so they cannot be checked against the lock; restart agentform serve once the server works", e.block, errText)
+			for _, name := range mcpSortedKeys(e.tools) {
+				e.withdraw(name, reason)
+			}
+			continue
+		}
+		e.check(served)
+	}
+}
+
+// Call forwards a call to the upstream tool. A single text content
+// becomes the output string; any other result becomes
+// {"content": [...], "structuredContent": ...}. An isError result has
+// status error.
+func (e *mcpExecutor) Call(ctx context.Context, call *Call) (*Result, error) {
+	t, ok := e.tools[call.Tool.Name]
+	if !ok {
+		return nil, fmt.Errorf("tool %q is not a tool of block %q", call.Tool.Name, e.block)
+	}
+	if reason := e.withdrawnReason(t.Name); reason != "" {
+		return nil, fmt.Errorf("tool %q is withdrawn: %s", t.Name, reason)
+	}
+	args := json.RawMessage(call.Args)
+	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	res, err := e.session.CallTool(ctx, &mcp.CallToolParams{Name: t.MCP.Served, Arguments: args})
+	if err != nil {
+		var werr *jsonrpc.Error
+		if errors.As(err, &werr) {
+			return nil, fmt.Errorf("the MCP server answered the call of %q with error %d: %s", t.MCP.Served, werr.Code, e.scrub.text(werr.Message))
+		}
+		return nil, fmt.Errorf("calling %q on the MCP server of block %q failed: %s", t.MCP.Served, e.block, e.scrub.text(mcpErrText(ctx, err)))
+	}
+	out, err := mcpOutput(res)
+	if err != nil {
+		return nil, fmt.Errorf("the answer of the MCP server to the call of %q cannot be encoded: %v", t.MCP.Served, err)
+	}
+	status := StatusSuccess
+	if res.IsError {
+		status = StatusError
+	}
+	return &Result{Output: out, Status: status}, nil
+}
+
+// mcpOutput turns a tools/call result into a call's output.
+func mcpOutput(res *mcp.CallToolResult) (json.RawMessage, error) {
+	if len(res.Content) == 1 && res.StructuredContent == nil {
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			return json.Marshal(tc.Text)
+		}
+	}
+	content := res.Content
+	if content == nil {
+		content = []mcp.Content{}
+	}
+	return json.Marshal(struct {
+		Content           []mcp.Content `json:"content"`
+		StructuredContent any           `json:"structuredContent,omitempty"`
+	}{content, res.StructuredContent})
+}
+
+// Close closes the upstream session and kills the stdio server's process
+// group.
+func (e *mcpExecutor) Close() error {
+	e.closeOnce.Do(func() {
+		close(e.done)
+		if e.session != nil {
+			closed := make(chan struct{})
+			go func() {
+				_ = e.session.Close()
+				close(closed)
+			}()
+			select {
+			case <-closed:
+			case <-time.After(mcpCloseTimeout):
+			}
+		}
+		e.kill()
+		e.wg.Wait()
+	})
+	return nil
+}
+
+// stderrNote returns the end of the stdio server's standard error, scrubbed
+// of runtime values, for a startup error.
+func (e *mcpExecutor) stderrNote() string {
+	if e.stderr == nil {
+		return ""
+	}
+	text := strings.TrimSpace(e.scrub.text(e.stderr.String()))
+	if text == "" {
+		return ""
+	}
+	lines := strings.Split(text, "\n")
+	if len(lines) > 10 {
+		lines = lines[len(lines)-10:]
+	}
+	return "; its standard error ended with:\n  " + strings.Join(lines, "\n  ")
+}
+
+// mcpTail keeps the last max bytes written to it.
+type mcpTail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+// Write implements io.Writer.
+func (b *mcpTail) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > b.max {
+		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.max:]...)
+	}
+	return len(p), nil
+}
+
+// String returns what the buffer holds.
+func (b *mcpTail) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+// kill kills the stdio server's whole process group.
+func (e *mcpExecutor) kill() {
+	if e.cmd != nil && e.cmd.Process != nil {
+		_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// mcpErrText describes an error of the upstream session, saying so when
+// the operation ran out of time.
+func mcpErrText(ctx context.Context, err error) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "the MCP server did not answer in time"
+	}
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		// Without the URL, which may be a runtime value.
+		return uerr.Err.Error()
+	}
+	return err.Error()
+}
+
+// mcpShortDigest abbreviates "sha256:<hex>" for a message.
+func mcpShortDigest(d string) string {
+	if len(d) > len("sha256:")+12 {
+		return d[:len("sha256:")+12] + "…"
+	}
+	if d == "" {
+		return "(none)"
+	}
+	return d
+}
+
+// mcpLookCommand finds a command like exec.LookPath, but on the PATH the
+// server gets. A name with a slash is used as it is.
+func mcpLookCommand(name, pathEnv string) (string, error) {
+	if name == "" {
+		return "", errors.New("is empty")
+	}
+	isExec := func(p string) error {
+		info, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if info.IsDir() {
+			return errors.New("is a directory")
+		}
+		if info.Mode()&0o111 == 0 {
+			return errors.New("is not executable")
+		}
+		return nil
+	}
+	if strings.Contains(name, "/") {
+		if err := isExec(name); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return "", errors.New("does not exist")
+			}
+			return "", err
+		}
+		return name, nil
+	}
+	for _, d := range filepath.SplitList(pathEnv) {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		p := filepath.Join(d, name)
+		if isExec(p) == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("was not found on PATH")
+}
+
+// mcpSortedKeys returns a map's keys in ascending order.
+func mcpSortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// remoteScrubber replaces the runtime values used to reach a remote
+// (server command and arguments, URLs, tokens, header and environment
+// values) in text shown to clients or the operator.
+type remoteScrubber struct {
+	mu     sync.Mutex
+	values []remoteSecret
+}
+
+type remoteSecret struct{ value, env string }
+
+// add records a value read from env. Values shorter than four bytes
+// carry no secret and replacing them would mangle the text.
+func (s *remoteScrubber) add(value, env string) {
+	if len(value) < 4 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.values = append(s.values, remoteSecret{value, env})
+	// Longest first, so that a value containing another is replaced whole.
+	sort.SliceStable(s.values, func(i, j int) bool { return len(s.values[i].value) > len(s.values[j].value) })
+}
+
+// text returns t with every recorded value replaced by a reference to its
+// variable.
+func (s *remoteScrubber) text(t string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, v := range s.values {
+		t = strings.ReplaceAll(t, v.value, "(value of "+v.env+")")
+	}
+	return t
+}
+
+// mcpCapture records the raw result of tools/list answers as they cross
+// the connection, so that digests are computed from exactly what the
+// server sent (numbers as written, unknown fields kept), like the lock's.
+type mcpCapture struct {
+	mu      sync.Mutex
+	pending map[jsonrpc.ID]bool
+	last    json.RawMessage
+}
+
+func (c *mcpCapture) reset() {
+	c.mu.Lock()
+	c.last = nil
+	c.mu.Unlock()
+}
+
+func (c *mcpCapture) take() json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.last
+	c.last = nil
+	return r
+}
+
+// sent notes the id of an outgoing tools/list request.
+func (c *mcpCapture) sent(msg jsonrpc.Message) {
+	if r, ok := msg.(*jsonrpc.Request); ok && r.ID.IsValid() && r.Method == "tools/list" {
+		c.mu.Lock()
+		c.pending[r.ID] = true
+		c.mu.Unlock()
+	}
+}
+
+// received keeps the result of an answer to a noted request.
+func (c *mcpCapture) received(msg jsonrpc.Message) {
+	r, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.pending[r.ID] {
+		return
+	}
+	delete(c.pending, r.ID)
+	if r.Error == nil {
+		c.last = append(json.RawMessage(nil), r.Result...)
+	}
+}
+
+// mcpCaptureTransport wraps a stdio transport so that the capture sees
+// every message. (Over HTTP the capture sits in the round tripper instead:
+// wrapping the streamable connection would hide the session state the SDK
+// passes to it.)
+type mcpCaptureTransport struct {
+	inner   mcp.Transport
+	capture *mcpCapture
+}
+
+// Connect implements mcp.Transport.
+func (t *mcpCaptureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &mcpCaptureConn{Connection: c, capture: t.capture}, nil
+}
+
+type mcpCaptureConn struct {
+	mcp.Connection
+	capture *mcpCapture
+}
+
+// Read implements mcp.Connection.
+func (c *mcpCaptureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err == nil {
+		c.capture.received(msg)
+	}
+	return msg, err
+}
+
+// Write implements mcp.Connection.
+func (c *mcpCaptureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	c.capture.sent(msg)
+	return c.Connection.Write(ctx, msg)
+}
+
+// mcpRoundTripper adds the block's headers and bearer token to every
+// request to an HTTP server, and shows the capture the JSON-RPC messages
+// of requests and of JSON and event-stream responses.
+type mcpRoundTripper struct {
+	base    http.RoundTripper
+	headers map[string]string
+	token   string
+	capture *mcpCapture
+}
+
+// RoundTrip implements http.RoundTripper.
+func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for _, k := range mcpSortedKeys(rt.headers) {
+		r.Header.Set(k, rt.headers[k])
+	}
+	if rt.token != "" {
+		r.Header.Set("Authorization", "Bearer "+rt.token)
+	}
+	if r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody {
+		body, err := io.ReadAll(r.Body)
+		_ = r.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		r.ContentLength = int64(len(body))
+		if msg, err := jsonrpc.DecodeMessage(body); err == nil {
+			rt.capture.sent(msg)
+		}
+	}
+	resp, err := rt.base.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	ct := resp.Header.Get("Content-Type")
+	switch {
+	case strings.HasPrefix(ct, "text/event-stream"):
+		resp.Body = &mcpSSETee{ReadCloser: resp.Body, capture: rt.capture}
+	case strings.HasPrefix(ct, "application/json"):
+		resp.Body = &mcpJSONTee{ReadCloser: resp.Body, capture: rt.capture}
+	}
+	return resp, nil
+}
+
+// mcpJSONTee passes a JSON response body through, and shows its message
+// to the capture when it has been read to the end (before the reader
+// sees the end, so before the SDK acts on it).
+type mcpJSONTee struct {
+	io.ReadCloser
+	capture *mcpCapture
+	buf     bytes.Buffer
+	over    bool
+}
+
+// Read implements io.Reader.
+func (t *mcpJSONTee) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	if !t.over {
+		if t.buf.Len()+n > mcpMaxCapture {
+			t.over = true
+			t.buf.Reset()
+		} else {
+			t.buf.Write(p[:n])
+		}
+	}
+	if err == io.EOF && !t.over && t.buf.Len() > 0 {
+		if msg, derr := jsonrpc.DecodeMessage(t.buf.Bytes()); derr == nil {
+			t.capture.received(msg)
+		}
+		t.buf.Reset()
+	}
+	return n, err
+}
+
+// mcpSSETee passes an event-stream response body through, and shows the
+// capture the message in each event's data as soon as the event is
+// complete.
+type mcpSSETee struct {
+	io.ReadCloser
+	capture *mcpCapture
+	line    []byte
+	data    bytes.Buffer
+	over    bool
+}
+
+// Read implements io.Reader.
+func (t *mcpSSETee) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	for _, b := range p[:n] {
+		if b != '\n' {
+			if len(t.line) < mcpMaxCapture {
+				t.line = append(t.line, b)
+			} else {
+				t.over = true
+			}
+			continue
+		}
+		t.processLine(bytes.TrimSuffix(t.line, []byte("\r")))
+		t.line = t.line[:0]
+	}
+	return n, err
+}
+
+func (t *mcpSSETee) processLine(line []byte) {
+	if len(line) == 0 {
+		if t.data.Len() > 0 && !t.over {
+			if msg, err := jsonrpc.DecodeMessage(t.data.Bytes()); err == nil {
+				t.capture.received(msg)
+			}
+		}
+		t.data.Reset()
+		t.over = false
+		return
+	}
+	if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+		v = bytes.TrimPrefix(v, []byte(" "))
+		if t.data.Len() > 0 {
+			t.data.WriteByte('\n')
+		}
+		if t.data.Len()+len(v) > mcpMaxCapture {
+			t.over = true
+			return
+		}
+		t.data.Write(v)
+	}
+}

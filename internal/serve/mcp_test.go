@@ -1,0 +1,421 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentform/agentform/internal/artifact"
+)
+
+// mcpTestBuildServer builds the resolve package's test MCP server into dir.
+func mcpTestBuildServer(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "mcpserver")
+	out, err := exec.Command("go", "build", "-o", bin, "../resolve/testdata/mcpserver").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building the test MCP server: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// mcpTestWithdrawals records Host.Withdraw calls, which may come from the
+// executor's watcher goroutine.
+type mcpTestWithdrawals struct {
+	mu      sync.Mutex
+	reasons map[string]string
+	changed chan struct{}
+}
+
+func (w *mcpTestWithdrawals) get(tool string) (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r, ok := w.reasons[tool]
+	return r, ok
+}
+
+func (w *mcpTestWithdrawals) all() map[string]string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]string{}
+	for k, v := range w.reasons {
+		out[k] = v
+	}
+	return out
+}
+
+// wait waits (up to 30 s, a bound for a broken executor, not a measure)
+// until tool is withdrawn.
+func (w *mcpTestWithdrawals) wait(t *testing.T, tool string) string {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		if r, ok := w.get(tool); ok {
+			return r
+		}
+		select {
+		case <-w.changed:
+		case <-deadline:
+			t.Fatalf("withdrawal of %s\ngot:  none (withdrawn: %v)\nwant: withdrawn after tools/list_changed", tool, w.all())
+		}
+	}
+}
+
+// mcpTestHost returns a Host over an artifact whose Withdraw calls are
+// recorded.
+func mcpTestHost(t *testing.T, a *artifact.Agent, arch *artifact.Archive, env map[string]string) (*Host, *mcpTestWithdrawals) {
+	w := &mcpTestWithdrawals{reasons: map[string]string{}, changed: make(chan struct{}, 100)}
+	h := &Host{
+		Agent: a,
+		Files: arch.Files,
+		Env:   NewEnv(func(name string) (string, bool) { v, ok := env[name]; return v, ok }),
+		Logf:  func(format string, args ...any) { t.Logf("serve: "+format, args...) },
+		Withdraw: func(tool, reason string) {
+			w.mu.Lock()
+			w.reasons[tool] = reason
+			w.mu.Unlock()
+			select {
+			case w.changed <- struct{}{}:
+			default:
+			}
+		},
+	}
+	return h, w
+}
+
+// mcpTestTools returns the artifact's tools of block.
+func mcpTestTools(a *artifact.Agent, block string) []*artifact.Tool {
+	var out []*artifact.Tool
+	for i := range a.Tools {
+		if a.Tools[i].Block == "tool."+block {
+			out = append(out, &a.Tools[i])
+		}
+	}
+	return out
+}
+
+// mcpTestManifest is a workspace with one agent and the mcp tool block
+// "srv" whose body is given.
+func mcpTestManifest(body string) string {
+	return `
+agent "assistant" {
+  capabilities = ["search"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "srv" {
+  kind         = "mcp"
+  capabilities = ["search"]
+` + body + `
+}
+`
+}
+
+// mcpTestStart starts the mcp executor of block srv.
+func mcpTestStart(t *testing.T, h *Host, a *artifact.Agent) *mcpExecutor {
+	t.Helper()
+	ex, err := factories[artifact.KindMCP](context.Background(), h, "srv", mcpTestTools(a, "srv"))
+	if err != nil {
+		t.Fatalf("starting the mcp executor\ngot:  %v\nwant: started", err)
+	}
+	t.Cleanup(func() { _ = ex.Close() })
+	return ex.(*mcpExecutor)
+}
+
+// mcpTestCall calls a tool and returns its output (a string when the
+// output is a JSON string) and status.
+func mcpTestCall(t *testing.T, ex Executor, a *artifact.Agent, tool, args string) (string, string, error) {
+	t.Helper()
+	res, err := ex.Call(context.Background(), testCall(a, tool, args))
+	if err != nil {
+		return "", "", err
+	}
+	var s string
+	if json.Unmarshal(res.Output, &s) != nil {
+		s = string(res.Output)
+	}
+	status := res.Status
+	if status == "" {
+		status = StatusSuccess
+	}
+	return s, status, nil
+}
+
+// mcpTestPid reads the pid the test server wrote.
+func mcpTestPid(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading the server's pidfile: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.Fields(string(b))[0])
+	if err != nil {
+		t.Fatalf("pidfile holds %q", b)
+	}
+	return pid
+}
+
+// mcpTestGone reports whether pid no longer runs (a zombie counts as
+// gone).
+func mcpTestGone(pid int) bool {
+	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndex(s, ")")
+	return i >= 0 && len(s) > i+2 && s[i+2] == 'Z'
+}
+
+func TestMCPExecutor(t *testing.T) {
+	bin := mcpTestBuildServer(t, t.TempDir())
+
+	t.Run("stdio: lock, serve, call, list_changed withdraws, close kills", func(t *testing.T) {
+		dir := t.TempDir()
+		// Two pages of tools; a runtime argument (the pidfile, different
+		// at plan and serve time) and a secret config value that must
+		// reach the server's environment (it then serves has_SRV_SECRET).
+		writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(fmt.Sprintf(`
+  transport = "stdio"
+  command   = %q
+  args      = ["-echo", "-page=2", "-report-env=SRV_SECRET", "-poison-on-signal=tool3", runtime("SRV_PIDFILE")]
+  config    = { SRV_SECRET = secret(runtime("SRV_SECRET")) }
+`, bin))})
+		planEnv := map[string]string{"SRV_PIDFILE": "-pidfile=" + filepath.Join(dir, "plan.pid"), "SRV_SECRET": "s3cret-value-42"}
+		a, arch, _ := buildArtifact(t, dir, "assistant", planEnv)
+		var names []string
+		for _, tl := range mcpTestTools(a, "srv") {
+			names = append(names, tl.Name)
+			if tl.MCP == nil || !strings.HasPrefix(tl.MCP.Digest, "sha256:") {
+				t.Fatalf("tool %s in agent.json\ngot:  %+v\nwant: mcp settings with a locked digest", tl.Name, tl.MCP)
+			}
+		}
+		if got, want := strings.Join(names, " "), "srv__has_SRV_SECRET srv__tool1 srv__tool2 srv__tool3"; got != want {
+			t.Fatalf("registered tools\ngot:  %s\nwant: %s", got, want)
+		}
+
+		pidfile := filepath.Join(dir, "serve.pid")
+		h, w := mcpTestHost(t, a, arch, map[string]string{"SRV_PIDFILE": "-pidfile=" + pidfile, "SRV_SECRET": "s3cret-value-42"})
+		ex := mcpTestStart(t, h, a)
+		if got := w.all(); len(got) != 0 {
+			t.Fatalf("withdrawn at startup against the server the artifact was locked with\ngot:  %v\nwant: none", got)
+		}
+		pid := mcpTestPid(t, pidfile)
+
+		out, status, err := mcpTestCall(t, ex, a, "srv__tool2", `{"x": 5}`)
+		if err != nil || status != StatusSuccess || out != "tool2: x=5" {
+			t.Errorf("call of srv__tool2\ngot:  %q %s %v\nwant: \"tool2: x=5\" success", out, status, err)
+		}
+		out, status, err = mcpTestCall(t, ex, a, "srv__tool1", `{"x": -1}`)
+		if err != nil || status != StatusError || out != "tool1: x=-1" {
+			t.Errorf("call of srv__tool1 with an error result\ngot:  %q %s %v\nwant: \"tool1: x=-1\" error", out, status, err)
+		}
+
+		// The server changes tool3 and sends tools/list_changed.
+		if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+			t.Fatal(err)
+		}
+		reason := w.wait(t, "srv__tool3")
+		if !strings.Contains(reason, `upstream tool "tool3" changed since it was locked (digest sha256:`) || !strings.Contains(reason, "agentform lock -upgrade") {
+			t.Errorf("withdrawal reason\ngot:  %s\nwant: tool3 changed, digests, agentform lock -upgrade", reason)
+		}
+		if _, err := ex.Call(context.Background(), testCall(a, "srv__tool3", `{"x": 1}`)); err == nil || !strings.Contains(err.Error(), "withdrawn") {
+			t.Errorf("call of the withdrawn srv__tool3\ngot:  %v\nwant: refused as withdrawn", err)
+		}
+		if out, _, err := mcpTestCall(t, ex, a, "srv__tool2", `{"x": 6}`); err != nil || out != "tool2: x=6" {
+			t.Errorf("call of srv__tool2 after the change\ngot:  %q %v\nwant: \"tool2: x=6\"", out, err)
+		}
+		if got := w.all(); len(got) != 1 {
+			t.Errorf("withdrawn\ngot:  %v\nwant: srv__tool3 only", got)
+		}
+
+		if err := ex.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); !mcpTestGone(pid); {
+			if time.Now().After(deadline) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("server process %d after Close\ngot:  running\nwant: gone", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if _, err := ex.Call(context.Background(), testCall(a, "srv__tool2", `{"x": 1}`)); err == nil {
+			t.Errorf("call after Close\ngot:  success\nwant: an error")
+		}
+	})
+
+	t.Run("stdio: tools changed or dropped since the lock are withdrawn at startup", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(fmt.Sprintf(`
+  transport = "stdio"
+  command   = %q
+  args      = ["-echo", runtime("SRV_POISON", "-name=agentform-test-server"), runtime("SRV_DROP", "-version=1.0.0")]
+`, bin))})
+		// Locked while the server is clean.
+		a, arch, _ := buildArtifact(t, dir, "assistant", nil)
+		// Served by a server that changed tool2 and dropped tool3.
+		h, w := mcpTestHost(t, a, arch, map[string]string{"SRV_POISON": "-poison=tool2", "SRV_DROP": "-drop=tool3"})
+		ex := mcpTestStart(t, h, a)
+		got := w.all()
+		if len(got) != 2 {
+			t.Fatalf("withdrawn at startup\ngot:  %v\nwant: srv__tool2 and srv__tool3", got)
+		}
+		if r := got["srv__tool2"]; !strings.Contains(r, `upstream tool "tool2" changed since it was locked (digest sha256:`) || !strings.Contains(r, "→ sha256:") {
+			t.Errorf("reason for srv__tool2\ngot:  %s\nwant: changed since it was locked, old → new digest", r)
+		}
+		if r := got["srv__tool3"]; !strings.Contains(r, `upstream tool "tool3" is no longer served`) {
+			t.Errorf("reason for srv__tool3\ngot:  %s\nwant: no longer served", r)
+		}
+		if _, err := ex.Call(context.Background(), testCall(a, "srv__tool2", `{"x": 1}`)); err == nil || !strings.Contains(err.Error(), "is withdrawn: upstream tool") {
+			t.Errorf("call of the changed srv__tool2\ngot:  %v\nwant: refused as withdrawn", err)
+		}
+		if out, _, err := mcpTestCall(t, ex, a, "srv__tool1", `{"x": 2}`); err != nil || out != "tool1: x=2" {
+			t.Errorf("call of the unchanged srv__tool1\ngot:  %q %v\nwant: \"tool1: x=2\"", out, err)
+		}
+	})
+
+	t.Run("stdio: startup fails when the server cannot start or cannot list its tools", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(fmt.Sprintf(`
+  transport = "stdio"
+  command   = runtime("SRV_CMD", %q)
+  args      = ["-echo", runtime("SRV_FAIL", "-name=agentform-test-server")]
+`, bin))})
+		a, arch, _ := buildArtifact(t, dir, "assistant", nil)
+		for _, tc := range []struct {
+			env  map[string]string
+			want string
+		}{
+			{map[string]string{"SRV_CMD": "/nonexistent/secret-dir-77/server"}, "the MCP server command of block \"srv\" does not exist"},
+			{map[string]string{"SRV_FAIL": "-fail-list"}, "tool listing is broken today"},
+		} {
+			h, _ := mcpTestHost(t, a, arch, tc.env)
+			ex, err := factories[artifact.KindMCP](context.Background(), h, "srv", mcpTestTools(a, "srv"))
+			if err == nil {
+				_ = ex.Close()
+				t.Errorf("startup with %v\ngot:  started\nwant: an error", tc.env)
+				continue
+			}
+			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret-dir-77") {
+				t.Errorf("startup error with %v\ngot:  %v\nwant: %q, without the runtime command", tc.env, err, tc.want)
+			}
+		}
+	})
+
+	for _, mode := range []string{"event-stream", "json"} {
+		t.Run("http ("+mode+" answers): token and headers, call, list_changed withdraws", func(t *testing.T) {
+			testMCPHTTP(t, bin, mode == "json")
+		})
+	}
+}
+
+// testMCPHTTP locks, serves and calls tools of the test server over
+// streamable HTTP, answering with event streams or (jsonResponse) JSON.
+func testMCPHTTP(t *testing.T, bin string, jsonResponse bool) {
+	srv := exec.Command(bin, "-http=127.0.0.1:0", "-token=tok-5e6f7a8b", "-echo", "-tools=4", "-page=3", "-poison-on-signal=tool4", fmt.Sprintf("-json-response=%t", jsonResponse))
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	endpoint, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the server's URL: %v", err)
+	}
+	endpoint = strings.TrimSpace(endpoint)
+
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(`
+  transport  = "http"
+  url        = runtime("SRV_URL")
+  auth_token = secret(runtime("SRV_TOKEN"))
+  headers    = { X-Team = "blue" }
+`)})
+	env := map[string]string{"SRV_URL": endpoint, "SRV_TOKEN": "tok-5e6f7a8b"}
+	a, arch, _ := buildArtifact(t, dir, "assistant", env)
+	if n := len(mcpTestTools(a, "srv")); n != 4 {
+		t.Fatalf("registered tools\ngot:  %d\nwant: 4", n)
+	}
+
+	// A wrong token fails startup without showing the token.
+	h, _ := mcpTestHost(t, a, arch, map[string]string{"SRV_URL": endpoint, "SRV_TOKEN": "wrong-token-0000"})
+	if ex, err := factories[artifact.KindMCP](context.Background(), h, "srv", mcpTestTools(a, "srv")); err == nil {
+		_ = ex.Close()
+		t.Errorf("startup with a wrong token\ngot:  started\nwant: an error")
+	} else if strings.Contains(err.Error(), "wrong-token-0000") {
+		t.Errorf("startup error\ngot:  %v\nwant: no token in it", err)
+	}
+
+	h, w := mcpTestHost(t, a, arch, env)
+	ex := mcpTestStart(t, h, a)
+	if got := w.all(); len(got) != 0 {
+		t.Fatalf("withdrawn at startup\ngot:  %v\nwant: none", got)
+	}
+	out, status, err := mcpTestCall(t, ex, a, "srv__tool3", `{"x": 7}`)
+	if err != nil || status != StatusSuccess || out != "tool3: x=7" {
+		t.Errorf("call of srv__tool3\ngot:  %q %s %v\nwant: \"tool3: x=7\" success", out, status, err)
+	}
+
+	if err := srv.Process.Signal(syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	reason := w.wait(t, "srv__tool4")
+	if !strings.Contains(reason, `upstream tool "tool4" changed since it was locked`) {
+		t.Errorf("withdrawal reason\ngot:  %s\nwant: tool4 changed since it was locked", reason)
+	}
+	if _, err := ex.Call(context.Background(), testCall(a, "srv__tool4", `{"x": 1}`)); err == nil || !strings.Contains(err.Error(), "withdrawn") {
+		t.Errorf("call of the withdrawn srv__tool4\ngot:  %v\nwant: refused as withdrawn", err)
+	}
+	if out, _, err := mcpTestCall(t, ex, a, "srv__tool1", `{"x": 8}`); err != nil || out != "tool1: x=8" {
+		t.Errorf("call of srv__tool1 after the change\ngot:  %q %v\nwant: \"tool1: x=8\"", out, err)
+	}
+}
+
+func TestMCPOutput(t *testing.T) {
+	// A text result is its text; anything else keeps content and
+	// structuredContent.
+	cases := []struct {
+		in   string
+		want string
+	}{
+		{`{"content":[{"type":"text","text":"hi"}]}`, `"hi"`},
+		{`{"content":[]}`, `{"content":[]}`},
+		{`{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`, `{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`},
+		{`{"content":[{"type":"text","text":"{\"n\":1}"}],"structuredContent":{"n":1}}`, `{"content":[{"type":"text","text":"{\"n\":1}"}],"structuredContent":{"n":1}}`},
+	}
+	for _, tc := range cases {
+		var res mcp.CallToolResult
+		if err := json.Unmarshal([]byte(tc.in), &res); err != nil {
+			t.Fatal(err)
+		}
+		got, err := mcpOutput(&res)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("output of %s\ngot:  %s %v\nwant: %s", tc.in, got, err, tc.want)
+		}
+	}
+}

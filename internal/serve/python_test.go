@@ -1,0 +1,450 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentform/agentform/internal/artifact"
+)
+
+// pythonTestPackage is a package in the style of the resolver's fixtures:
+// plain typed functions at the package root, and a src layout with a TDK
+// style class that imports a sibling module relatively.
+var pythonTestPackage = map[string]string{
+	"tools/pyproject.toml": "[project]\nname = \"tools\"\nversion = \"0.1.0\"\n",
+	"tools/notes.py": `"""Plain typed functions."""
+
+import os
+import subprocess
+import sys
+import time
+
+
+def lookup(title: str, limit: int = 2) -> dict:
+    """Find notes by title."""
+    print("noise on stdout")
+    return {"title": title, "limit": limit}
+
+
+async def shout(text: str) -> str:
+    """Shout the text."""
+    return text.upper()
+
+
+def boom(city: str):
+    """Always fails."""
+    raise ValueError("no weather for " + city)
+
+
+def environment():
+    """The process environment."""
+    return {"env": dict(os.environ), "cwd": os.getcwd(), "file": __file__}
+
+
+def tamper():
+    """Tries to change its own package."""
+    with open(__file__, "a") as f:
+        f.write("# changed\n")
+    return "changed"
+
+
+def linger(pidfile: str):
+    """Starts a child and sleeps."""
+    child = subprocess.Popen(["sleep", "30"])
+    with open(pidfile, "w") as f:
+        f.write("%d\n%d\n" % (os.getpid(), child.pid))
+    time.sleep(30)
+
+
+def leave():
+    """Exits without an answer."""
+    os._exit(3)
+`,
+	"tools/src/forecast/__init__.py": "",
+	"tools/src/forecast/units.py":    "UNITS = [\"celsius\", \"fahrenheit\"]\n",
+	"tools/src/forecast/tool.py": `from .units import UNITS
+
+
+class Weather:
+    """Current weather, with a session counter."""
+
+    name = "current_weather"
+    description = "Current weather for a city."
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+    async def execute(self, input):
+        count = input.state["context"].get("count", 0) + 1
+        return {
+            "output": {"city": input.args["city"], "units": UNITS[0], "config": input.config},
+            "state_update": [{"op": "add", "path": "/context/count", "value": count}],
+        }
+`,
+	"tools/broken/pyproject.toml": "[project]\nname = \"broken\"\nversion = \"0.1.0\"\n",
+	"tools/broken/broken.py":      "import agentform_no_such_module\n\n\ndef broken(x: str) -> str:\n    return x\n",
+}
+
+// pythonTestTools declares one tool block per function of the package.
+const pythonTestTools = `
+tool "lookup" {
+  kind         = "python"
+  source       = "./tools"
+  export       = "lookup"
+  capabilities = ["notes"]
+}
+tool "shout" {
+  kind         = "python"
+  source       = "./tools"
+  capabilities = ["notes"]
+}
+tool "boom" {
+  kind         = "python"
+  source       = "./tools"
+  capabilities = ["notes"]
+}
+tool "environment" {
+  kind         = "python"
+  source       = "./tools"
+  capabilities = ["notes"]
+}
+tool "tamper" {
+  kind         = "python"
+  source       = "./tools"
+  capabilities = ["notes"]
+}
+tool "linger" {
+  kind         = "python"
+  source       = "./tools"
+  capabilities = ["notes"]
+}
+tool "leave" {
+  kind         = "python"
+  source       = "./tools"
+  capabilities = ["notes"]
+}
+tool "weather" {
+  kind         = "python"
+  source       = "./tools"
+  export       = "current_weather"
+  capabilities = ["notes"]
+  config = {
+    units = "metric"
+  }
+}
+tool "broken" {
+  kind         = "python"
+  source       = "./tools/broken"
+  capabilities = ["notes"]
+}
+`
+
+// pythonArtifact builds the python test workspace once per test.
+func pythonArtifact(t *testing.T) (*artifact.Agent, *artifact.Archive) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not on PATH")
+	}
+	dir := t.TempDir()
+	files := map[string]string{"agent.acl": `
+agent "a" {
+  capabilities = ["notes"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+` + pythonTestTools}
+	for k, v := range pythonTestPackage {
+		files[k] = v
+	}
+	writeFiles(t, dir, files)
+	a, arch, _ := buildArtifact(t, dir, "a", nil)
+	return a, arch
+}
+
+// TestPythonExecutor runs the python executor's tests on one artifact
+// (building it reads every tool with python3, which takes a while).
+func TestPythonExecutor(t *testing.T) {
+	t.Setenv("AGENTFORM_TEST_SECRET", "hidden")
+	a, arch := pythonArtifact(t)
+	for _, tc := range []struct {
+		name string
+		test func(*testing.T, *artifact.Agent, *artifact.Archive)
+	}{
+		{"FunctionTools", testPythonFunctionTools},
+		{"ClassToolGetsRequest", testPythonClassToolGetsRequest},
+		{"ExceptionIsStatusError", testPythonExceptionIsStatusError},
+		{"ImportFailure", testPythonImportFailure},
+		{"EnvironmentAndPackage", testPythonEnvironmentAndPackage},
+		{"StoppedKillsProcesses", testPythonStoppedKillsProcesses},
+		{"NoAnswer", testPythonNoAnswer},
+		{"ToolNotFound", testPythonToolNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.test(t, a, arch) })
+	}
+}
+
+// pythonStart starts the executor of block.
+func pythonStart(t *testing.T, a *artifact.Agent, arch *artifact.Archive, block string) (Executor, error) {
+	t.Helper()
+	h, _ := testHost(t, a, arch, nil)
+	var tools []*artifact.Tool
+	for i := range a.Tools {
+		if a.Tools[i].Block == "tool."+block {
+			tools = append(tools, &a.Tools[i])
+		}
+	}
+	if len(tools) == 0 {
+		t.Fatalf("no tools of block %s", block)
+	}
+	ex, err := factories[artifact.KindPython](context.Background(), h, block, tools)
+	if err == nil {
+		t.Cleanup(func() { _ = ex.Close() })
+	}
+	return ex, err
+}
+
+// pythonCall starts block's executor and calls its tool with args.
+func pythonCall(t *testing.T, a *artifact.Agent, arch *artifact.Archive, block, args string) (*Result, error) {
+	t.Helper()
+	ex, err := pythonStart(t, a, arch, block)
+	if err != nil {
+		t.Fatalf("starting %s: %v", block, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return ex.Call(ctx, testCall(a, block, args))
+}
+
+func testPythonFunctionTools(t *testing.T, a *artifact.Agent, arch *artifact.Archive) {
+	for _, tc := range []struct {
+		block, args, want string
+	}{
+		// Keyword arguments with a default; what the tool prints does
+		// not disturb the answer.
+		{"lookup", `{"title":"groceries"}`, `{"limit":2,"title":"groceries"}`},
+		{"lookup", `{"title":"x","limit":5}`, `{"limit":5,"title":"x"}`},
+		// A coroutine runs to its end.
+		{"shout", `{"text":"hey"}`, `"HEY"`},
+	} {
+		res, err := pythonCall(t, a, arch, tc.block, tc.args)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.block, tc.args, err)
+		}
+		var got any
+		if err := json.Unmarshal(res.Output, &got); err != nil {
+			t.Fatalf("output %s: %v", res.Output, err)
+		}
+		norm, _ := json.Marshal(got)
+		if string(norm) != tc.want || (res.Status != "" && res.Status != StatusSuccess) {
+			t.Errorf("%s %s\ngot:  %s (status %q)\nwant: %s", tc.block, tc.args, norm, res.Status, tc.want)
+		}
+	}
+}
+
+func testPythonClassToolGetsRequest(t *testing.T, a *artifact.Agent, arch *artifact.Archive) {
+	ex, err := pythonStart(t, a, arch, "weather")
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := testCall(a, "weather", `{"city":"Paris"}`)
+	call.State = []byte(`{"context":{"count":4},"messages":[]}`)
+	call.Config = []byte(`{"units":"metric"}`)
+	res, err := ex.Call(context.Background(), call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"city":"Paris","units":"celsius","config":{"units":"metric"}}`; string(res.Output) != want {
+		t.Errorf("output\ngot:  %s\nwant: %s", res.Output, want)
+	}
+	if want := `[{"op":"add","path":"/context/count","value":5}]`; string(res.StateUpdate) != want {
+		t.Errorf("state_update\ngot:  %s\nwant: %s", res.StateUpdate, want)
+	}
+}
+
+func testPythonExceptionIsStatusError(t *testing.T, a *artifact.Agent, arch *artifact.Archive) {
+	res, err := pythonCall(t, a, arch, "boom", `{"city":"Atlantis"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"ValueError: no weather for Atlantis"`; res.Status != StatusError || string(res.Output) != want {
+		t.Fatalf("got:  %s (status %q)\nwant: %s (status error)", res.Output, res.Status, want)
+	}
+	// Arguments the function does not take are the call's failure too.
+	res, err = pythonCall(t, a, arch, "boom", `{"town":"x"}`)
+	if err != nil || res.Status != StatusError || !strings.Contains(string(res.Output), "TypeError") {
+		t.Fatalf("got:  %v %v\nwant: a TypeError result", res, err)
+	}
+}
+
+func testPythonImportFailure(t *testing.T, a *artifact.Agent, arch *artifact.Archive) {
+	_, err := pythonCall(t, a, arch, "broken", `{"x":"y"}`)
+	if err == nil || !strings.Contains(err.Error(), "ModuleNotFoundError: No module named 'agentform_no_such_module'") {
+		t.Fatalf("got:  %v\nwant: an error with the ModuleNotFoundError", err)
+	}
+	if strings.Contains(err.Error(), os.TempDir()) {
+		t.Fatalf("the error names a temporary path: %v", err)
+	}
+}
+
+func testPythonEnvironmentAndPackage(t *testing.T, a *artifact.Agent, arch *artifact.Archive) {
+	res, err := pythonCall(t, a, arch, "environment", `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Env  map[string]string `json:"env"`
+		Cwd  string            `json:"cwd"`
+		File string            `json:"file"`
+	}
+	if err := json.Unmarshal(res.Output, &got); err != nil {
+		t.Fatalf("output %s: %v", res.Output, err)
+	}
+	for name := range got.Env {
+		switch name {
+		case "PATH", "HOME", "PYTHONDONTWRITEBYTECODE", "LANG", "LC_CTYPE":
+		default:
+			t.Errorf("the tool sees the variable %s\nwant: only PATH, HOME, PYTHONDONTWRITEBYTECODE and LANG", name)
+		}
+	}
+	if got.Env["HOME"] != got.Cwd || got.Env["PYTHONDONTWRITEBYTECODE"] != "1" {
+		t.Errorf("got:  HOME %q, working directory %q, PYTHONDONTWRITEBYTECODE %q\nwant: HOME the working directory, 1", got.Env["HOME"], got.Cwd, got.Env["PYTHONDONTWRITEBYTECODE"])
+	}
+	if _, err := os.Stat(got.Cwd); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the call's home %s is still there (%v)", got.Cwd, err)
+	}
+
+	// The package is read-only: a call cannot change what the next one
+	// runs (unless it runs as root, for whom permissions do not count).
+	ex, err := pythonStart(t, a, arch, "tamper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = ex.Call(context.Background(), testCall(a, "tamper", `{}`))
+	if os.Geteuid() != 0 && (err != nil || res.Status != StatusError || !strings.Contains(string(res.Output), "PermissionError")) {
+		t.Fatalf("got:  %v %v\nwant: a PermissionError result", res, err)
+	}
+
+	// Close removes the extracted package.
+	pe := ex.(*pythonExecutor)
+	if _, err := os.Stat(filepath.Join(pe.src, "notes.py")); err != nil {
+		t.Fatalf("the package is not extracted: %v", err)
+	}
+	if err := ex.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(pe.dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("got:  %s after Close (%v)\nwant: removed", pe.dir, err)
+	}
+}
+
+func testPythonStoppedKillsProcesses(t *testing.T, a *artifact.Agent, arch *artifact.Archive) {
+	if _, err := exec.LookPath("sleep"); err != nil {
+		t.Skip("sleep is not on PATH")
+	}
+	ex, err := pythonStart(t, a, arch, "linger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	args, _ := json.Marshal(map[string]string{"pidfile": pidfile})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := ex.Call(ctx, testCall(a, "linger", string(args)))
+		done <- err
+	}()
+	var pids []int
+	for deadline := time.Now().Add(30 * time.Second); len(pids) < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatal("the tool did not write its pids")
+		}
+		b, _ := os.ReadFile(pidfile)
+		if strings.Count(string(b), "\n") < 2 {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			pid, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("pidfile holds %q", b)
+			}
+			pids = append(pids, pid)
+		}
+	}
+	cancel()
+	err = <-done
+	if err == nil || !strings.Contains(err.Error(), "stopped") {
+		t.Fatalf("got:  %v\nwant: the call stopped", err)
+	}
+	for _, pid := range pids {
+		waitProcessGone(t, pid)
+	}
+}
+
+func testPythonNoAnswer(t *testing.T, a *artifact.Agent, arch *artifact.Archive) {
+	_, err := pythonCall(t, a, arch, "leave", `{}`)
+	if err == nil || !strings.Contains(err.Error(), "without an answer") {
+		t.Fatalf("got:  %v\nwant: an error saying the tool ended without an answer", err)
+	}
+}
+
+func testPythonToolNotFound(t *testing.T, a *artifact.Agent, arch *artifact.Archive) {
+	for i := range a.Tools {
+		if a.Tools[i].Name == "lookup" {
+			a.Tools[i].Export = "no_such_tool"
+		}
+	}
+	_, err := pythonStart(t, a, arch, "lookup")
+	if want := "no class or function 'no_such_tool'"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got:  %v\nwant: an error with %q", err, want)
+	}
+}
+
+func TestPythonRunnerLocatesLikeTheResolver(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not on PATH")
+	}
+	// The resolver's own fixtures, located by the runner.
+	root := filepath.Join("..", "resolve", "testdata", "python")
+	e := &pythonExecutor{dir: t.TempDir()}
+	e.runner = filepath.Join(e.dir, "runner.py")
+	if err := os.WriteFile(e.runner, pythonRunner, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	python, err := pythonInterpreter(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.python = python
+	for _, tc := range []struct{ pkg, export, want string }{
+		{"tdk", "current_weather", "src forecast.tool Weather class"},
+		{"tdk", "daily_forecast", "src forecast.tool DailyForecast class"},
+		{"tdk", "DailyForecast", "src forecast.tool DailyForecast class"},
+		{"functions", "search", ". text_tools search function"},
+		{"generic", "greeter", ". greeter Greeter class"},
+		{"pure", "lookup", ". notes lookup function"},
+	} {
+		src, _ := filepath.Abs(filepath.Join(root, tc.pkg))
+		e.src = src
+		loc, err := e.locate(context.Background(), tc.export)
+		if err != nil {
+			t.Errorf("%s %s: %v", tc.pkg, tc.export, err)
+			continue
+		}
+		if got := fmt.Sprintf("%s %s %s %s", loc.Root, loc.Module, loc.Attr, loc.Kind); got != tc.want {
+			t.Errorf("%s %s\ngot:  %s\nwant: %s", tc.pkg, tc.export, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentform/agentform/internal/artifact"
+)
+
+// skillsTestExecutor builds a workspace with the skill "calc" (a directory
+// with SKILL.md, a reference and scripts) and an inline skill "tone", and
+// starts the skills executor.
+func skillsTestExecutor(t *testing.T) (Executor, *artifact.Agent, string) {
+	t.Helper()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"agent.acl": `
+agent "a" {
+  capabilities = ["skills", "skills::execute"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+skill "calc" {
+  source = "./skills/calc"
+}
+
+skill "tone" {
+  description = "Keeps replies calm."
+  content     = "Answer calmly.\n"
+}
+`,
+		"skills/calc/SKILL.md": `---
+name: calc
+description: Adds numbers carefully.
+allowed-tools:
+  - adder
+---
+
+# Careful arithmetic
+
+Run scripts/add.sh with two numbers.
+`,
+		"skills/calc/reference/method.md": "Add the units first.\n",
+		"skills/calc/scripts/add.sh":      "echo \"$(($1 + $2))\"\n",
+		"skills/calc/scripts/escape.sh":   "echo before\ntouch marker\necho after\n",
+		"skills/calc/scripts/read.sh":     "read x < /etc/hostname; echo \"got $x\"\n",
+		"skills/calc/scripts/fail.sh":     "echo bad >&2\nexit 3\n",
+		"skills/calc/scripts/hello.py":    "import os, sys\nprint('hi', ' '.join(sys.argv[1:]))\nprint(sorted(os.listdir('.')))\n",
+		"skills/calc/scripts/raise.py":    "raise SystemExit('no luck')\n",
+		"skills/calc/data.bin":            "\xff\xfe\x00binary",
+	})
+	a, arch, _ := buildArtifact(t, dir, "a", nil)
+	h, _ := testHost(t, a, arch, nil)
+	var tools []*artifact.Tool
+	for i := range a.Tools {
+		if a.Tools[i].Kind == artifact.KindSkills {
+			tools = append(tools, &a.Tools[i])
+		}
+	}
+	if len(tools) != 5 {
+		t.Fatalf("got %d skill tools, want 5", len(tools))
+	}
+	ex, err := factories[artifact.KindSkills](context.Background(), h, "skills", tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ex.Close() })
+	return ex, a, dir
+}
+
+// skillCall calls a skill tool.
+func skillCall(t *testing.T, ex Executor, a *artifact.Agent, tool, args string) (*Result, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return ex.Call(ctx, testCall(a, tool, args))
+}
+
+func TestSkillsReadTools(t *testing.T) {
+	ex, a, _ := skillsTestExecutor(t)
+	for _, tc := range []struct {
+		tool, args, want string
+	}{
+		{"list_skills", `{}`, `[{"description":"Adds numbers carefully.","name":"calc"},{"description":"Keeps replies calm.","name":"tone"}]`},
+		{"get_skill", `{"skill":"calc"}`, `"---\nname: calc\ndescription: Adds numbers carefully.\nallowed-tools:\n  - adder\n---\n\n# Careful arithmetic\n\nRun scripts/add.sh with two numbers.\n"`},
+		{"get_skill", `{"skill":"tone"}`, `"---\nname: tone\ndescription: Keeps replies calm.\n---\n\nAnswer calmly.\n"`},
+		{"describe_skill", `{"skill":"calc"}`, `{"allowed_tools":["adder"],"description":"Adds numbers carefully.","files":["SKILL.md","data.bin","reference/method.md","scripts/add.sh","scripts/escape.sh","scripts/fail.sh","scripts/hello.py","scripts/raise.py","scripts/read.sh"],"name":"calc"}`},
+		{"read_skill_file", `{"skill":"calc","path":"reference/method.md"}`, `"Add the units first.\n"`},
+		{"read_skill_file", `{"skill":"calc","path":"./reference/method.md"}`, `"Add the units first.\n"`},
+	} {
+		res, err := skillCall(t, ex, a, tc.tool, tc.args)
+		if err != nil {
+			t.Errorf("%s %s: %v", tc.tool, tc.args, err)
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(res.Output, &v); err != nil {
+			t.Fatalf("output %s: %v", res.Output, err)
+		}
+		got, _ := json.Marshal(v)
+		if string(got) != tc.want || res.Status != StatusSuccess {
+			t.Errorf("%s %s\ngot:  %s (status %q)\nwant: %s", tc.tool, tc.args, got, res.Status, tc.want)
+		}
+	}
+}
+
+func TestSkillsRefuseBadRequests(t *testing.T) {
+	ex, a, _ := skillsTestExecutor(t)
+	for _, tc := range []struct {
+		tool, args, want string
+	}{
+		{"get_skill", `{"skill":"nope"}`, `there is no skill "nope"; the skills are calc, tone`},
+		{"read_skill_file", `{"skill":"calc","path":"../tone/SKILL.md"}`, `may not contain ".."`},
+		{"read_skill_file", `{"skill":"calc","path":"reference/../SKILL.md"}`, `may not contain ".."`},
+		{"read_skill_file", `{"skill":"calc","path":"/etc/passwd"}`, "is absolute"},
+		{"read_skill_file", `{"skill":"calc","path":"missing.md"}`, `skill "calc" has no file "missing.md"`},
+		{"read_skill_file", `{"skill":"calc","path":""}`, "the path is empty"},
+		{"read_skill_file", `{"skill":"calc","path":"data.bin"}`, "not a text file"},
+		{"run_skill_script", `{"skill":"calc","script":"reference/method.md"}`, "runs .sh and .py scripts only"},
+		{"run_skill_script", `{"skill":"calc","script":"../../../bin/sh"}`, `may not contain ".."`},
+		{"run_skill_script", `{"skill":"calc","script":"scripts/none.sh"}`, "has no file"},
+	} {
+		_, err := skillCall(t, ex, a, tc.tool, tc.args)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %s\ngot:  %v\nwant: an error with %q", tc.tool, tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestSkillsRunShellScript(t *testing.T) {
+	ex, a, dir := skillsTestExecutor(t)
+	run := func(args string) (*Result, shellOutcome) {
+		t.Helper()
+		res, err := skillCall(t, ex, a, "run_skill_script", args)
+		if err != nil {
+			t.Fatalf("%s: %v", args, err)
+		}
+		var out shellOutcome
+		if err := json.Unmarshal(res.Output, &out); err != nil {
+			t.Fatalf("output %s: %v", res.Output, err)
+		}
+		return res, out
+	}
+	res, out := run(`{"skill":"calc","script":"scripts/add.sh","args":["2","40"]}`)
+	if out.Stdout != "42\n" || out.ExitCode != 0 || res.Status != StatusSuccess {
+		t.Fatalf("add.sh\ngot:  %q exit %d status %q (stderr %q)\nwant: %q exit 0", out.Stdout, out.ExitCode, res.Status, out.Stderr, "42\n")
+	}
+	res, out = run(`{"skill":"calc","script":"scripts/fail.sh"}`)
+	if out.ExitCode != 3 || out.Stderr != "bad\n" || res.Status != StatusError {
+		t.Fatalf("fail.sh\ngot:  exit %d stderr %q status %q\nwant: exit 3, stderr %q, status error", out.ExitCode, out.Stderr, res.Status, "bad\n")
+	}
+	// No external command runs, and the script stops at the first one.
+	res, out = run(`{"skill":"calc","script":"scripts/escape.sh"}`)
+	if res.Status != StatusError || out.Stdout != "before\n" || !strings.Contains(out.Stderr, `command "touch" is not allowed: the tool allows shell builtins only`) {
+		t.Fatalf("escape.sh\ngot:  status %q stdout %q stderr %q\nwant: before, then the refusal of touch", res.Status, out.Stdout, out.Stderr)
+	}
+	for _, d := range []string{dir, filepath.Join(dir, "skills", "calc"), filepath.Join(dir, "skills", "calc", "scripts")} {
+		if _, err := os.Stat(filepath.Join(d, "marker")); err == nil {
+			t.Fatalf("touch ran: %s/marker exists", d)
+		}
+	}
+	// The shell's own file access stays in the skill's copy.
+	_, out = run(`{"skill":"calc","script":"scripts/read.sh"}`)
+	if out.Stdout != "got \n" || !strings.Contains(out.Stderr, "outside the tool's filesystem") {
+		t.Fatalf("read.sh\ngot:  stdout %q stderr %q\nwant: nothing read from /etc/hostname", out.Stdout, out.Stderr)
+	}
+}
+
+func TestSkillsRunPythonScript(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not on PATH")
+	}
+	ex, a, _ := skillsTestExecutor(t)
+	res, err := skillCall(t, ex, a, "run_skill_script", `{"skill":"calc","script":"scripts/hello.py","args":["there","you"]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out shellOutcome
+	if err := json.Unmarshal(res.Output, &out); err != nil {
+		t.Fatalf("output %s: %v", res.Output, err)
+	}
+	// The script runs in a copy of the skill's files.
+	want := "hi there you\n['SKILL.md', 'data.bin', 'reference', 'scripts']\n"
+	if out.Stdout != want || out.ExitCode != 0 || res.Status != StatusSuccess {
+		t.Fatalf("got:  %q exit %d status %q (stderr %q)\nwant: %q exit 0", out.Stdout, out.ExitCode, res.Status, out.Stderr, want)
+	}
+	res, err = skillCall(t, ex, a, "run_skill_script", `{"skill":"calc","script":"scripts/raise.py"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = shellOutcome{}
+	_ = json.Unmarshal(res.Output, &out)
+	if out.ExitCode != 1 || out.Stderr != "no luck\n" || res.Status != StatusError {
+		t.Fatalf("got:  exit %d stderr %q status %q\nwant: exit 1, stderr %q, status error", out.ExitCode, out.Stderr, res.Status, "no luck\n")
+	}
+}
