@@ -53,6 +53,28 @@ func (m *Meta) parseFlags(fs *flag.FlagSet, args []string, help string) bool {
 	return true
 }
 
+// parseInterspersed is parseFlags for commands whose usage puts options
+// after the operands too (agentform invoke ARTIFACT TOOL -args=JSON): it
+// returns the operands with every option parsed wherever it stood. "--"
+// ends the options.
+func (m *Meta) parseInterspersed(fs *flag.FlagSet, args []string, help string) ([]string, bool) {
+	var operands []string
+	for {
+		if !m.parseFlags(fs, args, help) {
+			return nil, false
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return operands, true
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(operands, rest...), true
+		}
+		operands = append(operands, rest[0])
+		args = rest[1:]
+	}
+}
+
 // color reports whether output to stdout should be coloured.
 func (m *Meta) color() bool { return m.colorFor(m.StdoutTTY) }
 

@@ -1,0 +1,325 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentform/agentform/internal/serve"
+)
+
+// ServeCommand is "agentform serve": run an artifact as an MCP server.
+type ServeCommand struct{ *Meta }
+
+// Synopsis implements cli.Command.
+func (c *ServeCommand) Synopsis() string {
+	return "Serve an agent artifact as a capability-enforcing MCP server"
+}
+
+// Help implements cli.Command.
+func (c *ServeCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: agentform [-chdir=DIR] serve ARTIFACT [options]
+
+  Runs dist/<agent>.agent.tgz as an MCP server that exposes exactly the
+  tools the agent may call and enforces it on every call. The artifact is
+  verified first; runtime() and secret() values come from the environment
+  (every missing variable is listed in one error). Calls are recorded in
+  .agentform/runtime.db (see agentform calls); arguments only as a digest.
+
+  Over stdio (the default) the server speaks MCP on standard input and
+  output and logs to standard error. With -listen it serves streamable HTTP
+  at http://ADDR/mcp; each HTTP session has its own state, and a client may
+  send the header X-Agentform-Capability-Override: extend:a,b (or replace:,
+  inherit) on its first request — honoured only for extensible agents.
+
+Options:
+
+  -listen=ADDR                 Serve streamable HTTP on ADDR instead of
+                               stdio, e.g. 127.0.0.1:8765. A port alone
+                               (":8765") listens on loopback only.
+  -capability-override=SPEC    extend:a,b, replace:a,b or inherit. Honoured
+                               only for agents with capability_policy =
+                               "extensible"; ignored with a warning otherwise.
+  -session=ID                  stdio only: the session whose state calls
+                               read and update (default: a new session).
+  -chdir=DIR                   Use DIR as the workspace (runtime database;
+                               a relative ARTIFACT is found there too).
+`) + "\n"
+}
+
+// Run implements cli.Command.
+func (c *ServeCommand) Run(args []string) int {
+	fs := c.flagSet("serve")
+	listen := fs.String("listen", "", "HTTP listen address")
+	override := fs.String("capability-override", "", "capability override")
+	session := fs.String("session", "", "stdio session id")
+	operands, ok := c.parseInterspersed(fs, args, c.Help())
+	if !ok {
+		return ExitError
+	}
+	if len(operands) != 1 {
+		fmt.Fprintf(c.Stderr, "Error: serve needs one artifact file.\n\n%s", c.Help())
+		return ExitError
+	}
+	if *listen != "" && *session != "" {
+		fmt.Fprintf(c.Stderr, "Error: -session is for stdio; over HTTP every MCP session has its own state.\n")
+		return ExitError
+	}
+	addr := *listen
+	if strings.HasPrefix(addr, ":") {
+		addr = "127.0.0.1" + addr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, code := c.openServer(ctx, operands[0], *override)
+	if srv == nil {
+		return code
+	}
+	defer srv.Close()
+	var err error
+	if addr != "" {
+		err = srv.ServeHTTP(ctx, addr, func(a net.Addr) {})
+	} else {
+		in := c.Stdin
+		if in == nil {
+			in = os.Stdin
+		}
+		err = srv.ServeStdio(ctx, in, c.Stdout, *session)
+	}
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+		return ExitError
+	}
+	return ExitOK
+}
+
+// openServer opens the artifact for serving, printing startup errors.
+func (m *Meta) openServer(ctx context.Context, path, override string) (*serve.Server, int) {
+	logf := func(format string, args ...any) { fmt.Fprintf(m.Stderr, format+"\n", args...) }
+	srv, err := serve.Open(ctx, m.path(path), serve.Options{Dir: m.Dir, Lookup: os.LookupEnv, Override: override, Logf: logf})
+	if err != nil {
+		var missing *serve.MissingError
+		var oe *serve.OpenError
+		switch {
+		case errors.As(err, &missing):
+			fmt.Fprintf(m.Stderr, "Error: cannot start %s: %s.\n\nSet them in the environment of agentform (secrets have no default in the artifact).\n", path, err)
+		case errors.As(err, &oe):
+			fmt.Fprintf(m.Stderr, "Error: cannot start %s:\n", path)
+			for _, p := range oe.Problems {
+				fmt.Fprintf(m.Stderr, "  - %s\n", p)
+			}
+		default:
+			fmt.Fprintf(m.Stderr, "Error: cannot start %s: %s.\n", path, err)
+		}
+		return nil, ExitError
+	}
+	return srv, ExitOK
+}
+
+// InvokeCommand is "agentform invoke": run one tool call.
+type InvokeCommand struct{ *Meta }
+
+// Synopsis implements cli.Command.
+func (c *InvokeCommand) Synopsis() string {
+	return "Call one tool of an agent artifact, with the same enforcement as serve"
+}
+
+// Help implements cli.Command.
+func (c *InvokeCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: agentform [-chdir=DIR] invoke ARTIFACT TOOL [options]
+
+  Runs one call of TOOL from dist/<agent>.agent.tgz exactly as serve would:
+  the artifact is verified, the agent must be allowed to call the tool, the
+  arguments must match its schema, and the call is recorded. Prints the
+  output, the session state after the call, and the call record.
+
+  Exit status: 0 when the call succeeded (or partially succeeded), 1 when
+  it failed, was blocked or skipped, or could not start.
+
+Options:
+
+  -args=JSON                   The arguments, a JSON object (default {}).
+  -session=ID                  The session whose state the call reads and
+                               updates (default "default").
+  -capability-override=SPEC    As for serve: extend:a,b, replace:a,b or
+                               inherit, for extensible agents only.
+  -timeout=DURATION            Stop the call after DURATION (default 5m).
+  -json                        Print {output, state, record} as JSON.
+  -chdir=DIR                   Use DIR as the workspace.
+`) + "\n"
+}
+
+// Run implements cli.Command.
+func (c *InvokeCommand) Run(args []string) int {
+	fs := c.flagSet("invoke")
+	argsJSON := fs.String("args", "{}", "arguments")
+	session := fs.String("session", "default", "session id")
+	override := fs.String("capability-override", "", "capability override")
+	timeout := fs.Duration("timeout", 5*time.Minute, "call timeout")
+	asJSON := fs.Bool("json", false, "JSON output")
+	operands, ok := c.parseInterspersed(fs, args, c.Help())
+	if !ok {
+		return ExitError
+	}
+	if len(operands) != 2 {
+		fmt.Fprintf(c.Stderr, "Error: invoke needs an artifact file and a tool name.\n\n%s", c.Help())
+		return ExitError
+	}
+	if !json.Valid([]byte(*argsJSON)) {
+		fmt.Fprintf(c.Stderr, "Error: -args is not valid JSON; pass an object such as -args='{\"text\": \"hello\"}'.\n")
+		return ExitError
+	}
+	if *timeout <= 0 {
+		fmt.Fprintf(c.Stderr, "Error: -timeout must be positive.\n")
+		return ExitError
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	srv, code := c.openServer(ctx, operands[0], *override)
+	if srv == nil {
+		return code
+	}
+	defer srv.Close()
+	resp, err := srv.Call(ctx, serve.Request{
+		Tool: operands[1], Args: json.RawMessage(*argsJSON), Session: *session, Via: "invoke", Held: srv.Held(),
+		Event: func(kind string, data any) {
+			b, _ := json.Marshal(data)
+			fmt.Fprintf(c.Stderr, "[%s] %s\n", kind, b)
+		},
+		Progress: func(progress, total float64, message string) {
+			fmt.Fprintf(c.Stderr, "[progress] %g %s\n", progress, message)
+		},
+	})
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+		return ExitError
+	}
+	if *asJSON {
+		out, _ := json.MarshalIndent(struct {
+			Output json.RawMessage `json:"output"`
+			State  json.RawMessage `json:"state"`
+			Record serve.Record    `json:"record"`
+		}{resp.Output, resp.State, resp.Record}, "", "  ")
+		fmt.Fprintln(c.Stdout, string(out))
+	} else {
+		fmt.Fprintf(c.Stdout, "Output:\n%s\n\nState (session %s):\n%s\n\nCall %s: %s in %.1f ms", indentJSON(resp.Output), resp.Record.Session, indentJSON(resp.State), resp.Record.ID, resp.Status, resp.Record.DurationMS)
+		if resp.Record.PatchApplied {
+			fmt.Fprint(c.Stdout, ", state updated")
+		}
+		fmt.Fprintln(c.Stdout)
+		if resp.Error != "" {
+			fmt.Fprintf(c.Stderr, "Error: %s.\n", strings.TrimSuffix(resp.Error, "."))
+		}
+	}
+	switch resp.Status {
+	case serve.StatusSuccess, serve.StatusPartialSuccess:
+		return ExitOK
+	}
+	return ExitError
+}
+
+// indentJSON indents a JSON value; a string prints as itself.
+func indentJSON(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+// CallsCommand is "agentform calls": list recorded calls.
+type CallsCommand struct{ *Meta }
+
+// Synopsis implements cli.Command.
+func (c *CallsCommand) Synopsis() string { return "List the tool calls recorded by serve and invoke" }
+
+// Help implements cli.Command.
+func (c *CallsCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: agentform [-chdir=DIR] calls [options]
+
+  Lists the calls recorded in .agentform/runtime.db, oldest first: time,
+  agent, tool, session, status (success, partial_success, error, blocked,
+  skipped), duration, whether a state update was applied, and why a call
+  failed. Arguments are recorded only as a digest, never raw.
+
+Options:
+
+  -json        Print the records as a JSON array.
+  -last=N      Only the last N calls (default: all).
+  -chdir=DIR   Use DIR as the workspace.
+`) + "\n"
+}
+
+// Run implements cli.Command.
+func (c *CallsCommand) Run(args []string) int {
+	fs := c.flagSet("calls")
+	asJSON := fs.Bool("json", false, "JSON output")
+	last := fs.Int("last", 0, "last N calls")
+	if !c.parseFlags(fs, args, c.Help()) {
+		return ExitError
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(c.Stderr, "Error: calls takes no arguments.\n\n%s", c.Help())
+		return ExitError
+	}
+	db, err := serve.OpenRuntimeDB(c.Dir)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+		return ExitError
+	}
+	records, err := db.Calls(*last)
+	if err != nil && !errors.Is(err, serve.ErrNoRuntimeDB) {
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+		return ExitError
+	}
+	if *asJSON {
+		if records == nil {
+			records = []serve.Record{}
+		}
+		b, _ := json.MarshalIndent(records, "", "  ")
+		fmt.Fprintln(c.Stdout, string(b))
+		return ExitOK
+	}
+	if len(records) == 0 {
+		fmt.Fprintln(c.Stdout, "No calls recorded.")
+		return ExitOK
+	}
+	w := tabwriter.NewWriter(c.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "TIME\tAGENT\tTOOL\tSESSION\tVIA\tSTATUS\tDURATION\tSTATE\tERROR")
+	for _, r := range records {
+		patch := "-"
+		if r.PatchApplied {
+			patch = "updated"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%.1f ms\t%s\t%s\n", r.Time.Format(time.RFC3339), r.Agent, r.Tool, r.Session, r.Via, r.Status, r.DurationMS, patch, oneLine(r.Error))
+	}
+	w.Flush()
+	return ExitOK
+}
+
+// oneLine shortens an error to one line for the table.
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
