@@ -62,7 +62,7 @@ type a2aExecutor struct {
 // from the artifact. It does not contact the agent: an agent that is down
 // fails the calls, not the server.
 func newA2AExecutor(_ context.Context, h *Host, block string, tools []*artifact.Tool) (Executor, error) {
-	e := &a2aExecutor{h: h, block: block, tools: map[string]*artifact.Tool{}, scrub: &remoteScrubber{}, client: &http.Client{}}
+	e := &a2aExecutor{h: h, block: block, tools: map[string]*artifact.Tool{}, scrub: &remoteScrubber{}, client: &http.Client{CheckRedirect: sameOriginRedirects}}
 	var conf *artifact.A2A
 	var cardFile string
 	for _, t := range tools {

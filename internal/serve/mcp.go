@@ -67,7 +67,17 @@ type mcpExecutor struct {
 	mu        sync.Mutex
 	withdrawn map[string]string // registered name → reason
 
-	recheck   chan struct{}
+	recheck chan struct{}
+	// announced counts the tools/list_changed notifications received and
+	// verified those a finished re-check covers; calls wait while
+	// verified < announced, so a changed tool is never called between
+	// the announcement and its check. verifiedCh is closed (and
+	// replaced) whenever verified advances.
+	verifyMu   sync.Mutex
+	announced  int64
+	verified   int64
+	verifiedCh chan struct{}
+
 	done      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -83,8 +93,9 @@ func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifac
 		scrub:     &remoteScrubber{},
 		capture:   &mcpCapture{pending: map[jsonrpc.ID]bool{}},
 		withdrawn: map[string]string{},
-		recheck:   make(chan struct{}, 1),
-		done:      make(chan struct{}),
+		recheck:    make(chan struct{}, 1),
+		verifiedCh: make(chan struct{}),
+		done:       make(chan struct{}),
 	}
 	var conf *artifact.MCP
 	var config artifact.JSON
@@ -109,7 +120,11 @@ func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifac
 		Capabilities: &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			// Never block the connection's reader: the re-check lists
-			// tools over the same connection. Signals coalesce.
+			// tools over the same connection. Signals coalesce; calls
+			// wait for the re-check (see announced).
+			e.verifyMu.Lock()
+			e.announced++
+			e.verifyMu.Unlock()
 			select {
 			case e.recheck <- struct{}{}:
 			default:
@@ -236,7 +251,7 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 			return nil, fmt.Errorf("the headers of block %q: %w", e.block, err)
 		}
 		rt := &mcpRoundTripper{base: http.DefaultTransport, headers: headers, token: token, capture: e.capture}
-		return &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rt}}, nil
+		return &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rt, CheckRedirect: sameOriginRedirects}}, nil
 	}
 	return nil, fmt.Errorf("block %q has the unknown MCP transport %q; rebuild the artifact with agentform apply", e.block, kind)
 }
@@ -404,6 +419,9 @@ func (e *mcpExecutor) watch() {
 			return
 		case <-e.recheck:
 		}
+		e.verifyMu.Lock()
+		target := e.announced
+		e.verifyMu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), mcpStartTimeout)
 		listed := make(chan struct{})
 		go func() {
@@ -430,9 +448,42 @@ func (e *mcpExecutor) watch() {
 			for _, name := range mcpSortedKeys(e.tools) {
 				e.withdraw(name, reason)
 			}
+			e.markVerified(target)
 			continue
 		}
 		e.check(served)
+		e.markVerified(target)
+	}
+}
+
+// markVerified records that every announcement up to target was checked.
+func (e *mcpExecutor) markVerified(target int64) {
+	e.verifyMu.Lock()
+	defer e.verifyMu.Unlock()
+	if target > e.verified {
+		e.verified = target
+		close(e.verifiedCh)
+		e.verifiedCh = make(chan struct{})
+	}
+}
+
+// awaitVerified waits until no announced change is unchecked.
+func (e *mcpExecutor) awaitVerified(ctx context.Context) error {
+	for {
+		e.verifyMu.Lock()
+		if e.verified >= e.announced {
+			e.verifyMu.Unlock()
+			return nil
+		}
+		ch := e.verifiedCh
+		e.verifyMu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("the MCP server of block %q announced a change to its tools that is still being checked against the lock: %w", e.block, ctx.Err())
+		case <-e.done:
+			return fmt.Errorf("the MCP server of block %q is shut down", e.block)
+		}
 	}
 }
 
@@ -444,6 +495,9 @@ func (e *mcpExecutor) Call(ctx context.Context, call *Call) (*Result, error) {
 	t, ok := e.tools[call.Tool.Name]
 	if !ok {
 		return nil, fmt.Errorf("tool %q is not a tool of block %q", call.Tool.Name, e.block)
+	}
+	if err := e.awaitVerified(ctx); err != nil {
+		return nil, err
 	}
 	if reason := e.withdrawnReason(t.Name); reason != "" {
 		return nil, fmt.Errorf("tool %q is withdrawn: %s", t.Name, reason)

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/version"
 )
 
@@ -42,13 +44,30 @@ func (s *Server) MCPServer(held []string, via, session string) *mcp.Server {
 			Logging: &mcp.LoggingCapabilities{},
 		},
 	})
+	// The withdraw hook is registered before the tools are listed, and
+	// both take mu, so a tool withdrawn while the server is built is
+	// either never added or removed again.
 	var mu sync.Mutex
 	added := map[string]bool{}
-	for _, t := range s.Allowed(held) {
-		params := json.RawMessage(t.Parameters)
-		if len(params) == 0 || string(params) == "null" {
-			params = json.RawMessage(`{"type":"object"}`)
+	gone := map[string]bool{}
+	s.mu.Lock()
+	s.onWithdraw = append(s.onWithdraw, func(tool string) {
+		mu.Lock()
+		defer mu.Unlock()
+		gone[tool] = true
+		if added[tool] {
+			delete(added, tool)
+			srv.RemoveTools(tool)
 		}
+	})
+	s.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, t := range s.Allowed(held) {
+		if gone[t.Name] {
+			continue
+		}
+		params := inputSchema(t.Parameters)
 		name := t.Name
 		added[name] = true
 		srv.AddTool(&mcp.Tool{Name: name, Description: t.Description, InputSchema: params}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -107,17 +126,26 @@ func (s *Server) MCPServer(held []string, via, session string) *mcp.Server {
 			return toolResult(resp), nil
 		}
 	})
-	s.mu.Lock()
-	s.onWithdraw = append(s.onWithdraw, func(tool string) {
-		mu.Lock()
-		defer mu.Unlock()
-		if added[tool] {
-			delete(added, tool)
-			srv.RemoveTools(tool)
-		}
-	})
-	s.mu.Unlock()
 	return srv
+}
+
+// inputSchema is the schema tools/list shows for a tool's parameters. MCP
+// requires an object schema; parameters that do not say "type": "object"
+// (an anyOf, an empty schema) are wrapped in one, so that any schema the
+// artifact holds can be served. Arguments are validated against the
+// parameters themselves.
+func inputSchema(params artifact.JSON) json.RawMessage {
+	raw := bytes.TrimSpace(params)
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	var probe struct {
+		Type any `json:"type"`
+	}
+	if json.Unmarshal(raw, &probe) == nil && probe.Type == "object" {
+		return json.RawMessage(raw)
+	}
+	return json.RawMessage(`{"type":"object","allOf":[` + string(raw) + `]}`)
 }
 
 // toolResult turns a call's response into an MCP tool result: the output
@@ -177,33 +205,53 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
+// maxOverrideServers bounds the distinct capability sets HTTP sessions
+// may ask for: each gets its own MCP server, kept for the life of serve.
+const maxOverrideServers = 64
+
 // Handler returns the streamable HTTP handler: one MCP server per distinct
-// capability override, each HTTP session with its own session state.
+// set of held tags (sessions with the same override share it), each HTTP
+// session with its own session state.
 func (s *Server) Handler() http.Handler {
 	var mu sync.Mutex
 	servers := map[string]*mcp.Server{}
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		override := strings.TrimSpace(r.Header.Get(OverrideHeader))
-		held, err := s.HeldFor(override)
-		if err != nil {
-			return nil
-		}
+	// serverFor returns the MCP server of a held set, building it once.
+	serverFor := func(held []string) (*mcp.Server, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		key := strings.Join(held, ",")
 		if srv, ok := servers[key]; ok {
-			return srv
+			return srv, nil
+		}
+		if len(servers) >= maxOverrideServers {
+			return nil, fmt.Errorf("too many distinct capability overrides (%d) on this server", maxOverrideServers)
 		}
 		srv := s.MCPServer(held, "http", "")
 		servers[key] = srv
+		return srv, nil
+	}
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		held, err := s.HeldFor(strings.TrimSpace(r.Header.Get(OverrideHeader)))
+		if err != nil {
+			return nil
+		}
+		srv, err := serverFor(held)
+		if err != nil {
+			return nil
+		}
 		return srv
 	}, nil)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if override := strings.TrimSpace(r.Header.Get(OverrideHeader)); override != "" {
-			if _, err := s.HeldFor(override); err != nil {
-				http.Error(w, "invalid "+OverrideHeader+": "+err.Error(), http.StatusBadRequest)
-				return
-			}
+		// The SDK picks the server per session; a bad header is refused
+		// here with the reason instead of its bare "no server".
+		held, err := s.HeldFor(strings.TrimSpace(r.Header.Get(OverrideHeader)))
+		if err != nil {
+			http.Error(w, "invalid "+OverrideHeader+": "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if _, err := serverFor(held); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
 		}
 		mcpHandler.ServeHTTP(w, r)
 	})

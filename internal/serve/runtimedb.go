@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -70,7 +71,19 @@ func OpenRuntimeDB(dir string) (*RuntimeDB, error) {
 // ErrNoRuntimeDB is returned by reads when nothing was ever recorded.
 var ErrNoRuntimeDB = errors.New("no calls recorded yet: the runtime database is created by the first agentform serve or invoke")
 
+// dbLocks serialises this process's opens of a runtime database: bbolt's
+// file lock would make concurrent calls poll for it (every 50 ms).
+var dbLocks sync.Map // path → *sync.Mutex
+
+func (r *RuntimeDB) lock() func() {
+	m, _ := dbLocks.LoadOrStore(r.path, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
 func (r *RuntimeDB) update(fn func(tx *bolt.Tx) error) error {
+	defer r.lock()()
 	db, err := bolt.Open(r.path, 0o600, &bolt.Options{Timeout: 10 * time.Second})
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", r.path, err)
@@ -90,6 +103,7 @@ func (r *RuntimeDB) view(fn func(tx *bolt.Tx) error) error {
 	if _, err := os.Stat(r.path); errors.Is(err, os.ErrNotExist) {
 		return ErrNoRuntimeDB
 	}
+	defer r.lock()()
 	db, err := bolt.Open(r.path, 0o600, &bolt.Options{Timeout: 10 * time.Second, ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", r.path, err)

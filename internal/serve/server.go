@@ -27,6 +27,9 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/capability"
@@ -61,6 +64,11 @@ type Server struct {
 	tools   map[string]*artifact.Tool
 	names   []string
 	schemas map[string]*jsonschema.Schema
+
+	// lockedWarning makes the ignored-header warning appear once.
+	lockedWarning sync.Once
+	// scrubber removes resolved runtime values from error texts.
+	scrubber *scrubber
 
 	mu        sync.Mutex
 	executors map[string]Executor // by block address
@@ -133,7 +141,10 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 		starting:  map[string]*sync.Mutex{},
 		withdrawn: map[string]string{},
 	}
-	s.host = &Host{Agent: agent, Files: files, Env: env, Logf: opts.Logf, Withdraw: s.withdraw}
+	s.scrubber = newScrubber(env, agent.Runtime)
+	logf := opts.Logf
+	s.opts.Logf = func(format string, args ...any) { logf("%s", s.scrubber.text(fmt.Sprintf(format, args...))) }
+	s.host = &Host{Agent: agent, Files: files, Env: env, Logf: s.opts.Logf, Withdraw: s.withdraw}
 	var problems []string
 	policy, err := env.String(agent.CapabilityPolicy)
 	if err != nil {
@@ -145,7 +156,11 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 	case string(capability.Extensible):
 		s.policy = capability.Extensible
 	default:
-		problems = append(problems, fmt.Sprintf("capability_policy is %q: want \"locked\" or \"extensible\"", policy))
+		if agent.CapabilityPolicy.Runtime != nil {
+			problems = append(problems, fmt.Sprintf("capability_policy: the environment variable %s must be \"locked\" or \"extensible\"", agent.CapabilityPolicy.Runtime.Env))
+		} else {
+			problems = append(problems, fmt.Sprintf("capability_policy is %q: want \"locked\" or \"extensible\"", policy))
+		}
 	}
 	held, err := env.Strings(agent.Capabilities)
 	if err != nil {
@@ -153,6 +168,10 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 	}
 	for _, t := range held {
 		if _, err := capability.ValidateTag(t); err != nil {
+			if agent.Capabilities.Runtime != nil {
+				problems = append(problems, fmt.Sprintf("capabilities: the environment variable %s holds an invalid capability tag", agent.Capabilities.Runtime.Env))
+				break
+			}
 			problems = append(problems, "capabilities: "+err.Error())
 		}
 	}
@@ -189,9 +208,18 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 		return nil, err
 	}
 	s.db = db
-	// Start the executors of every block the agent may call now; blocks
-	// only an override reaches start on first use.
-	for _, block := range s.blocksOf(s.Allowed(s.held)) {
+	// Start the executors of every block the agent may call now (an mcp
+	// block checks its upstream against the lock). A session of an
+	// extensible agent may reach any enabled tool with an override, so
+	// all of them start.
+	start := s.Allowed(s.held)
+	if s.policy == capability.Extensible {
+		start = nil
+		for _, name := range s.names {
+			start = append(start, s.tools[name])
+		}
+	}
+	for _, block := range s.blocksOf(start) {
 		if _, err := s.executor(ctx, block); err != nil {
 			s.Close()
 			return nil, err
@@ -228,13 +256,30 @@ func (s *Server) Held() []string { return slices.Clone(s.held) }
 // Policy returns the agent's capability policy.
 func (s *Server) Policy() capability.Policy { return s.policy }
 
-// HeldFor returns the tags held in a session with its own override (the
-// HTTP header); "" means the command-line set.
+// HeldFor returns the tags held in a session that asked for override (the
+// HTTP header); "" means the server's set. The header is honoured only for
+// extensible agents (otherwise it is ignored, with one warning), and it is
+// refused when the operator fixed the capabilities with
+// -capability-override: a client may not undo the operator's choice.
 func (s *Server) HeldFor(override string) ([]string, error) {
 	if override == "" {
 		return s.Held(), nil
 	}
-	return s.effective(s.baseHeld, override)
+	o, err := capability.ParseOverride(override)
+	if err != nil {
+		return nil, err
+	}
+	if s.policy != capability.Extensible {
+		s.lockedWarning.Do(func() {
+			s.opts.Logf("Warning: a client sent %s, ignored: agent %q has capability_policy %q", OverrideHeader, s.agent.Name, s.policy)
+		})
+		return s.Held(), nil
+	}
+	if s.opts.Override != "" && o.Strategy != capability.Inherit {
+		return nil, fmt.Errorf("this server's capabilities were set with -capability-override; a client may not change them")
+	}
+	tags, _ := capability.Effective(s.baseHeld, s.policy, &o)
+	return tags, nil
 }
 
 // Missing returns the tags of tool that held does not satisfy.
@@ -437,7 +482,7 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 		return resp, nil
 	}
 	refuse := func(status, format string, args ...any) (*Response, error) {
-		rec.Status, rec.Error = status, fmt.Sprintf(format, args...)
+		rec.Status, rec.Error = status, s.scrubber.text(fmt.Sprintf(format, args...))
 		return finish(nil)
 	}
 
@@ -480,7 +525,12 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 	if call.Progress == nil {
 		call.Progress = func(float64, float64, string) {}
 	}
-	res, err := ex.Call(ctx, call)
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultCallTimeout)
+		defer cancel()
+	}
+	res, err := runExecutor(ctx, ex, call)
 	if err != nil {
 		return refuse(StatusError, "%s", err)
 	}
@@ -500,6 +550,7 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 	if rec.Status == StatusError && rec.Error == "" {
 		rec.Error = "the tool reported an error"
 	}
+	rec.Error = s.scrubber.text(rec.Error)
 	if len(bytes.TrimSpace(res.StateUpdate)) == 0 || string(bytes.TrimSpace(res.StateUpdate)) == "null" {
 		return finish(nil)
 	}
@@ -515,6 +566,25 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 		}
 		return next, nil
 	})
+}
+
+// DefaultCallTimeout bounds a call whose context has no deadline (an MCP
+// client's call); a javascript tool stops at 30 s on its own.
+const DefaultCallTimeout = 5 * time.Minute
+
+// runExecutor calls the executor, turning a panic into an error so that
+// one broken call cannot take the server down.
+func runExecutor(ctx context.Context, ex Executor, call *Call) (res *Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("the %s tool stopped unexpectedly (a bug in agentform: %v)", call.Tool.Kind, p)
+		}
+	}()
+	res, err = ex.Call(ctx, call)
+	if err == nil && res == nil {
+		err = errors.New("the tool returned no result")
+	}
+	return res, err
 }
 
 // contextPatch decodes a state update and checks that every operation
@@ -564,21 +634,53 @@ func compileSchema(params artifact.JSON) (*jsonschema.Schema, error) {
 	return c.Compile(loc)
 }
 
-// validateArgs checks arguments against a schema.
+// validateArgs checks arguments against a schema. The error names where
+// and which rule failed, never a value: arguments may be secret, and the
+// error is recorded and shown.
 func validateArgs(sch *jsonschema.Schema, args json.RawMessage) error {
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
-		return fmt.Errorf("not JSON: %w", err)
+		return errors.New("the arguments are not JSON")
 	}
 	if _, ok := inst.(map[string]any); !ok {
 		return errors.New("the arguments must be a JSON object")
 	}
-	if err := sch.Validate(inst); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return errors.New(strings.ReplaceAll(strings.TrimSpace(ve.Error()), "\n", "; "))
-		}
-		return err
+	err = sch.Validate(inst)
+	if err == nil {
+		return nil
 	}
-	return nil
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return errors.New("the arguments could not be validated")
+	}
+	var msgs []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		where := "/" + strings.Join(e.InstanceLocation, "/")
+		var what string
+		switch k := e.ErrorKind.(type) {
+		case *kind.Required, *kind.Type, *kind.AdditionalProperties, *kind.MinProperties, *kind.MaxProperties, *kind.MinItems, *kind.MaxItems:
+			// These name properties, types and counts, not values.
+			what = k.LocalizedString(printer)
+		default:
+			what = "does not satisfy \"" + strings.Join(e.ErrorKind.KeywordPath(), "/") + "\""
+		}
+		msgs = append(msgs, "at "+where+": "+what)
+	}
+	walk(ve)
+	slices.Sort(msgs)
+	msgs = slices.Compact(msgs)
+	if len(msgs) > 5 {
+		msgs = append(msgs[:5], fmt.Sprintf("and %d more", len(msgs)-5))
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
+
+// printer renders validation messages in English.
+var printer = message.NewPrinter(language.English)

@@ -1,0 +1,210 @@
+package serve
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// serverWorkspace has an extensible and a locked agent over javascript
+// tools: one with a schema without "type", one that fails quoting its
+// secret config, one with a pattern in its schema.
+func serverWorkspace(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	tool := func(name, params, body string) map[string]string {
+		return map[string]string{
+			"tools/" + name + "/package.json": `{"name": "` + name + `", "version": "1.0.0", "private": true, "type": "module"}`,
+			"tools/" + name + "/index.js": "export const " + name + " = { name: \"" + name + "\", description: \"The " + name +
+				" tool.\", parameters: " + params + ", execute({ args, config }) { " + body + " } };\n",
+		}
+	}
+	files := map[string]string{"agent.acl": `
+agent "open" {
+  capabilities      = ["read"]
+  capability_policy = "extensible"
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+agent "closed" {
+  capabilities = ["read"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "untyped" {
+  kind         = "javascript"
+  source       = "./tools/untyped"
+  capabilities = ["read::x"]
+}
+
+tool "leaky" {
+  kind         = "javascript"
+  source       = "./tools/leaky"
+  capabilities = ["read::y"]
+  config = {
+    token = secret(runtime("LEAKY_TOKEN"))
+  }
+}
+
+tool "coded" {
+  kind         = "javascript"
+  source       = "./tools/coded"
+  capabilities = ["read::z"]
+}
+
+tool "writer" {
+  kind         = "javascript"
+  source       = "./tools/writer"
+  capabilities = ["write"]
+}
+`}
+	for _, m := range []map[string]string{
+		tool("untyped", `{properties: {n: {type: "number"}}}`, `return { output: "n=" + args.n };`),
+		tool("leaky", `{type: "object", properties: {}}`, `throw new Error("cannot reach https://api.example/" + config.token + "/hook");`),
+		tool("coded", `{type: "object", properties: {code: {type: "string", pattern: "^[0-9]+$"}}, required: ["code"]}`, `return { output: args.code };`),
+		tool("writer", `{type: "object", properties: {}}`, `return { output: "wrote" };`),
+	} {
+		for k, v := range m {
+			files[k] = v
+		}
+	}
+	writeFiles(t, dir, files)
+	return dir
+}
+
+const leakySecret = "tok-7f3a9c-SECRET"
+
+func openTestServer(t *testing.T, dir, agent, override string) *Server {
+	t.Helper()
+	_, _, data := buildArtifact(t, dir, agent, nil)
+	path := filepath.Join(dir, agent+".agent.tgz")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"LEAKY_TOKEN": leakySecret}
+	s, err := Open(context.Background(), path, Options{Dir: dir, Override: override,
+		Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		Logf:   func(f string, a ...any) { t.Logf(f, a...) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestServerCalls(t *testing.T) {
+	dir := serverWorkspace(t)
+	s := openTestServer(t, dir, "open", "")
+	ctx := context.Background()
+	call := func(tool, args string) *Response {
+		t.Helper()
+		resp, err := s.Call(ctx, Request{Tool: tool, Args: []byte(args), Held: s.Held(), Via: "invoke"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	// A schema without "type" is served (wrapped for MCP) and validated.
+	if r := call("untyped", `{"n": 2}`); r.Status != StatusSuccess || string(r.Output) != `"n=2"` {
+		t.Errorf("untyped: %+v", r)
+	}
+	// An error quoting a secret is recorded without it.
+	r := call("leaky", `{}`)
+	if r.Status != StatusError || strings.Contains(r.Error, leakySecret) || !strings.Contains(r.Error, "(value of LEAKY_TOKEN)") {
+		t.Errorf("leaky: status %s, error %q; want an error with the secret replaced", r.Status, r.Error)
+	}
+	// Schema errors never quote the argument.
+	r = call("coded", `{"code": "hunter2-secret"}`)
+	if r.Status != StatusSkipped || strings.Contains(r.Error, "hunter2") || !strings.Contains(r.Error, "/code") {
+		t.Errorf("coded: status %s, error %q; want skipped, naming /code, not the value", r.Status, r.Error)
+	}
+	if r := call("writer", `{}`); r.Status != StatusBlocked || !strings.Contains(r.Error, "missing capabilities write") {
+		t.Errorf("writer: %+v", r)
+	}
+	db, _ := os.ReadFile(filepath.Join(dir, ".agentform", "runtime.db"))
+	for _, leak := range []string{leakySecret, "hunter2"} {
+		if strings.Contains(string(db), leak) {
+			t.Errorf("runtime.db contains %q", leak)
+		}
+	}
+}
+
+type overrideTransport string
+
+func (o overrideTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(OverrideHeader, string(o))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func httpTools(t *testing.T, url, override string) ([]string, error) {
+	t.Helper()
+	hc := &http.Client{}
+	if override != "" {
+		hc.Transport = overrideTransport(override)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+func TestServerOverrideHeader(t *testing.T) {
+	dir := serverWorkspace(t)
+	open := httptest.NewServer(openTestServer(t, dir, "open", "").Handler())
+	defer open.Close()
+	if names, err := httpTools(t, open.URL, "extend:write"); err != nil || !slices.Contains(names, "writer") {
+		t.Errorf("extensible agent with extend:write: %v %v, want writer listed", names, err)
+	}
+	if names, err := httpTools(t, open.URL, ""); err != nil || slices.Contains(names, "writer") {
+		t.Errorf("extensible agent without the header: %v %v, want no writer", names, err)
+	}
+	if _, err := httpTools(t, open.URL, "extend:"); err == nil {
+		t.Error("a malformed header was accepted")
+	}
+	closed := httptest.NewServer(openTestServer(t, dir, "closed", "").Handler())
+	defer closed.Close()
+	if names, err := httpTools(t, closed.URL, "extend:write"); err != nil || slices.Contains(names, "writer") {
+		t.Errorf("locked agent with extend:write: %v %v, want the header ignored", names, err)
+	}
+	// The operator's override may not be undone by a client.
+	fixed := httptest.NewServer(openTestServer(t, dir, "open", "replace:read::x").Handler())
+	defer fixed.Close()
+	if names, err := httpTools(t, fixed.URL, ""); err != nil || !slices.Equal(names, []string{"untyped"}) {
+		t.Errorf("operator replace:read::x: %v %v, want only untyped", names, err)
+	}
+	if _, err := httpTools(t, fixed.URL, "replace:read,write"); err == nil {
+		t.Error("a client widened the operator's -capability-override")
+	}
+}
