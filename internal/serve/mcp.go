@@ -87,12 +87,12 @@ type mcpExecutor struct {
 // served tools against the locked digests.
 func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifact.Tool) (Executor, error) {
 	e := &mcpExecutor{
-		h:         h,
-		block:     block,
-		tools:     map[string]*artifact.Tool{},
-		scrub:     &remoteScrubber{},
-		capture:   &mcpCapture{pending: map[jsonrpc.ID]bool{}},
-		withdrawn: map[string]string{},
+		h:          h,
+		block:      block,
+		tools:      map[string]*artifact.Tool{},
+		scrub:      &remoteScrubber{},
+		capture:    &mcpCapture{pending: map[jsonrpc.ID]bool{}},
+		withdrawn:  map[string]string{},
 		recheck:    make(chan struct{}, 1),
 		verifiedCh: make(chan struct{}),
 		done:       make(chan struct{}),
