@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -114,6 +115,21 @@ func openTestServer(t *testing.T, dir, agent, override string) *Server {
 func TestServerCalls(t *testing.T) {
 	dir := serverWorkspace(t)
 	s := openTestServer(t, dir, "open", "")
+	// Without LEAKY_TOKEN in the environment the artifact does not start,
+	// and the error names the variable.
+	_, err := Open(context.Background(), filepath.Join(dir, "open.agent.tgz"), Options{Dir: dir})
+	var missing *MissingError
+	if !errors.As(err, &missing) || !slices.Equal(missing.Vars, []string{"LEAKY_TOKEN"}) {
+		t.Errorf("Open without LEAKY_TOKEN: %v, want a MissingError naming it", err)
+	}
+	// A tampered artifact does not start.
+	data, _ := os.ReadFile(filepath.Join(dir, "open.agent.tgz"))
+	data[len(data)/2] ^= 0xff
+	bad := filepath.Join(dir, "bad.agent.tgz")
+	os.WriteFile(bad, data, 0o644)
+	if _, err := Open(context.Background(), bad, Options{Dir: dir}); err == nil {
+		t.Error("a tampered artifact opened")
+	}
 	ctx := context.Background()
 	call := func(tool, args string) *Response {
 		t.Helper()
