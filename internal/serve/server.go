@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -129,7 +130,15 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 		opts.Logf = func(string, ...any) {}
 	}
 	env := NewEnv(opts.Lookup)
-	if err := env.Check(agent.Runtime); err != nil {
+	// The references serving needs, in two steps: the capabilities and
+	// policy first, because they decide which tools can ever be called;
+	// then the network block and those tools. The model's and the
+	// prompt's references (an API key, a Langfuse secret) are the agent
+	// host's business, not serve's.
+	if err := env.Check(refsIn(struct {
+		Capabilities     artifact.Strings `json:"capabilities"`
+		CapabilityPolicy artifact.String  `json:"capability_policy"`
+	}{agent.Capabilities, agent.CapabilityPolicy}, agent.Runtime)); err != nil {
 		return nil, err
 	}
 	s := &Server{
@@ -180,8 +189,39 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 	if err != nil {
 		problems = append(problems, err.Error())
 	}
+	if len(problems) > 0 {
+		return nil, &OpenError{Artifact: agent.Name + ".agent.tgz", Problems: problems}
+	}
+	// A tool can ever be called when it is not disabled outright and the
+	// agent holds its tags, or any tool when a session may extend them.
+	var callable []artifact.Tool
+	isCallable := map[string]bool{}
+	for _, t := range agent.Tools {
+		if t.Enabled.Runtime == nil && !t.Enabled.Value {
+			continue
+		}
+		if s.policy == capability.Extensible || len(Missing(s.held, &t)) == 0 {
+			callable = append(callable, t)
+			isCallable[t.Name] = true
+		}
+	}
+	if err := env.Check(refsIn(struct {
+		Network *artifact.Network `json:"network"`
+		Tools   []artifact.Tool   `json:"tools"`
+	}{agent.Network, callable}, agent.Runtime)); err != nil {
+		return nil, err
+	}
 	for i := range agent.Tools {
 		t := &agent.Tools[i]
+		if !isCallable[t.Name] {
+			// Listed so that a call of it is refused with the tags it
+			// lacks, never run.
+			if t.Enabled.Runtime != nil || t.Enabled.Value {
+				s.tools[t.Name] = t
+				s.names = append(s.names, t.Name)
+			}
+			continue
+		}
 		enabled, err := env.Bool(t.Enabled)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("tool %s: enabled: %s", t.Name, err))
@@ -226,6 +266,51 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 		}
 	}
 	return s, nil
+}
+
+// refsIn returns the runtime references inside v (marshalled as in
+// agent.json), each once; their defaults and secrecy come from the agent's
+// runtime list, which all is when v cannot be walked.
+func refsIn(v any, all []artifact.RuntimeRef) []artifact.RuntimeRef {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return all
+	}
+	var tree any
+	if err := json.Unmarshal(b, &tree); err != nil {
+		return all
+	}
+	used := map[string]*artifact.RuntimeRef{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if ref, ok := asRef(x); ok {
+				used[ref.Env] = ref
+				return
+			}
+			for _, val := range x {
+				walk(val)
+			}
+		case []any:
+			for _, val := range x {
+				walk(val)
+			}
+		}
+	}
+	walk(tree)
+	var refs []artifact.RuntimeRef
+	for _, r := range all {
+		if used[r.Env] != nil {
+			refs = append(refs, r)
+			delete(used, r.Env)
+		}
+	}
+	// A reference missing from the runtime list is checked as written.
+	for _, name := range slices.Sorted(maps.Keys(used)) {
+		refs = append(refs, *used[name])
+	}
+	return refs
 }
 
 // effective returns the tags held with an override applied: refused
@@ -411,22 +496,12 @@ func (s *Server) Close() error {
 	s.executors = map[string]Executor{}
 	s.mu.Unlock()
 	var errs []error
-	for _, key := range slices.Sorted(mapsKeys(executors)) {
+	for _, key := range slices.Sorted(maps.Keys(executors)) {
 		if err := executors[key].Close(); err != nil {
 			errs = append(errs, fmt.Errorf("stopping %s: %w", key, err))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // Request is one call to run.

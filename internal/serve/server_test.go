@@ -51,6 +51,17 @@ agent "closed" {
   }
 }
 
+agent "narrow" {
+  capabilities = ["read::x"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = runtime("NARROW_MODEL")
+  }
+}
+
 tool "untyped" {
   kind         = "javascript"
   source       = "./tools/untyped"
@@ -161,6 +172,28 @@ func TestServerCalls(t *testing.T) {
 		if strings.Contains(string(db), leak) {
 			t.Errorf("runtime.db contains %q", leak)
 		}
+	}
+}
+
+// TestServerNeedsOnlyWhatItServes: a locked agent starts without the
+// variables of its model and of tools it may never call.
+func TestServerNeedsOnlyWhatItServes(t *testing.T) {
+	dir := serverWorkspace(t)
+	_, _, data := buildArtifact(t, dir, "narrow", nil)
+	path := filepath.Join(dir, "narrow.agent.tgz")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(context.Background(), path, Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("Open without NARROW_MODEL and LEAKY_TOKEN (model, and a tool narrow may not call): %v", err)
+	}
+	defer s.Close()
+	if r, err := s.Call(context.Background(), Request{Tool: "untyped", Args: []byte(`{"n": 1}`), Held: s.Held()}); err != nil || r.Status != StatusSuccess {
+		t.Errorf("untyped: %v %+v", err, r)
+	}
+	if r, _ := s.Call(context.Background(), Request{Tool: "leaky", Args: []byte(`{}`), Held: s.Held()}); r.Status != StatusBlocked || !strings.Contains(r.Error, "read::y") {
+		t.Errorf("leaky: %+v, want blocked for read::y", r)
 	}
 }
 
