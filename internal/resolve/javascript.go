@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
 	"github.com/evanw/esbuild/pkg/api"
@@ -42,6 +43,15 @@ var jsLockFiles = []struct{ name, install string }{
 	{"package-lock.json", "npm ci"},
 	{"pnpm-lock.yaml", "pnpm install --frozen-lockfile"},
 	{"yarn.lock", "yarn install --frozen-lockfile"},
+}
+
+func init() {
+	// goja's backtracking regular expressions (regexp2) cannot be
+	// interrupted by the evaluation time limit; a match running longer
+	// than this fails instead of hanging the plan.
+	if regexp2.DefaultMatchTimeout > 2*time.Second {
+		regexp2.DefaultMatchTimeout = 2 * time.Second
+	}
 }
 
 // jsBundles counts esbuild builds, so tests can tell a cache hit (no

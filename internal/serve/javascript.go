@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dlclark/regexp2/v2"
 	"net/http"
 	"path"
 	"regexp"
@@ -26,7 +27,17 @@ import (
 	"github.com/agentform/agentform/internal/artifact"
 )
 
-func init() { register(artifact.KindJavaScript, newJavaScriptExecutor) }
+func init() {
+	register(artifact.KindJavaScript, newJavaScriptExecutor)
+	// goja's backtracking regular expressions (regexp2) cannot be
+	// interrupted; without a match timeout a catastrophic pattern outlives
+	// every deadline. A match running longer than this fails with an
+	// exception.
+	regexp2.DefaultMatchTimeout = jsRegexpTimeout
+}
+
+// jsRegexpTimeout bounds one regular expression match in a tool.
+const jsRegexpTimeout = 2 * time.Second
 
 // jsCallTimeout bounds a call whose context has no deadline (a variable
 // for tests).

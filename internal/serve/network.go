@@ -524,6 +524,13 @@ func refuse(method string, u *url.URL, rule string) error {
 	return &refusalError{msg: fmt.Sprintf("agentform refused %s %s: %s", method, redactURL(u), rule)}
 }
 
+// ambiguousPath reports a path that servers may route differently from
+// how it reads.
+func ambiguousPath(u *url.URL) bool {
+	raw := strings.ToLower(u.EscapedPath())
+	return strings.Contains(raw, "%2f") || strings.Contains(raw, "%5c") || strings.Contains(u.Path, "\\") || strings.Contains(u.Path, ";")
+}
+
 // check returns the rule a request breaks, or "".
 func (nw *network) check(method string, u *url.URL) string {
 	if u.Scheme != "http" && u.Scheme != "https" {
@@ -531,6 +538,12 @@ func (nw *network) check(method string, u *url.URL) string {
 	}
 	if nw.methods != nil && !slices.Contains(nw.methods, method) {
 		return fmt.Sprintf("the method %s is not in network.policy.methods", method)
+	}
+	if nw.allowSet && ambiguousPath(u) {
+		// Servers disagree on what these mean (%2F and %5C decoded into
+		// separators, ";" path parameters), so a pathname pattern cannot
+		// be trusted to describe where the request goes.
+		return "the URL's path holds an encoded slash or backslash, a backslash or a \";\" segment parameter, which network.policy.allow patterns cannot vouch for"
 	}
 	if nw.allowSet && !slices.ContainsFunc(nw.allow, func(p artifact.URLPattern) bool { return matchURL(p, u) }) {
 		if len(nw.allow) == 0 {
@@ -569,13 +582,13 @@ func (nw *network) control(_, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("unexpected address %q", address)
 	}
-	addr = addr.Unmap().WithZone("")
+	addr = embeddedIPv4(addr.Unmap().WithZone(""))
 	switch {
 	case addr.IsLoopback() || addr.IsUnspecified():
 		if !nw.allowLoopback {
 			return &addressError{addr: addr, class: "loopback", knob: "allow_loopback"}
 		}
-	case addr.IsPrivate():
+	case addr.IsPrivate() || sharedAddressSpace.Contains(addr):
 		if !nw.allowPrivate {
 			return &addressError{addr: addr, class: "private", knob: "allow_private"}
 		}
@@ -585,6 +598,35 @@ func (nw *network) control(_, address string, _ syscall.RawConn) error {
 		}
 	}
 	return nil
+}
+
+// sharedAddressSpace is 100.64.0.0/10 (RFC 6598, carrier-grade NAT), which
+// reaches inside networks as private addresses do (cloud metadata and VPN
+// overlays live there); it counts as private.
+var sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
+
+// nat64 and sixToFour are IPv6 prefixes that carry an IPv4 address (RFC
+// 6052's well-known NAT64 prefix, RFC 3056's 6to4).
+var (
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
+
+// embeddedIPv4 returns the IPv4 address an IPv6 address wraps (NAT64,
+// 6to4), so that it is classified as what it reaches; other addresses are
+// returned as they are.
+func embeddedIPv4(a netip.Addr) netip.Addr {
+	if !a.Is6() {
+		return a
+	}
+	b := a.As16()
+	switch {
+	case nat64.Contains(a):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
+	}
+	return a
 }
 
 // redactURL renders a URL for a message: scheme, host and path, without
@@ -602,13 +644,14 @@ func redactURL(u *url.URL) string {
 }
 
 // redactRaw renders a string that is not a URL for a message, cut short
-// at any query.
+// at any query. A long one is not shown at all: cutting it could split a
+// secret so that the scrubber no longer recognises it.
 func redactRaw(s string) string {
 	if i := strings.IndexAny(s, "?#@"); i >= 0 {
 		s = s[:i] + "…"
 	}
 	if len(s) > 200 {
-		s = s[:200] + "…"
+		return fmt.Sprintf("(a string of %d characters)", len(s))
 	}
 	return s
 }

@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"bytes"
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -49,4 +51,41 @@ func (s *scrubber) text(t string) string {
 		return t
 	}
 	return s.replacer.Replace(t)
+}
+
+// json returns a JSON value with every string in it scrubbed (the output
+// of a failed call, which often quotes what the tool was given).
+func (s *scrubber) json(raw json.RawMessage) json.RawMessage {
+	if s == nil || s.replacer == nil || len(raw) == 0 {
+		return raw
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return json.RawMessage(s.text(string(raw)))
+	}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			return s.text(x)
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, val := range x {
+				out[s.text(k)] = walk(val)
+			}
+			return out
+		}
+		return v
+	}
+	b, err := json.Marshal(walk(v))
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
 }

@@ -626,6 +626,11 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 		rec.Error = "the tool reported an error"
 	}
 	rec.Error = s.scrubber.text(rec.Error)
+	if rec.Status != StatusSuccess {
+		// A failed tool's output often quotes what it was given (an
+		// exception with a URL): no runtime value leaves in it.
+		resp.Output = s.scrubber.json(resp.Output)
+	}
 	if len(bytes.TrimSpace(res.StateUpdate)) == 0 || string(bytes.TrimSpace(res.StateUpdate)) == "null" {
 		return finish(nil)
 	}

@@ -77,6 +77,15 @@ tool "leaky" {
   }
 }
 
+tool "failing" {
+  kind         = "javascript"
+  source       = "./tools/failing"
+  capabilities = ["read::y"]
+  config = {
+    token = secret(runtime("LEAKY_TOKEN"))
+  }
+}
+
 tool "coded" {
   kind         = "javascript"
   source       = "./tools/coded"
@@ -92,6 +101,7 @@ tool "writer" {
 	for _, m := range []map[string]string{
 		tool("untyped", `{properties: {n: {type: "number"}}}`, `return { output: "n=" + args.n };`),
 		tool("leaky", `{type: "object", properties: {}}`, `throw new Error("cannot reach https://api.example/" + config.token + "/hook");`),
+		tool("failing", `{type: "object", properties: {}}`, `return { status: "error", output: { message: "rejected key " + config.token } };`),
 		tool("coded", `{type: "object", properties: {code: {type: "string", pattern: "^[0-9]+$"}}, required: ["code"]}`, `return { output: args.code };`),
 		tool("writer", `{type: "object", properties: {}}`, `return { output: "wrote" };`),
 	} {
@@ -158,6 +168,11 @@ func TestServerCalls(t *testing.T) {
 	r := call("leaky", `{}`)
 	if r.Status != StatusError || strings.Contains(r.Error, leakySecret) || !strings.Contains(r.Error, "(value of LEAKY_TOKEN)") {
 		t.Errorf("leaky: status %s, error %q; want an error with the secret replaced", r.Status, r.Error)
+	}
+	// A failed tool's output quoting a secret is scrubbed too.
+	r = call("failing", `{}`)
+	if r.Status != StatusError || strings.Contains(string(r.Output), leakySecret) || !strings.Contains(string(r.Output), "(value of LEAKY_TOKEN)") {
+		t.Errorf("failing: status %s, output %s; want the secret replaced", r.Status, r.Output)
 	}
 	// Schema errors never quote the argument.
 	r = call("coded", `{"code": "hunter2-secret"}`)
