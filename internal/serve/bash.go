@@ -51,13 +51,21 @@ const agentHome = "/home/agent"
 //     the script's PATH, which the script controls); a path runs only when
 //     it is exactly where such a lookup leads.
 //   - The interpreter's own file access (redirections, globs, cd, test,
-//     source) stays inside the sandbox directory. External commands start
-//     there but are ordinary processes: what they open by path, and their
-//     network access, are not confined in-process. The network block is
-//     therefore not enforced for external commands; a warning says so at
-//     startup.
+//     source) stays inside the sandbox directory, and never writes over an
+//     allowed command (a read_write filesystem that holds one is refused at
+//     startup). External commands start there but are ordinary processes:
+//     what they open by path, and their network access, are not confined
+//     in-process. The network block is therefore not enforced for external
+//     commands; a warning says so at startup.
+//   - An external command's environment is the shell's exported variables
+//     without those that make a loader or an interpreter run other code
+//     (execEnvDenied), and its HOME is never in the sandbox, so that a
+//     script can neither preload a library nor plant an rc file.
 //   - Every external command runs in its own process group, killed when
 //     the run ends, times out or is stopped, so no child outlives a call.
+//   - Builtins do not reveal the host: source, type, command -v and pwd -P
+//     answer from the sandbox and the tool's commands only, and process
+//     substitution, which the interpreter cannot bound, is refused.
 type bashExecutor struct {
 	tools map[string]*bashTool
 }
@@ -140,6 +148,13 @@ func newBashTool(h *Host, t *artifact.Tool) (*bashTool, error) {
 	if bt.fsKind == "read_write" {
 		if info, err := os.Stat(filepath.Join(bt.fsPath, rel)); err != nil || !info.IsDir() {
 			return nil, fmt.Errorf("tool %q: the working directory %q is not a directory under %s", t.Name, cwd, bt.fsPath)
+		}
+		// A script writes where it runs: an allowed command in that tree
+		// could be replaced by a program of the script, then run.
+		for _, name := range cfg.Commands {
+			if p := bt.commands.path(name); p != "" && pathWithin(bt.fsPath, p) {
+				return nil, fmt.Errorf("tool %q: the command %q (%s) is inside the tool's read_write filesystem %s, where a script could replace it with its own program; move it out of that directory or use an overlay filesystem", t.Name, name, p, bt.fsPath)
+			}
 		}
 	}
 	if env := cfg.Env; env != nil {
@@ -381,6 +396,9 @@ type commandSet struct {
 	// paths holds the absolute paths that may run: those of names, and
 	// the entries given as paths.
 	paths map[string]bool
+	// files holds the files the paths are, as given and with symbolic
+	// links resolved: the shell never writes them.
+	files map[string]bool
 	// list is the allowed commands for messages.
 	list string
 }
@@ -388,7 +406,7 @@ type commandSet struct {
 // newCommandSet looks up commands: a name on the PATH of serve, an entry
 // with a "/" as a path (relative to the directory serve runs in).
 func newCommandSet(commands []string) *commandSet {
-	c := &commandSet{names: map[string]string{}, paths: map[string]bool{}, list: strings.Join(commands, ", ")}
+	c := &commandSet{names: map[string]string{}, paths: map[string]bool{}, files: map[string]bool{}, list: strings.Join(commands, ", ")}
 	for _, name := range commands {
 		if name == "" {
 			continue
@@ -407,7 +425,50 @@ func newCommandSet(commands []string) *commandSet {
 			c.names[name] = ""
 		}
 	}
+	for p := range c.paths {
+		c.files[p] = true
+		c.files[resolvePath(p)] = true
+	}
 	return c
+}
+
+// path is the absolute path an entry of the tool's commands runs ("" for
+// a name that is not on the PATH of serve).
+func (c *commandSet) path(entry string) string {
+	if strings.Contains(entry, "/") {
+		p, _ := filepath.Abs(entry)
+		return p
+	}
+	return c.names[entry]
+}
+
+// isCommandFile reports whether the absolute path p is, or leads to, one
+// of the allowed commands.
+func (c *commandSet) isCommandFile(p string) bool {
+	return c.files[filepath.Clean(p)] || c.files[resolvePath(p)]
+}
+
+// resolvePath is the absolute path p with symbolic links resolved, as far
+// as they exist: a missing file is resolved through its directory.
+func resolvePath(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(r, filepath.Base(p))
+	}
+	return p
+}
+
+// pathWithin reports whether the absolute path p is base or below it, as
+// given or with symbolic links resolved.
+func pathWithin(base, p string) bool {
+	within := func(base, p string) bool {
+		rel, err := filepath.Rel(base, p)
+		return err == nil && (rel == "." || filepath.IsLocal(rel))
+	}
+	return within(filepath.Clean(base), filepath.Clean(p)) || within(resolvePath(base), resolvePath(p))
 }
 
 // lookup returns the program a command runs and whether it may run. A
@@ -444,10 +505,48 @@ type limitError struct{ msg string }
 
 func (e *limitError) Error() string { return e.msg }
 
-// loopMarker begins the name of the calls agentform inserts into loops to
-// count their iterations. Each run adds a random suffix that the script
-// does not know, so that it cannot reset a count by making such a call.
+// loopMarker begins the name that marks, in code the interpreter parses
+// while a script runs (eval, source, a trap), the calls agentform inserts
+// to count loop iterations. Each run adds a random suffix. A script that
+// learns it (declare -f shows it) gains nothing: such a call can only add
+// to a count, never reset one.
 const loopMarker = "__agentform_loop_"
+
+// execEnvDenied lists the variables that never reach an external command,
+// whether the env policy or the script sets them: each makes the dynamic
+// loader, a shell or an interpreter load or run code the script chose
+// (LD_PRELOAD, BASH_ENV, NODE_OPTIONS, PYTHONSTARTUP, GIT_SSH_COMMAND, …),
+// or names a program to run (PAGER, EDITOR, SSH_ASKPASS, …) or a config
+// file that may name one (XDG_CONFIG_HOME, WGETRC, …). An entry ending in
+// "*" is a prefix. HOME and TMPDIR are set by agentform (see exec).
+var execEnvDenied = []string{
+	// Dynamic loaders and the C library.
+	"LD_*", "DYLD_*", "GCONV_PATH", "LOCPATH", "NLSPATH", "GLIBC_TUNABLES", "HOSTALIASES",
+	"OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES",
+	// Shells.
+	"BASH_ENV", "ENV", "BASH_FUNC_*", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "ZDOTDIR",
+	// Interpreters and runtimes.
+	"NODE_*", "PYTHON*", "PERL5*", "PERLLIB", "RUBY*", "GEM_*", "LUA_*", "TCLLIBPATH",
+	"PHPRC", "PHP_INI_SCAN_DIR", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
+	"npm_config_*", "NPM_CONFIG_*",
+	// Git, and programs other programs run.
+	"GIT_*", "LESSOPEN", "LESSCLOSE", "LESSKEY", "PAGER", "MANPAGER", "SYSTEMD_PAGER",
+	"EDITOR", "VISUAL", "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS",
+	"VIMINIT", "EXINIT", "MYVIMRC", "GVIMINIT", "EMACSLOADPATH",
+	// Where programs look for their configuration.
+	"XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "WGETRC", "CURL_HOME",
+}
+
+// execEnvAllowed reports whether the variable name may reach an external
+// command (see execEnvDenied).
+func execEnvAllowed(name string) bool {
+	for _, d := range execEnvDenied {
+		if prefix, ok := strings.CutSuffix(d, "*"); ok && strings.HasPrefix(name, prefix) || name == d {
+			return false
+		}
+	}
+	return true
+}
 
 // shellJob is one run of a script in the interpreter.
 type shellJob struct {
@@ -471,13 +570,35 @@ type shellJob struct {
 	maxLoops    int64
 
 	// State of the run.
-	cancel  context.CancelCauseFunc
-	fsys    *os.Root
-	ran     atomic.Int64
-	marker  string
-	loopsMu sync.Mutex
-	loops   map[string]int64
-	loopIDs int
+	cancel context.CancelCauseFunc
+	fsys   *os.Root
+	ran    atomic.Int64
+	// homes is the private directory that holds the fresh HOME of each
+	// external command, unless execHome, the HOME of the env policy, is
+	// outside the sandbox and is used instead.
+	homes, execHome string
+	// sources is the private directory under which a file run by source
+	// is opened (the rest of the path is its path in the sandbox).
+	sources string
+	// internal is the command name the call handler gives to builtins
+	// that agentform answers itself (type, command -v, pwd -P); the exec
+	// handler runs them.
+	internal string
+	marker   string
+	loopsMu  sync.Mutex
+	loops    map[string]*loopCount
+	loopIDs  int
+}
+
+// loopCount counts the iterations of one loop of a run.
+type loopCount struct {
+	n int64
+	// inner is set for a loop in code parsed while the script runs: it
+	// is never reset by a call, but each of its iterations resets the
+	// loops nested in it.
+	inner []*loopCount
+	// late marks a loop in code parsed while the script runs.
+	late bool
 }
 
 // shellOutcome is what a script run returns to the client.
@@ -521,6 +642,16 @@ func (j *shellJob) run(ctx context.Context) (*shellOutcome, error) {
 	lim := &outputLimit{max: maxOutput, err: j.outputErr, cancel: cancel}
 	stdout, stderr := &cappedBuffer{lim: lim}, &cappedBuffer{lim: lim}
 
+	// Process substitution opens pipes with no deadline: a script could
+	// hang past every limit, and leak a thread with each one.
+	if ps := findProcSubst(j.file); ps != nil {
+		msg := procSubstRefusal(ps)
+		if j.file.Name != "" {
+			msg = j.file.Name + ":" + ps.Pos().String() + ": " + msg
+		}
+		return &shellOutcome{Stderr: msg + "\n", ExitCode: 2}, nil
+	}
+
 	fsys, err := os.OpenRoot(j.root)
 	if err != nil {
 		return nil, fmt.Errorf("opening the tool's filesystem: %w", err)
@@ -532,23 +663,42 @@ func (j *shellJob) run(ctx context.Context) (*shellOutcome, error) {
 		return nil, err
 	}
 	defer stdin.Close()
-	// The interpreter makes the pipes of process substitutions in TMPDIR
-	// and opens files there named like them without its open handler, so
-	// TMPDIR is a private directory of the run.
-	tmp, err := os.MkdirTemp("", "agentform-tmp-")
+	// A private directory of the run holds TMPDIR (the interpreter makes
+	// the pipes of process substitutions there and opens files there named
+	// like them without its open handler) and the HOME of each external
+	// command. The shell's file access cannot reach it.
+	private, err := os.MkdirTemp("", "agentform-run-")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	env := append(slices.DeleteFunc(slices.Clone(j.env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+tmp)
-	if j.maxLoops > 0 {
-		var suffix [8]byte
-		if _, err := rand.Read(suffix[:]); err != nil {
+	defer os.RemoveAll(private)
+	if pathWithin(j.root, private) {
+		return nil, fmt.Errorf("the temporary directory %s is inside the tool's filesystem %s; run agentform serve with a TMPDIR outside it", filepath.Dir(private), j.root)
+	}
+	tmp, homes := filepath.Join(private, "tmp"), filepath.Join(private, "home")
+	for _, d := range []string{tmp, homes} {
+		if err := os.Mkdir(d, 0o700); err != nil {
 			return nil, err
 		}
-		j.marker = loopMarker + hex.EncodeToString(suffix[:])
-		j.loops = map[string]int64{}
-		j.instrumentLoops(j.file)
+	}
+	j.homes, j.sources = homes, filepath.Join(private, "source")
+	// The HOME of the env policy (serve's, say) serves external commands
+	// unless it is in the sandbox, where the script could plant rc files.
+	for _, kv := range j.env {
+		if h, ok := strings.CutPrefix(kv, "HOME="); ok && filepath.IsAbs(h) && !pathWithin(j.root, h) {
+			j.execHome = h
+		}
+	}
+	env := append(slices.DeleteFunc(slices.Clone(j.env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+tmp)
+	var suffix [16]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return nil, err
+	}
+	j.marker = loopMarker + hex.EncodeToString(suffix[:8])
+	j.internal = "__agentform_builtin_" + hex.EncodeToString(suffix[8:])
+	if j.maxLoops > 0 {
+		j.loops = map[string]*loopCount{}
+		j.instrumentLoops(j.file, false)
 	}
 
 	runner, err := interp.New(
@@ -595,88 +745,402 @@ func (j *shellJob) run(ctx context.Context) (*shellOutcome, error) {
 
 // call is the interpreter's call handler: it runs before every simple
 // command (builtins, functions and external commands alike), counts them
-// against max_command_count and counts loop iterations.
+// against max_command_count, counts loop iterations, and vets the builtins
+// that parse code or look at the host (see vet).
 func (j *shellJob) call(ctx context.Context, args []string) ([]string, error) {
-	if j.marker != "" && args[0] == j.marker && len(args) == 3 {
-		return j.loopTick(args[1], args[2])
+	if j.loops != nil && len(args) == 3 && args[0] == ":" {
+		if ok, err := j.loopCall(interp.HandlerCtx(ctx).Pos, args[1], args[2]); ok {
+			if err != nil {
+				return nil, err
+			}
+			return args[:1], nil
+		}
 	}
 	if n := j.ran.Add(1); j.maxCommands > 0 && n > j.maxCommands {
 		err := &limitError{fmt.Sprintf("%s ran more than the tool's max_command_count (%d) commands and was stopped", j.what, j.maxCommands)}
 		j.cancel(err)
 		return nil, err
 	}
-	if args[0] == "eval" && j.marker != "" && len(args) > 1 {
-		// Code run by eval is parsed only now: count its loops too.
-		f, err := syntax.NewParser().Parse(strings.NewReader(strings.Join(args[1:], " ")), "")
-		if err == nil && j.instrumentLoops(f) > 0 {
-			var b strings.Builder
-			if syntax.NewPrinter().Print(&b, f) == nil {
-				return []string{"eval", b.String()}, nil
+	out, err := j.vet(ctx, args)
+	if err != nil {
+		// Stop the whole run, also in a subshell or a pipeline.
+		j.cancel(err)
+		return nil, err
+	}
+	return out, nil
+}
+
+// vet rewrites or refuses the builtins that parse code while the script
+// runs or that would look at the host, also when reached through builtin
+// or command:
+//   - eval: its code is refused if it has a process substitution, and its
+//     loops are counted (see instrumentLoops);
+//   - source and .: a name without a slash is a file of the working
+//     directory (never one found on the script's PATH), and the file is
+//     read, vetted and counted like eval's code by the open handler;
+//   - trap: an action with a process substitution is refused, one with a
+//     loop runs through eval;
+//   - alias and unset (whose array subscripts are arithmetic): a process
+//     substitution, or a loop under max_loop_iterations, is refused;
+//   - type, command -v and pwd -P run as agentform's own (see builtin).
+func (j *shellJob) vet(ctx context.Context, args []string) ([]string, error) {
+	i := 0
+prefixes:
+	for i < len(args) {
+		switch args[i] {
+		case "builtin":
+			i++
+		case "command":
+			flags, rest := shellFlags(args[i+1:])
+			for _, f := range flags {
+				if f != "-v" {
+					return args, nil // the interpreter refuses the option
+				}
 			}
+			if len(flags) > 0 {
+				return append([]string{j.internal, "command-v"}, rest...), nil
+			}
+			i = len(args) - len(rest)
+		default:
+			break prefixes
+		}
+	}
+	if i >= len(args) {
+		return args, nil
+	}
+	core := args[i:]
+	// out is the call with core rewritten (in a copy).
+	out := func() []string { return append(slices.Clone(args[:i]), core...) }
+	switch core[0] {
+	case "eval":
+		if len(core) < 2 {
+			break
+		}
+		f, err := syntax.NewParser().Parse(strings.NewReader(strings.Join(core[1:], " ")), "")
+		if err != nil {
+			break // the interpreter reports it
+		}
+		if ps := findProcSubst(f); ps != nil {
+			return nil, &refusedError{"eval: " + procSubstRefusal(ps)}
+		}
+		if j.loops != nil && j.instrumentLoops(f, true) > 0 {
+			var b strings.Builder
+			if err := syntax.NewPrinter().Print(&b, f); err != nil {
+				return nil, &refusedError{"eval: cannot count the loops of this code: " + err.Error()}
+			}
+			core = []string{"eval", b.String()}
+			return out(), nil
+		}
+	case "source", ".":
+		if len(core) < 2 {
+			break
+		}
+		dir := interp.HandlerCtx(ctx).Dir
+		p := core[1]
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		core = slices.Clone(core)
+		if rel, ok := j.inside(dir, p); ok {
+			core[1] = filepath.Join(j.sources, rel)
+		} else {
+			core[1] = filepath.Clean(p) // refused by the open handler
+		}
+		return out(), nil
+	case "trap":
+		flags, rest := shellFlags(core[1:])
+		if len(flags) > 0 && slices.ContainsFunc(flags, func(f string) bool { return f != "-" }) || len(rest) < 2 || rest[0] == "-" || rest[0] == "" {
+			break
+		}
+		f, err := syntax.NewParser().Parse(strings.NewReader(rest[0]), "")
+		if err != nil {
+			break
+		}
+		if ps := findProcSubst(f); ps != nil {
+			return nil, &refusedError{"trap: " + procSubstRefusal(ps)}
+		}
+		if j.loops != nil && hasLoop(f) {
+			// The action is parsed anew each time it runs: through eval,
+			// its loops are counted afresh each time.
+			q, err := syntax.Quote(rest[0], syntax.LangBash)
+			if err != nil {
+				return nil, &refusedError{"trap: cannot count the loops of this action: " + err.Error()}
+			}
+			core = slices.Clone(core)
+			core[len(core)-len(rest)] = "eval " + q
+			return out(), nil
+		}
+	case "alias":
+		for _, arg := range core[1:] {
+			_, src, ok := strings.Cut(arg, "=")
+			if !ok {
+				continue
+			}
+			for w, err := range syntax.NewParser().WordsSeq(strings.NewReader(src)) {
+				if err != nil {
+					break
+				}
+				if err := j.vetLate("alias", w); err != nil {
+					return nil, err
+				}
+			}
+		}
+	case "unset":
+		for _, arg := range core[1:] {
+			k := strings.IndexByte(arg, '[')
+			if k <= 0 || !strings.HasSuffix(arg, "]") || !syntax.ValidName(arg[:k]) {
+				continue
+			}
+			x, err := syntax.NewParser().Arithmetic(strings.NewReader(arg[k+1 : len(arg)-1]))
+			if err != nil || x == nil {
+				continue
+			}
+			if err := j.vetLate("unset", x); err != nil {
+				return nil, err
+			}
+		}
+	case "type":
+		flags, rest := shellFlags(core[1:])
+		mode := ""
+		for _, f := range flags {
+			switch f {
+			case "-p", "-P", "-t":
+				mode = f
+			default:
+				return args, nil // the interpreter refuses the option
+			}
+		}
+		return append([]string{j.internal, "type", mode}, rest...), nil
+	case "pwd":
+		physical := false
+		for _, a := range core[1:] {
+			switch a {
+			case "-L":
+				physical = false
+			case "-P":
+				physical = true
+			default:
+				return args, nil // the interpreter refuses the option
+			}
+		}
+		if physical {
+			return []string{j.internal, "pwd"}, nil
 		}
 	}
 	return args, nil
 }
 
-// loopTick counts one event of a loop: its start (which resets its count)
-// or one iteration. It stands in for the inserted call with ":".
-func (j *shellJob) loopTick(id, event string) ([]string, error) {
-	j.loopsMu.Lock()
-	defer j.loopsMu.Unlock()
-	if event == "start" {
-		j.loops[id] = 0
-		return []string{":"}, nil
+// vetLate refuses, in code that an alias or an array subscript brings in,
+// a process substitution, and a loop when loops are counted: the
+// interpreter parses such code itself, where no count can be inserted.
+func (j *shellJob) vetLate(what string, n syntax.Node) error {
+	if ps := findProcSubst(n); ps != nil {
+		return &refusedError{what + ": " + procSubstRefusal(ps)}
 	}
-	j.loops[id]++
-	if j.loops[id] > j.maxLoops {
-		err := &limitError{fmt.Sprintf("a loop of %s ran more than the tool's max_loop_iterations (%d) times and was stopped", j.what, j.maxLoops)}
-		j.cancel(err)
-		return nil, err
+	if j.loops != nil && hasLoop(n) {
+		return &refusedError{fmt.Sprintf("%s: a loop here is not supported by agentform's bash sandbox when the tool sets max_loop_iterations", what)}
 	}
-	return []string{":"}, nil
+	return nil
 }
 
-// instrumentLoops inserts the calls that count loop iterations and returns
-// how many loops it found: each loop statement becomes "{ start; loop; }"
-// and each loop body begins with a tick, so that max_loop_iterations
-// bounds every run of every loop, also loops with no command in them. The
-// inserted calls stand for ":", so $? is 0 at the start of a loop body (it
-// would otherwise be the status of the condition for until, and of the
-// previous command for for). Loops of the script and of the code it runs
-// with eval are counted; loops of files it runs with source are not (the
-// time limit still bounds them).
-func (j *shellJob) instrumentLoops(f *syntax.File) int {
-	var loops []*syntax.Stmt
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if st, ok := n.(*syntax.Stmt); ok {
-			switch st.Cmd.(type) {
-			case *syntax.WhileClause, *syntax.ForClause:
-				loops = append(loops, st)
+// shellFlags splits the arguments of a builtin into its options, one
+// letter each ("-ab" is "-a", "-b"), and the rest, as the interpreter's
+// builtins do: options end at the first argument that does not begin with
+// "-" or "+", or after "--".
+func shellFlags(args []string) (flags, rest []string) {
+	for len(args) > 0 {
+		a := args[0]
+		if a == "--" {
+			return flags, args[1:]
+		}
+		if a == "" || a[0] != '-' && a[0] != '+' {
+			break
+		}
+		args = args[1:]
+		if len(a) <= 2 {
+			flags = append(flags, a)
+			continue
+		}
+		for k := 1; k < len(a); k++ {
+			flags = append(flags, a[:1]+a[k:k+1])
+		}
+	}
+	return flags, args
+}
+
+// findProcSubst returns the first process substitution in n, or nil.
+func findProcSubst(n syntax.Node) *syntax.ProcSubst {
+	var found *syntax.ProcSubst
+	syntax.Walk(n, func(n syntax.Node) bool {
+		if ps, ok := n.(*syntax.ProcSubst); ok && found == nil {
+			found = ps
+		}
+		return found == nil
+	})
+	return found
+}
+
+// procSubstRefusal is the message that refuses a process substitution.
+func procSubstRefusal(ps *syntax.ProcSubst) string {
+	op := "<("
+	switch ps.Op {
+	case syntax.CmdOut:
+		op = ">("
+	case syntax.CmdInTemp:
+		op = "=("
+	}
+	return "process substitution " + op + "...) is not supported by agentform's bash sandbox"
+}
+
+// hasLoop reports whether n holds a loop.
+func hasLoop(n syntax.Node) bool {
+	found := false
+	syntax.Walk(n, func(n syntax.Node) bool {
+		if st, ok := n.(*syntax.Stmt); ok && isLoop(st) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// isLoop reports whether st is a while, until or for loop.
+func isLoop(st *syntax.Stmt) bool {
+	switch st.Cmd.(type) {
+	case *syntax.WhileClause, *syntax.ForClause:
+		return true
+	}
+	return false
+}
+
+// loopCall handles a call ":" with two arguments when it is one that
+// instrumentLoops inserted: ": ID start" or ": ID tick" in the script
+// itself, which only agentform's own syntax tree holds (the interpreter
+// gives the call no position, which no parsed code has), or ": MARKER ID"
+// in code parsed while the script runs. It reports whether it handled the
+// call, and an error when a loop ran out of iterations. Other calls of ":"
+// are plain ":", so a script cannot reset a count.
+func (j *shellJob) loopCall(pos syntax.Pos, a, b string) (bool, error) {
+	j.loopsMu.Lock()
+	defer j.loopsMu.Unlock()
+	if pos == (syntax.Pos{}) {
+		lc := j.loops[a]
+		if lc == nil || lc.late {
+			return false, nil
+		}
+		switch b {
+		case "start":
+			lc.n = 0
+			return true, nil
+		case "tick":
+			return true, j.tick(lc)
+		}
+		return false, nil
+	}
+	if a != j.marker {
+		return false, nil
+	}
+	if lc := j.loops[b]; lc != nil && lc.late {
+		return true, j.tick(lc)
+	}
+	return false, nil
+}
+
+// tick counts one iteration of a loop, and restarts the count of the loops
+// nested in it; j.loopsMu is held.
+func (j *shellJob) tick(lc *loopCount) error {
+	lc.n++
+	if lc.n > j.maxLoops {
+		err := &limitError{fmt.Sprintf("a loop of %s ran more than the tool's max_loop_iterations (%d) times and was stopped", j.what, j.maxLoops)}
+		j.cancel(err)
+		return err
+	}
+	for _, in := range lc.inner {
+		in.n = 0
+	}
+	return nil
+}
+
+// instrumentLoops inserts the calls that count loop iterations into n and
+// returns how many loops it found, so that max_loop_iterations bounds every
+// run of every loop, also loops with no command in them. The inserted
+// calls stand for ":", so $? is 0 at the start of a loop body (it would
+// otherwise be the status of the condition for until, and of the previous
+// command for for).
+//
+// In the script itself (late false), each loop statement becomes
+// "{ : ID start; loop; }" and each loop body begins with ": ID tick"; the
+// call handler honours these calls only from agentform's own syntax tree,
+// so the script cannot make them. Code parsed while the script runs (late:
+// eval's, a trap's, a file run by source) is printed back to text that the
+// interpreter parses again, so its calls cannot be told from the script's:
+// each loop body begins with ": MARKER ID", which counts an iteration and
+// restarts the loops nested in this one, and nothing resets a count. Such
+// code is parsed anew each time eval or source runs it, with fresh counts;
+// a loop of a function it defines counts across all the calls of it.
+func (j *shellJob) instrumentLoops(n syntax.Node, late bool) int {
+	type loopAt struct {
+		st *syntax.Stmt
+		lc *loopCount
+	}
+	var loops []loopAt
+	var stack []*loopCount // per node being walked; nil for all but loops
+	syntax.Walk(n, func(n syntax.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		var lc *loopCount
+		if st, ok := n.(*syntax.Stmt); ok && isLoop(st) {
+			lc = &loopCount{late: late}
+			loops = append(loops, loopAt{st, lc})
+			if late {
+				for _, outer := range stack {
+					if outer != nil {
+						outer.inner = append(outer.inner, lc)
+					}
+				}
 			}
 		}
+		stack = append(stack, lc)
 		return true
 	})
+	if len(loops) == 0 {
+		return 0
+	}
 	j.loopsMu.Lock()
-	first := j.loopIDs
-	j.loopIDs += len(loops)
-	j.loopsMu.Unlock()
-	for i, st := range loops {
-		id := strconv.Itoa(first + i)
-		switch loop := st.Cmd.(type) {
-		case *syntax.WhileClause:
-			loop.Do = append([]*syntax.Stmt{j.markerCall(id, "tick")}, loop.Do...)
-		case *syntax.ForClause:
-			loop.Do = append([]*syntax.Stmt{j.markerCall(id, "tick")}, loop.Do...)
+	ids := make([]string, len(loops))
+	for i, l := range loops {
+		ids[i] = strconv.Itoa(j.loopIDs)
+		if late {
+			ids[i] = "late" + ids[i]
 		}
-		st.Cmd = &syntax.Block{Stmts: []*syntax.Stmt{j.markerCall(id, "start"), {Cmd: st.Cmd}}}
+		j.loopIDs++
+		j.loops[ids[i]] = l.lc
+	}
+	j.loopsMu.Unlock()
+	for i, l := range loops {
+		tick := markerCall(":", ids[i], "tick")
+		if late {
+			tick = markerCall(":", j.marker, ids[i])
+		}
+		switch loop := l.st.Cmd.(type) {
+		case *syntax.WhileClause:
+			loop.Do = append([]*syntax.Stmt{tick}, loop.Do...)
+		case *syntax.ForClause:
+			loop.Do = append([]*syntax.Stmt{tick}, loop.Do...)
+		}
+		if !late {
+			l.st.Cmd = &syntax.Block{Stmts: []*syntax.Stmt{markerCall(":", ids[i], "start"), {Cmd: l.st.Cmd}}}
+		}
 	}
 	return len(loops)
 }
 
-// markerCall is an inserted loop-counting call.
-func (j *shellJob) markerCall(id, event string) *syntax.Stmt {
+// markerCall is an inserted loop-counting call. Its words have no position.
+func markerCall(args ...string) *syntax.Stmt {
 	ce := &syntax.CallExpr{}
-	for _, a := range []string{j.marker, id, event} {
+	for _, a := range args {
 		ce.Args = append(ce.Args, &syntax.Word{Parts: []syntax.WordPart{&syntax.Lit{Value: a}}})
 	}
 	return &syntax.Stmt{Cmd: ce}
@@ -692,6 +1156,9 @@ func (j *shellJob) execMiddleware(next interp.ExecHandlerFunc) interp.ExecHandle
 // refused command stops the whole run.
 func (j *shellJob) exec(ctx context.Context, args []string) error {
 	hc := interp.HandlerCtx(ctx)
+	if len(args) > 1 && args[0] == j.internal {
+		return j.builtin(ctx, hc, args[1], args[2:])
+	}
 	path, ok := j.commands.lookup(hc.Dir, args[0])
 	if !ok {
 		// Stop the whole run, also when the command is in a subshell or
@@ -704,9 +1171,19 @@ func (j *shellJob) exec(ctx context.Context, args []string) error {
 		fmt.Fprintf(hc.Stderr, "%s: command not found\n", args[0])
 		return interp.ExitStatus(127)
 	}
+	home := j.execHome
+	if home == "" {
+		h, err := os.MkdirTemp(j.homes, "")
+		if err != nil {
+			fmt.Fprintf(hc.Stderr, "%s: %v\n", args[0], err)
+			return interp.ExitStatus(126)
+		}
+		defer os.RemoveAll(h)
+		home = h
+	}
 	cmd := exec.CommandContext(ctx, path)
 	cmd.Args = args
-	cmd.Env = exportedEnv(hc.Env)
+	cmd.Env = execEnv(hc.Env, home)
 	cmd.Dir = hc.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = hc.Stdin, hc.Stdout, hc.Stderr
 	inOwnGroup(cmd)
@@ -759,19 +1236,20 @@ func killGroup(cmd *exec.Cmd) error {
 	return err
 }
 
-// exportedEnv is the environment an external command gets: the exported
-// string variables of the shell.
-func exportedEnv(env expand.Environ) []string {
+// execEnv is the environment an external command gets: the exported
+// string variables of the shell but those of execEnvDenied, and HOME.
+func execEnv(env expand.Environ, home string) []string {
 	vars := map[string]string{}
 	env.Each(func(name string, vr expand.Variable) bool {
 		switch {
 		case !vr.IsSet():
 			delete(vars, name)
-		case vr.Exported && vr.Kind == expand.String:
+		case vr.Exported && vr.Kind == expand.String && execEnvAllowed(name):
 			vars[name] = vr.String()
 		}
 		return true
 	})
+	vars["HOME"] = home
 	out := make([]string, 0, len(vars))
 	for name, v := range vars {
 		out = append(out, name+"="+v)
@@ -780,8 +1258,163 @@ func exportedEnv(env expand.Environ) []string {
 	return out
 }
 
+// builtin runs a builtin that agentform answers itself in place of the
+// interpreter, which would look at the host: "pwd" is pwd -P, the working
+// directory with symbolic links resolved (never $PWD, which the script
+// sets); "command-v" and "type" (with its mode, "", -t, -p or -P) name
+// keywords, aliases, functions and builtins as the interpreter does, and
+// otherwise only the tool's commands (never what the script's PATH finds).
+func (j *shellJob) builtin(ctx context.Context, hc interp.HandlerContext, op string, args []string) error {
+	switch op {
+	case "pwd":
+		dir := hc.Dir
+		if p, err := filepath.EvalSymlinks(dir); err == nil && pathWithin(j.root, p) {
+			dir = p
+		}
+		fmt.Fprintln(hc.Stdout, dir)
+		return nil
+	case "command-v":
+		status := 0
+		for _, name := range args {
+			status = 0
+			switch {
+			case !strings.Contains(name, "/") && (interp.IsBuiltin(name) || j.isFunction(ctx, hc, name)):
+				fmt.Fprintln(hc.Stdout, name)
+			case j.commandPath(hc.Dir, name) != "":
+				fmt.Fprintln(hc.Stdout, j.commandPath(hc.Dir, name))
+			default:
+				status = 1
+			}
+		}
+		if status != 0 {
+			return interp.ExitStatus(status)
+		}
+		return nil
+	case "type":
+		mode, names := "", args
+		if len(args) > 0 {
+			mode, names = args[0], args[1:]
+		}
+		notFound := false
+		for _, name := range names {
+			if mode != "-p" && mode != "-P" && !strings.Contains(name, "/") &&
+				(syntax.IsKeyword(name) || interp.IsBuiltin(name) || j.isFunction(ctx, hc, name)) {
+				// The interpreter answers before it would search PATH.
+				targs := []string{"type"}
+				if mode != "" {
+					targs = append(targs, mode)
+				}
+				if err := hc.Builtin(ctx, append(targs, "--", name)); err != nil {
+					notFound = true
+				}
+				continue
+			}
+			p := j.commandPath(hc.Dir, name)
+			switch {
+			case p == "":
+				notFound = true
+				if mode == "" {
+					fmt.Fprintf(hc.Stderr, "type: %s: not found\n", name)
+				}
+			case mode == "-t":
+				fmt.Fprintln(hc.Stdout, "file")
+			case mode == "":
+				fmt.Fprintf(hc.Stdout, "%s is %s\n", name, p)
+			default:
+				fmt.Fprintln(hc.Stdout, p)
+			}
+		}
+		if notFound {
+			return interp.ExitStatus(1)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown agentform builtin %q", op)
+}
+
+// commandPath is the program an allowed command runs, or "".
+func (j *shellJob) commandPath(dir, name string) string {
+	if p, ok := j.commands.lookup(dir, name); ok {
+		return p
+	}
+	return ""
+}
+
+// isFunction reports whether the script has defined the function name.
+// It asks the interpreter with a negated declare -f, whose failure neither
+// runs an ERR trap nor ends a set -e script, then leaves the status 0 for
+// the caller to set.
+func (j *shellJob) isFunction(ctx context.Context, hc interp.HandlerContext, name string) bool {
+	if !syntax.ValidName(name) {
+		return false
+	}
+	found := hc.Builtin(ctx, []string{"eval", "! declare -f " + name + " >/dev/null 2>&1"}) != nil
+	_ = hc.Builtin(ctx, []string{"eval", "((1))"})
+	return found
+}
+
 // errOutside is the error of a file access outside the sandbox.
 var errOutside = errors.New("outside the tool's filesystem")
+
+// errCommandFile is the error of writing one of the tool's commands.
+var errCommandFile = errors.New("one of the tool's commands, which a script may not write")
+
+// maxSourceSize bounds a file run by source.
+const maxSourceSize = 16 << 20
+
+// source opens the file rel of the sandbox (its path from the root) for
+// source: it refuses a process substitution in it and counts its loops as
+// eval's (see instrumentLoops). The text it returns is what the interpreter
+// parses, so a script cannot change the file between check and use.
+func (j *shellJob) source(rel string) (io.ReadWriteCloser, error) {
+	rel = filepath.Clean(rel)
+	if rel != "." && !filepath.IsLocal(rel) {
+		return nil, &os.PathError{Op: "open", Path: rel, Err: errOutside}
+	}
+	pathErr := func(err error) error {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return &os.PathError{Op: "open", Path: rel, Err: err}
+	}
+	// Not blocking: a named pipe would otherwise wait for a writer.
+	f, err := j.fsys.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, pathErr(err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		if err == nil {
+			err = errors.New("not a regular file")
+		}
+		return nil, pathErr(err)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSourceSize+1))
+	if err != nil {
+		return nil, pathErr(err)
+	}
+	if len(data) > maxSourceSize {
+		return nil, pathErr(fmt.Errorf("larger than %d bytes", maxSourceSize))
+	}
+	file, err := syntax.NewParser().Parse(bytes.NewReader(data), "")
+	if err != nil {
+		return nil, &os.PathError{Op: "parse", Path: rel, Err: err}
+	}
+	if ps := findProcSubst(file); ps != nil {
+		err := &refusedError{procSubstRefusal(ps) + " (in " + rel + ", run by source)"}
+		j.cancel(err)
+		return nil, err
+	}
+	if j.loops != nil && j.instrumentLoops(file, true) > 0 {
+		var b bytes.Buffer
+		if err := syntax.NewPrinter().Print(&b, file); err != nil {
+			return nil, &os.PathError{Op: "open", Path: rel, Err: err}
+		}
+		data = b.Bytes()
+	}
+	return nopReadWriteCloser{r: bytes.NewReader(data)}, nil
+}
 
 // inside returns a path of the shell (absolute or relative to its
 // directory) relative to the sandbox root, or false when it is outside.
@@ -809,9 +1442,16 @@ func (j *shellJob) open(ctx context.Context, p string, flag int, perm os.FileMod
 	case "/dev/stderr":
 		return nopReadWriteCloser{w: hc.Stderr}, nil
 	}
+	if rel, ok := strings.CutPrefix(p, j.sources); ok && j.sources != "" && flag == os.O_RDONLY && (rel == "" || rel[0] == filepath.Separator) {
+		// A file run by source (see vet).
+		return j.source(strings.TrimPrefix(rel, string(filepath.Separator)))
+	}
 	rel, ok := j.inside(hc.Dir, p)
 	if !ok {
 		return nil, &os.PathError{Op: "open", Path: p, Err: errOutside}
+	}
+	if flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND) != 0 && j.commands.isCommandFile(filepath.Join(j.root, rel)) {
+		return nil, &os.PathError{Op: "open", Path: p, Err: errCommandFile}
 	}
 	f, err := j.fsys.OpenFile(rel, flag, perm)
 	if err != nil {
@@ -865,12 +1505,28 @@ func (j *shellJob) access(ctx context.Context, p string, mode interp.AccessMode)
 	return interp.DefaultAccessHandler()(ctx, filepath.Join(j.root, rel), mode)
 }
 
-// nopReadWriteCloser writes to w and has nothing to read or close.
-type nopReadWriteCloser struct{ w io.Writer }
+// nopReadWriteCloser reads from r and writes to w (either may be nil:
+// nothing to read, or to write) and has nothing to close.
+type nopReadWriteCloser struct {
+	r io.Reader
+	w io.Writer
+}
 
-func (n nopReadWriteCloser) Read([]byte) (int, error)    { return 0, io.EOF }
-func (n nopReadWriteCloser) Write(p []byte) (int, error) { return n.w.Write(p) }
-func (n nopReadWriteCloser) Close() error                { return nil }
+func (n nopReadWriteCloser) Read(p []byte) (int, error) {
+	if n.r == nil {
+		return 0, io.EOF
+	}
+	return n.r.Read(p)
+}
+
+func (n nopReadWriteCloser) Write(p []byte) (int, error) {
+	if n.w == nil {
+		return 0, os.ErrPermission
+	}
+	return n.w.Write(p)
+}
+
+func (n nopReadWriteCloser) Close() error { return nil }
 
 // outputLimit is the output budget shared by a run's standard output and
 // standard error; exceeding it cancels the run with err.

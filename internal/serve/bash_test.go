@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/agentform/agentform/internal/artifact"
 )
 
@@ -560,5 +562,298 @@ func TestSandboxRel(t *testing.T) {
 	}
 	if _, err := sandboxRel("../x", ""); err == nil {
 		t.Error("sandboxRel(\"../x\") did not fail")
+	}
+}
+
+// bashRunWithin is bashRun for a script that might hang: the test fails,
+// instead of hanging, when the call does not return within d.
+func bashRunWithin(t *testing.T, ex Executor, a *artifact.Agent, script string, d time.Duration) (*Result, *shellOutcome, error) {
+	t.Helper()
+	type ret struct {
+		res *Result
+		err error
+	}
+	done := make(chan ret, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), d+5*time.Second)
+		defer cancel()
+		args, _ := json.Marshal(map[string]string{"script": script})
+		res, err := ex.Call(ctx, testCall(a, "sh", string(args)))
+		done <- ret{res, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, nil, r.err
+		}
+		var out shellOutcome
+		if err := json.Unmarshal(r.res.Output, &out); err != nil {
+			t.Fatalf("output %s is not {stdout, stderr, exit_code}: %v", r.res.Output, err)
+		}
+		return r.res, &out, nil
+	case <-time.After(d):
+		t.Fatalf("%s\ngot:  the call still running after %s\nwant: it returns", script, d)
+		return nil, nil, nil
+	}
+}
+
+// envLines returns the variables of env's output by name.
+func envLines(out string) map[string]string {
+	vars := map[string]string{}
+	for line := range strings.SplitSeq(out, "\n") {
+		if name, v, ok := strings.Cut(line, "="); ok {
+			vars[name] = v
+		}
+	}
+	return vars
+}
+
+func TestBashExecEnvironment(t *testing.T) {
+	if _, err := exec.LookPath("env"); err != nil {
+		t.Skip("env is not on PATH")
+	}
+	denied := []string{"LD_PRELOAD", "GIT_SSH_COMMAND", "NODE_OPTIONS", "PYTHONPATH", "BASH_ENV", "PAGER", "GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME"}
+	script := `export PYTHONPATH=p BASH_ENV=b KEEP=k; LD_PRELOAD=/x GIT_SSH_COMMAND=y NODE_OPTIONS=z PAGER=q XDG_CONFIG_HOME=$PWD HOME=$PWD env`
+	for _, tc := range []struct {
+		name, env string
+		// home is the HOME external commands get; "" for a fresh one.
+		home string
+	}{
+		{name: "empty"},
+		{name: "inherit", env: "inherit", home: "outside"},
+		{name: "inherit with HOME in the sandbox", env: "inherit", home: "sandbox"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			wantHome := ""
+			switch tc.home {
+			case "outside":
+				wantHome = t.TempDir()
+				t.Setenv("HOME", wantHome)
+			case "sandbox":
+				t.Setenv("HOME", dir)
+			}
+			// From serve's environment too, under inherit.
+			t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(dir, "gitconfig"))
+			block := ""
+			if tc.env != "" {
+				block = fmt.Sprintf("env {\n    kind = %q\n  }", tc.env)
+			}
+			ex, a := bashTestExecutor(t, fmt.Sprintf(`commands = ["env"]
+  %s
+  fs {
+    kind = "read_write"
+    path = %q
+  }`, block, dir))
+			_, out := bashMustRun(t, ex, a, script)
+			vars := envLines(out.Stdout)
+			if vars["KEEP"] != "k" {
+				t.Fatalf("got:  KEEP=%q\nwant: the script's exported variables (KEEP=k)\n%s", vars["KEEP"], out.Stdout)
+			}
+			for _, name := range denied {
+				if v, ok := vars[name]; ok {
+					t.Errorf("got:  %s=%s in the environment of an external command\nwant: no %s", name, v, name)
+				}
+			}
+			home := vars["HOME"]
+			switch {
+			case wantHome != "":
+				if home != wantHome {
+					t.Fatalf("got:  HOME=%q\nwant: the env policy's HOME %q", home, wantHome)
+				}
+			case !filepath.IsAbs(home) || pathWithin(dir, home):
+				t.Fatalf("got:  HOME=%q\nwant: a directory outside the sandbox %s", home, dir)
+			default:
+				if _, err := os.Stat(home); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("got:  HOME %s still there (%v)\nwant: removed after the command", home, err)
+				}
+			}
+		})
+	}
+}
+
+func TestBashRefusesCommandsInWritableTree(t *testing.T) {
+	h := &Host{Logf: t.Logf}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"run.sh": "#!/bin/sh\necho original\n", "bin/agentform-test-tool": "#!/bin/sh\n"})
+	for _, f := range []string{"run.sh", "bin/agentform-test-tool"} {
+		if err := os.Chmod(filepath.Join(dir, f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", filepath.Join(dir, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	start := func(kind string, commands ...string) error {
+		_, err := newBashExecutor(context.Background(), h, "sh", []*artifact.Tool{{Name: "sh", Kind: artifact.KindBash, Bash: &artifact.Bash{
+			Commands: commands,
+			FS:       &artifact.BashFS{Kind: kind, Path: dir},
+		}}})
+		return err
+	}
+	for _, command := range []string{filepath.Join(dir, "run.sh"), "agentform-test-tool"} {
+		err := start("read_write", "grep", command)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the command %q", command)) || !strings.Contains(err.Error(), "inside the tool's read_write filesystem") {
+			t.Fatalf("command %s\ngot:  %v\nwant: a startup error naming it as inside the read_write filesystem", command, err)
+		}
+	}
+	// An overlay is a copy: its commands stay as they are.
+	if err := start("overlay", filepath.Join(dir, "run.sh")); err != nil {
+		t.Fatalf("overlay\ngot:  %v\nwant: no error", err)
+	}
+
+	// The shell never writes an allowed command, also through a link, in
+	// a tree that holds one all the same.
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("run.sh", filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	file, err := syntax.NewParser().Parse(strings.NewReader(`printf '#!/bin/sh\nid\n' > run.sh; echo "w=$?"; echo x >> run.sh; echo "a=$?"; echo y > link; echo "l=$?"; echo ok > other.txt; echo "o=$?"`), "script")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := &shellJob{file: file, root: root, dir: root, env: []string{"HOME=" + root}, commands: newCommandSet([]string{filepath.Join(root, "run.sh")}), what: "the script"}
+	out, err := job.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "w=1\na=1\nl=1\no=0\n"; out.Stdout != want || !strings.Contains(out.Stderr, "one of the tool's commands") {
+		t.Fatalf("got:  %q, stderr %q\nwant: %q and the writes refused on standard error", out.Stdout, out.Stderr, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "run.sh")); string(b) != "#!/bin/sh\necho original\n" {
+		t.Fatalf("got:  run.sh %q\nwant: unchanged", b)
+	}
+}
+
+func TestBashRefusesProcessSubstitution(t *testing.T) {
+	ex, a := bashTestExecutor(t, `commands = []
+  limits {
+    max_execution_time_secs = 5
+    max_loop_iterations     = 100
+  }`)
+	const msg = "process substitution <(...) is not supported by agentform's bash sandbox"
+	for _, tc := range []struct {
+		script, msg string
+		exit        int
+	}{
+		{`: <(:); wait`, msg, 2},
+		{`echo x > >(:)`, strings.Replace(msg, "<(", ">(", 1), 2},
+		{`f() { : <(:); }; echo never`, msg, 2},
+		{`eval ': <(:); wait'`, msg, 126},
+		{`builtin eval ': <(:); wait'`, msg, 126},
+		{`echo ': <(:); wait' > lib.sh; . ./lib.sh`, msg, 126},
+		{`echo ': <(:); wait' > lib.sh; source lib.sh`, msg, 126},
+		{`trap ': <(:); wait' EXIT`, msg, 126},
+		{`shopt -s expand_aliases; alias x=': <(:)'`, msg, 126},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			res, out, err := bashRunWithin(t, ex, a, tc.script, 20*time.Second)
+			if err != nil {
+				t.Fatalf("got:  %v\nwant: exit %d and %q", err, tc.exit, tc.msg)
+			}
+			if res.Status != StatusError || out.ExitCode != tc.exit || !strings.Contains(out.Stderr, tc.msg) {
+				t.Fatalf("got:  exit %d, stderr %q\nwant: exit %d and %q", out.ExitCode, out.Stderr, tc.exit, tc.msg)
+			}
+			if strings.Contains(out.Stdout, "never") {
+				t.Fatalf("got:  stdout %q\nwant: the script refused before it runs", out.Stdout)
+			}
+		})
+	}
+}
+
+func TestBashLoopLimitEvasions(t *testing.T) {
+	ex, a := bashTestExecutor(t, `commands = []
+  limits {
+    max_loop_iterations     = 10
+    max_execution_time_secs = 30
+  }`)
+	const loop = `i=0; while [ $i -lt 100 ]; do i=$((i+1)); done; echo $i`
+	for _, script := range []string{
+		`builtin eval '` + loop + `'`,
+		`command eval '` + loop + `'`,
+		`command builtin eval '` + loop + `'`,
+		`trap '` + loop + `' EXIT`,
+		`trap -- '` + loop + `' EXIT; echo main`,
+		`echo '` + loop + `' > l.sh; . ./l.sh`,
+		`eval 'g() { ` + loop + `; }'; g`,
+		// The script takes the loop-counting call from declare -f, and
+		// makes it to restart the count.
+		`f() { i=0; while [ $i -lt 100 ]; do i=$((i+1)); $reset; done; echo $i; }
+src=$(declare -f f); m=${src#*` + loopMarker + `}; reset="` + loopMarker + `${m%% *} 0 start"; f`,
+		`f() { i=0; while [ $i -lt 100 ]; do i=$((i+1)); : 0 start; done; echo $i; }; f`,
+		`eval 'f() { i=0; while [ $i -lt 100 ]; do i=$((i+1)); : 0 start; done; echo $i; }'; f`,
+		// Code that the interpreter parses itself.
+		`shopt -s expand_aliases; alias x='echo $(` + loop + `)'; x`,
+		`a=(1 2); unset 'a[$(` + loop + `)]'`,
+	} {
+		t.Run(script, func(t *testing.T) {
+			res, out, err := bashRunWithin(t, ex, a, script, 30*time.Second)
+			switch {
+			case err != nil:
+				if !strings.Contains(err.Error(), "max_loop_iterations (10)") {
+					t.Fatalf("got:  %v\nwant: an error naming max_loop_iterations (10)", err)
+				}
+			case res.Status != StatusError || out.ExitCode != 126 || strings.Contains(out.Stdout, "100"):
+				t.Fatalf("got:  status %s exit %d stdout %q stderr %q\nwant: the loop stopped at max_loop_iterations (10), or refused", res.Status, out.ExitCode, out.Stdout, out.Stderr)
+			}
+		})
+	}
+
+	// The loop-counting calls do not show.
+	_, out := bashMustRun(t, ex, a, `f() { while false; do :; done; }; declare -f f; type f`)
+	if strings.Contains(out.Stdout, "__agentform") {
+		t.Fatalf("got:  %q\nwant: no agentform name", out.Stdout)
+	}
+
+	// What may run, does: each run of a nested loop, and of a trap or a
+	// sourced file, counts afresh.
+	for script, want := range map[string]string{
+		`n=0; eval 'for o in 1 2 3; do for i in 1 2 3 4 5 6 7 8 9 10; do n=$((n+1)); done; done'; echo $n`:          "30\n",
+		`trap 'for i in 1 2 3 4 5 6 7 8 9 10; do :; done; echo $i' EXIT; for i in 1 2 3 4 5 6 7 8 9 10; do :; done`: "10\n",
+		`echo 'for i in 1 2 3 4 5 6 7 8 9 10; do n=$((n+1)); done' > l.sh; n=0; . ./l.sh; . ./l.sh; echo $n`:        "20\n",
+	} {
+		_, out := bashMustRun(t, ex, a, script)
+		if out.Stdout != want || out.ExitCode != 0 {
+			t.Errorf("%s\ngot:  %q exit %d stderr %q\nwant: %q", script, out.Stdout, out.ExitCode, out.Stderr, want)
+		}
+	}
+}
+
+func TestBashBuiltinsDoNotProbeHost(t *testing.T) {
+	grep, err := exec.LookPath("grep")
+	if err != nil {
+		t.Skip("grep is not on PATH")
+	}
+	grep, _ = filepath.Abs(grep)
+	dir := t.TempDir()
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, a := bashTestExecutor(t, fmt.Sprintf(`commands = ["grep"]
+  fs {
+    kind = "read_write"
+    path = %q
+  }`, dir))
+	for _, tc := range []struct{ name, script, stdout, stderr string }{
+		{"pwd -P", `PWD=/proc/self/exe; pwd -P; builtin pwd -L -P`, root + "\n" + root + "\n", ""},
+		{"source on PATH", `PATH=/etc; . passwd; echo "status=$?"`, "status=1\n", "source: open passwd: no such file or directory\n"},
+		{"source here", `echo 'echo sourced $1' > lib.sh; PATH=/nonexistent; . lib.sh arg`, "sourced arg\n", ""},
+		{"lookups", `f() { :; }; PATH=/usr/bin:/bin
+type -p sh; echo "p=$?"; command -v sh; echo "v=$?"; type sh; echo "t=$?"; type -t sh; echo "tt=$?"
+command -v /bin/sh; echo "vp=$?"; type /bin/sh; echo "tp=$?"
+command -v grep f echo if; echo "v2=$?"
+type f echo if grep; type -t f; type -p grep`,
+			"p=1\nv=1\nt=1\ntt=1\nvp=1\ntp=1\n" + grep + "\nf\necho\nv2=1\nf is a function\necho is a shell builtin\nif is a shell keyword\ngrep is " + grep + "\nfunction\n" + grep + "\n",
+			"type: sh: not found\ntype: /bin/sh: not found\n"},
+		{"lookups under set -e and an ERR trap", `f() { :; }; trap 'echo ERR' ERR; set -e; command -v f >/dev/null; type f >/dev/null; command -v nothere || echo missing; echo end`, "missing\nend\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, out := bashMustRun(t, ex, a, tc.script)
+			if out.Stdout != tc.stdout || out.Stderr != tc.stderr {
+				t.Fatalf("got:  stdout %q stderr %q\nwant: stdout %q stderr %q", out.Stdout, out.Stderr, tc.stdout, tc.stderr)
+			}
+		})
 	}
 }
