@@ -1,28 +1,36 @@
 package serve
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentform/agentform/internal/artifact"
 )
 
-// pythonRunner is the script that runs a python tool; see its docstring for
-// how it finds the tool and calls it.
+// pythonRunner is the script that runs a python tool (and a skill's Python
+// script); see its docstring for how it finds the tool and calls it. It is
+// given to python3 -I -c, so that there is no file of it that a call could
+// change for the calls after it.
 //
 //go:embed python_runner.py
-var pythonRunner []byte
+var pythonRunner string
 
 func init() { register(artifact.KindPython, newPythonExecutor) }
 
@@ -36,14 +44,17 @@ const pythonStartTimeout = 30 * time.Second
 // pythonExecutor runs the tool of one python block: the package is
 // extracted once, read-only, into a private directory, and every call is
 // a python3 -I subprocess of the embedded runner, with the call's
-// {args, state, config} on standard input and a minimal environment.
+// {args, state, config} on standard input, a minimal environment and a
+// fresh temporary directory outside the private one as its working
+// directory and HOME. Every process the call starts is killed when it ends
+// (see runContained).
 //
 // Dependencies locked in uv.lock are not installed: the package runs with
 // the standard library and whatever the host's python3 has installed.
 type pythonExecutor struct {
-	// dir is the private directory: runner.py, src/ (the package) and
-	// one temporary home directory per call.
-	dir, runner, src string
+	// dir is the private directory, read-only once src/ (the package) is
+	// extracted into it.
+	dir, src string
 	// python is the interpreter's real path (not a shim such as pyenv's,
 	// which needs the environment a call does not get).
 	python string
@@ -69,16 +80,13 @@ func newPythonExecutor(ctx context.Context, h *Host, block string, tools []*arti
 	if err != nil {
 		return nil, fmt.Errorf("creating a directory for the python package: %w", err)
 	}
-	e := &pythonExecutor{dir: dir, runner: filepath.Join(dir, "runner.py"), src: filepath.Join(dir, "src"), python: python, tools: map[string]*pythonTool{}}
+	e := &pythonExecutor{dir: dir, src: filepath.Join(dir, "src"), python: python, tools: map[string]*pythonTool{}}
 	ok := false
 	defer func() {
 		if !ok {
 			_ = e.Close()
 		}
 	}()
-	if err := os.WriteFile(e.runner, pythonRunner, 0o600); err != nil {
-		return nil, err
-	}
 	for _, t := range tools {
 		if !strings.HasSuffix(t.File, "/") {
 			return nil, fmt.Errorf("tool %q has no package in the artifact (file %q); rebuild it with agentform apply", t.Name, t.File)
@@ -89,6 +97,9 @@ func newPythonExecutor(ctx context.Context, h *Host, block string, tools []*arti
 		return nil, err
 	}
 	if err := setTreeWritable(e.src, false); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(e.dir, 0o500); err != nil {
 		return nil, err
 	}
 	for _, t := range tools {
@@ -154,16 +165,17 @@ func extractDir(files map[string][]byte, prefix, dir string) error {
 }
 
 // setTreeWritable makes the files and directories under dir writable by
-// their owner, or read-only, so that no call can change the package the
-// next one runs.
+// their owner, or read-only (0444 and 0555), so that no call can change the
+// package the next one runs. Modes do not hold against root, or against
+// code that changes them back; see docs/serve.md.
 func setTreeWritable(dir string, writable bool) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		mode := fs.FileMode(0o400)
+		mode := fs.FileMode(0o444)
 		if d.IsDir() {
-			mode = 0o500
+			mode = 0o555
 		}
 		if writable {
 			mode |= 0o200
@@ -179,7 +191,7 @@ func setTreeWritable(dir string, writable bool) error {
 func (e *pythonExecutor) locate(ctx context.Context, export string) (*pythonTool, error) {
 	ctx, cancel := context.WithTimeout(ctx, pythonStartTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, e.python, "-I", e.runner, "locate", e.src, export)
+	cmd := exec.CommandContext(ctx, e.python, "-I", "-c", pythonRunner, "locate", e.src, export)
 	cmd.Dir = e.dir
 	cmd.Env = pythonEnv(e.dir)
 	inOwnGroup(cmd)
@@ -232,7 +244,9 @@ func (e *pythonExecutor) Call(ctx context.Context, call *Call) (*Result, error) 
 	if err != nil {
 		return nil, fmt.Errorf("encoding the call: %w", err)
 	}
-	home, err := os.MkdirTemp(e.dir, "home-")
+	// The call's home and working directory is outside the private
+	// directory: nothing a call writes there is seen by another.
+	home, err := os.MkdirTemp("", "agentform-python-call-")
 	if err != nil {
 		return nil, fmt.Errorf("creating the call's home directory: %w", err)
 	}
@@ -242,16 +256,14 @@ func (e *pythonExecutor) Call(ctx context.Context, call *Call) (*Result, error) 
 	defer cancel(nil)
 	limitErr := &limitError{fmt.Sprintf("the python tool's answer is larger than %d bytes", pythonMaxAnswer)}
 	stdout := &cappedBuffer{lim: &outputLimit{max: pythonMaxAnswer, err: limitErr, cancel: cancel}}
-	cmd := exec.CommandContext(runCtx, e.python, "-I", e.runner, "call", e.src, pt.Root, pt.Module, pt.Attr)
+	cmd := exec.CommandContext(runCtx, e.python, "-I", "-c", pythonRunner, "call", e.src, pt.Root, pt.Module, pt.Attr)
 	cmd.Dir = home
 	cmd.Env = pythonEnv(home)
 	cmd.Stdin = bytes.NewReader(req)
 	// The tool's standard error may hold anything, secrets included; it
 	// goes nowhere.
 	cmd.Stdout = stdout
-	inOwnGroup(cmd)
-	runErr := cmd.Run()
-	_ = killGroup(cmd)
+	_, _, runErr := runContained(cmd)
 	if cause := context.Cause(runCtx); errors.Is(cause, limitErr) {
 		return nil, limitErr
 	}
@@ -268,7 +280,9 @@ func (e *pythonExecutor) Call(ctx context.Context, call *Call) (*Result, error) 
 	if x := ans.Error; x != nil {
 		msg := x.Type
 		if x.Message != "" {
-			msg += ": " + x.Message
+			// The runner leaves out the private paths already; this is
+			// in case the message holds them in another form.
+			msg += ": " + scrubPaths(x.Message, e.src, e.dir, home)
 		}
 		if x.Phase == "load" {
 			hint := ""
@@ -287,6 +301,176 @@ func (e *pythonExecutor) Call(ctx context.Context, call *Call) (*Result, error) 
 	return res, nil
 }
 
+// scrubPaths removes the directories dirs (and their real paths) from s:
+// the paths of private temporary directories mean nothing to the client.
+func scrubPaths(s string, dirs ...string) string {
+	var forms []string
+	for _, d := range dirs {
+		forms = append(forms, d)
+		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
+			forms = append(forms, real)
+		}
+	}
+	// The longest first, so that no directory is cut out of another.
+	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
+	for _, f := range forms {
+		s = strings.ReplaceAll(s, f+string(filepath.Separator), "")
+		s = strings.ReplaceAll(s, f, "")
+	}
+	return s
+}
+
+// runContained runs cmd, a python3 -I -c process of the runner in call or
+// script mode, in a process group of its own, and kills every process it
+// started when it is done or cmd's context is.
+//
+// A process that leaves the group (setsid, start_new_session) is still
+// found: the runner makes itself a child subreaper, so that whatever it
+// starts stays its descendant even when the parent in between ends, and
+// once done it reports "CODE\n" on file descriptor 3 and waits; then, or
+// when the context is done, killTree stops and kills the runner and all
+// its descendants. runContained returns the exit code the runner reported
+// (reported is false when it ended without a report) and Wait's error.
+func runContained(cmd *exec.Cmd) (code int, reported bool, err error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 0, false, err
+	}
+	cmd.ExtraFiles = []*os.File{w} // file descriptor 3 of the runner
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	started := make(chan struct{})
+	var (
+		start uint64
+		once  sync.Once
+	)
+	kill := func() {
+		<-started
+		once.Do(func() { killTree(cmd.Process, start) })
+	}
+	cmd.Cancel = func() error { kill(); return nil }
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		_ = r.Close()
+		_ = w.Close()
+		return 0, false, err
+	}
+	_ = w.Close()
+	// Until Wait, the runner is not reaped: its pid is its own.
+	_, start, _ = procStat(cmd.Process.Pid)
+	close(started)
+	reportc := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(io.LimitReader(r, 32)).ReadString('\n')
+		kill()
+		reportc <- line
+	}()
+	err = cmd.Wait()
+	_ = r.Close()
+	line := <-reportc
+	_ = killGroup(cmd)
+	if n, cerr := strconv.Atoi(strings.TrimSuffix(line, "\n")); cerr == nil && strings.HasSuffix(line, "\n") {
+		return n, true, err
+	}
+	return 0, false, err
+}
+
+// killTree kills the process p, its process group and every process
+// descended from it (found in /proc while p, its group and each
+// descendant are stopped, so that none of them starts another unseen).
+// start is p's start time from /proc: once p has been waited for, or
+// without /proc, only its group is killed. A process whose parent chain
+// to p was broken before (p ended, or it was reparented to init before p
+// became a subreaper) is not found.
+func killTree(p *os.Process, start uint64) {
+	pid := p.Pid
+	_ = syscall.Kill(-pid, syscall.SIGSTOP)
+	var tree []int
+	if start != 0 && p.Signal(syscall.SIGSTOP) == nil {
+		if _, s, ok := procStat(pid); ok && s == start {
+			tree = stopDescendants(pid)
+		}
+	}
+	for _, d := range tree {
+		_ = syscall.Kill(d, syscall.SIGKILL)
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = p.Kill()
+}
+
+// stopDescendants stops every process descended from root, from /proc,
+// until a pass finds no new one, and returns them.
+func stopDescendants(root int) []int {
+	seen := map[int]bool{root: true}
+	var out []int
+	for range 100 {
+		ents, err := os.ReadDir("/proc")
+		if err != nil {
+			break
+		}
+		parents := make(map[int]int, len(ents))
+		for _, e := range ents {
+			if pid, err := strconv.Atoi(e.Name()); err == nil {
+				if ppid, _, ok := procStat(pid); ok {
+					parents[pid] = ppid
+				}
+			}
+		}
+		found := false
+		for pid := range parents {
+			if seen[pid] || !descendsFrom(pid, root, parents) {
+				continue
+			}
+			seen[pid] = true
+			out = append(out, pid)
+			_ = syscall.Kill(pid, syscall.SIGSTOP)
+			found = true
+		}
+		if !found {
+			break
+		}
+	}
+	return out
+}
+
+// descendsFrom reports whether root is an ancestor of pid in parents.
+func descendsFrom(pid, root int, parents map[int]int) bool {
+	for range len(parents) {
+		ppid, ok := parents[pid]
+		if !ok || ppid <= 0 {
+			return false
+		}
+		if ppid == root {
+			return true
+		}
+		pid = ppid
+	}
+	return false
+}
+
+// procStat reads the parent and the start time (in clock ticks since boot)
+// of a process from /proc/PID/stat.
+func procStat(pid int) (ppid int, start uint64, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	// After the command: state ppid pgrp session tty_nr tpgid flags minflt
+	// cminflt majflt cmajflt utime stime cutime cstime priority nice
+	// num_threads itrealvalue starttime ...
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0, 0, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	start, err2 := strconv.ParseUint(f[19], 10, 64)
+	return ppid, start, err1 == nil && err2 == nil
+}
+
 // orJSON returns raw, or def when raw is empty.
 func orJSON(raw json.RawMessage, def string) json.RawMessage {
 	if len(bytes.TrimSpace(raw)) == 0 {
@@ -300,6 +484,7 @@ func (e *pythonExecutor) Close() error {
 	if e.dir == "" {
 		return nil
 	}
+	_ = os.Chmod(e.dir, 0o700)
 	_ = setTreeWritable(e.src, true)
 	return os.RemoveAll(e.dir)
 }

@@ -1,10 +1,11 @@
 """Run the python tool of an agentform artifact.
 
-agentform serve embeds this script and runs it with `python3 -I`, in one of
-two modes:
+agentform serve embeds this script and runs it with `python3 -I -c SCRIPT`
+(there is no file of it that a call could change), in one of three modes:
 
-    runner.py locate SRCDIR EXPORT
-    runner.py call SRCDIR ROOT MODULE ATTR
+    locate SRCDIR EXPORT
+    call SRCDIR ROOT MODULE ATTR
+    script PATH ARG...
 
 locate finds the tool in the package at SRCDIR without running any of its
 code, with the rules agentform used to read the tool's schema (its embedded
@@ -30,10 +31,12 @@ call imports MODULE with SRCDIR/ROOT on sys.path, takes ATTR and runs it
 with the request read from stdin, {"args": {...}, "state": {...},
 "config": ...}:
 
- - a function is called with the arguments as keyword arguments, or with
-   the whole request when it takes one parameter that is annotated as a
-   ToolInput, or is named ctx or input and the arguments do not hold that
-   name;
+ - a function that takes one parameter annotated as a ToolInput, or named
+   ctx or input, is called with the request (an object whose args, state
+   and config are those of the call); any other function is called with the
+   arguments as keyword arguments. Which of the two is decided from the
+   function's signature alone, before the arguments are looked at, so that
+   arguments cannot stand in for the call's state or config;
  - a class is instantiated without arguments and its execute method is
    called the same way (its __call__ when it has no execute).
 
@@ -48,6 +51,18 @@ taken as such an answer; any other value is the output. Dataclasses,
 pydantic models, enums, tuples and sets are converted to JSON. What the tool
 prints goes to standard error, so that standard output carries the answer
 only; the tool's standard input is empty.
+
+script runs PATH (a skill's script) with ARGs in a python3 -I subprocess
+with this process's standard streams, and exits with its exit code (128
+plus the signal's number when a signal ended it).
+
+In call and script mode the process is made a child subreaper (Linux), so
+that a process the tool or script starts whose parent ends is adopted by it
+rather than by init, and can still be found as its descendant. When file
+descriptor 3 is a pipe, it writes "CODE\n" there once it is done (CODE is
+the exit code it would end with) and waits to be killed: agentform then
+stops and kills every process descended from it, and takes CODE as its
+exit code.
 """
 
 import ast
@@ -59,7 +74,9 @@ import inspect
 import json
 import os
 import re
+import stat
 import sys
+import time
 
 SCHEMA_ATTRS = ("schema", "parameters", "input_schema")
 SKIP_DIRS = ("tests", "test", "venv", "build", "site-packages")
@@ -181,28 +198,37 @@ class Input(dict):
             raise AttributeError(name)
 
 
-def takes_request(fn, args):
+def request_parameter(fn):
+    """The parameter fn takes the request by, or None when it takes the
+    arguments as keyword arguments; from fn's signature only."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
-        return False
+        return None
     params = [p for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     if len(params) != 1:
-        return False
+        return None
     p = params[0]
     ann = p.annotation
     ann_name = ann if isinstance(ann, str) else getattr(ann, "__name__", "") or str(ann)
     if "ToolInput" in ann_name:
-        return True
-    return p.name in ("ctx", "input") and p.name not in args
+        return p
+    # An unannotated ctx or input takes the request; one with a type (such
+    # as input: str) is an ordinary argument, as the plan's schema says.
+    if p.name in ("ctx", "input") and p.annotation is p.empty:
+        return p
+    return None
 
 
-def invoke(fn, request):
+def invoke(fn, param, request):
     args = request.get("args") or {}
     if not isinstance(args, dict):
         raise TypeError("the arguments are not an object")
-    if takes_request(fn, args):
-        result = fn(Input(args=args, state=request.get("state"), config=request.get("config")))
+    if param is not None:
+        # The request is built here from the call's state and config, never
+        # from the arguments.
+        value = Input(args=args, state=request.get("state"), config=request.get("config"))
+        result = fn(**{param.name: value}) if param.kind == param.KEYWORD_ONLY else fn(value)
     else:
         result = fn(**args)
     if inspect.isawaitable(result):
@@ -254,14 +280,26 @@ def answer_of(value):
     return out
 
 
-def failure(phase, e, srcdir):
-    message = str(e)
-    for prefix in (srcdir + os.sep, srcdir):
-        message = message.replace(prefix, "")
-    return {"error": {"phase": phase, "type": type(e).__name__, "message": message}}
+# The private paths of a call (the package, the call's home), which mean
+# nothing to the client; set by call.
+PRIVATE_PATHS = []
+
+
+def scrub(message):
+    for path in PRIVATE_PATHS:
+        for prefix in (path + os.sep, path):
+            message = message.replace(prefix, "")
+    return message
+
+
+def failure(phase, e):
+    return {"error": {"phase": phase, "type": type(e).__name__, "message": scrub(str(e))}}
 
 
 def call(srcdir, root, module, attr):
+    for path in (srcdir, os.path.dirname(srcdir), os.getcwd()):
+        PRIVATE_PATHS.extend({path, os.path.realpath(path)})
+    PRIVATE_PATHS.sort(key=len, reverse=True)
     request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     sys.stdin = open(os.devnull)
     os.dup2(sys.stdin.fileno(), 0)
@@ -273,38 +311,113 @@ def call(srcdir, root, module, attr):
             target = getattr(target, "execute", None) or target
         if not callable(target):
             raise TypeError("%s.%s is not a function or a class" % (module, attr))
+        param = request_parameter(target)
     except BaseException as e:
-        return failure("load", e, srcdir)
+        return failure("load", e)
     try:
-        return answer_of(invoke(target, request))
+        return answer_of(invoke(target, param, request))
     except BaseException as e:
-        return failure("call", e, srcdir)
+        return failure("call", e)
+
+
+# script
+
+
+def script(path, args):
+    import subprocess
+    child = subprocess.Popen([sys.executable, "-I", path] + args)
+    code = child.wait()
+    return 128 - code if code < 0 else code
+
+
+# containment
+
+
+REPORT_FD = 3
+
+
+def report_pipe():
+    """Whether file descriptor 3 is the pipe agentform reads the report
+    from; it is kept from the tool's subprocesses."""
+    try:
+        if not stat.S_ISFIFO(os.fstat(REPORT_FD).st_mode):
+            return False
+        os.set_inheritable(REPORT_FD, False)
+    except OSError:
+        return False
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=close_report_pipe)
+    return True
+
+
+def close_report_pipe():
+    try:
+        os.close(REPORT_FD)
+    except OSError:
+        pass
+
+
+def become_subreaper():
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        PR_SET_CHILD_SUBREAPER = 36
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except Exception:
+        pass
+
+
+def done(reporting, code):
+    """Reports code on file descriptor 3 and waits to be killed, so that
+    whatever this process started can still be found from it."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if reporting:
+        try:
+            os.write(REPORT_FD, b"%d\n" % code)
+            time.sleep(60)
+        except BaseException:
+            pass
+    # Do not wait for threads the tool left running.
+    os._exit(code)
 
 
 def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else ""
+    reporting = False
+    if mode in ("call", "script"):
+        reporting = report_pipe()
+        become_subreaper()
+    if mode == "script" and len(sys.argv) >= 3:
+        code = 1
+        try:
+            code = script(sys.argv[2], sys.argv[3:])
+        except BaseException as e:
+            sys.stderr.write("running the script failed: %s: %s\n" % (type(e).__name__, e))
+        done(reporting, code)
     # Keep the real standard output for the answer; whatever the tool
     # prints, also from subprocesses, goes to standard error.
     answer_fd = os.dup(1)
     os.dup2(2, 1)
     try:
-        if len(sys.argv) == 4 and sys.argv[1] == "locate":
+        if len(sys.argv) == 4 and mode == "locate":
             try:
                 answer = locate(sys.argv[2], sys.argv[3])
             except LookupError as e:
                 answer = {"error": str(e)}
-        elif len(sys.argv) == 6 and sys.argv[1] == "call":
+        elif len(sys.argv) == 6 and mode == "call":
             answer = call(*sys.argv[2:])
         else:
-            answer = {"error": "usage: runner.py locate SRCDIR EXPORT | call SRCDIR ROOT MODULE ATTR"}
+            answer = {"error": "usage: locate SRCDIR EXPORT | call SRCDIR ROOT MODULE ATTR | script PATH ARG..."}
         data = json.dumps(answer, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
     except BaseException as e:
-        data = json.dumps({"error": {"phase": "call", "type": type(e).__name__, "message": str(e)}}).encode("utf-8")
+        data = json.dumps(failure("call", e)).encode("utf-8")
     sys.stdout.flush()
     sys.stderr.flush()
     with os.fdopen(answer_fd, "wb") as f:
         f.write(data + b"\n")
-    # Do not wait for threads the tool left running.
-    os._exit(0)
+    done(reporting, 0)
 
 
 main()

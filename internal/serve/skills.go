@@ -31,6 +31,11 @@ const skillScriptTimeout = 30 * time.Second
 // builtins only (no external command) and its .py script with python3 -I,
 // each in a temporary copy of the skill's files and bounded by
 // skillScriptTimeout.
+//
+// Only the shell script is confined to the copy. A Python script has the
+// file access of serve's user: its arguments may not be absolute paths or
+// hold ".." segments (checkScriptArgs), but the script itself may open any
+// path.
 type skillsExecutor struct {
 	host   *Host
 	skills map[string]*artifact.Skill
@@ -155,7 +160,8 @@ func (e *skillsExecutor) readFile(s *artifact.Skill, p string) (*Result, error) 
 }
 
 // runScript runs a script of a skill with its files in a temporary
-// directory, which is the script's working directory and HOME.
+// directory, which is the script's working directory (and a shell script's
+// HOME; a Python script gets an empty one of its own).
 func (e *skillsExecutor) runScript(ctx context.Context, s *artifact.Skill, script string, args []string) (*Result, error) {
 	full, err := skillFile(s, script)
 	if err != nil {
@@ -164,6 +170,11 @@ func (e *skillsExecutor) runScript(ctx context.Context, s *artifact.Skill, scrip
 	ext := path.Ext(full)
 	if ext != ".sh" && ext != ".py" {
 		return nil, fmt.Errorf("run_skill_script runs .sh and .py scripts only, not %q", script)
+	}
+	if ext == ".py" {
+		if err := checkScriptArgs(args); err != nil {
+			return nil, err
+		}
 	}
 	tmp, err := os.MkdirTemp("", "agentform-skill-")
 	if err != nil {
@@ -203,11 +214,46 @@ func (e *skillsExecutor) runScript(ctx context.Context, s *artifact.Skill, scrip
 	return e.runPython(ctx, root, rel, args)
 }
 
-// runPython runs a skill's Python script with python3 -I.
+// checkScriptArgs refuses the arguments of a Python script that name a path
+// outside the skill's copy: an absolute path, or one with a ".." segment,
+// also as the value of an option (--out=/x). The script runs with the file
+// access of serve's user; this keeps a client from pointing it elsewhere
+// with its arguments, not the script from going there.
+func checkScriptArgs(args []string) error {
+	for _, a := range args {
+		values := []string{a}
+		if _, v, ok := strings.Cut(a, "="); ok {
+			values = append(values, v)
+		}
+		for _, v := range values {
+			if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "\\") || filepath.IsAbs(v) {
+				return fmt.Errorf("the argument %q is an absolute path; a skill's Python script may be given paths relative to the skill only", a)
+			}
+			segments := strings.FieldsFunc(v, func(r rune) bool { return r == '/' || r == '\\' })
+			if slices.Contains(segments, "..") {
+				return fmt.Errorf("the argument %q may not contain \"..\" path segments", a)
+			}
+		}
+	}
+	return nil
+}
+
+// runPython runs a skill's Python script with python3 -I, under the runner
+// in script mode, which kills every process the script started when it
+// ends (see runContained). dir, the skill's copy, is its working
+// directory; its HOME is a fresh empty directory.
 func (e *skillsExecutor) runPython(ctx context.Context, dir, script string, args []string) (*Result, error) {
 	e.pythonOnce.Do(func() { e.python, e.pythonErr = pythonInterpreter(ctx) })
 	if e.pythonErr != nil {
 		return nil, e.pythonErr
+	}
+	home, err := os.MkdirTemp("", "agentform-skill-home-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the script's home directory: %w", err)
+	}
+	defer os.RemoveAll(home)
+	if strings.HasPrefix(script, "-") {
+		script = "." + string(filepath.Separator) + script
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -217,13 +263,11 @@ func (e *skillsExecutor) runPython(ctx context.Context, dir, script string, args
 	outputErr := &limitError{fmt.Sprintf("the skill script wrote more than %d bytes of output and was stopped", defaultMaxOutput)}
 	lim := &outputLimit{max: defaultMaxOutput, err: outputErr, cancel: cancel}
 	stdout, stderr := &cappedBuffer{lim: lim}, &cappedBuffer{lim: lim}
-	cmd := exec.CommandContext(runCtx, e.python, append([]string{"-I", script}, args...)...)
+	cmd := exec.CommandContext(runCtx, e.python, append([]string{"-I", "-c", pythonRunner, "script", script}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = pythonEnv(dir)
+	cmd.Env = pythonEnv(home)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	inOwnGroup(cmd)
-	runErr := cmd.Run()
-	_ = killGroup(cmd)
+	code, reported, runErr := runContained(cmd)
 	var limit *limitError
 	if errors.As(context.Cause(runCtx), &limit) {
 		return nil, limit
@@ -234,6 +278,10 @@ func (e *skillsExecutor) runPython(ctx context.Context, dir, script string, args
 	out := &shellOutcome{}
 	var exitErr *exec.ExitError
 	switch {
+	case reported:
+		// The runner is killed after its report; its report is the
+		// script's exit code.
+		out.ExitCode = code
 	case runErr == nil:
 	case errors.As(runErr, &exitErr):
 		out.ExitCode = exitCode(exitErr)
@@ -241,8 +289,9 @@ func (e *skillsExecutor) runPython(ctx context.Context, dir, script string, args
 		return nil, fmt.Errorf("running the skill script: %w", runErr)
 	}
 	out.Stdout, out.Stderr = stdout.String(), stderr.String()
-	// Paths of the temporary directory mean nothing to the client.
+	// Paths of the temporary directories mean nothing to the client.
 	out.Stderr = strings.ReplaceAll(out.Stderr, dir+string(filepath.Separator), "")
+	out.Stderr = scrubPaths(out.Stderr, home)
 	return shellResult(out)
 }
 

@@ -3,9 +3,11 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +61,9 @@ Run scripts/add.sh with two numbers.
 		"skills/calc/scripts/fail.sh":     "echo bad >&2\nexit 3\n",
 		"skills/calc/scripts/hello.py":    "import os, sys\nprint('hi', ' '.join(sys.argv[1:]))\nprint(sorted(os.listdir('.')))\n",
 		"skills/calc/scripts/raise.py":    "raise SystemExit('no luck')\n",
+		"skills/calc/scripts/env.py":      "import json, os\nprint(json.dumps({'home': os.environ['HOME'], 'cwd': os.getcwd(), 'in_home': os.listdir(os.environ['HOME'])}))\n",
+		"skills/calc/scripts/detach.py":   "import subprocess\nchild = subprocess.Popen(['sleep', '300'], start_new_session=True)\nprint(child.pid)\n",
+		"skills/calc/scripts/code.py":     "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n",
 		"skills/calc/data.bin":            "\xff\xfe\x00binary",
 	})
 	a, arch, _ := buildArtifact(t, dir, "a", nil)
@@ -96,7 +101,7 @@ func TestSkillsReadTools(t *testing.T) {
 		{"list_skills", `{}`, `[{"description":"Adds numbers carefully.","name":"calc"},{"description":"Keeps replies calm.","name":"tone"}]`},
 		{"get_skill", `{"skill":"calc"}`, `"---\nname: calc\ndescription: Adds numbers carefully.\nallowed-tools:\n  - adder\n---\n\n# Careful arithmetic\n\nRun scripts/add.sh with two numbers.\n"`},
 		{"get_skill", `{"skill":"tone"}`, `"---\nname: tone\ndescription: Keeps replies calm.\n---\n\nAnswer calmly.\n"`},
-		{"describe_skill", `{"skill":"calc"}`, `{"allowed_tools":["adder"],"description":"Adds numbers carefully.","files":["SKILL.md","data.bin","reference/method.md","scripts/add.sh","scripts/escape.sh","scripts/fail.sh","scripts/hello.py","scripts/raise.py","scripts/read.sh"],"name":"calc"}`},
+		{"describe_skill", `{"skill":"calc"}`, `{"allowed_tools":["adder"],"description":"Adds numbers carefully.","files":["SKILL.md","data.bin","reference/method.md","scripts/add.sh","scripts/code.py","scripts/detach.py","scripts/env.py","scripts/escape.sh","scripts/fail.sh","scripts/hello.py","scripts/raise.py","scripts/read.sh"],"name":"calc"}`},
 		{"read_skill_file", `{"skill":"calc","path":"reference/method.md"}`, `"Add the units first.\n"`},
 		{"read_skill_file", `{"skill":"calc","path":"./reference/method.md"}`, `"Add the units first.\n"`},
 	} {
@@ -131,6 +136,15 @@ func TestSkillsRefuseBadRequests(t *testing.T) {
 		{"run_skill_script", `{"skill":"calc","script":"reference/method.md"}`, "runs .sh and .py scripts only"},
 		{"run_skill_script", `{"skill":"calc","script":"../../../bin/sh"}`, `may not contain ".."`},
 		{"run_skill_script", `{"skill":"calc","script":"scripts/none.sh"}`, "has no file"},
+		// A Python script's arguments may not name paths outside the
+		// skill's copy.
+		{"run_skill_script", `{"skill":"calc","script":"scripts/hello.py","args":["/etc/passwd"]}`, "is an absolute path"},
+		{"run_skill_script", `{"skill":"calc","script":"scripts/hello.py","args":["ok","--out=/tmp/x"]}`, "is an absolute path"},
+		{"run_skill_script", `{"skill":"calc","script":"scripts/hello.py","args":["../../secret"]}`, `may not contain ".."`},
+		{"run_skill_script", `{"skill":"calc","script":"scripts/hello.py","args":["reference/../../x"]}`, `may not contain ".."`},
+		{"run_skill_script", `{"skill":"calc","script":"scripts/hello.py","args":["--in=../x"]}`, `may not contain ".."`},
+		{"run_skill_script", `{"skill":"calc","script":"scripts/hello.py","args":["..\\x"]}`, `may not contain ".."`},
+		{"run_skill_script", `{"skill":"calc","script":"scripts/hello.py","args":[".."]}`, `may not contain ".."`},
 	} {
 		_, err := skillCall(t, ex, a, tc.tool, tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -205,4 +219,85 @@ func TestSkillsRunPythonScript(t *testing.T) {
 	if out.ExitCode != 1 || out.Stderr != "no luck\n" || res.Status != StatusError {
 		t.Fatalf("got:  exit %d stderr %q status %q\nwant: exit 1, stderr %q, status error", out.ExitCode, out.Stderr, res.Status, "no luck\n")
 	}
+	// A script killed by a signal exits with 128 plus its number.
+	res, err = skillCall(t, ex, a, "run_skill_script", `{"skill":"calc","script":"scripts/code.py"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = shellOutcome{}
+	_ = json.Unmarshal(res.Output, &out)
+	if out.ExitCode != 128+15 || res.Status != StatusError {
+		t.Fatalf("got:  exit %d status %q (stderr %q)\nwant: exit 143, status error", out.ExitCode, res.Status, out.Stderr)
+	}
+	// Arguments that only look like dots are not paths out.
+	res, err = skillCall(t, ex, a, "run_skill_script", `{"skill":"calc","script":"scripts/hello.py","args":["a..b","1.5","x=y"]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = shellOutcome{}
+	_ = json.Unmarshal(res.Output, &out)
+	if !strings.HasPrefix(out.Stdout, "hi a..b 1.5 x=y\n") {
+		t.Fatalf("got:  %q\nwant: hi a..b 1.5 x=y", out.Stdout)
+	}
+}
+
+// TestSkillsPythonScriptHome checks that a Python script runs in the
+// skill's copy with HOME a fresh empty directory of its own.
+func TestSkillsPythonScriptHome(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not on PATH")
+	}
+	ex, a, _ := skillsTestExecutor(t)
+	res, err := skillCall(t, ex, a, "run_skill_script", `{"skill":"calc","script":"scripts/env.py"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out shellOutcome
+	if err := json.Unmarshal(res.Output, &out); err != nil {
+		t.Fatalf("output %s: %v", res.Output, err)
+	}
+	var got struct {
+		Home   string   `json:"home"`
+		Cwd    string   `json:"cwd"`
+		InHome []string `json:"in_home"`
+	}
+	if err := json.Unmarshal([]byte(out.Stdout), &got); err != nil {
+		t.Fatalf("stdout %q (stderr %q): %v", out.Stdout, out.Stderr, err)
+	}
+	if got.Home == got.Cwd || len(got.InHome) != 0 || strings.HasPrefix(got.Home, got.Cwd+string(filepath.Separator)) {
+		t.Fatalf("got:  HOME %q (holding %v), working directory %q\nwant: HOME an empty directory apart from the skill's copy", got.Home, got.InHome, got.Cwd)
+	}
+	for _, d := range []string{got.Home, got.Cwd} {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is still there after the call (%v)", d, err)
+		}
+	}
+}
+
+// TestSkillsPythonScriptDetachedKilled runs a script that leaves a process
+// in a session of its own behind: the call kills it.
+func TestSkillsPythonScriptDetachedKilled(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not on PATH")
+	}
+	if _, err := exec.LookPath("sleep"); err != nil {
+		t.Skip("sleep is not on PATH")
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc on this system")
+	}
+	ex, a, _ := skillsTestExecutor(t)
+	res, err := skillCall(t, ex, a, "run_skill_script", `{"skill":"calc","script":"scripts/detach.py"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out shellOutcome
+	if err := json.Unmarshal(res.Output, &out); err != nil {
+		t.Fatalf("output %s: %v", res.Output, err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(out.Stdout))
+	if err != nil {
+		t.Fatalf("stdout %q (stderr %q): %v", out.Stdout, out.Stderr, err)
+	}
+	waitProcessGone(t, pid)
 }
