@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -208,7 +210,7 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 			return nil, fmt.Errorf("the MCP server command of block %q %s; install the server on this machine or fix its command", e.block, e.scrub.text(err.Error()))
 		}
 		cmd := exec.Command(path, args...)
-		for _, k := range mcpSortedKeys(vars) {
+		for _, k := range slices.Sorted(maps.Keys(vars)) {
 			cmd.Env = append(cmd.Env, k+"="+vars[k])
 		}
 		// Its own process group, killed whole on Close, so that a wrapper
@@ -374,7 +376,7 @@ func (e *mcpExecutor) list(ctx context.Context) (map[string]string, error) {
 // check withdraws every registered tool whose served tool is gone or
 // whose digest differs from the locked one.
 func (e *mcpExecutor) check(served map[string]string) {
-	for _, name := range mcpSortedKeys(e.tools) {
+	for _, name := range slices.Sorted(maps.Keys(e.tools)) {
 		m := e.tools[name].MCP
 		digest, ok := served[m.Served]
 		switch {
@@ -445,7 +447,7 @@ func (e *mcpExecutor) watch() {
 		}
 		if err != nil {
 			reason := fmt.Sprintf("the MCP server of block %q announced a change to its tools but could not list them (%s), so they cannot be checked against the lock; restart agentform serve once the server works", e.block, errText)
-			for _, name := range mcpSortedKeys(e.tools) {
+			for _, name := range slices.Sorted(maps.Keys(e.tools)) {
 				e.withdraw(name, reason)
 			}
 			e.markVerified(target)
@@ -678,16 +680,6 @@ func mcpLookCommand(name, pathEnv string) (string, error) {
 	return "", errors.New("was not found on PATH")
 }
 
-// mcpSortedKeys returns a map's keys in ascending order.
-func mcpSortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // remoteScrubber replaces the runtime values used to reach a remote
 // (server command and arguments, URLs, tokens, header and environment
 // values) in text shown to clients or the operator.
@@ -822,7 +814,7 @@ type mcpRoundTripper struct {
 // RoundTrip implements http.RoundTripper.
 func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	for _, k := range mcpSortedKeys(rt.headers) {
+	for _, k := range slices.Sorted(maps.Keys(rt.headers)) {
 		r.Header.Set(k, rt.headers[k])
 	}
 	if rt.token != "" {
