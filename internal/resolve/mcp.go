@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -26,6 +25,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/mcpwire"
 	"github.com/agentform/agentform/lockfile"
 )
 
@@ -304,7 +304,7 @@ type mcpSession struct {
 	args    []string
 	env     []string
 	cmd     *exec.Cmd
-	stderr  *mcpTail
+	stderr  *mcpwire.Tail
 
 	// http
 	endpoint string
@@ -440,7 +440,7 @@ func (s *mcpSession) check() *hcl.Diagnostic {
 				pathEnv = v
 			}
 		}
-		path, err := mcpLookCommand(s.command, s.req.Dir, pathEnv)
+		path, err := mcpwire.LookCommand(s.command, s.req.Dir, pathEnv)
 		if err != nil {
 			return &hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -485,26 +485,26 @@ func (s *mcpSession) describeURL() string {
 
 // run connects, lists every tool and closes the session.
 func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error) {
-	capture := &mcpListCapture{pending: map[jsonrpc.ID]string{}}
+	capture := mcpwire.NewCapture()
 	var inner mcp.Transport
 	switch s.transport {
 	case manifest.TransportStdio:
 		cmd := exec.CommandContext(ctx, s.command, s.args...)
 		cmd.Dir = s.req.Dir
 		cmd.Env = s.env
-		s.stderr = &mcpTail{max: 4096}
+		s.stderr = &mcpwire.Tail{Max: 4096}
 		cmd.Stderr = s.stderr
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		// On timeout or cancellation kill the whole process group, so
 		// that a wrapper (npx, a shell script) takes its children along.
-		cmd.Cancel = func() error { return mcpKillGroup(cmd) }
+		cmd.Cancel = func() error { return mcpwire.KillGroup(cmd) }
 		cmd.WaitDelay = time.Second
 		s.cmd = cmd
 		inner = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
 		defer func() {
 			// Whatever happened, leave no process of the group behind.
 			if cmd.Process != nil {
-				_ = mcpKillGroup(cmd)
+				_ = mcpwire.KillGroup(cmd)
 			}
 		}()
 	case manifest.TransportHTTP:
@@ -518,7 +518,7 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentform", Version: mcpClientVersion}, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{},
 	})
-	cs, err := client.Connect(ctx, &mcpCaptureTransport{inner: inner, capture: capture}, nil)
+	cs, err := client.Connect(ctx, &mcpwire.Transport{Inner: inner, Capture: capture}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -542,7 +542,7 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 	case <-closed:
 	case <-ctx.Done():
 		if s.cmd != nil && s.cmd.Process != nil {
-			_ = mcpKillGroup(s.cmd)
+			_ = mcpwire.KillGroup(s.cmd)
 		}
 		select {
 		case <-closed:
@@ -564,7 +564,7 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 // list follows tools/list pagination, reading each page's raw JSON from
 // the capture so that the definitions are exactly what the server sent
 // (numbers as written, unknown annotation fields kept).
-func (s *mcpSession) list(ctx context.Context, cs *mcp.ClientSession, capture *mcpListCapture) (map[string]*mcpServedTool, error) {
+func (s *mcpSession) list(ctx context.Context, cs *mcp.ClientSession, capture *mcpwire.Capture) (map[string]*mcpServedTool, error) {
 	served := map[string]*mcpServedTool{}
 	seen := map[string]bool{}
 	cursor := ""
@@ -572,11 +572,11 @@ func (s *mcpSession) list(ctx context.Context, cs *mcp.ClientSession, capture *m
 		if page >= mcpMaxPages {
 			return nil, fmt.Errorf("tools/list returned more than %d pages", mcpMaxPages)
 		}
-		capture.reset()
+		capture.Reset()
 		if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}); err != nil {
 			return nil, err
 		}
-		raw := capture.take()
+		raw := capture.Take()
 		if raw == nil {
 			return nil, errors.New("tools/list answer was not seen on the connection")
 		}
@@ -740,166 +740,6 @@ func (s *mcpSession) stderrNote() string {
 	return "\n\nIts standard error ended with:\n  " + strings.Join(lines, "\n  ")
 }
 
-// mcpKillGroup kills a command's whole process group.
-func mcpKillGroup(cmd *exec.Cmd) error {
-	if cmd.Process == nil {
-		return nil
-	}
-	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	if errors.Is(err, syscall.ESRCH) {
-		return os.ErrProcessDone
-	}
-	return err
-}
-
-// mcpLookCommand finds a command like exec.LookPath, but with the server's
-// PATH and relative to the workspace directory. Relative PATH entries are
-// ignored, as exec.LookPath does.
-func mcpLookCommand(name, dir, pathEnv string) (string, error) {
-	if name == "" {
-		return "", errors.New("is empty")
-	}
-	isExec := func(p string) error {
-		info, err := os.Stat(p)
-		if err != nil {
-			return err
-		}
-		if info.IsDir() {
-			return errors.New("is a directory")
-		}
-		if info.Mode()&0o111 == 0 {
-			return errors.New("is not executable")
-		}
-		return nil
-	}
-	if strings.Contains(name, "/") {
-		p := name
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
-		if err := isExec(p); err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return "", errors.New("does not exist (relative paths are taken from the workspace directory)")
-			}
-			return "", err
-		}
-		return p, nil
-	}
-	for _, d := range filepath.SplitList(pathEnv) {
-		if d == "" || !filepath.IsAbs(d) {
-			continue
-		}
-		p := filepath.Join(d, name)
-		if isExec(p) == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("was not found on PATH")
-}
-
-// mcpListCapture records the raw results of tools/list answers (and the
-// negotiated protocol version) as they cross the connection.
-type mcpListCapture struct {
-	mu      sync.Mutex
-	pending map[jsonrpc.ID]string
-	last    json.RawMessage
-	version string
-}
-
-func (c *mcpListCapture) reset() {
-	c.mu.Lock()
-	c.last = nil
-	c.mu.Unlock()
-}
-
-func (c *mcpListCapture) take() json.RawMessage {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r := c.last
-	c.last = nil
-	return r
-}
-
-func (c *mcpListCapture) protocolVersion() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.version
-}
-
-func (c *mcpListCapture) sent(msg jsonrpc.Message) {
-	r, ok := msg.(*jsonrpc.Request)
-	if !ok || !r.ID.IsValid() || (r.Method != "tools/list" && r.Method != "initialize") {
-		return
-	}
-	c.mu.Lock()
-	c.pending[r.ID] = r.Method
-	c.mu.Unlock()
-}
-
-func (c *mcpListCapture) received(msg jsonrpc.Message) {
-	r, ok := msg.(*jsonrpc.Response)
-	if !ok {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	method, ok := c.pending[r.ID]
-	if !ok {
-		return
-	}
-	delete(c.pending, r.ID)
-	if r.Error != nil {
-		return
-	}
-	switch method {
-	case "tools/list":
-		c.last = append(json.RawMessage(nil), r.Result...)
-	case "initialize":
-		var ir struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		}
-		if json.Unmarshal(r.Result, &ir) == nil {
-			c.version = ir.ProtocolVersion
-		}
-	}
-}
-
-// mcpCaptureTransport wraps a transport so that mcpListCapture sees every
-// message.
-type mcpCaptureTransport struct {
-	inner   mcp.Transport
-	capture *mcpListCapture
-}
-
-// Connect implements mcp.Transport.
-func (t *mcpCaptureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &mcpCaptureConn{Connection: c, capture: t.capture}, nil
-}
-
-type mcpCaptureConn struct {
-	mcp.Connection
-	capture *mcpListCapture
-}
-
-// Read implements mcp.Connection.
-func (c *mcpCaptureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if err == nil {
-		c.capture.received(msg)
-	}
-	return msg, err
-}
-
-// Write implements mcp.Connection.
-func (c *mcpCaptureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	c.capture.sent(msg)
-	return c.Connection.Write(ctx, msg)
-}
-
 // mcpRoundTripper adds the block's headers and bearer token to every
 // request, and notes dial errors and error statuses for diagnostics.
 type mcpRoundTripper struct {
@@ -907,7 +747,7 @@ type mcpRoundTripper struct {
 	base    http.RoundTripper
 	headers map[string]string
 	token   string
-	capture *mcpListCapture
+	capture *mcpwire.Capture
 
 	mu      sync.Mutex
 	dialErr error
@@ -926,7 +766,7 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	// The wrapped connection hides the session state from the SDK's
 	// streamable transport, so send the negotiated version ourselves.
 	if r.Header.Get("Mcp-Protocol-Version") == "" {
-		if v := rt.capture.protocolVersion(); v != "" {
+		if v := rt.capture.ProtocolVersion(); v != "" {
 			r.Header.Set("Mcp-Protocol-Version", v)
 		}
 	}
@@ -983,33 +823,6 @@ func (rt *mcpRoundTripper) status() int {
 	defer rt.mu.Unlock()
 	return rt.code
 }
-
-// mcpTail keeps the last max bytes written to it.
-type mcpTail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-// Write implements io.Writer.
-func (b *mcpTail) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if len(b.buf) > b.max {
-		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.max:]...)
-	}
-	return len(p), nil
-}
-
-// String returns what the buffer holds.
-func (b *mcpTail) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
-}
-
-var _ io.Writer = (*mcpTail)(nil)
 
 // mcpDecodeJSON decodes one JSON value keeping numbers as json.Number.
 func mcpDecodeJSON(data []byte) (any, error) {

@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -24,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentform/agentform/internal/artifact"
+	"github.com/agentform/agentform/internal/mcpwire"
 	"github.com/agentform/agentform/internal/resolve"
 )
 
@@ -38,8 +37,6 @@ const (
 	mcpCloseTimeout = 5 * time.Second
 	// mcpMaxPages bounds tools/list pagination.
 	mcpMaxPages = 1000
-	// mcpMaxCapture bounds one JSON-RPC message the HTTP capture buffers.
-	mcpMaxCapture = 32 << 20
 	// mcpClientVersion is the version agentform reports upstream.
 	mcpClientVersion = "0.1.0"
 )
@@ -57,11 +54,11 @@ type mcpExecutor struct {
 	tools   map[string]*artifact.Tool
 	scrub   *remoteScrubber
 	session *mcp.ClientSession
-	capture *mcpCapture
+	capture *mcpwire.Capture
 	// cmd is the stdio server's process (nil over HTTP), stderr the end
 	// of its standard error.
 	cmd    *exec.Cmd
-	stderr *mcpTail
+	stderr *mcpwire.Tail
 
 	// listMu serializes listings: the capture holds one answer at a time.
 	listMu sync.Mutex
@@ -93,7 +90,7 @@ func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifac
 		block:      block,
 		tools:      map[string]*artifact.Tool{},
 		scrub:      &remoteScrubber{},
-		capture:    &mcpCapture{pending: map[jsonrpc.ID]bool{}},
+		capture:    mcpwire.NewCapture(),
 		withdrawn:  map[string]string{},
 		recheck:    make(chan struct{}, 1),
 		verifiedCh: make(chan struct{}),
@@ -205,7 +202,7 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 		for k, v := range env {
 			vars[k] = v
 		}
-		path, err := mcpLookCommand(command, vars["PATH"])
+		path, err := mcpwire.LookCommand(command, "", vars["PATH"])
 		if err != nil {
 			return nil, fmt.Errorf("the MCP server command of block %q %s; install the server on this machine or fix its command", e.block, e.scrub.text(err.Error()))
 		}
@@ -216,12 +213,12 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 		// Its own process group, killed whole on Close, so that a wrapper
 		// (npx, a shell script) takes its children along.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		e.stderr = &mcpTail{max: 4096}
+		e.stderr = &mcpwire.Tail{Max: 4096}
 		cmd.Stderr = e.stderr
 		cmd.WaitDelay = time.Second
 		e.cmd = cmd
 		inner := &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
-		return &mcpCaptureTransport{inner: inner, capture: e.capture}, nil
+		return &mcpwire.Transport{Inner: inner, Capture: e.capture}, nil
 	case "http":
 		if conf.URL == nil {
 			return nil, fmt.Errorf("block %q has no MCP server url in agent.json; rebuild the artifact with agentform apply", e.block)
@@ -337,11 +334,11 @@ func (e *mcpExecutor) list(ctx context.Context) (map[string]string, error) {
 		if page >= mcpMaxPages {
 			return nil, fmt.Errorf("tools/list returned more than %d pages", mcpMaxPages)
 		}
-		e.capture.reset()
+		e.capture.Reset()
 		if _, err := e.session.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}); err != nil {
 			return nil, err
 		}
-		raw := e.capture.take()
+		raw := e.capture.Take()
 		if raw == nil {
 			return nil, errors.New("the tools/list answer was not seen on the connection")
 		}
@@ -583,36 +580,9 @@ func (e *mcpExecutor) stderrNote() string {
 	return "; its standard error ended with:\n  " + strings.Join(lines, "\n  ")
 }
 
-// mcpTail keeps the last max bytes written to it.
-type mcpTail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-// Write implements io.Writer.
-func (b *mcpTail) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if len(b.buf) > b.max {
-		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.max:]...)
-	}
-	return len(p), nil
-}
-
-// String returns what the buffer holds.
-func (b *mcpTail) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
-}
-
 // kill kills the stdio server's whole process group.
 func (e *mcpExecutor) kill() {
-	if e.cmd != nil && e.cmd.Process != nil {
-		_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
-	}
+	_ = mcpwire.KillGroup(e.cmd)
 }
 
 // mcpErrText describes an error of the upstream session, saying so when
@@ -638,46 +608,6 @@ func mcpShortDigest(d string) string {
 		return "(none)"
 	}
 	return d
-}
-
-// mcpLookCommand finds a command like exec.LookPath, but on the PATH the
-// server gets. A name with a slash is used as it is.
-func mcpLookCommand(name, pathEnv string) (string, error) {
-	if name == "" {
-		return "", errors.New("is empty")
-	}
-	isExec := func(p string) error {
-		info, err := os.Stat(p)
-		if err != nil {
-			return err
-		}
-		if info.IsDir() {
-			return errors.New("is a directory")
-		}
-		if info.Mode()&0o111 == 0 {
-			return errors.New("is not executable")
-		}
-		return nil
-	}
-	if strings.Contains(name, "/") {
-		if err := isExec(name); err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return "", errors.New("does not exist")
-			}
-			return "", err
-		}
-		return name, nil
-	}
-	for _, d := range filepath.SplitList(pathEnv) {
-		if d == "" || !filepath.IsAbs(d) {
-			continue
-		}
-		p := filepath.Join(d, name)
-		if isExec(p) == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("was not found on PATH")
 }
 
 // remoteScrubber replaces the runtime values used to reach a remote
@@ -714,93 +644,6 @@ func (s *remoteScrubber) text(t string) string {
 	return t
 }
 
-// mcpCapture records the raw result of tools/list answers as they cross
-// the connection, so that digests are computed from exactly what the
-// server sent (numbers as written, unknown fields kept), like the lock's.
-type mcpCapture struct {
-	mu      sync.Mutex
-	pending map[jsonrpc.ID]bool
-	last    json.RawMessage
-}
-
-func (c *mcpCapture) reset() {
-	c.mu.Lock()
-	c.last = nil
-	c.mu.Unlock()
-}
-
-func (c *mcpCapture) take() json.RawMessage {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r := c.last
-	c.last = nil
-	return r
-}
-
-// sent notes the id of an outgoing tools/list request.
-func (c *mcpCapture) sent(msg jsonrpc.Message) {
-	if r, ok := msg.(*jsonrpc.Request); ok && r.ID.IsValid() && r.Method == "tools/list" {
-		c.mu.Lock()
-		c.pending[r.ID] = true
-		c.mu.Unlock()
-	}
-}
-
-// received keeps the result of an answer to a noted request.
-func (c *mcpCapture) received(msg jsonrpc.Message) {
-	r, ok := msg.(*jsonrpc.Response)
-	if !ok {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.pending[r.ID] {
-		return
-	}
-	delete(c.pending, r.ID)
-	if r.Error == nil {
-		c.last = append(json.RawMessage(nil), r.Result...)
-	}
-}
-
-// mcpCaptureTransport wraps a stdio transport so that the capture sees
-// every message. (Over HTTP the capture sits in the round tripper instead:
-// wrapping the streamable connection would hide the session state the SDK
-// passes to it.)
-type mcpCaptureTransport struct {
-	inner   mcp.Transport
-	capture *mcpCapture
-}
-
-// Connect implements mcp.Transport.
-func (t *mcpCaptureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &mcpCaptureConn{Connection: c, capture: t.capture}, nil
-}
-
-type mcpCaptureConn struct {
-	mcp.Connection
-	capture *mcpCapture
-}
-
-// Read implements mcp.Connection.
-func (c *mcpCaptureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if err == nil {
-		c.capture.received(msg)
-	}
-	return msg, err
-}
-
-// Write implements mcp.Connection.
-func (c *mcpCaptureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	c.capture.sent(msg)
-	return c.Connection.Write(ctx, msg)
-}
-
 // mcpRoundTripper adds the block's headers and bearer token to every
 // request to an HTTP server, and shows the capture the JSON-RPC messages
 // of requests and of JSON and event-stream responses.
@@ -808,7 +651,7 @@ type mcpRoundTripper struct {
 	base    http.RoundTripper
 	headers map[string]string
 	token   string
-	capture *mcpCapture
+	capture *mcpwire.Capture
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -820,112 +663,13 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	if rt.token != "" {
 		r.Header.Set("Authorization", "Bearer "+rt.token)
 	}
-	if r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody {
-		body, err := io.ReadAll(r.Body)
-		_ = r.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		r.ContentLength = int64(len(body))
-		if msg, err := jsonrpc.DecodeMessage(body); err == nil {
-			rt.capture.sent(msg)
-		}
+	if err := mcpwire.TapRequest(rt.capture, r); err != nil {
+		return nil, err
 	}
 	resp, err := rt.base.RoundTrip(r)
 	if err != nil {
 		return nil, err
 	}
-	ct := resp.Header.Get("Content-Type")
-	switch {
-	case strings.HasPrefix(ct, "text/event-stream"):
-		resp.Body = &mcpSSETee{ReadCloser: resp.Body, capture: rt.capture}
-	case strings.HasPrefix(ct, "application/json"):
-		resp.Body = &mcpJSONTee{ReadCloser: resp.Body, capture: rt.capture}
-	}
+	mcpwire.TapResponse(rt.capture, resp)
 	return resp, nil
-}
-
-// mcpJSONTee passes a JSON response body through, and shows its message
-// to the capture when it has been read to the end (before the reader
-// sees the end, so before the SDK acts on it).
-type mcpJSONTee struct {
-	io.ReadCloser
-	capture *mcpCapture
-	buf     bytes.Buffer
-	over    bool
-}
-
-// Read implements io.Reader.
-func (t *mcpJSONTee) Read(p []byte) (int, error) {
-	n, err := t.ReadCloser.Read(p)
-	if !t.over {
-		if t.buf.Len()+n > mcpMaxCapture {
-			t.over = true
-			t.buf.Reset()
-		} else {
-			t.buf.Write(p[:n])
-		}
-	}
-	if err == io.EOF && !t.over && t.buf.Len() > 0 {
-		if msg, derr := jsonrpc.DecodeMessage(t.buf.Bytes()); derr == nil {
-			t.capture.received(msg)
-		}
-		t.buf.Reset()
-	}
-	return n, err
-}
-
-// mcpSSETee passes an event-stream response body through, and shows the
-// capture the message in each event's data as soon as the event is
-// complete.
-type mcpSSETee struct {
-	io.ReadCloser
-	capture *mcpCapture
-	line    []byte
-	data    bytes.Buffer
-	over    bool
-}
-
-// Read implements io.Reader.
-func (t *mcpSSETee) Read(p []byte) (int, error) {
-	n, err := t.ReadCloser.Read(p)
-	for _, b := range p[:n] {
-		if b != '\n' {
-			if len(t.line) < mcpMaxCapture {
-				t.line = append(t.line, b)
-			} else {
-				t.over = true
-			}
-			continue
-		}
-		t.processLine(bytes.TrimSuffix(t.line, []byte("\r")))
-		t.line = t.line[:0]
-	}
-	return n, err
-}
-
-func (t *mcpSSETee) processLine(line []byte) {
-	if len(line) == 0 {
-		if t.data.Len() > 0 && !t.over {
-			if msg, err := jsonrpc.DecodeMessage(t.data.Bytes()); err == nil {
-				t.capture.received(msg)
-			}
-		}
-		t.data.Reset()
-		t.over = false
-		return
-	}
-	if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-		v = bytes.TrimPrefix(v, []byte(" "))
-		if t.data.Len() > 0 {
-			t.data.WriteByte('\n')
-		}
-		if t.data.Len()+len(v) > mcpMaxCapture {
-			t.over = true
-			return
-		}
-		t.data.Write(v)
-	}
 }

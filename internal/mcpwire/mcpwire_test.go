@@ -1,0 +1,63 @@
+package mcpwire
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+func TestCapture(t *testing.T) {
+	c := NewCapture()
+	id, _ := jsonrpc.MakeID(float64(7))
+	other, _ := jsonrpc.MakeID(float64(8))
+	c.Sent(&jsonrpc.Request{ID: id, Method: "tools/list"})
+	c.Received(&jsonrpc.Response{ID: other, Result: json.RawMessage(`{"tools":[]}`)})
+	if got := c.Take(); got != nil {
+		t.Errorf("an answer to an unnoted request was kept: %s", got)
+	}
+	raw := `{"tools":[{"name":"x","inputSchema":{"type":"object","properties":{"n":{"maximum":100.0}}}}]}`
+	c.Received(&jsonrpc.Response{ID: id, Result: json.RawMessage(raw)})
+	if got := string(c.Take()); got != raw {
+		t.Errorf("Take: %s, want the bytes as sent", got)
+	}
+	if c.Take() != nil {
+		t.Error("Take twice returned the result again")
+	}
+	init, _ := jsonrpc.MakeID("init")
+	c.Sent(&jsonrpc.Request{ID: init, Method: "initialize"})
+	c.Received(&jsonrpc.Response{ID: init, Result: json.RawMessage(`{"protocolVersion":"2025-06-18"}`)})
+	if v := c.ProtocolVersion(); v != "2025-06-18" {
+		t.Errorf("ProtocolVersion: %q", v)
+	}
+}
+
+func TestTail(t *testing.T) {
+	b := &Tail{Max: 5}
+	b.Write([]byte("abc"))
+	b.Write([]byte("defg"))
+	if got := b.String(); got != "cdefg" {
+		t.Errorf("Tail: %q, want the last 5 bytes", got)
+	}
+}
+
+func TestLookCommand(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "srv")
+	os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, "plain"), []byte("x"), 0o644)
+	if p, err := LookCommand("srv", "", "relative:"+dir); err != nil || p != exe {
+		t.Errorf("on PATH: %q %v", p, err)
+	}
+	if p, err := LookCommand("./srv", dir, ""); err != nil || p != exe {
+		t.Errorf("relative to dir: %q %v", p, err)
+	}
+	for name, want := range map[string]string{"plain": "not found", dir + "/plain": "not executable", "": "is empty", "./nope": "does not exist"} {
+		if _, err := LookCommand(name, "", dir); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", name, err, want)
+		}
+	}
+}
