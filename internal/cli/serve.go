@@ -45,7 +45,8 @@ Options:
 
   -listen=ADDR                 Serve streamable HTTP on ADDR instead of
                                stdio, e.g. 127.0.0.1:8765. A port alone
-                               (":8765") listens on loopback only.
+                               ("8765" or ":8765") listens on loopback only;
+                               another address is allowed, with a warning.
   -capability-override=SPEC    extend:a,b, replace:a,b or inherit. Honoured
                                only for agents with capability_policy =
                                "extensible"; ignored with a warning otherwise.
@@ -75,6 +76,10 @@ func (c *ServeCommand) Run(args []string) int {
 		return ExitError
 	}
 	addr := *listen
+	if addr != "" && !strings.Contains(addr, ":") {
+		// A port alone.
+		addr = ":" + addr
+	}
 	if strings.HasPrefix(addr, ":") {
 		addr = "127.0.0.1" + addr
 	}

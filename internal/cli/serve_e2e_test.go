@@ -307,7 +307,9 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func TestServeHTTP(t *testing.T) {
 	dir := serveWorkspace(t)
-	cmd := e2eCommand(t, dir, e2eOpts{}, "serve", "-listen=127.0.0.1:0", "dist/builder.agent.tgz")
+	// A bare port (0: any free one) listens on loopback: the address
+	// printed must be 127.0.0.1.
+	cmd := e2eCommand(t, dir, e2eOpts{}, "serve", "-listen=0", "dist/builder.agent.tgz")
 	stderr := &e2eBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
