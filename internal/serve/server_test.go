@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -86,6 +88,12 @@ tool "failing" {
   }
 }
 
+tool "chatty" {
+  kind         = "javascript"
+  source       = "./tools/chatty"
+  capabilities = ["read::q"]
+}
+
 tool "coded" {
   kind         = "javascript"
   source       = "./tools/coded"
@@ -102,6 +110,7 @@ tool "writer" {
 		tool("untyped", `{properties: {n: {type: "number"}}}`, `return { output: "n=" + args.n };`),
 		tool("leaky", `{type: "object", properties: {}}`, `throw new Error("cannot reach https://api.example/" + config.token + "/hook");`),
 		tool("failing", `{type: "object", properties: {}}`, `return { status: "error", output: { message: "rejected key " + config.token } };`),
+		tool("chatty", `{type: "object", properties: {}}`, `console.log("hello from chatty"); return { output: "ok" };`),
 		tool("coded", `{type: "object", properties: {code: {type: "string", pattern: "^[0-9]+$"}}, required: ["code"]}`, `return { output: args.code };`),
 		tool("writer", `{type: "object", properties: {}}`, `return { output: "wrote" };`),
 	} {
@@ -209,6 +218,46 @@ func TestServerNeedsOnlyWhatItServes(t *testing.T) {
 	}
 	if r, _ := s.Call(context.Background(), Request{Tool: "leaky", Args: []byte(`{}`), Held: s.Held()}); r.Status != StatusBlocked || !strings.Contains(r.Error, "read::y") {
 		t.Errorf("leaky: %+v, want blocked for read::y", r)
+	}
+}
+
+// TestServerForwardsEvents: a tool's activity events reach an MCP client
+// that set a logging level, as notifications/message, and are not stored.
+func TestServerForwardsEvents(t *testing.T) {
+	dir := serverWorkspace(t)
+	s := openTestServer(t, dir, "open", "")
+	got := make(chan *mcp.LoggingMessageParams, 8)
+	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { got <- r.Params },
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	go s.MCPServer(s.Held(), "stdio", "events").Run(ctx, st)
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	// The client asks for log messages: with protocol 2026-07-28 by a log
+	// level in the request's _meta (older protocols: logging/setLevel).
+	params := &mcp.CallToolParams{Name: "chatty", Arguments: map[string]any{}}
+	params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
+	res, err := cs.CallTool(ctx, params)
+	if err != nil || res.IsError {
+		t.Fatalf("chatty: %v %+v", err, res)
+	}
+	select {
+	case p := <-got:
+		b, _ := json.Marshal(p.Data)
+		if p.Logger != "agentform/console" || !strings.Contains(string(b), "hello from chatty") {
+			t.Errorf("notification: logger %q data %s, want agentform/console with the message", p.Logger, b)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/message for the tool's console output")
+	}
+	db, _ := os.ReadFile(filepath.Join(dir, ".agentform", "runtime.db"))
+	if strings.Contains(string(db), "hello from chatty") {
+		t.Error("an activity event was stored in runtime.db")
 	}
 }
 
