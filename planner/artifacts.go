@@ -186,6 +186,9 @@ func (p *Plan) fillTool(at *artifact.Tool, t *manifest.Tool, rt RegisteredTool) 
 	if resolvedTool != nil && len(resolvedTool.InputSchema) > 0 {
 		at.Parameters = artifact.JSON(resolvedTool.InputSchema)
 	}
+	if resolvedTool != nil && resolvedTool.Entry != nil {
+		at.Entry = &artifact.Entry{File: resolvedTool.Entry.File, Attr: resolvedTool.Entry.Attr}
+	}
 	switch t.Kind {
 	case manifest.KindJavaScript:
 		if res != nil && res.Outputs["bundle.js"] != nil {

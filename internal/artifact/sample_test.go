@@ -138,7 +138,7 @@ func newSample(t testing.TB) *sample {
 			{Name: "weather", Block: "tool.weather", Kind: KindPython, Description: "Get the weather in a city.",
 				Parameters: JSON(`{"type":"object","required":["city"],"properties":{"city":{"type":"string"}}}`),
 				Requires:   []string{"weather::get"}, Enabled: Bool{Runtime: refDefault("WEATHER_ENABLED", "true")},
-				File: "tools/weather/src/", Export: "weather"},
+				File: "tools/weather/src/", Export: "weather", Entry: &Entry{File: "weather/__init__.py", Attr: "weather"}},
 			{Name: "adder", Block: "tool.adder", Kind: KindJavaScript, Description: "Add two numbers.",
 				Parameters: JSON(`{"properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"],"type":"object"}`),
 				Requires:   []string{"math::add"}, Enabled: Bool{Value: true}, File: "tools/adder/bundle.js",

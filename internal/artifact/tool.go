@@ -41,6 +41,10 @@ type Tool struct {
 	// tool (python, found by the rules resolve reads its schema with); the
 	// block's export argument, its name by default. Empty for other kinds.
 	Export string `json:"export,omitempty"`
+	// Entry is where a python tool is in its package, as plan found it
+	// when it read the tool's schema: serve imports exactly that. Absent
+	// for other kinds, and when the package could not be read.
+	Entry *Entry `json:"entry,omitempty"`
 	// Config is the block's config value (for mcp over stdio, the server's
 	// environment), with runtime references as reference objects; null
 	// when unset.
@@ -200,4 +204,14 @@ type Cell struct {
 	// Missing lists the required tags no held tag satisfies; empty for
 	// allow.
 	Missing []string `json:"missing"`
+}
+
+// Entry locates a python tool in its package.
+type Entry struct {
+	// File is the module's file, relative to the package directory
+	// (tools/<block>/src/), slash-separated.
+	File string `json:"file"`
+	// Attr is the module-level class or function in File that is the
+	// tool.
+	Attr string `json:"attr"`
 }

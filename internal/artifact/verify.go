@@ -181,6 +181,11 @@ func (v *verifier) checkTool(t *Tool, blocks map[string]*Block) {
 			v.checkDigest(t.File, l.Bundle, fmt.Sprintf("the lock entry of tool block %q records bundle", name))
 		}
 	case KindPython:
+		if e := t.Entry; e != nil && strings.HasSuffix(t.File, "/") {
+			if _, ok := v.files[t.File+e.File]; !ok {
+				v.add(t.File+e.File, "missing from the archive, but tool %q's entry names it", t.Name)
+			}
+		}
 		if l.Source != "" && strings.HasSuffix(t.File, "/") {
 			v.checkDirHash(t.File, l.Source, fmt.Sprintf("the lock entry of tool block %q records source", name))
 		}

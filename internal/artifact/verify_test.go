@@ -151,6 +151,17 @@ func TestVerify(t *testing.T) {
 			want: []Problem{{AgentName, `tool "github__create_issue": digest is sha256:00, but the lock entry of tool block "github" records MCPDIGEST for served tool "create_issue"`}},
 		},
 		{
+			name: "python entry names a file the package lacks",
+			change: func(s *sample) {
+				for i := range s.agent.Tools {
+					if s.agent.Tools[i].Kind == KindPython {
+						s.agent.Tools[i].Entry = &Entry{File: "forecast/missing.py", Attr: "Weather"}
+					}
+				}
+			},
+			want: []Problem{{"tools/weather/src/forecast/missing.py", `missing from the archive, but tool "weather"'s entry names it`}},
+		},
+		{
 			name: "tool file missing",
 			change: func(s *sample) {
 				s.files = slices.DeleteFunc(s.files, func(f File) bool { return f.Path == "tools/adder/bundle.js" })

@@ -48,6 +48,10 @@ type pythonCacheEntry struct {
 	Description string   `json:"description"`
 	InputSchema string   `json:"input_schema,omitempty"`
 	Warnings    []string `json:"warnings,omitempty"`
+	// File and Attr say where the tool is: the package file and the
+	// module-level class or function in it.
+	File string `json:"file,omitempty"`
+	Attr string `json:"attr,omitempty"`
 }
 
 // ResolvePython resolves a python tool block: it checks the package's
@@ -135,8 +139,12 @@ func ResolvePython(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics
 	if entry.InputSchema != "" {
 		schema = json.RawMessage(entry.InputSchema)
 	}
+	var at *Entry
+	if entry.File != "" && entry.Attr != "" {
+		at = &Entry{File: entry.File, Attr: entry.Attr}
+	}
 	return &Resolved{
-		Tools: []Tool{{Name: t.Name, Description: description, InputSchema: schema}},
+		Tools: []Tool{{Name: t.Name, Description: description, InputSchema: schema, Entry: at}},
 		Pin: &lockfile.Tool{
 			Kind:        manifest.KindPython,
 			Source:      sourceHash,
@@ -217,6 +225,7 @@ type pythonReaderAnswer struct {
 	Kind        string          `json:"kind"`
 	File        string          `json:"file"`
 	Line        int             `json:"line"`
+	Attr        string          `json:"attr"`
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Schema      json.RawMessage `json:"schema"`
@@ -292,7 +301,7 @@ func runPythonReader(ctx context.Context, req Request, dir string, pyFiles []str
 	if err := validateToolSchema(compact.Bytes()); err != nil {
 		return fail("Invalid tool schema", "The input schema of %s (%s:%d) is not a valid JSON Schema for tool arguments: %s. Fix it in the Python source, then plan again.", export, ans.File, ans.Line, err)
 	}
-	return pythonCacheEntry{Description: ans.Description, InputSchema: compact.String(), Warnings: ans.Warnings}, true, nil
+	return pythonCacheEntry{Description: ans.Description, InputSchema: compact.String(), Warnings: ans.Warnings, File: ans.File, Attr: ans.Attr}, true, nil
 }
 
 // isPythonToolFile reports whether a package file is searched for the tool:

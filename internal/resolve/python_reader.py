@@ -12,7 +12,7 @@ code is never imported or executed, so reading a tool is safe and needs none
 of its dependencies. The answer is one JSON object on stdout:
 
     {"found": true, "kind": "class" | "function", "file": "...", "line": 12,
-     "name": "...", "description": "...", "schema": {...}, "warnings": [...]}
+     "attr": "...", "name": "...", "description": "...", "schema": {...}, "warnings": [...]}
     {"found": false, "error": "...", "problem": "not_found" | "ambiguous" |
      "unreadable" | "python", "warnings": [...]}
 
@@ -766,7 +766,7 @@ def main():
         else:
             name, description, schema = reader.read_function(module, node)
         out.update({"found": True, "kind": kind, "file": module.rel, "line": node.lineno,
-                    "name": name, "description": description, "schema": schema})
+                    "attr": node.name, "name": name, "description": description, "schema": schema})
     except Fail as e:
         out["error"] = str(e)
         out["problem"] = e.problem

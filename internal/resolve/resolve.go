@@ -75,6 +75,9 @@ type Tool struct {
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
 	Annotations  json.RawMessage
+	// Entry is where a python tool is defined in its package; nil for
+	// other kinds, or when the package could not be read.
+	Entry *Entry
 	// Requires lists tags required on top of the block's capabilities
 	// (mcp tool_capabilities).
 	Requires []string
@@ -82,3 +85,10 @@ type Tool struct {
 
 // Resolver resolves one tool block of a kind.
 type Resolver func(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics)
+
+// Entry locates a tool in its package: the file (slash-separated, relative
+// to the package directory) and the module-level class or function in it.
+type Entry struct {
+	File string
+	Attr string
+}

@@ -61,12 +61,10 @@ type pythonExecutor struct {
 	tools  map[string]*pythonTool
 }
 
-// pythonTool is where a tool is in the package, as the runner located it.
+// pythonTool is how the runner imports a tool: the import root (relative
+// to the package), the module and the class or function in it.
 type pythonTool struct {
-	Root   string `json:"root"`
-	Module string `json:"module"`
-	Attr   string `json:"attr"`
-	Kind   string `json:"kind"`
+	Root, Module, Attr string
 }
 
 // newPythonExecutor is the Factory of python blocks. It fails when python3
@@ -103,15 +101,14 @@ func newPythonExecutor(ctx context.Context, h *Host, block string, tools []*arti
 		return nil, err
 	}
 	for _, t := range tools {
-		export := t.Export
-		if export == "" {
-			export = strings.TrimPrefix(t.Block, "tool.")
+		if t.Entry == nil {
+			return nil, fmt.Errorf("tool %q: the artifact does not say where the tool is in its package (python3 was missing or could not read it when the artifact was built); apply again on a host with python3", t.Name)
 		}
-		loc, err := e.locate(ctx, export)
+		root, module, err := pythonModule(e.src, t.Entry.File)
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: %w", t.Name, err)
 		}
-		e.tools[t.Name] = loc
+		e.tools[t.Name] = &pythonTool{Root: root, Module: module, Attr: t.Entry.Attr}
 	}
 	ok = true
 	return e, nil
@@ -187,27 +184,37 @@ func setTreeWritable(dir string, writable bool) error {
 	})
 }
 
-// locate asks the runner where the tool export is in the package.
-func (e *pythonExecutor) locate(ctx context.Context, export string) (*pythonTool, error) {
-	ctx, cancel := context.WithTimeout(ctx, pythonStartTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, e.python, "-I", "-c", pythonRunner, "locate", e.src, export)
-	cmd.Dir = e.dir
-	cmd.Env = pythonEnv(e.dir)
-	inOwnGroup(cmd)
-	out, err := cmd.Output()
-	_ = killGroup(cmd)
-	var ans struct {
-		pythonTool
-		Error string `json:"error"`
+// pythonModule returns how Python imports a package file: the import root
+// (relative to src) and the dotted module name. The directories above the
+// file that hold an __init__.py are packages, as plan read them.
+func pythonModule(src, file string) (root, module string, err error) {
+	if !strings.HasSuffix(file, ".py") || !filepath.IsLocal(filepath.FromSlash(file)) {
+		return "", "", fmt.Errorf("the tool's file %q is not a Python file of the package", file)
 	}
-	if jerr := json.Unmarshal(out, &ans); jerr != nil {
-		return nil, fmt.Errorf("finding %q in the package failed (%v)", export, err)
+	if _, err := os.Stat(filepath.Join(src, filepath.FromSlash(file))); err != nil {
+		return "", "", fmt.Errorf("the tool's file %s is not in the artifact's package", file)
 	}
-	if ans.Error != "" {
-		return nil, fmt.Errorf("finding the tool in the package: %s", ans.Error)
+	parts := strings.Split(file, "/")
+	dirs, stem := parts[:len(parts)-1], strings.TrimSuffix(parts[len(parts)-1], ".py")
+	i := len(dirs)
+	for i > 0 {
+		if _, err := os.Stat(filepath.Join(src, filepath.Join(dirs[:i]...), "__init__.py")); err != nil {
+			break
+		}
+		i--
 	}
-	return &ans.pythonTool, nil
+	names := slices.Clone(dirs[i:])
+	if stem != "__init__" {
+		names = append(names, stem)
+	}
+	if len(names) == 0 {
+		return "", "", fmt.Errorf("%s is not in a package that can be imported", file)
+	}
+	root = path.Join(dirs[:i]...)
+	if root == "" {
+		root = "."
+	}
+	return root, strings.Join(names, "."), nil
 }
 
 // pythonEnv is the whole environment of a python subprocess: PATH, HOME

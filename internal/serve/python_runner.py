@@ -1,38 +1,23 @@
 """Run the python tool of an agentform artifact.
 
 agentform serve embeds this script and runs it with `python3 -I -c SCRIPT`
-(there is no file of it that a call could change), in one of three modes:
+(there is no file of it that a call could change), in one of two modes:
 
-    locate SRCDIR EXPORT
     call SRCDIR ROOT MODULE ATTR
     script PATH ARG...
 
-locate finds the tool in the package at SRCDIR without running any of its
-code, with the rules agentform used to read the tool's schema (its embedded
-reader): the first rule with a match wins, and two matches under one rule
-are an error.
-
- 1. a module-level class whose `name` class attribute is the string EXPORT;
- 2. a module-level class named EXPORT;
- 3. a module-level function (def or async def) named EXPORT;
- 4. a module-level tool class (one with a description/schema/parameters
-    attribute or a base named like *Tool) whose name in snake_case is EXPORT.
-
-The files searched are the package's *.py files outside tests, hidden
-directories and virtual environments. It answers with one JSON object:
-
-    {"root": "src", "module": "forecast.tool", "attr": "DailyForecast", "kind": "class"}
-    {"error": "..."}
-
-root is the directory (relative to SRCDIR) to put on sys.path: the first
-directory above the file that is not a package (has no __init__.py).
+Where the tool is was decided when the artifact was built: agent.json's
+entry names the file and the class or function that plan read the tool's
+schema from, and agentform serve turns the file into ROOT (the directory,
+relative to SRCDIR, to put on sys.path: the first one above the file that
+is not a package) and MODULE. Nothing here searches the package again.
 
 call imports MODULE with SRCDIR/ROOT on sys.path, takes ATTR and runs it
 with the request read from stdin, {"args": {...}, "state": {...},
 "config": ...}:
 
  - a function that takes one parameter annotated as a ToolInput, or named
-   ctx or input, is called with the request (an object whose args, state
+   ctx or input without an annotation, is called with the request (an object whose args, state
    and config are those of the call); any other function is called with the
    arguments as keyword arguments. Which of the two is decided from the
    function's signature alone, before the arguments are looked at, so that
@@ -65,7 +50,6 @@ stops and kills every process descended from it, and takes CODE as its
 exit code.
 """
 
-import ast
 import asyncio
 import dataclasses
 import enum
@@ -73,116 +57,11 @@ import importlib
 import inspect
 import json
 import os
-import re
 import stat
 import sys
 import time
 
-SCHEMA_ATTRS = ("schema", "parameters", "input_schema")
-SKIP_DIRS = ("tests", "test", "venv", "build", "site-packages")
 STATUSES = ("success", "partial_success", "error")
-
-
-# locate
-
-
-def tool_files(srcdir):
-    out = []
-    for dirpath, dirnames, filenames in os.walk(srcdir):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-        for name in sorted(filenames):
-            if not name.endswith(".py") or name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py":
-                continue
-            out.append(os.path.relpath(os.path.join(dirpath, name), srcdir).replace(os.sep, "/"))
-    return out
-
-
-def snake(name):
-    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
-    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s)
-    return s.lower()
-
-
-def base_name(node):
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Subscript):
-        return base_name(node.value)
-    return ""
-
-
-def class_name_attr(cls):
-    for stmt in cls.body:
-        value = None
-        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "name" for t in stmt.targets):
-            value = stmt.value
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == "name":
-            value = stmt.value
-        if value is not None:
-            try:
-                v = ast.literal_eval(value)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                return None
-            return v if isinstance(v, str) else None
-    return None
-
-
-def is_tool_class(cls):
-    for stmt in cls.body:
-        targets = []
-        if isinstance(stmt, ast.Assign):
-            targets = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            targets = [stmt.target.id]
-        if any(t == "description" or t in SCHEMA_ATTRS for t in targets):
-            return True
-    return any(base_name(b).endswith("Tool") for b in cls.bases)
-
-
-def locate(srcdir, export):
-    modules = []
-    for rel in tool_files(srcdir):
-        try:
-            with open(os.path.join(srcdir, *rel.split("/")), "rb") as f:
-                tree = ast.parse(f.read(), filename=rel)
-        except (SyntaxError, ValueError, OSError):
-            continue
-        classes, functions = {}, {}
-        for node in tree.body:
-            if isinstance(node, ast.ClassDef):
-                classes[node.name] = node
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                functions[node.name] = node
-        modules.append((rel, classes, functions))
-    rules = [
-        ("class", lambda c, f: [n for n in c.values() if class_name_attr(n) == export]),
-        ("class", lambda c, f: [c[export]] if export in c else []),
-        ("function", lambda c, f: [f[export]] if export in f else []),
-        ("class", lambda c, f: [n for n in c.values() if snake(n.name) == export and is_tool_class(n)]),
-    ]
-    for kind, match in rules:
-        hits = [(rel, node) for rel, c, f in modules for node in match(c, f)]
-        if len(hits) > 1:
-            raise LookupError("%r is defined more than once in the package (%s)" % (export, ", ".join("%s:%d" % (r, n.lineno) for r, n in hits)))
-        if hits:
-            rel, node = hits[0]
-            root, module = module_of(srcdir, rel)
-            return {"root": root, "module": module, "attr": node.name, "kind": kind}
-    raise LookupError("no class or function %r in the package's Python files" % export)
-
-
-def module_of(srcdir, rel):
-    parts = rel.split("/")
-    dirs, stem = parts[:-1], parts[-1][:-3]
-    i = len(dirs)
-    while i > 0 and os.path.isfile(os.path.join(srcdir, *(dirs[:i] + ["__init__.py"]))):
-        i -= 1
-    names = dirs[i:] + ([] if stem == "__init__" else [stem])
-    if not names:
-        raise LookupError("%s is not in a package that can be imported" % rel)
-    return "/".join(dirs[:i]) or ".", ".".join(names)
 
 
 # call
@@ -401,15 +280,10 @@ def main():
     answer_fd = os.dup(1)
     os.dup2(2, 1)
     try:
-        if len(sys.argv) == 4 and mode == "locate":
-            try:
-                answer = locate(sys.argv[2], sys.argv[3])
-            except LookupError as e:
-                answer = {"error": str(e)}
-        elif len(sys.argv) == 6 and mode == "call":
+        if len(sys.argv) == 6 and mode == "call":
             answer = call(*sys.argv[2:])
         else:
-            answer = {"error": "usage: locate SRCDIR EXPORT | call SRCDIR ROOT MODULE ATTR | script PATH ARG..."}
+            answer = {"error": "usage: call SRCDIR ROOT MODULE ATTR | script PATH ARG..."}
         data = json.dumps(answer, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
     except BaseException as e:
         data = json.dumps(failure("call", e)).encode("utf-8")

@@ -582,43 +582,73 @@ func testPythonNoAnswer(t *testing.T, a *artifact.Agent, arch *artifact.Archive)
 func testPythonToolNotFound(t *testing.T, a *artifact.Agent, arch *artifact.Archive) {
 	for i := range a.Tools {
 		if a.Tools[i].Name == "lookup" {
-			a.Tools[i].Export = "no_such_tool"
+			a.Tools[i].Entry = nil
 		}
 	}
 	_, err := pythonStart(t, a, arch, "lookup")
-	if want := "no class or function 'no_such_tool'"; err == nil || !strings.Contains(err.Error(), want) {
+	if want := "does not say where the tool is"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got:  %v\nwant: an error with %q", err, want)
 	}
 }
 
-func TestPythonRunnerLocatesLikeTheResolver(t *testing.T) {
+// TestPythonEntryFromPlan: serve imports exactly the class or function
+// plan read the schema from (agent.json's entry), for the resolver's own
+// fixtures, so the two can never disagree about which one is the tool.
+func TestPythonEntryFromPlan(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not on PATH")
 	}
-	// The resolver's own fixtures, located by the runner.
-	root := filepath.Join("..", "resolve", "testdata", "python")
-	e := &pythonExecutor{dir: t.TempDir()}
-	python, err := pythonInterpreter(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.python = python
 	for _, tc := range []struct{ pkg, export, want string }{
-		{"tdk", "current_weather", "src forecast.tool Weather class"},
-		{"tdk", "daily_forecast", "src forecast.tool DailyForecast class"},
-		{"tdk", "DailyForecast", "src forecast.tool DailyForecast class"},
-		{"functions", "search", ". text_tools search function"},
-		{"generic", "greeter", ". greeter Greeter class"},
-		{"pure", "lookup", ". notes lookup function"},
+		{"tdk", "current_weather", "src forecast.tool Weather"},
+		{"tdk", "daily_forecast", "src forecast.tool DailyForecast"},
+		{"tdk", "DailyForecast", "src forecast.tool DailyForecast"},
+		{"functions", "search", ". text_tools search"},
+		{"generic", "greeter", ". greeter Greeter"},
+		{"pure", "lookup", ". notes lookup"},
 	} {
-		src, _ := filepath.Abs(filepath.Join(root, tc.pkg))
-		e.src = src
-		loc, err := e.locate(context.Background(), tc.export)
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "tools", "pkg"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := copyTree(filepath.Join("..", "resolve", "testdata", "python", tc.pkg), filepath.Join(dir, "tools", "pkg")); err != nil {
+			t.Fatal(err)
+		}
+		writeFiles(t, dir, map[string]string{"agent.acl": fmt.Sprintf(`
+agent "a" {
+  capabilities = ["x"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "t" {
+  kind         = "python"
+  source       = "./tools/pkg"
+  export       = %q
+  capabilities = ["x"]
+}
+`, tc.export)})
+		a, _, _ := buildArtifact(t, dir, "a", nil)
+		var entry *artifact.Entry
+		for _, tl := range a.Tools {
+			if tl.Name == "t" {
+				entry = tl.Entry
+			}
+		}
+		if entry == nil {
+			t.Errorf("%s %s: agent.json has no entry", tc.pkg, tc.export)
+			continue
+		}
+		root, module, err := pythonModule(filepath.Join(dir, "tools", "pkg"), entry.File)
 		if err != nil {
 			t.Errorf("%s %s: %v", tc.pkg, tc.export, err)
 			continue
 		}
-		if got := fmt.Sprintf("%s %s %s %s", loc.Root, loc.Module, loc.Attr, loc.Kind); got != tc.want {
+		if got := root + " " + module + " " + entry.Attr; got != tc.want {
 			t.Errorf("%s %s\ngot:  %s\nwant: %s", tc.pkg, tc.export, got, tc.want)
 		}
 	}
