@@ -413,6 +413,17 @@ const jsPrelude = `(function (global) {
     }
     throw new Error("require(\"" + name + "\") is not available while agentform reads the tool definition: only agentc:* modules are");
   };
+  var defineProperty = Object.defineProperty;
+  // __agentform_exports builds what esbuild's CommonJS conversion assigns
+  // to module.exports (see jsScript): a getter per export, in pairs of
+  // name and getter, and a non-enumerable __esModule.
+  defineProperty(global, "__agentform_exports", { value: function (pairs) {
+    var out = defineProperty({}, "__esModule", { value: true });
+    for (var i = 0; i < pairs.length; i += 2) {
+      defineProperty(out, pairs[i], { get: pairs[i + 1], enumerable: true });
+    }
+    return out;
+  } });
   global.module = { exports: {} };
   global.exports = global.module.exports;
   var noop = function () {};
@@ -484,6 +495,13 @@ func jsReadTool(ctx context.Context, cjs []byte, mapped func() ([]byte, hcl.Diag
 		}
 		raw, err = jsEvaluate(ctx, withMap, pkg, export, timeout)
 	}
+	return jsReport(ctx, raw, err, pkg, export, timeout, subject, exportSubject)
+}
+
+// jsReport turns the outcome of jsEvaluate into the tool definition or the
+// diagnostics that explain why there is none.
+func jsReport(ctx context.Context, raw string, err error, pkg *jsPackage, export string, timeout time.Duration, subject, exportSubject *hcl.Range) (jsTool, hcl.Diagnostics) {
+	var stopped *jsTimeoutError
 	if err != nil {
 		if errors.As(err, &stopped) {
 			if stopped.cancelled {

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/evanw/esbuild/pkg/api"
 	"github.com/hashicorp/hcl/v2"
@@ -167,14 +170,33 @@ func (j *jsJob) finish(ctx context.Context) {
 		j.end(nil, jsBuildDiagnostics(j.pkg, b.errors, j.subject))
 		return
 	}
-	cjs, diags := jsCommonJS(j.pkg, b, j.subject)
+	timeout := j.req.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	tool, diags, read := jsReadScript(ctx, b.bundle, j.pkg, j.export, timeout, j.subject, j.exportSubject)
+	if !read {
+		tool, diags = j.readCommonJS(ctx, timeout)
+	}
 	if diags.HasErrors() {
 		j.end(nil, diags)
 		return
 	}
-	timeout := j.req.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
+	res, diags := jsResult(j.req, j.pkg, tool, b.bundle, j.subject)
+	if !diags.HasErrors() {
+		j.put = &jsCacheEntry{Description: tool.description, Parameters: tool.parameters, Bundle: b.bundle}
+	}
+	j.end(res, diags)
+}
+
+// readCommonJS reads the tool definition from the bundle converted to
+// CommonJS by esbuild, which handles every bundle, and locates an
+// exception in top-level code through a source map.
+func (j *jsJob) readCommonJS(ctx context.Context, timeout time.Duration) (jsTool, hcl.Diagnostics) {
+	b := j.built
+	cjs, diags := jsCommonJS(j.pkg, b, j.subject)
+	if diags.HasErrors() {
+		return jsTool{}, diags
 	}
 	// The shared build has no source maps; a package whose top-level code
 	// throws is built again, alone, with one.
@@ -185,16 +207,74 @@ func (j *jsJob) finish(ctx context.Context) {
 		}
 		return jsCommonJS(j.pkg, built[0], j.subject)
 	}
-	tool, diags := jsReadTool(ctx, cjs, mapped, j.pkg, j.export, timeout, j.subject, j.exportSubject)
-	if diags.HasErrors() {
-		j.end(nil, diags)
-		return
+	return jsReadTool(ctx, cjs, mapped, j.pkg, j.export, timeout, j.subject, j.exportSubject)
+}
+
+// jsExportClause is the statement that ends an ESM bundle esbuild prints
+// with exports: "export {\n  local as exported,\n  name\n};\n", followed
+// only by the legal comments of bundled dependencies, if any. Only ASCII
+// identifiers (the build escapes anything else) match.
+var jsExportClause = regexp.MustCompile(`\nexport \{\n((?:  [A-Za-z_$][A-Za-z0-9_$]*(?: as [A-Za-z_$][A-Za-z0-9_$]*)?,?\n)+)\};\n(?:/\*! Bundled license information:\n(?:[^*]|\*+[^*/])*\*+/\n)?$`)
+
+// jsImportSyntax finds what could be module syntax other than the export
+// clause in an ESM bundle: an import statement (esbuild prints top-level
+// statements at the start of a line), import() or import.meta. It also
+// matches such text inside strings and comments, which only costs those
+// bundles the conversion.
+var jsImportSyntax = regexp.MustCompile(`(?m)^import\b|\bimport\s*[(.]`)
+
+// jsScript turns an ESM bundle into the script jsEvaluate runs without
+// esbuild's CommonJS conversion (a Transform per tool, most of the cost of
+// reading 200 definitions), when that is exact: the bundle imports
+// nothing (jsImportSyntax) and ends with esbuild's export clause; any
+// other module syntax fails to compile as a script, and jsReadScript then
+// takes the conversion. The script assigns module.exports first, as the
+// conversion does, with a getter per export, then runs the bundle's code
+// unchanged. Any other bundle returns false and takes the conversion.
+func jsScript(bundle []byte) ([]byte, bool) {
+	if jsImportSyntax.Match(bundle) {
+		return nil, false
 	}
-	res, diags := jsResult(j.req, j.pkg, tool, b.bundle, j.subject)
-	if !diags.HasErrors() {
-		j.put = &jsCacheEntry{Description: tool.description, Parameters: tool.parameters, Bundle: b.bundle}
+	m := jsExportClause.FindSubmatchIndex(bundle)
+	if m == nil {
+		return nil, false
 	}
-	j.end(res, diags)
+	var s bytes.Buffer
+	s.Grow(len(bundle) + 128)
+	s.WriteString("module.exports = __agentform_exports([")
+	for i, line := range strings.Split(strings.TrimSpace(string(bundle[m[2]:m[3]])), "\n") {
+		local, exported, as := strings.Cut(strings.TrimSuffix(strings.TrimSpace(line), ","), " as ")
+		if !as {
+			exported = local
+		}
+		if i > 0 {
+			s.WriteString(", ")
+		}
+		fmt.Fprintf(&s, "%q, function () { return %s; }", exported, local)
+	}
+	// On the first line, so that the bundle's own lines keep their numbers.
+	s.WriteString("]); ")
+	s.Write(bundle[:m[0]+1])
+	return s.Bytes(), true
+}
+
+// jsReadScript reads the tool definition through jsScript. read is false
+// when the bundle needs the CommonJS conversion, or when evaluating it
+// failed other than by the time limit: readCommonJS then evaluates it
+// again, so every error a tool's code raises is reported exactly as the
+// conversion reports it, located through a source map.
+func jsReadScript(ctx context.Context, bundle []byte, pkg *jsPackage, export string, timeout time.Duration, subject, exportSubject *hcl.Range) (tool jsTool, diags hcl.Diagnostics, read bool) {
+	script, ok := jsScript(bundle)
+	if !ok {
+		return jsTool{}, nil, false
+	}
+	raw, err := jsEvaluate(ctx, script, pkg, export, timeout)
+	var stopped *jsTimeoutError
+	if err != nil && !errors.As(err, &stopped) {
+		return jsTool{}, nil, false
+	}
+	tool, diags = jsReport(ctx, raw, err, pkg, export, timeout, subject, exportSubject)
+	return tool, diags, true
 }
 
 // jsBundleAll bundles the packages of jobs. Packages that can share a

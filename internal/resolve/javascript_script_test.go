@@ -1,0 +1,196 @@
+package resolve
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestJSScript(t *testing.T) {
+	tests := []struct {
+		name, bundle string
+		// want is the script's first line; "" when jsScript must decline.
+		want string
+	}{
+		{"one export", "var a = 1;\nexport {\n  a\n};\n",
+			`module.exports = __agentform_exports(["a", function () { return a; }]); var a = 1;`},
+		{"renamed and default", "var a = 1, b_default = 2;\nexport {\n  a as tool,\n  b_default as default\n};\n",
+			`module.exports = __agentform_exports(["tool", function () { return a; }, "default", function () { return b_default; }]); var a = 1, b_default = 2;`},
+		{"dollar and digits", "var $x1 = 1;\nexport {\n  $x1 as _y2\n};\n",
+			`module.exports = __agentform_exports(["_y2", function () { return $x1; }]); var $x1 = 1;`},
+		{"no exports", "var a = 1;\n", ""},
+		{"an import", "import { fetch } from \"agentc:http\";\nvar a = fetch;\nexport {\n  a\n};\n", ""},
+		{"dynamic import", "var a = () => import(\"x\");\nexport {\n  a\n};\n", ""},
+		{"import.meta", "var a = import.meta.url;\nexport {\n  a\n};\n", ""},
+		{"import at the start of a line in a string", "var a = `\nimport x from \"y\"`;\nexport {\n  a\n};\n", ""},
+		{"the word elsewhere", "// the importer\nvar import_x = 1, important = \"imports\";\nexport {\n  import_x\n};\n",
+			`module.exports = __agentform_exports(["import_x", function () { return import_x; }]); // the importer`},
+		{"string export name", "var a = 1;\nexport {\n  a as \"a-b\"\n};\n", ""},
+		{"escaped identifier", "var \\u00e9 = 1;\nexport {\n  \\u00e9\n};\n", ""},
+		{"legal comments after", "var a = 1;\nexport {\n  a\n};\n/*! Bundled license information:\n\nx/index.js:\n  (*! x **)\n*/\n",
+			`module.exports = __agentform_exports(["a", function () { return a; }]); var a = 1;`},
+		{"code after legal comments", "var a = 1;\nexport {\n  a\n};\n/*! Bundled license information:\n*/\nvar b = 2;\n", ""},
+		{"not at the end", "var a = 1;\nexport {\n  a\n};\nvar b = 2;\n", ""},
+		{"export default statement", "export default 1;\n", ""},
+		{"re-export", "export * from \"agentc:kv\";\n", ""},
+		{"empty clause", "var a = 1;\nexport {\n};\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			script, ok := jsScript([]byte(tt.bundle))
+			if ok != (tt.want != "") {
+				t.Fatalf("converted: got %v, want %v\n%s", ok, tt.want != "", script)
+			}
+			if !ok {
+				return
+			}
+			first, rest, _ := strings.Cut(string(script), "\n")
+			if first != tt.want {
+				t.Errorf("first line:\ngot:  %s\nwant: %s", first, tt.want)
+			}
+			// The bundle's lines keep their numbers; the clause is gone.
+			_, body, _ := strings.Cut(tt.bundle, "\n")
+			body = body[:strings.Index(body, "export {")]
+			if rest != body {
+				t.Errorf("rest of the script:\ngot:  %q\nwant: %q", rest, body)
+			}
+		})
+	}
+}
+
+// jsBenchSource is a tool like those the benchmark workspaces generate
+// (internal/bench): TypeScript, no imports, a named export.
+const jsBenchSource = `interface Args { text: string; limit?: number }
+const SEPARATOR = /\s+/;
+function words(text: string): string[] {
+  const parts = text.trim().split(SEPARATOR);
+  return parts[0] === "" ? [] : parts;
+}
+export const counter = {
+  name: "counter",
+  description: "Counts words.",
+  parameters: {
+    type: "object",
+    properties: { text: { type: "string" }, limit: { type: "integer", minimum: 1 } },
+    required: ["text"],
+  },
+  async execute({ args }: { args: Args }) {
+    return { output: String(words(args.text).length).slice(0, args.limit ?? 5) };
+  },
+};
+`
+
+// TestJSReadScriptMatchesCommonJS reads every fixture's definition both
+// ways: where jsScript applies, the definition and every diagnostic must
+// be exactly what the CommonJS conversion gives; where it declines or the
+// evaluation fails, the conversion must be what reports.
+func TestJSReadScriptMatchesCommonJS(t *testing.T) {
+	write := func(t *testing.T, dir string, files map[string]string) {
+		for name, content := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pkgJSON := `{"name": "t", "version": "0.1.0", "private": true, "type": "module", "main": "index.ts"}`
+	tests := []struct {
+		name, fixture string
+		files         map[string]string
+		export        string
+		// direct: jsScript applies and the evaluation succeeds, so the
+		// result comes from it.
+		direct  bool
+		wantErr string
+	}{
+		{name: "bench tool", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource}, export: "counter", direct: true},
+		{name: "default export", files: map[string]string{"package.json": pkgJSON, "index.ts": strings.Replace(jsBenchSource, "export const counter =", "export default", 1)}, export: "default", direct: true},
+		{name: "exports function", files: map[string]string{"package.json": pkgJSON, "index.ts": "export function counter() {}\ncounter.name2 = 1;\n"}, export: "counter", direct: true, wantErr: "Invalid tool schema"},
+		{name: "wrong export", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource}, export: "other", direct: true, wantErr: `has no export named "other"; it exports "counter"`},
+		{name: "imports agentc", fixture: "js-tool", export: "echo"},
+		{name: "bundles a dependency", fixture: "ts-tool", export: "adder", direct: true},
+		{name: "missing export", fixture: "broken/missing-export", export: "tool", direct: true, wantErr: "Tool export not found"},
+		{name: "missing name", fixture: "broken/missing-name", export: "tool", direct: true, wantErr: "has no name"},
+		{name: "invalid schema", fixture: "broken/invalid-schema", export: "tool", direct: true, wantErr: "not a valid JSON Schema"},
+		{name: "params not object", fixture: "broken/params-not-object", export: "tool", direct: true, wantErr: "Invalid tool schema"},
+		{name: "throws", fixture: "broken/throws", export: "tool", wantErr: "index.ts:"},
+		{name: "top-level this", files: map[string]string{"package.json": pkgJSON, "index.ts": "export const counter = { name: String(typeof this) };\n"}, export: "counter", direct: true, wantErr: "Invalid tool schema"},
+		{name: "shadows module", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "let module = 1;\nexport const m = module;\n"}, export: "counter", direct: true},
+		{name: "reads exports early", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "if (typeof module !== \"undefined\") { throw new Error(\"module is visible\"); }\n"}, export: "counter", wantErr: "module is visible"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			block := tt.export
+			if block == "default" || block == "other" {
+				block = "counter"
+			}
+			extra := ""
+			if tt.export != block {
+				extra = "  export = \"" + tt.export + "\"\n"
+			}
+			if tt.fixture == "" {
+				if err := os.MkdirAll(filepath.Join(dir, "tools", block), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				write(t, filepath.Join(dir, "tools", block), tt.files)
+			}
+			w := newJSWorkspace(t, dir, tt.fixture, block, extra)
+			j := &jsJob{req: w.req}
+			j.prepare(context.Background())
+			if j.ended {
+				t.Fatalf("prepare ended the job: %s", j.diags.Error())
+			}
+			jsBundleAll([]*jsJob{j})
+			if j.built == nil || len(j.built.errors) > 0 || j.built.failed != "" {
+				t.Fatalf("bundling failed: %+v", j.built)
+			}
+			ctx, timeout := context.Background(), 5*time.Second
+			want, wantDiags := j.readCommonJS(ctx, timeout)
+			got, gotDiags, read := jsReadScript(ctx, j.built.bundle, j.pkg, j.export, timeout, j.subject, j.exportSubject)
+			if read != tt.direct {
+				script, ok := jsScript(j.built.bundle)
+				t.Fatalf("read through jsScript: got %v, want %v (jsScript applies: %v)\n%s", read, tt.direct, ok, script)
+			}
+			if read {
+				if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotDiags, wantDiags) {
+					t.Errorf("jsScript differs from the CommonJS conversion:\ngot:  %+v %v\nwant: %+v %v", got, gotDiags, want, wantDiags)
+				}
+			}
+			// finish takes whichever path applies; the outcome is the
+			// conversion's.
+			j.finish(ctx)
+			if tt.wantErr == "" {
+				if j.diags.HasErrors() || j.res == nil {
+					t.Fatalf("finish: %s", j.diags.Error())
+				}
+				if !reflect.DeepEqual([]byte(j.res.Tools[0].InputSchema), []byte(want.parameters)) || j.res.Tools[0].Description != want.description {
+					t.Errorf("finish read %+v\nwant: %+v", j.res.Tools[0], want)
+				}
+			} else if !strings.Contains(j.diags.Error(), tt.wantErr) || !reflect.DeepEqual(j.diags, wantDiags) {
+				t.Errorf("finish diagnostics:\ngot:  %s\nwant: %s (containing %q)", j.diags.Error(), wantDiags.Error(), tt.wantErr)
+			}
+		})
+	}
+}
+
+// FuzzJSScript checks that jsScript never panics and, when it converts,
+// keeps the bundle's code before the export clause unchanged.
+func FuzzJSScript(f *testing.F) {
+	f.Add([]byte("var a = 1;\nexport {\n  a as b,\n  c\n};\n"))
+	f.Add([]byte("var a = 1;\nexport {\n  a\n};\n/*! Bundled license information:\n\nx:\n  (*! x *)\n*/\n"))
+	f.Add([]byte("import x from \"y\";\nexport {\n  x\n};\n"))
+	f.Fuzz(func(t *testing.T, bundle []byte) {
+		script, ok := jsScript(bundle)
+		if !ok {
+			return
+		}
+		_, rest, _ := strings.Cut(string(script), "]); ")
+		if !strings.HasPrefix(string(bundle), rest) || !strings.HasPrefix(string(script), "module.exports = __agentform_exports([") {
+			t.Fatalf("script %q does not keep the code of bundle %q", script, bundle)
+		}
+	})
+}
