@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 
 	"github.com/zclconf/go-cty/cty"
@@ -50,6 +51,7 @@ func (p *Plan) ArtifactFiles(agent string) ([]artifact.File, error) {
 	files := []artifact.File{}
 	refs := newRefSet()
 	refs.agent(ag)
+	shipped := p.shippedBlocks(ag, ai)
 
 	for _, t := range p.cfg.Tools {
 		res := p.resolved(t.Name)
@@ -58,7 +60,7 @@ func (p *Plan) ArtifactFiles(agent string) ([]artifact.File, error) {
 			block.Lock = artifact.NewLock(p.Lock.Tools[t.Name])
 		}
 		doc.Blocks = append(doc.Blocks, block)
-		if res != nil {
+		if res != nil && shipped(t.Name) {
 			for _, name := range sortedOutputNames(res.Outputs) {
 				files = append(files, artifact.File{Path: path.Join("tools", t.Name, name), Data: res.Outputs[name]})
 			}
@@ -80,7 +82,7 @@ func (p *Plan) ArtifactFiles(agent string) ([]artifact.File, error) {
 				at.Enabled = artifact.Bool{Value: false}
 			}
 			at.Config = dynJSON(t.Config)
-			p.fillTool(&at, t, rt)
+			p.fillTool(&at, t, rt, shipped(t.Name))
 		} else {
 			at.Kind = artifact.KindSkills
 			at.Parameters = skillToolSchema(rt.Name)
@@ -173,7 +175,37 @@ func (p *Plan) resolvedSkill(name string) *resolve.ResolvedSkill {
 
 // fillTool sets the kind-specific parts of a registered tool's agent.json
 // entry: its schema, file and transport.
-func (p *Plan) fillTool(at *artifact.Tool, t *manifest.Tool, rt RegisteredTool) {
+// shippedBlocks returns whether the artifact of agent (index ai in the
+// matrix) carries the code of a tool block (bundle, package, agent card).
+// A locked agent whose capabilities are all known at plan time can only
+// ever call the tools its matrix row allows, so its artifact carries those
+// blocks' code and no other: what the agent cannot run is not shipped. An
+// extensible agent, or one whose policy or capabilities are runtime values,
+// may be granted any tool when it is served, so its artifact carries every
+// block.
+func (p *Plan) shippedBlocks(ag *manifest.Agent, ai int) func(block string) bool {
+	policy := ag.CapabilityPolicy
+	caps := ag.Capabilities
+	if policy.Runtime != nil || policy.Value != manifest.PolicyLocked || caps.Runtime != nil || slices.ContainsFunc(caps.ElemRuntime, func(r *manifest.RuntimeRef) bool { return r != nil }) {
+		return func(string) bool { return true }
+	}
+	allowed := map[string]bool{}
+	for ti, t := range p.matrix.Tools() {
+		if !p.matrix.Cell(ai, ti).Allowed {
+			continue
+		}
+		for _, rt := range p.Tools {
+			if rt.Name == t.Name {
+				allowed[blockName(rt.Block)] = true
+			}
+		}
+	}
+	return func(block string) bool { return allowed[block] }
+}
+
+// fillTool sets the kind-specific fields of at; shipped says whether the
+// artifact carries the block's code (shippedBlocks), which file names.
+func (p *Plan) fillTool(at *artifact.Tool, t *manifest.Tool, rt RegisteredTool, shipped bool) {
 	res := p.resolved(t.Name)
 	var resolvedTool *resolve.Tool
 	if res != nil {
@@ -191,7 +223,7 @@ func (p *Plan) fillTool(at *artifact.Tool, t *manifest.Tool, rt RegisteredTool) 
 	}
 	switch t.Kind {
 	case manifest.KindJavaScript:
-		if res != nil && res.Outputs["bundle.js"] != nil {
+		if shipped && res != nil && res.Outputs["bundle.js"] != nil {
 			at.File = path.Join("tools", t.Name, "bundle.js")
 		}
 		at.Export = t.Name
@@ -199,7 +231,9 @@ func (p *Plan) fillTool(at *artifact.Tool, t *manifest.Tool, rt RegisteredTool) 
 			at.Export = js.Export.Value
 		}
 	case manifest.KindPython:
-		at.File = path.Join("tools", t.Name, "src") + "/"
+		if shipped {
+			at.File = path.Join("tools", t.Name, "src") + "/"
+		}
 		at.Export = t.Name
 		if py := t.Python; py != nil && py.Export.Value != "" {
 			at.Export = py.Export.Value
@@ -273,7 +307,7 @@ func (p *Plan) fillTool(at *artifact.Tool, t *manifest.Tool, rt RegisteredTool) 
 		if p.Lock != nil && p.Lock.Tools[t.Name] != nil {
 			aa.CardDigest = p.Lock.Tools[t.Name].Card
 		}
-		if res != nil && res.Outputs[resolve.A2ACardOutput] != nil {
+		if shipped && res != nil && res.Outputs[resolve.A2ACardOutput] != nil {
 			at.File = path.Join("tools", t.Name, resolve.A2ACardOutput)
 		}
 		at.A2A = aa
