@@ -320,16 +320,10 @@ func jsBundleAll(jobs []*jsJob) {
 	}
 	for _, work := range sharedOrder {
 		group := shared[work]
+		nested := jsNestedDirs(group, func(u *unit) string { return u.pkg.dir })
 		var batch []*unit
 		for _, u := range group {
-			nested := false
-			for _, o := range group {
-				if o != u && o.pkg.dir != u.pkg.dir && (within(o.pkg.dir, u.pkg.dir) || within(u.pkg.dir, o.pkg.dir)) {
-					nested = true
-					break
-				}
-			}
-			if nested {
+			if nested[u.pkg.dir] {
 				alone = append(alone, u)
 			} else {
 				batch = append(batch, u)
@@ -356,6 +350,29 @@ func jsBundleAll(jobs []*jsJob) {
 		built, _ := jsBuild([]*jsPackage{u.pkg}, false)
 		set(u, built[0])
 	}
+}
+
+// jsNestedDirs returns the directories of items (dir gives each one's
+// absolute, clean path) that contain, or are inside, the directory of
+// another item. It walks each directory's parents instead of comparing
+// every pair: a workspace of 200 packages made 80,000 comparisons.
+func jsNestedDirs[T any](items []T, dir func(T) string) map[string]bool {
+	dirs := make(map[string]bool, len(items))
+	for _, it := range items {
+		dirs[dir(it)] = true
+	}
+	nested := map[string]bool{}
+	for d := range dirs {
+		for p := filepath.Dir(d); ; p = filepath.Dir(p) {
+			if dirs[p] {
+				nested[d], nested[p] = true, true
+			}
+			if p == filepath.Dir(p) {
+				break
+			}
+		}
+	}
+	return nested
 }
 
 // jsBuild bundles the entries of pkgs (all of one workspace) with one

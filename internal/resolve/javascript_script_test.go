@@ -194,3 +194,24 @@ func FuzzJSScript(f *testing.F) {
 		}
 	})
 }
+
+func TestJSNestedDirs(t *testing.T) {
+	dirs := []string{"/w/tools/a", "/w/tools/a/inner", "/w/tools/b", "/w/tools/bb", "/w/other/c", "/w/other/c/x/y/deep", "/w/tools/b2"}
+	got := jsNestedDirs(dirs, func(d string) string { return d })
+	want := map[string]bool{"/w/tools/a": true, "/w/tools/a/inner": true, "/w/other/c": true, "/w/other/c/x/y/deep": true}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("nested directories:\ngot:  %v\nwant: %v", got, want)
+	}
+	// The same answer as comparing every pair.
+	for _, u := range dirs {
+		pair := false
+		for _, o := range dirs {
+			if o != u && (within(o, u) || within(u, o)) {
+				pair = true
+			}
+		}
+		if pair != got[u] {
+			t.Errorf("%s: pairwise %v, jsNestedDirs %v", u, pair, got[u])
+		}
+	}
+}
