@@ -189,15 +189,14 @@ func (p *Plan) shippedBlocks(ag *manifest.Agent, ai int) func(block string) bool
 	if policy.Runtime != nil || policy.Value != manifest.PolicyLocked || caps.Runtime != nil || slices.ContainsFunc(caps.ElemRuntime, func(r *manifest.RuntimeRef) bool { return r != nil }) {
 		return func(string) bool { return true }
 	}
+	blocks := make(map[string]string, len(p.Tools)) // registered name → block
+	for _, rt := range p.Tools {
+		blocks[rt.Name] = blockName(rt.Block)
+	}
 	allowed := map[string]bool{}
 	for ti, t := range p.matrix.Tools() {
-		if !p.matrix.Cell(ai, ti).Allowed {
-			continue
-		}
-		for _, rt := range p.Tools {
-			if rt.Name == t.Name {
-				allowed[blockName(rt.Block)] = true
-			}
+		if p.matrix.Allowed(ai, ti) {
+			allowed[blocks[t.Name]] = true
 		}
 	}
 	return func(block string) bool { return allowed[block] }

@@ -413,17 +413,6 @@ const jsPrelude = `(function (global) {
     }
     throw new Error("require(\"" + name + "\") is not available while agentform reads the tool definition: only agentc:* modules are");
   };
-  var defineProperty = Object.defineProperty;
-  // __agentform_exports builds what esbuild's CommonJS conversion assigns
-  // to module.exports (see jsScript): a getter per export, in pairs of
-  // name and getter, and a non-enumerable __esModule.
-  defineProperty(global, "__agentform_exports", { value: function (pairs) {
-    var out = defineProperty({}, "__esModule", { value: true });
-    for (var i = 0; i < pairs.length; i += 2) {
-      defineProperty(out, pairs[i], { get: pairs[i + 1], enumerable: true });
-    }
-    return out;
-  } });
   global.module = { exports: {} };
   global.exports = global.module.exports;
   var noop = function () {};
@@ -604,9 +593,36 @@ func (e *jsTimeoutError) Error() string {
 	return "evaluation timed out"
 }
 
+// jsExportsFactory makes the function a script from jsScript starts with:
+// given pairs of export name and getter, it sets module.exports to what
+// esbuild's CommonJS conversion assigns (a getter per export and a
+// non-enumerable __esModule). It writes the module object the prelude
+// made, whatever the tool's code later binds to the name module.
+const jsExportsFactory = `(function (mod) {
+  var defineProperty = Object.defineProperty;
+  return function (pairs) {
+    var out = defineProperty({}, "__esModule", { value: true });
+    for (var i = 0; i < pairs.length; i += 2) {
+      defineProperty(out, pairs[i], { get: pairs[i + 1], enumerable: true });
+    }
+    mod.exports = out;
+  };
+})`
+
+var jsExportsFactoryProgram = sync.OnceValues(func() (*goja.Program, error) {
+	return goja.Compile("agentform-exports.js", jsExportsFactory, true)
+})
+
 // jsEvaluate runs the prelude and the CommonJS build in a fresh goja
 // runtime and returns the reader's JSON report on export.
 func jsEvaluate(ctx context.Context, cjs []byte, pkg *jsPackage, export string, timeout time.Duration) (report string, err error) {
+	return jsEvaluateWith(ctx, cjs, "", pkg, export, timeout)
+}
+
+// jsEvaluateWith is jsEvaluate with, when helper is not "", jsExportsFactory's
+// function defined as the global helper (not enumerable, writable or
+// configurable) for a script from jsScript.
+func jsEvaluateWith(ctx context.Context, cjs []byte, helper string, pkg *jsPackage, export string, timeout time.Duration) (report string, err error) {
 	vm := goja.New()
 	vm.SetMaxCallStackSize(4096)
 	timer := time.AfterFunc(timeout, func() { vm.Interrupt(&jsTimeoutError{}) })
@@ -632,6 +648,27 @@ func jsEvaluate(ctx context.Context, cjs []byte, pkg *jsPackage, export string, 
 		return "", errors.New("the prelude did not define a reader")
 	}
 	module := vm.Get("module").ToObject(vm)
+	if helper != "" {
+		factory, err := jsExportsFactoryProgram()
+		if err != nil {
+			return "", err
+		}
+		fv, err := vm.RunProgram(factory)
+		if err != nil {
+			return "", jsEvalError(err)
+		}
+		newHelper, ok := goja.AssertFunction(fv)
+		if !ok {
+			return "", errors.New("the exports helper is not a function")
+		}
+		fn, err := newHelper(goja.Undefined(), module)
+		if err != nil {
+			return "", jsEvalError(err)
+		}
+		if err := vm.GlobalObject().DefineDataProperty(helper, fn, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+			return "", err
+		}
+	}
 	// Only the inline source map of the build is read: a sourceMappingURL
 	// naming a file or URL must not make a plan read it.
 	prog, err := goja.Parse("bundle.js", string(cjs), parser.WithSourceMapLoader(func(string) ([]byte, error) {

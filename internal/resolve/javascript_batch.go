@@ -3,7 +3,9 @@ package resolve
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -223,16 +225,25 @@ var jsExportClause = regexp.MustCompile(`\nexport \{\n((?:  [A-Za-z_$][A-Za-z0-9
 // bundles the conversion.
 var jsImportSyntax = regexp.MustCompile(`(?m)^import\b|\bimport\s*[(.]`)
 
-// jsScript turns an ESM bundle into the script jsEvaluate runs without
+// jsDeclaresGlobals finds a top-level declaration (esbuild prints them at
+// the start of a line) that mentions module, exports or require: the
+// CommonJS conversion renames such a binding, while a script would rebind
+// the global the conversion's code refers to.
+var jsDeclaresGlobals = regexp.MustCompile(`(?m)^(?:var|let|const|class|(?:async )?function\*?)\b[^\n]*\b(?:module|exports|require)\b`)
+
+// jsScript turns an ESM bundle into the script jsEvaluateWith runs without
 // esbuild's CommonJS conversion (a Transform per tool, most of the cost of
 // reading 200 definitions), when that is exact: the bundle imports
 // nothing (jsImportSyntax) and ends with esbuild's export clause; any
 // other module syntax fails to compile as a script, and jsReadScript then
-// takes the conversion. The script assigns module.exports first, as the
-// conversion does, with a getter per export, then runs the bundle's code
-// unchanged. Any other bundle returns false and takes the conversion.
-func jsScript(bundle []byte) ([]byte, bool) {
-	if jsImportSyntax.Match(bundle) {
+// takes the conversion. A bundle that declares module, exports or require
+// at top level (jsDeclaresGlobals) takes the conversion too. The script
+// first calls helper (jsExportsFactory), which assigns module.exports as
+// the conversion does, with a getter per export, then runs the bundle's
+// code unchanged. Top-level await cannot reach it: jsBuild refuses it, as
+// the conversion would.
+func jsScript(bundle []byte, helper string) ([]byte, bool) {
+	if jsImportSyntax.Match(bundle) || jsDeclaresGlobals.Match(bundle) {
 		return nil, false
 	}
 	m := jsExportClause.FindSubmatchIndex(bundle)
@@ -241,7 +252,8 @@ func jsScript(bundle []byte) ([]byte, bool) {
 	}
 	var s bytes.Buffer
 	s.Grow(len(bundle) + 128)
-	s.WriteString("module.exports = __agentform_exports([")
+	s.WriteString(helper)
+	s.WriteString("([")
 	for i, line := range strings.Split(strings.TrimSpace(string(bundle[m[2]:m[3]])), "\n") {
 		local, exported, as := strings.Cut(strings.TrimSuffix(strings.TrimSpace(line), ","), " as ")
 		if !as {
@@ -264,11 +276,18 @@ func jsScript(bundle []byte) ([]byte, bool) {
 // again, so every error a tool's code raises is reported exactly as the
 // conversion reports it, located through a source map.
 func jsReadScript(ctx context.Context, bundle []byte, pkg *jsPackage, export string, timeout time.Duration, subject, exportSubject *hcl.Range) (tool jsTool, diags hcl.Diagnostics, read bool) {
-	script, ok := jsScript(bundle)
+	// The helper's name is new for every evaluation, so no tool's code can
+	// name it (and the CommonJS path never defines it).
+	var nonce [8]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return jsTool{}, nil, false
+	}
+	helper := "__agentform_exports_" + hex.EncodeToString(nonce[:])
+	script, ok := jsScript(bundle, helper)
 	if !ok {
 		return jsTool{}, nil, false
 	}
-	raw, err := jsEvaluate(ctx, script, pkg, export, timeout)
+	raw, err := jsEvaluateWith(ctx, script, helper, pkg, export, timeout)
 	var stopped *jsTimeoutError
 	if err != nil && !errors.As(err, &stopped) {
 		return jsTool{}, nil, false
@@ -357,18 +376,20 @@ func jsBundleAll(jobs []*jsJob) {
 // another item. It walks each directory's parents instead of comparing
 // every pair: a workspace of 200 packages made 80,000 comparisons.
 func jsNestedDirs[T any](items []T, dir func(T) string) map[string]bool {
-	dirs := make(map[string]bool, len(items))
+	abs := make(map[string]string, len(items)) // absolute → as given
 	for _, it := range items {
-		dirs[dir(it)] = true
+		d := dir(it)
+		a, err := filepath.Abs(d)
+		if err != nil {
+			a = filepath.Clean(d)
+		}
+		abs[a] = d
 	}
 	nested := map[string]bool{}
-	for d := range dirs {
-		for p := filepath.Dir(d); ; p = filepath.Dir(p) {
-			if dirs[p] {
-				nested[d], nested[p] = true, true
-			}
-			if p == filepath.Dir(p) {
-				break
+	for a, d := range abs {
+		for p := filepath.Dir(a); p != a; a, p = p, filepath.Dir(p) {
+			if o, ok := abs[p]; ok {
+				nested[d], nested[o] = true, true
 			}
 		}
 	}
@@ -410,6 +431,10 @@ func jsBuild(pkgs []*jsPackage, sourceMaps bool) (built []*jsBuilt, ok bool) {
 		SourcesContent: api.SourcesContentExclude,
 		Charset:        api.CharsetASCII,
 		Plugins:        []api.Plugin{jsPackageOnly(pkgs)},
+		// Tools are run as CommonJS (serve converts each bundle), which
+		// has no top-level await: refused here, located in the tool's
+		// source, rather than when the definition is read or served.
+		Supported: map[string]bool{"top-level-await": false},
 	}
 	perEntry := 1
 	if sourceMaps {

@@ -17,31 +17,36 @@ func TestJSScript(t *testing.T) {
 		want string
 	}{
 		{"one export", "var a = 1;\nexport {\n  a\n};\n",
-			`module.exports = __agentform_exports(["a", function () { return a; }]); var a = 1;`},
+			`H(["a", function () { return a; }]); var a = 1;`},
 		{"renamed and default", "var a = 1, b_default = 2;\nexport {\n  a as tool,\n  b_default as default\n};\n",
-			`module.exports = __agentform_exports(["tool", function () { return a; }, "default", function () { return b_default; }]); var a = 1, b_default = 2;`},
+			`H(["tool", function () { return a; }, "default", function () { return b_default; }]); var a = 1, b_default = 2;`},
 		{"dollar and digits", "var $x1 = 1;\nexport {\n  $x1 as _y2\n};\n",
-			`module.exports = __agentform_exports(["_y2", function () { return $x1; }]); var $x1 = 1;`},
+			`H(["_y2", function () { return $x1; }]); var $x1 = 1;`},
 		{"no exports", "var a = 1;\n", ""},
 		{"an import", "import { fetch } from \"agentc:http\";\nvar a = fetch;\nexport {\n  a\n};\n", ""},
 		{"dynamic import", "var a = () => import(\"x\");\nexport {\n  a\n};\n", ""},
 		{"import.meta", "var a = import.meta.url;\nexport {\n  a\n};\n", ""},
 		{"import at the start of a line in a string", "var a = `\nimport x from \"y\"`;\nexport {\n  a\n};\n", ""},
 		{"the word elsewhere", "// the importer\nvar import_x = 1, important = \"imports\";\nexport {\n  import_x\n};\n",
-			`module.exports = __agentform_exports(["import_x", function () { return import_x; }]); // the importer`},
+			`H(["import_x", function () { return import_x; }]); // the importer`},
 		{"string export name", "var a = 1;\nexport {\n  a as \"a-b\"\n};\n", ""},
 		{"escaped identifier", "var \\u00e9 = 1;\nexport {\n  \\u00e9\n};\n", ""},
 		{"legal comments after", "var a = 1;\nexport {\n  a\n};\n/*! Bundled license information:\n\nx/index.js:\n  (*! x **)\n*/\n",
-			`module.exports = __agentform_exports(["a", function () { return a; }]); var a = 1;`},
+			`H(["a", function () { return a; }]); var a = 1;`},
 		{"code after legal comments", "var a = 1;\nexport {\n  a\n};\n/*! Bundled license information:\n*/\nvar b = 2;\n", ""},
 		{"not at the end", "var a = 1;\nexport {\n  a\n};\nvar b = 2;\n", ""},
 		{"export default statement", "export default 1;\n", ""},
 		{"re-export", "export * from \"agentc:kv\";\n", ""},
+		{"declares module", "var a = 1;\nfunction module() {\n}\nexport {\n  a\n};\n", ""},
+		{"declares exports in a list", "var a = 1, exports = 2;\nexport {\n  a\n};\n", ""},
+		{"declares require", "const require = 1;\nexport {\n  require as a\n};\n", ""},
+		{"uses module in a function", "var a = 1;\nfunction f() {\n  return module;\n}\nexport {\n  a\n};\n",
+			`H(["a", function () { return a; }]); var a = 1;`},
 		{"empty clause", "var a = 1;\nexport {\n};\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			script, ok := jsScript([]byte(tt.bundle))
+			script, ok := jsScript([]byte(tt.bundle), "H")
 			if ok != (tt.want != "") {
 				t.Fatalf("converted: got %v, want %v\n%s", ok, tt.want != "", script)
 			}
@@ -118,7 +123,9 @@ func TestJSReadScriptMatchesCommonJS(t *testing.T) {
 		{name: "params not object", fixture: "broken/params-not-object", export: "tool", direct: true, wantErr: "Invalid tool schema"},
 		{name: "throws", fixture: "broken/throws", export: "tool", wantErr: "index.ts:"},
 		{name: "top-level this", files: map[string]string{"package.json": pkgJSON, "index.ts": "export const counter = { name: String(typeof this) };\n"}, export: "counter", direct: true, wantErr: "Invalid tool schema"},
-		{name: "shadows module", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "let module = 1;\nexport const m = module;\n"}, export: "counter", direct: true},
+		{name: "shadows module", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "let module = 1;\nexport const m = module;\n"}, export: "counter"},
+		{name: "function named module", files: map[string]string{"package.json": pkgJSON, "index.ts": "function module() { return \"m\"; }\nexport const counter = { name: \"counter\", description: module(), parameters: { type: \"object\" } };\n"}, export: "counter"},
+		{name: "names the helper", files: map[string]string{"package.json": pkgJSON, "index.ts": "var __agentform_exports = \"hello\";\nexport const counter = { name: \"counter\", description: String(__agentform_exports), parameters: { type: \"object\" } };\n"}, export: "counter", direct: true},
 		{name: "reads exports early", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "if (typeof module !== \"undefined\") { throw new Error(\"module is visible\"); }\n"}, export: "counter", wantErr: "module is visible"},
 	}
 	for _, tt := range tests {
@@ -138,6 +145,9 @@ func TestJSReadScriptMatchesCommonJS(t *testing.T) {
 				}
 				write(t, filepath.Join(dir, "tools", block), tt.files)
 			}
+			if tt.fixture == "ts-tool" {
+				requireInstalled(t, "ts-tool", "is-number")
+			}
 			w := newJSWorkspace(t, dir, tt.fixture, block, extra)
 			j := &jsJob{req: w.req}
 			j.prepare(context.Background())
@@ -152,7 +162,7 @@ func TestJSReadScriptMatchesCommonJS(t *testing.T) {
 			want, wantDiags := j.readCommonJS(ctx, timeout)
 			got, gotDiags, read := jsReadScript(ctx, j.built.bundle, j.pkg, j.export, timeout, j.subject, j.exportSubject)
 			if read != tt.direct {
-				script, ok := jsScript(j.built.bundle)
+				script, ok := jsScript(j.built.bundle, "H")
 				t.Fatalf("read through jsScript: got %v, want %v (jsScript applies: %v)\n%s", read, tt.direct, ok, script)
 			}
 			if read {
@@ -184,21 +194,21 @@ func FuzzJSScript(f *testing.F) {
 	f.Add([]byte("var a = 1;\nexport {\n  a\n};\n/*! Bundled license information:\n\nx:\n  (*! x *)\n*/\n"))
 	f.Add([]byte("import x from \"y\";\nexport {\n  x\n};\n"))
 	f.Fuzz(func(t *testing.T, bundle []byte) {
-		script, ok := jsScript(bundle)
+		script, ok := jsScript(bundle, "H")
 		if !ok {
 			return
 		}
 		_, rest, _ := strings.Cut(string(script), "]); ")
-		if !strings.HasPrefix(string(bundle), rest) || !strings.HasPrefix(string(script), "module.exports = __agentform_exports([") {
+		if !strings.HasPrefix(string(bundle), rest) || !strings.HasPrefix(string(script), "H([") {
 			t.Fatalf("script %q does not keep the code of bundle %q", script, bundle)
 		}
 	})
 }
 
 func TestJSNestedDirs(t *testing.T) {
-	dirs := []string{"/w/tools/a", "/w/tools/a/inner", "/w/tools/b", "/w/tools/bb", "/w/other/c", "/w/other/c/x/y/deep", "/w/tools/b2"}
+	dirs := []string{"/w/tools/a", "/w/tools/a/inner", "/w/tools/b", "/w/tools/bb", "/w/other/c", "/w/other/c/x/y/deep", "/w/tools/b2", "rel/x", "../up", "."}
 	got := jsNestedDirs(dirs, func(d string) string { return d })
-	want := map[string]bool{"/w/tools/a": true, "/w/tools/a/inner": true, "/w/other/c": true, "/w/other/c/x/y/deep": true}
+	want := map[string]bool{"/w/tools/a": true, "/w/tools/a/inner": true, "/w/other/c": true, "/w/other/c/x/y/deep": true, "rel/x": true, ".": true}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("nested directories:\ngot:  %v\nwant: %v", got, want)
 	}
@@ -213,5 +223,32 @@ func TestJSNestedDirs(t *testing.T) {
 		if pair != got[u] {
 			t.Errorf("%s: pairwise %v, jsNestedDirs %v", u, pair, got[u])
 		}
+	}
+	if got := jsNestedDirs([]string{"/"}, func(d string) string { return d }); len(got) != 0 {
+		t.Errorf("a lone root directory: got %v, want not nested", got)
+	}
+}
+
+// TestJSTopLevelAwaitRefused checks that top-level await, which a tool run
+// as CommonJS cannot have, fails the build, located in the tool's source,
+// even where it would never run while the definition is read.
+func TestJSTopLevelAwaitRefused(t *testing.T) {
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "tools", "counter")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		"package.json": `{"name": "t", "version": "0.1.0", "private": true, "type": "module", "main": "index.ts"}`,
+		"index.ts":     jsBenchSource + "if ((globalThis as any).window) {\n  await (0, 1);\n}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(pkg, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := newJSWorkspace(t, dir, "", "counter", "")
+	_, diags := ResolveJavaScript(context.Background(), w.req)
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "Top-level await") || !strings.Contains(diags.Error(), "index.ts") {
+		t.Errorf("diagnostics:\ngot:  %s\nwant: top-level await refused in index.ts", diags.Error())
 	}
 }
