@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 
 	"github.com/agentform/agentform/internal/safefile"
 )
@@ -15,6 +16,9 @@ import (
 // entry comes from the environment, so the cache never holds a secret.
 type Cache struct {
 	dir string
+	// made holds the kind directories this Cache created or found, so that
+	// each is made once, not once per entry.
+	made sync.Map
 }
 
 // NewCache returns the cache of a workspace directory.
@@ -55,8 +59,11 @@ func (c *Cache) Put(kind, key string, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
+	if _, ok := c.made.Load(kind); !ok {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		c.made.Store(kind, true)
 	}
 	// A lost or empty entry is a miss (Get), so the entry is not synced.
 	return safefile.WriteUnsynced(p, b, 0o644)

@@ -46,8 +46,14 @@ func PackageFiles(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return packageFiles(root)
+}
+
+// packageFiles is PackageFiles of a directory whose symbolic links are
+// resolved already (SourceDir's result).
+func packageFiles(root string) ([]string, error) {
 	var files []string
-	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -96,6 +102,20 @@ func HashPackage(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return hashFiles(dir, files)
+}
+
+// hashPackage is HashPackage of a directory whose symbolic links are
+// resolved already (SourceDir's result).
+func hashPackage(dir string) (string, error) {
+	files, err := packageFiles(dir)
+	if err != nil {
+		return "", err
+	}
+	return hashFiles(dir, files)
+}
+
+func hashFiles(dir string, files []string) (string, error) {
 	return dirhash.Hash1(files, func(name string) (io.ReadCloser, error) {
 		return os.Open(filepath.Join(dir, filepath.FromSlash(name)))
 	})

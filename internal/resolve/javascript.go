@@ -143,13 +143,15 @@ func jsResult(req Request, pkg *jsPackage, tool jsTool, bundle []byte, subject *
 // file, and hashes it.
 func jsFindPackage(req Request, subject *hcl.Range) (*jsPackage, hcl.Diagnostics) {
 	src := req.Tool.JavaScript.Source
-	dir, diags := SourceDir(req.Dir, req.Root, src, "javascript package")
+	dir, diags := sourceDir(req.Dir, req.Root, req.dirsReal, src, "javascript package")
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	work, err := filepath.EvalSymlinks(req.Dir)
-	if err != nil {
-		work = req.Dir
+	work := req.Dir
+	if !req.dirsReal {
+		if real, err := filepath.EvalSymlinks(req.Dir); err == nil {
+			work = real
+		}
 	}
 	pkg := &jsPackage{dir: dir, work: work, install: "npm install"}
 	pkg.rel = jsRel(work, dir)
@@ -183,7 +185,7 @@ func jsFindPackage(req Request, subject *hcl.Range) (*jsPackage, hcl.Diagnostics
 		pkg.entry = entry
 	}
 
-	if pkg.source, err = HashPackage(dir); err != nil {
+	if pkg.source, err = hashPackage(dir); err != nil {
 		return nil, jsError(subject, "Cannot hash javascript package", "Hashing %s for the lockfile: %s.", pkg.rel, err)
 	}
 	for _, lf := range jsLockFiles {

@@ -70,7 +70,7 @@ func ResolvePython(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics
 	}
 	py := t.Python
 	srcRange := py.Source.Range.Ptr()
-	dir, diags := SourceDir(req.Dir, req.Root, py.Source, "python package")
+	dir, diags := sourceDir(req.Dir, req.Root, req.dirsReal, py.Source, "python package")
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -80,12 +80,12 @@ func ResolvePython(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics
 	if d.HasErrors() {
 		return nil, diags
 	}
-	sourceHash, err := HashPackage(dir)
+	sourceHash, err := hashPackage(dir)
 	if err != nil {
 		return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot hash python package",
 			Detail: fmt.Sprintf("Hashing the package at %q: %s. Fix the package so that every file can be read, then plan again.", py.Source.Value, err), Subject: srcRange})
 	}
-	files, err := PackageFiles(dir)
+	files, err := packageFiles(dir)
 	if err != nil {
 		return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read python package",
 			Detail: fmt.Sprintf("Listing the package at %q: %s.", py.Source.Value, err), Subject: srcRange})

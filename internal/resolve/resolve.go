@@ -41,6 +41,10 @@ type Request struct {
 	Refresh bool
 	// Cache stores results by input digest; nil disables caching.
 	Cache *Cache
+
+	// dirsReal says Dir and Root have their symbolic links resolved
+	// already (Run does), which spares every tool resolving them again.
+	dirsReal bool
 }
 
 // Resolved is what resolving one tool block produced.

@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 			continue
 		}
 		req := Request{Config: cfg, Tool: t, Dir: dir, Root: root, Env: env, Timeout: timeout,
-			Locked: lock.Tools[t.Name], Refresh: opts.Refresh, Cache: opts.Cache}
+			Locked: lock.Tools[t.Name], Refresh: opts.Refresh, Cache: opts.Cache, dirsReal: true}
 		if t.Kind == manifest.KindJavaScript {
 			// Javascript blocks are bundled together, below.
 			jsJobs = append(jsJobs, jsProgressJob(req, "tool."+t.Name, opts.Progress))

@@ -36,6 +36,12 @@ func ProjectRoot(dir string) string {
 // to the workspace, existing, a directory, and inside the project root
 // after following symbolic links. Problems are located at the argument.
 func SourceDir(dir, root string, src manifest.String, what string) (string, hcl.Diagnostics) {
+	return sourceDir(dir, root, false, src, what)
+}
+
+// sourceDir is SourceDir; resolved says root has its symbolic links
+// resolved already.
+func sourceDir(dir, root string, resolved bool, src manifest.String, what string) (string, hcl.Diagnostics) {
 	rng := src.Range.Ptr()
 	fail := func(summary, format string, args ...any) (string, hcl.Diagnostics) {
 		return "", hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: rng}}
@@ -55,9 +61,11 @@ func SourceDir(dir, root string, src manifest.String, what string) (string, hcl.
 	if err != nil {
 		return fail("Source not found", "Resolving %q: %s.", src.Value, err)
 	}
-	rootReal, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		rootReal = root
+	rootReal := root
+	if !resolved {
+		if r, err := filepath.EvalSymlinks(root); err == nil {
+			rootReal = r
+		}
 	}
 	if !within(rootReal, real) {
 		return fail("Source outside the project", "%q resolves to %s, outside the project root %s. Sources must live inside the project (the nearest directory with .git, else the workspace) so that its lockfile pins them.", src.Value, real, rootReal)
