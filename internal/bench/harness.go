@@ -1,8 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,6 +13,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/agentform/agentform/internal/resolve"
 )
 
 // Run builds agentform from cfg.Module, generates the workspaces and
@@ -160,18 +165,18 @@ func (h *harness) measure(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	before, err := snapshot(filepath.Join(jsDir, ".agentform", "cache"))
+	before, err := snapshot(jsDir)
 	if err != nil {
 		return nil, err
 	}
-	r.NoBundling.CacheEntries = len(before)
+	r.NoBundling.CacheEntries = len(before.entries)
 	jsNoop, err := h.repeat(ctx, "agentform apply, javascript no-op", func() (child, error) {
 		return h.af(jsDir, "apply", "-auto-approve"), nil
 	}, contains("No changes."))
 	if err != nil {
 		return nil, err
 	}
-	after, err := snapshot(filepath.Join(jsDir, ".agentform", "cache"))
+	after, err := snapshot(jsDir)
 	if err != nil {
 		return nil, err
 	}
@@ -359,42 +364,56 @@ func contains(want string) func(string) error {
 	}
 }
 
-// snapshot records every file under dir (none when dir does not exist).
-func snapshot(dir string) (map[string]fs.FileInfo, error) {
-	files := map[string]fs.FileInfo{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) && path == dir {
-				return filepath.SkipDir
-			}
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		files[path] = fi
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading the cache %s: %w", dir, err)
-	}
-	return files, nil
+// cacheSnapshot is the javascript entries of a workspace's resolution
+// cache (resolve.CacheFile) and the identity of the database file.
+type cacheSnapshot struct {
+	entries map[string][]byte
+	file    fs.FileInfo // nil when there is no database
+	digest  [32]byte    // of the database file's bytes
 }
 
-// rewritten counts the files of after that are new or differ from before:
-// another inode (an atomic rewrite renames a new file into place), size or
-// modification time.
-func rewritten(before, after map[string]fs.FileInfo) int {
+// snapshot reads the resolution cache of the workspace dir; a workspace
+// without one has an empty snapshot.
+func snapshot(dir string) (cacheSnapshot, error) {
+	var s cacheSnapshot
+	path := filepath.Join(dir, resolve.CacheFile)
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.entries = map[string][]byte{}
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("reading the cache %s: %w", path, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return s, fmt.Errorf("reading the cache %s: %w", path, err)
+	}
+	s.file, s.digest = fi, sha256.Sum256(b)
+	if s.entries, err = resolve.CacheEntries(dir, "javascript"); err != nil {
+		return s, fmt.Errorf("reading the cache %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// rewritten counts the javascript entries of after that are new or differ
+// from before. Every bundling writes its entry in a transaction, which
+// rewrites the database file even when the entry's bytes are the same: a
+// database that changed at all (another inode, size, modification time or
+// content) with no entry telling which counts every entry as rewritten.
+func rewritten(before, after cacheSnapshot) int {
+	if after.file == nil || before.file != nil && os.SameFile(before.file, after.file) && before.file.Size() == after.file.Size() &&
+		before.file.ModTime().Equal(after.file.ModTime()) && before.digest == after.digest {
+		return 0
+	}
 	n := 0
-	for path, a := range after {
-		b, ok := before[path]
-		if !ok || !os.SameFile(a, b) || a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime()) {
+	for key, a := range after.entries {
+		if b, ok := before.entries[key]; !ok || !bytes.Equal(a, b) {
 			n++
 		}
+	}
+	if n == 0 {
+		n = len(after.entries)
 	}
 	return n
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentform/agentform/internal/resolve"
 )
 
 // TestRun runs the whole harness at a small size: every scenario, two
@@ -210,34 +212,46 @@ func TestSummarise(t *testing.T) {
 	}
 }
 
-// TestRewritten checks the no-bundling detector on real files: an atomic
-// rewrite with identical bytes, a new entry and an untouched one.
+// TestRewritten checks the no-bundling detector on a real cache: an entry
+// written again with identical bytes, a changed entry, a new entry, and
+// none.
 func TestRewritten(t *testing.T) {
-	tests := []struct {
-		name   string
-		change func(t *testing.T, dir string)
-		want   int
-	}{
-		{"nothing", func(*testing.T, string) {}, 0},
-		{"same bytes renamed into place", func(t *testing.T, dir string) {
-			tmp := filepath.Join(dir, "js", ".tmp")
-			write(t, tmp, "a")
-			if err := os.Rename(tmp, filepath.Join(dir, "js", "a.json")); err != nil {
+	put := func(t *testing.T, dir string, entries map[string]string) {
+		t.Helper()
+		c := resolve.NewCache(dir)
+		for key, name := range entries {
+			if err := c.Put("javascript", key, map[string]string{"name": name}); err != nil {
 				t.Fatal(err)
 			}
-		}, 1},
-		{"new entry", func(t *testing.T, dir string) { write(t, filepath.Join(dir, "js", "c.json"), "c") }, 1},
+		}
+		if err := c.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name   string
+		change map[string]string
+		want   int
+	}{
+		{"nothing", nil, 0},
+		{"same bytes written again", map[string]string{"a": "a"}, 2},
+		{"changed entry", map[string]string{"a": "changed"}, 1},
+		{"new entry", map[string]string{"c": "c"}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			write(t, filepath.Join(dir, "js", "a.json"), "a")
-			write(t, filepath.Join(dir, "js", "b.json"), "b")
+			put(t, dir, map[string]string{"a": "a", "b": "b"})
 			before, err := snapshot(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tt.change(t, dir)
+			if len(before.entries) != 2 {
+				t.Fatalf("entries before: %d, want 2", len(before.entries))
+			}
+			if tt.change != nil {
+				put(t, dir, tt.change)
+			}
 			after, err := snapshot(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -248,19 +262,9 @@ func TestRewritten(t *testing.T) {
 		})
 	}
 	t.Run("no cache", func(t *testing.T) {
-		got, err := snapshot(filepath.Join(t.TempDir(), "missing"))
-		if err != nil || len(got) != 0 {
-			t.Errorf("snapshot of a missing directory\ngot:  %v, %v\nwant: no files, no error", got, err)
+		got, err := snapshot(t.TempDir())
+		if err != nil || len(got.entries) != 0 || got.file != nil {
+			t.Errorf("snapshot of a workspace without a cache\ngot:  %v, %v\nwant: no entries, no error", got, err)
 		}
 	})
-}
-
-func write(t *testing.T, path, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }

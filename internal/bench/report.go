@@ -74,13 +74,14 @@ type ScaleRow struct {
 
 // NoBundling records whether the no-op apply after the javascript apply
 // bundled anything. Every javascript resolution that bundles writes its
-// result to the workspace's .agentform/cache, so an apply that rewrote no
-// cache entry did no bundling.
+// result to the workspace's resolution cache (resolve.CacheFile), so an
+// apply that left the cache untouched did no bundling.
 type NoBundling struct {
-	// CacheEntries is how many cache files the javascript apply left.
+	// CacheEntries is how many javascript entries the javascript apply
+	// left in the cache.
 	CacheEntries int `json:"cache_entries"`
-	// Rewritten is how many of them (or new ones) the no-op applies created
-	// or modified, over all runs.
+	// Rewritten is how many of them (or new ones) the no-op applies wrote,
+	// over all runs (see rewritten).
 	Rewritten int `json:"rewritten"`
 }
 

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/evanw/esbuild/pkg/api"
@@ -77,29 +76,14 @@ func jsResolveAll(ctx context.Context, jobs []*jsJob, each func(n int, f func(in
 		return
 	}
 	jsBundleAll(misses)
-	// Cache entries are written while later tools are read: writing a file
-	// waits on the file system, not the CPU.
-	puts := make(chan *jsJob, len(misses))
-	var written sync.WaitGroup
-	for range min(4, len(misses)) {
-		written.Add(1)
-		go func() {
-			defer written.Done()
-			for j := range puts {
-				// A cache that cannot be written only costs the next plan
-				// a rebuild.
-				_ = j.req.Cache.Put("javascript", j.key, j.put)
-			}
-		}()
-	}
 	each(len(misses), func(i int) {
 		misses[i].finish(ctx)
 		if misses[i].put != nil {
-			puts <- misses[i]
+			// A cache that cannot be written only costs the next plan a
+			// rebuild.
+			_ = misses[i].req.Cache.Put("javascript", misses[i].key, misses[i].put)
 		}
 	})
-	close(puts)
-	written.Wait()
 }
 
 // end records the job's outcome once.

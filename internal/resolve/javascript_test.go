@@ -258,7 +258,6 @@ func TestResolveJavaScriptDeterministic(t *testing.T) {
 func TestResolveJavaScriptCache(t *testing.T) {
 	w := newJSWorkspace(t, t.TempDir(), "js-tool", "echo", "")
 	w.req.Cache = NewCache(w.dir)
-	cacheDir := filepath.Join(w.dir, ".agentform", "cache", "javascript")
 
 	resolve := func(step string) (*Resolved, int64) {
 		t.Helper()
@@ -274,9 +273,14 @@ func TestResolveJavaScriptCache(t *testing.T) {
 	if builds != 1 {
 		t.Errorf("cold run esbuild builds:\ngot:  %d\nwant: 1", builds)
 	}
-	entries, _ := os.ReadDir(cacheDir)
-	if len(entries) != 1 {
-		t.Fatalf("cache entries after the cold run:\ngot:  %d\nwant: 1", len(entries))
+	// Entries reach the database at Flush (Run flushes); the warm run
+	// reads them back from it.
+	if err := w.req.Cache.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := CacheEntries(w.dir, "javascript")
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("cache entries after the cold run:\ngot:  %d (%v)\nwant: 1", len(entries), err)
 	}
 
 	warm, builds := resolve("warm")
@@ -313,6 +317,9 @@ func TestResolveJavaScriptCache(t *testing.T) {
 	bad.req.Cache = NewCache(bad.dir)
 	if _, diags := ResolveJavaScript(context.Background(), bad.req); !diags.HasErrors() {
 		t.Fatal("broken/throws resolved without errors")
+	}
+	if err := bad.req.Cache.Flush(); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(bad.dir, ".agentform", "cache")); !os.IsNotExist(err) {
 		t.Errorf("cache after a failure:\ngot:  %v\nwant: no cache directory", err)
@@ -599,7 +606,7 @@ export const %s = {
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
-			cache := &Cache{dir: b.TempDir()}
+			cache := NewCache(b.TempDir())
 			b.StartTimer()
 			resolveAll(b, cache)
 		}
@@ -607,6 +614,9 @@ export const %s = {
 	b.Run("warm", func(b *testing.B) {
 		cache := NewCache(dir)
 		resolveAll(b, cache)
+		if err := cache.Flush(); err != nil {
+			b.Fatal(err)
+		}
 		for b.Loop() {
 			resolveAll(b, cache)
 		}

@@ -672,9 +672,12 @@ func TestResolvePythonCache(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatalf("unexpected errors:\n%s", diags.Error())
 	}
-	entries, _ := filepath.Glob(filepath.Join(ws, ".agentform", "cache", "python", "*.json"))
-	if len(entries) != 1 {
-		t.Fatalf("cache entries\ngot:  %q\nwant: one", entries)
+	if err := req.Cache.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := CacheEntries(ws, "python")
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("cache entries\ngot:  %d (%v)\nwant: one", len(entries), err)
 	}
 
 	// Without python3 the schema can only come from the cache.

@@ -73,6 +73,10 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 		env = func(string) (string, bool) { return "", false }
 	}
 
+	// Results are cached in memory while tools resolve and written in one
+	// transaction at the end; a cache that cannot be written only costs
+	// the next plan a rebuild.
+	defer func() { _ = opts.Cache.Flush() }()
 	ws := &Workspace{Tools: map[string]*Resolved{}, Skills: map[string]*ResolvedSkill{}}
 	var mu sync.Mutex
 	var diags hcl.Diagnostics
