@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // RuntimeRef is a value supplied when the agent starts: runtime("ENV") or
@@ -220,6 +221,17 @@ func (j JSON) MarshalJSON() ([]byte, error) {
 	if !j.set() {
 		return []byte("null"), nil
 	}
+	if b, ok := canonicalMemo.get(j); ok {
+		return b, nil
+	}
+	b, err := j.canonical()
+	if err == nil {
+		canonicalMemo.put(j, b)
+	}
+	return b, err
+}
+
+func (j JSON) canonical() ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(j))
 	dec.UseNumber()
 	var v any
@@ -258,4 +270,46 @@ func marshalCanonical(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// canonicalMemo remembers the canonical form of JSON values. Every agent
+// of a workspace lists every tool in its agent.json, so an apply writing
+// ten artifacts canonicalised each tool's schema ten times (decoding and
+// encoding it). It holds at most canonicalMemoEntries values of at most
+// canonicalMemoSize bytes, so a long-running process (the Terraform
+// provider) cannot grow it without end; a value it does not hold is
+// canonicalised again.
+var canonicalMemo = &jsonMemo{m: map[string][]byte{}}
+
+const (
+	canonicalMemoEntries = 4096
+	canonicalMemoSize    = 64 << 10
+)
+
+type jsonMemo struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+// get returns a copy of the canonical form of j, if remembered.
+func (c *jsonMemo) get(j JSON) ([]byte, bool) {
+	if len(j) > canonicalMemoSize {
+		return nil, false
+	}
+	c.mu.Lock()
+	b, ok := c.m[string(j)]
+	c.mu.Unlock()
+	return bytes.Clone(b), ok
+}
+
+func (c *jsonMemo) put(j JSON, canonical []byte) {
+	if len(j) > canonicalMemoSize {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= canonicalMemoEntries {
+		clear(c.m)
+	}
+	c.m[string(j)] = bytes.Clone(canonical)
 }
