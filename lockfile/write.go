@@ -247,7 +247,12 @@ func (s *Skill) empty() bool {
 // Digest returns "sha256:<hex>" of Bytes(): the lockfile digest that plans
 // and artifacts record.
 func (f *File) Digest() string {
-	sum := sha256.Sum256(f.Bytes())
+	return DigestOf(f.Bytes())
+}
+
+// DigestOf is Digest of an encoding f.Bytes() returned.
+func DigestOf(encoded []byte) string {
+	sum := sha256.Sum256(encoded)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
@@ -264,7 +269,12 @@ func WriteDir(dir string, f *File) error {
 // whose encoding would not parse back (a tool without a kind, a malformed
 // hash) is refused without touching path.
 func Write(path string, f *File) error {
-	data := f.Bytes()
+	return WriteEncoded(path, f.Bytes())
+}
+
+// WriteEncoded is Write of an encoding f.Bytes() returned, for a caller
+// that has it already.
+func WriteEncoded(path string, data []byte) error {
 	if _, diags := Parse(data, path); diags.HasErrors() {
 		return fmt.Errorf("refusing to write %s: the lock entries are invalid: %s", path, diags.Errs()[0])
 	}

@@ -61,26 +61,41 @@ type Plan struct {
 	resolution *resolve.Workspace
 	outDir     string
 
-	// lockDigest memoises Lock.Digest() for the artifacts, which all
-	// carry it; lockDigestOf is the Lock it was computed for.
-	lockDigestMu sync.Mutex
-	lockDigest   string
-	lockDigestOf *lockfile.File
+	// lockBytes and lockDigest memoise Lock.Bytes() and Lock.Digest() for
+	// the artifacts, which all carry the digest, and apply, which writes
+	// the bytes; lockOf is the Lock they were computed for.
+	lockMu     sync.Mutex
+	lockBytes  []byte
+	lockDigest string
+	lockOf     *lockfile.File
 }
 
 // LockDigest returns p.Lock.Digest(), computed once per lockfile: every
 // artifact carries it, and encoding a large lockfile is not free. Safe for
 // concurrent use.
 func (p *Plan) LockDigest() string {
-	p.lockDigestMu.Lock()
-	defer p.lockDigestMu.Unlock()
+	_, digest := p.lockEncoding()
+	return digest
+}
+
+// LockBytes returns p.Lock.Bytes(), the lockfile apply writes, encoded
+// once per lockfile (LockDigest). The caller must not modify it.
+func (p *Plan) LockBytes() []byte {
+	b, _ := p.lockEncoding()
+	return b
+}
+
+func (p *Plan) lockEncoding() ([]byte, string) {
+	p.lockMu.Lock()
+	defer p.lockMu.Unlock()
 	if p.Lock == nil {
-		return ""
+		return nil, ""
 	}
-	if p.lockDigestOf != p.Lock {
-		p.lockDigest, p.lockDigestOf = p.Lock.Digest(), p.Lock
+	if p.lockOf != p.Lock {
+		p.lockBytes = p.Lock.Bytes()
+		p.lockDigest, p.lockOf = lockfile.DigestOf(p.lockBytes), p.Lock
 	}
-	return p.lockDigest
+	return p.lockBytes, p.lockDigest
 }
 
 // Matrix returns the capability matrix over the enabled registered tools;

@@ -170,7 +170,7 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 		return nil, fmt.Errorf("%w before writing %s: %v", ErrInterrupted, lockfile.FileName, err)
 	}
 	if opts.WriteLock && plan.Lock != nil && len(plan.LockChanges) > 0 {
-		if err := lockfile.WriteDir(opts.Dir, plan.Lock); err != nil {
+		if err := lockfile.WriteEncoded(filepath.Join(opts.Dir, lockfile.FileName), plan.LockBytes()); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", lockfile.FileName, err)
 		}
 		progress("Wrote %s", lockfile.FileName)
