@@ -2,6 +2,7 @@ package artifact
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -18,16 +19,17 @@ func TestCanonicalMemo(t *testing.T) {
 		}
 		got[0] = 'X' // must not reach the memo
 	}
-	for i := range canonicalMemoEntries + 10 {
-		if _, err := JSON(fmt.Sprintf(`{"n": %d}`, i)).MarshalJSON(); err != nil {
+	pad := strings.Repeat("x", 60<<10)
+	for i := range canonicalMemoTotal/(120<<10) + 10 {
+		if _, err := JSON(fmt.Sprintf(`{"n": %d, "pad": %q}`, i, pad)).MarshalJSON(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	canonicalMemo.mu.Lock()
-	n := len(canonicalMemo.m)
+	n := canonicalMemo.bytes
 	canonicalMemo.mu.Unlock()
-	if n > canonicalMemoEntries {
-		t.Errorf("memo holds %d values, more than %d", n, canonicalMemoEntries)
+	if n > canonicalMemoTotal {
+		t.Errorf("memo holds %d bytes, more than %d", n, canonicalMemoTotal)
 	}
 	if _, err := JSON(`{"a": }`).MarshalJSON(); err == nil {
 		t.Error("invalid JSON marshalled")

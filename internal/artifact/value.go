@@ -275,20 +275,21 @@ func marshalCanonical(v any) ([]byte, error) {
 // canonicalMemo remembers the canonical form of JSON values. Every agent
 // of a workspace lists every tool in its agent.json, so an apply writing
 // ten artifacts canonicalised each tool's schema ten times (decoding and
-// encoding it). It holds at most canonicalMemoEntries values of at most
-// canonicalMemoSize bytes, so a long-running process (the Terraform
-// provider) cannot grow it without end; a value it does not hold is
-// canonicalised again.
+// encoding it). It holds values of at most canonicalMemoSize bytes and
+// forgets everything when it holds canonicalMemoTotal bytes, so a
+// long-running process (the Terraform provider) cannot grow it without
+// end; a value it does not hold is canonicalised again.
 var canonicalMemo = &jsonMemo{m: map[string][]byte{}}
 
 const (
-	canonicalMemoEntries = 4096
-	canonicalMemoSize    = 64 << 10
+	canonicalMemoSize  = 64 << 10
+	canonicalMemoTotal = 16 << 20
 )
 
 type jsonMemo struct {
-	mu sync.Mutex
-	m  map[string][]byte
+	mu    sync.Mutex
+	m     map[string][]byte
+	bytes int // held in keys and values
 }
 
 // get returns a copy of the canonical form of j, if remembered.
@@ -308,8 +309,13 @@ func (c *jsonMemo) put(j JSON, canonical []byte) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) >= canonicalMemoEntries {
+	if _, ok := c.m[string(j)]; ok {
+		return
+	}
+	if c.bytes+len(j)+len(canonical) > canonicalMemoTotal {
 		clear(c.m)
+		c.bytes = 0
 	}
 	c.m[string(j)] = bytes.Clone(canonical)
+	c.bytes += len(j) + len(canonical)
 }

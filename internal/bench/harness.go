@@ -171,8 +171,17 @@ func (h *harness) measure(ctx context.Context) (*Report, error) {
 	}
 	r.NoBundling.CacheEntries = len(before.entries)
 	jsNoop, err := h.repeat(ctx, "agentform apply, javascript no-op", func() (child, error) {
-		return h.af(jsDir, "apply", "-auto-approve"), nil
-	}, contains("No changes."))
+		c := h.af(jsDir, "apply", "-auto-approve")
+		c.withStderr = true
+		return c, nil
+	}, func(out string) error {
+		// A resolution that bundled and could not write the cache would
+		// leave it unchanged; it says so in a warning.
+		if strings.Contains(out, "Resolution cache not written") {
+			return fmt.Errorf("%w: the no-op apply could not write the resolution cache:\n%s", ErrUnexpectedOutput, tail(out, 1000))
+		}
+		return contains("No changes.")(out)
+	})
 	if err != nil {
 		return nil, err
 	}

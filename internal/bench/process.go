@@ -27,6 +27,9 @@ type child struct {
 	env  []string
 	name string
 	args []string
+	// withStderr makes run return the standard error (where warnings go)
+	// after the standard output.
+	withStderr bool
 }
 
 // run starts the child, waits for it and returns its sample and standard
@@ -49,7 +52,11 @@ func (c child) run(ctx context.Context) (Sample, string, error) {
 		}
 		return Sample{}, stdout.String(), fmt.Errorf("%w: %s: %v\n%s", ErrChildFailed, c, err, msg)
 	}
-	return Sample{Wall: wall, PeakRSSKiB: maxRSSKiB(cmd.ProcessState)}, stdout.String(), nil
+	out := stdout.String()
+	if c.withStderr {
+		out += stderr.String()
+	}
+	return Sample{Wall: wall, PeakRSSKiB: maxRSSKiB(cmd.ProcessState)}, out, nil
 }
 
 // String is the command line, for errors and progress.

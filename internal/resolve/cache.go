@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -79,6 +80,28 @@ func (c *Cache) Get(kind, key string, v any) bool {
 	return b != nil && json.Unmarshal(b, v) == nil
 }
 
+// Release closes the database until the next Get needs it. The readers'
+// shared lock would otherwise keep a writer (another agentform's Flush)
+// waiting for as long as this one resolves: resolvers release it when
+// their lookups are done.
+func (c *Cache) Release() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closeReader()
+}
+
+// closeReader closes the reader, if open. c.mu is held.
+func (c *Cache) closeReader() {
+	if c.reader != nil {
+		_ = c.reader.Close()
+		c.reader = nil
+	}
+	c.tried = false
+}
+
 // read returns a copy of the stored value, or nil. c.mu is held.
 func (c *Cache) read(kind, key string) (value []byte) {
 	if !c.tried {
@@ -88,19 +111,20 @@ func (c *Cache) read(kind, key string) (value []byte) {
 	if c.reader == nil {
 		return nil
 	}
-	// bbolt panics on some damaged pages; that is a miss too.
-	defer func() {
-		if recover() != nil {
-			value = nil
-			c.damaged = true
-		}
-	}()
-	_ = c.reader.View(func(tx *bbolt.Tx) error {
-		if b := tx.Bucket([]byte(kind)); b != nil {
-			value = bytes.Clone(b.Get([]byte(key)))
-		}
-		return nil
+	ok := cacheGuard(func() {
+		_ = c.reader.View(func(tx *bbolt.Tx) error {
+			if b := tx.Bucket([]byte(kind)); b != nil {
+				value = bytes.Clone(b.Get([]byte(key)))
+			}
+			return nil
+		})
 	})
+	if !ok {
+		c.damaged = true
+		c.closeReader()
+		c.tried = true // not again before the next Flush
+		return nil
+	}
 	return value
 }
 
@@ -109,15 +133,56 @@ func (c *Cache) read(kind, key string) (value []byte) {
 func (c *Cache) openReader() *bbolt.DB {
 	// bbolt would try to initialise an empty file through a read-only
 	// descriptor: a file a writer has only just created is no database yet.
-	if fi, err := os.Stat(c.path); err != nil || fi.Size() == 0 {
+	fi, err := os.Stat(c.path)
+	if err != nil || fi.Size() == 0 {
 		return nil
 	}
-	db, err := bbolt.Open(c.path, 0o644, &bbolt.Options{ReadOnly: true, Timeout: cacheLockTimeout})
+	var db *bbolt.DB
+	if !cacheGuard(func() {
+		db, err = bbolt.Open(c.path, 0o644, &bbolt.Options{ReadOnly: true, Timeout: cacheLockTimeout})
+	}) {
+		c.damaged = true
+		return nil
+	}
 	if err != nil {
-		c.damaged = cacheDamaged(err)
+		c.damaged = !errors.Is(err, berrors.ErrTimeout)
+		return nil
+	}
+	if !cacheFits(db) {
+		_ = db.Close()
+		c.damaged = true
 		return nil
 	}
 	return db
+}
+
+// cacheFits reports whether the database's pages are all in its file: a
+// truncated file would make bbolt read past the end of its memory map,
+// which faults.
+func cacheFits(db *bbolt.DB) bool {
+	fits := false
+	cacheGuard(func() {
+		_ = db.View(func(tx *bbolt.Tx) error {
+			fi, err := os.Stat(db.Path())
+			fits = err == nil && tx.Size() <= fi.Size()
+			return nil
+		})
+	})
+	return fits
+}
+
+// cacheGuard runs f, turning a panic — bbolt panics on some damaged pages,
+// and a read through a memory map past the end of a truncated file faults
+// (made a panic here) — into false.
+func cacheGuard(f func()) (ok bool) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	f()
+	return true
 }
 
 // Put stores v as the entry for kind and key: at once for Get, in the
@@ -148,51 +213,48 @@ func (c *Cache) Flush() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.reader != nil {
-		_ = c.reader.Close()
-		c.reader = nil
-	}
-	c.tried = false
+	c.closeReader()
 	pending := c.pending
 	c.pending = nil
+	damaged := c.damaged
+	c.damaged = false
 	if len(pending) == 0 {
 		return nil
 	}
-	damaged := c.damaged
-	c.damaged = false
 	if damaged {
 		_ = os.Remove(c.path)
 	}
 	err := c.write(pending)
-	if err != nil && !damaged && cacheDamaged(err) {
-		// Replace a damaged database once.
+	if err != nil && !damaged && !errors.Is(err, berrors.ErrTimeout) {
+		// A database that cannot be opened or written is replaced, once.
 		_ = os.Remove(c.path)
 		err = c.write(pending)
 	}
 	if err != nil {
 		return fmt.Errorf("writing the resolution cache %s: %w", c.path, err)
 	}
+	// Entries of the cache's earlier layout, one file per entry, are
+	// never read again.
+	for _, kind := range []string{"javascript", "python"} {
+		if dir := filepath.Join(filepath.Dir(c.path), kind); dirExists(dir) {
+			_ = os.RemoveAll(dir)
+		}
+	}
 	return nil
 }
+
+func dirExists(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.IsDir()
+}
+
+// errCacheDamaged reports a database whose pages are not all in its file.
+var errCacheDamaged = errors.New("the database file is truncated")
 
 func (c *Cache) write(pending map[cacheID][]byte) (err error) {
 	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
 		return err
 	}
-	db, err := bbolt.Open(c.path, 0o644, &bbolt.Options{Timeout: cacheLockTimeout})
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := db.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", berrors.ErrInvalid, r)
-		}
-	}()
 	ids := make([]cacheID, 0, len(pending))
 	for id := range pending {
 		ids = append(ids, id)
@@ -201,24 +263,38 @@ func (c *Cache) write(pending map[cacheID][]byte) (err error) {
 	slices.SortFunc(ids, func(a, b cacheID) int {
 		return cmp.Or(strings.Compare(a.kind, b.kind), strings.Compare(a.key, b.key))
 	})
-	return db.Update(func(tx *bbolt.Tx) error {
-		for _, id := range ids {
-			b, err := tx.CreateBucketIfNotExists([]byte(id.kind))
-			if err != nil {
-				return err
-			}
-			if err := b.Put([]byte(id.key), pending[id]); err != nil {
-				return err
-			}
+	var db *bbolt.DB
+	if !cacheGuard(func() { db, err = bbolt.Open(c.path, 0o644, &bbolt.Options{Timeout: cacheLockTimeout}) }) {
+		return errCacheDamaged
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := db.Close(); err == nil {
+			err = cerr
 		}
-		return nil
-	})
-}
-
-// cacheDamaged reports whether err says the database file is not a usable
-// bbolt database.
-func cacheDamaged(err error) bool {
-	return errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrVersionMismatch) || errors.Is(err, berrors.ErrChecksum)
+	}()
+	if !cacheFits(db) {
+		return errCacheDamaged
+	}
+	if !cacheGuard(func() {
+		err = db.Update(func(tx *bbolt.Tx) error {
+			for _, id := range ids {
+				b, err := tx.CreateBucketIfNotExists([]byte(id.kind))
+				if err != nil {
+					return err
+				}
+				if err := b.Put([]byte(id.key), pending[id]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}) {
+		return errCacheDamaged
+	}
+	return err
 }
 
 // CacheEntries returns the keys and values of a kind's entries in a
@@ -237,6 +313,9 @@ func CacheEntries(workspace, kind string) (map[string][]byte, error) {
 		return nil, err
 	}
 	defer db.Close()
+	if !cacheFits(db) {
+		return nil, fmt.Errorf("%s: %w", path, errCacheDamaged)
+	}
 	out := map[string][]byte{}
 	err = db.View(func(tx *bbolt.Tx) error {
 		b := tx.Bucket([]byte(kind))

@@ -1,13 +1,16 @@
 package resolve
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/hashicorp/hcl/v2"
 	"go.etcd.io/bbolt"
 )
 
@@ -177,5 +180,120 @@ func TestCacheConcurrent(t *testing.T) {
 	entries, err := CacheEntries(ws, "javascript")
 	if err != nil || len(entries) != 1+8*26 {
 		t.Errorf("entries: %d, %v; want %d", len(entries), err, 1+8*26)
+	}
+}
+
+// TestCacheTruncated cuts a database short at sizes where bbolt would read
+// past the end of its memory map (a fault, not a panic) or refuse the file:
+// every lookup misses, and the next Flush replaces the file.
+func TestCacheTruncated(t *testing.T) {
+	for _, tt := range []struct {
+		entries int
+		size    int64
+	}{{1, 100}, {1, 4096}, {1, 5000}, {1, 8192}, {1, 12288}, {1, 16384}, {1, 20480}, {20, 8192}, {20, 20480}, {20, 40960}} {
+		t.Run(fmt.Sprint(tt.entries, "/", tt.size), func(t *testing.T) {
+			size := tt.size
+			ws := t.TempDir()
+			c := NewCache(ws)
+			for i := range tt.entries {
+				_ = c.Put("javascript", fmt.Sprintf("k%02d", i), cacheTestEntry{strings.Repeat("x", 3000)})
+			}
+			if err := c.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(ws, CacheFile)
+			if fi, _ := os.Stat(path); fi.Size() <= size {
+				t.Fatalf("the database has %d bytes, not more than %d", fi.Size(), size)
+			}
+			if err := os.Truncate(path, size); err != nil {
+				t.Fatal(err)
+			}
+			d := NewCache(ws)
+			var e cacheTestEntry
+			for i := range tt.entries {
+				if d.Get("javascript", fmt.Sprintf("k%02d", i), &e) {
+					t.Fatalf("k%02d found in a truncated database", i)
+				}
+			}
+			_ = d.Put("javascript", "fresh", cacheTestEntry{"fresh"})
+			if err := d.Flush(); err != nil {
+				t.Fatalf("Flush over a truncated database: %v", err)
+			}
+			if !NewCache(ws).Get("javascript", "fresh", &e) || e.Name != "fresh" {
+				t.Errorf("after replacing the truncated database: %+v", e)
+			}
+		})
+	}
+}
+
+// TestCacheRelease checks that a Cache that has done its lookups and
+// released the database does not keep another from writing it.
+func TestCacheRelease(t *testing.T) {
+	ws := t.TempDir()
+	seed := NewCache(ws)
+	_ = seed.Put("javascript", "a", cacheTestEntry{"a"})
+	if err := seed.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	reader, writer := NewCache(ws), NewCache(ws)
+	var e cacheTestEntry
+	if !reader.Get("javascript", "a", &e) {
+		t.Fatal("a miss")
+	}
+	reader.Release()
+	_ = writer.Put("javascript", "b", cacheTestEntry{"b"})
+	if err := writer.Flush(); err != nil {
+		t.Fatalf("Flush while another Cache had released the database: %v", err)
+	}
+	// The reader opens it again when it needs it.
+	if !reader.Get("javascript", "b", &e) || e.Name != "b" {
+		t.Errorf("after Release: got %+v, want b", e)
+	}
+	if err := reader.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCacheLegacyLayout checks that the first Flush removes the entry
+// files of the earlier layout (.agentform/cache/<kind>/<key>.json).
+func TestCacheLegacyLayout(t *testing.T) {
+	ws := t.TempDir()
+	legacy := filepath.Join(ws, ".agentform", "cache", "javascript", "0123.json")
+	if err := os.MkdirAll(filepath.Dir(legacy), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(legacy, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := NewCache(ws)
+	_ = c.Put("javascript", "a", cacheTestEntry{"a"})
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Dir(legacy)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the legacy entries are still there: %v", err)
+	}
+}
+
+// TestRunWarnsWhenCacheNotWritten checks that Run says so when what it
+// resolved could not be stored: the next plan resolves it again.
+func TestRunWarnsWhenCacheNotWritten(t *testing.T) {
+	w := newJSWorkspace(t, t.TempDir(), "js-tool", "echo", "")
+	seed := NewCache(w.dir)
+	_ = seed.Put("javascript", "seed", cacheTestEntry{"seed"})
+	if err := seed.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := bbolt.Open(filepath.Join(w.dir, CacheFile), 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	ws, diags := Run(context.Background(), w.req.Config, Options{Cache: NewCache(w.dir)})
+	if diags.HasErrors() || ws.Tools["echo"] == nil {
+		t.Fatalf("resolving: %s", diags.Error())
+	}
+	if len(diags) != 1 || diags[0].Severity != hcl.DiagWarning || diags[0].Summary != "Resolution cache not written" {
+		t.Errorf("diagnostics:\ngot:  %v\nwant: one warning that the cache was not written", diags)
 	}
 }

@@ -60,6 +60,10 @@ type jsBuilt struct {
 // and return when all have returned.
 func jsResolveAll(ctx context.Context, jobs []*jsJob, each func(n int, f func(int))) {
 	each(len(jobs), func(i int) { jobs[i].prepare(ctx) })
+	// Every lookup is done: let other agentform processes write the cache.
+	for _, j := range jobs {
+		j.req.Cache.Release()
+	}
 	var misses []*jsJob
 	for _, j := range jobs {
 		if !j.ended {

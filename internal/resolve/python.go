@@ -200,7 +200,11 @@ func readPythonTool(ctx context.Context, req Request, dir string, pyFiles []stri
 		at = py.Export.Range.Ptr()
 	}
 	var entry pythonCacheEntry
-	if !req.Cache.Get(manifest.KindPython, key, &entry) {
+	hit := req.Cache.Get(manifest.KindPython, key, &entry)
+	// Reading the package may take seconds: let other agentform processes
+	// write the cache meanwhile.
+	req.Cache.Release()
+	if !hit {
 		fresh, cacheable, diags := runPythonReader(ctx, req, dir, pyFiles, export, at)
 		if !cacheable {
 			return fresh, diags

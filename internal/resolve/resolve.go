@@ -39,7 +39,9 @@ type Request struct {
 	// Refresh is false under -refresh=false: no remote contact; remote
 	// kinds answer from Locked.
 	Refresh bool
-	// Cache stores results by input digest; nil disables caching.
+	// Cache stores results by input digest; nil disables caching. What a
+	// resolver stores reaches the database only when the caller flushes
+	// it (Cache.Flush; Run does).
 	Cache *Cache
 
 	// dirsReal says Dir and Root have their symbolic links resolved

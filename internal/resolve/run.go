@@ -73,10 +73,6 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 		env = func(string) (string, bool) { return "", false }
 	}
 
-	// Results are cached in memory while tools resolve and written in one
-	// transaction at the end; a cache that cannot be written only costs
-	// the next plan a rebuild.
-	defer func() { _ = opts.Cache.Flush() }()
 	ws := &Workspace{Tools: map[string]*Resolved{}, Skills: map[string]*ResolvedSkill{}}
 	var mu sync.Mutex
 	var diags hcl.Diagnostics
@@ -176,6 +172,13 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 	if err := ctx.Err(); err != nil {
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Resolution interrupted",
 			Detail: "agentform stopped resolving tools: " + err.Error() + "."})
+	}
+	// Results are cached in memory while tools resolve and written in one
+	// transaction at the end; a cache that cannot be written only costs
+	// the next plan a rebuild, which the warning says.
+	if err := opts.Cache.Flush(); err != nil {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Resolution cache not written",
+			Detail: "agentform could not store what it resolved in its cache, so the next plan resolves those tools again: " + err.Error() + "."})
 	}
 	slices.SortStableFunc(diags, compareDiags)
 	return ws, diags
