@@ -637,31 +637,15 @@ func jsEvaluateWith(ctx context.Context, cjs []byte, helper string, pkg *jsPacka
 		}
 	}()
 
-	prelude, err := jsPreludeProgram()
+	reader, err := jsRunFunction(vm, jsPreludeProgram)
 	if err != nil {
 		return "", err
 	}
-	readerVal, err := vm.RunProgram(prelude)
-	if err != nil {
-		return "", jsEvalError(err)
-	}
-	reader, ok := goja.AssertFunction(readerVal)
-	if !ok {
-		return "", errors.New("the prelude did not define a reader")
-	}
 	module := vm.Get("module").ToObject(vm)
 	if helper != "" {
-		factory, err := jsExportsFactoryProgram()
+		newHelper, err := jsRunFunction(vm, jsExportsFactoryProgram)
 		if err != nil {
 			return "", err
-		}
-		fv, err := vm.RunProgram(factory)
-		if err != nil {
-			return "", jsEvalError(err)
-		}
-		newHelper, ok := goja.AssertFunction(fv)
-		if !ok {
-			return "", errors.New("the exports helper is not a function")
 		}
 		fn, err := newHelper(goja.Undefined(), module)
 		if err != nil {
@@ -691,6 +675,24 @@ func jsEvaluateWith(ctx context.Context, cjs []byte, helper string, pkg *jsPacka
 		return "", jsEvalError(err)
 	}
 	return out.String(), nil
+}
+
+// jsRunFunction runs one of agentform's own compiled programs in vm and
+// returns the function it evaluates to.
+func jsRunFunction(vm *goja.Runtime, program func() (*goja.Program, error)) (goja.Callable, error) {
+	prog, err := program()
+	if err != nil {
+		return nil, err
+	}
+	v, err := vm.RunProgram(prog)
+	if err != nil {
+		return nil, jsEvalError(err)
+	}
+	fn, ok := goja.AssertFunction(v)
+	if !ok {
+		return nil, errors.New("an agentform program did not evaluate to a function; this is a bug in agentform")
+	}
+	return fn, nil
 }
 
 // jsEvalError turns a goja error into a plain one: the interrupt value for
