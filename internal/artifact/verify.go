@@ -140,10 +140,17 @@ func (v *verifier) checkAgent(agent *Agent) {
 		blocks[b.Name] = b
 	}
 	tools := map[string]bool{}
+	callable := callableTools(agent)
 	for i := range agent.Tools {
 		t := &agent.Tools[i]
 		tools[t.Name] = true
 		v.checkTool(t, blocks)
+		// Only the code of tools the agent can never call may be left out
+		// (a locked agent's denied tools); serve would refuse to start
+		// the others.
+		if t.File == "" && (t.Kind == KindJavaScript || t.Kind == KindPython) && callable(t) {
+			v.add(AgentName, "tool %q can be called, but agent.json names none of its code", t.Name)
+		}
 	}
 	for _, c := range agent.Matrix {
 		if !tools[c.Tool] {
@@ -152,6 +159,30 @@ func (v *verifier) checkAgent(agent *Agent) {
 	}
 	for _, s := range agent.Skills {
 		v.checkSkill(s)
+	}
+}
+
+// callableTools returns whether the agent may ever call an enabled tool:
+// every tool when its capability policy or capabilities are only known at
+// start-up or the policy is extensible (a session may be granted any
+// tool), else the tools its matrix row allows. A tool disabled in the
+// manifest is never called.
+func callableTools(agent *Agent) func(*Tool) bool {
+	allowed := map[string]bool{}
+	for _, c := range agent.Matrix {
+		if c.Decision == DecisionAllow {
+			allowed[c.Tool] = true
+		}
+	}
+	static := agent.CapabilityPolicy.Runtime == nil && agent.CapabilityPolicy.Value == "locked" && agent.Capabilities.Runtime == nil
+	for _, c := range agent.Capabilities.Values {
+		static = static && c.Runtime == nil
+	}
+	return func(t *Tool) bool {
+		if t.Enabled.Runtime == nil && !t.Enabled.Value {
+			return false
+		}
+		return !static || allowed[t.Name]
 	}
 }
 

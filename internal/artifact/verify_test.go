@@ -27,6 +27,17 @@ func readSample(t *testing.T, change func(s *sample)) (*Archive, *lockfile.File)
 // replaceFile swaps the content of one of the sample's files, so that
 // Build writes a consistent SHA256SUMS for content agent.json does not
 // describe.
+// dropCode leaves a tool's code out of the sample, as plan does for a
+// tool the agent cannot call.
+func dropCode(s *sample, tool, path string) {
+	s.files = slices.DeleteFunc(s.files, func(f File) bool { return f.Path == path })
+	for i := range s.agent.Tools {
+		if s.agent.Tools[i].Name == tool {
+			s.agent.Tools[i].File = ""
+		}
+	}
+}
+
 func replaceFile(s *sample, path, data string) {
 	for i := range s.files {
 		if s.files[i].Path == path {
@@ -116,6 +127,27 @@ func TestVerify(t *testing.T) {
 			want: []Problem{
 				{"tools/adder/bundle.js", "its digest is sha256:" + hexSHA256([]byte("evil()")) + ", but the lock entry of tool block \"adder\" records bundle BUNDLE"},
 			},
+		},
+		{
+			name:   "allowed tool shipped without its code",
+			change: func(s *sample) { dropCode(s, "adder", "tools/adder/bundle.js") },
+			want:   []Problem{{AgentName, `tool "adder" can be called, but agent.json names none of its code`}},
+		},
+		{
+			name: "denied tool of a locked agent shipped without its code",
+			change: func(s *sample) {
+				dropCode(s, "adder", "tools/adder/bundle.js")
+				s.agent.Matrix[1] = Cell{Tool: "adder", Decision: DecisionDeny, Missing: []string{"math::add"}}
+			},
+		},
+		{
+			name: "denied tool of an extensible agent shipped without its code",
+			change: func(s *sample) {
+				dropCode(s, "adder", "tools/adder/bundle.js")
+				s.agent.Matrix[1] = Cell{Tool: "adder", Decision: DecisionDeny, Missing: []string{"math::add"}}
+				s.agent.CapabilityPolicy = String{Value: "extensible"}
+			},
+			want: []Problem{{AgentName, `tool "adder" can be called, but agent.json names none of its code`}},
 		},
 		{
 			name:   "python source replaced",
