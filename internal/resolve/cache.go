@@ -36,7 +36,7 @@ const cacheLockTimeout = 500 * time.Millisecond
 // them to the database in one transaction (Run flushes before it
 // returns), so a cold plan of 200 javascript tools writes one file, not
 // 200. The database is opened for reading by the first Get that needs it
-// and closed by Flush.
+// and closed by Release (when a resolver's lookups are done) or Flush.
 //
 // A cache that cannot be used — missing, locked by another agentform for
 // longer than cacheLockTimeout, damaged — only costs a rebuild: a Get
