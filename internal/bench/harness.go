@@ -25,7 +25,8 @@ import (
 //   - agentform apply vs terraform apply, fresh each run;
 //   - a no-op re-plan after the last apply, for both;
 //   - agentform apply of a fresh javascript workspace vs one esbuild build
-//     of the same entry points in a child process (the bundling floor);
+//     of the same entry points in a child process (the bundling floor),
+//     run in turns with it;
 //   - a no-op agentform apply after the last javascript apply, which must
 //     rewrite nothing in the resolution cache (Report.NoBundling);
 //   - with cfg.Scale, agentform plan at every ScaleTools × ScaleAgents size.
@@ -149,19 +150,23 @@ func (h *harness) measure(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 
-	// javascript: agentform apply vs the esbuild floor, then a no-op apply.
+	// javascript: agentform apply vs the esbuild floor, run in turns so
+	// that the machine drifting (page cache, other load) weighs on both
+	// alike, then a no-op apply.
 	var jsDir string
-	jsApply, err := h.repeat(ctx, "agentform apply, javascript", func() (child, error) {
-		dir, err := h.jsWorkspace()
-		jsDir = dir
-		return h.af(dir, "apply", "-auto-approve"), err
-	}, appliedAll(c.JS+c.Agents))
-	if err != nil {
-		return nil, err
-	}
-	floor, err := h.repeat(ctx, "esbuild build", func() (child, error) {
-		return h.floorBuild(jsDir)
-	}, contains(fmt.Sprintf("built %d entry points", c.JS)))
+	jsApply, floor, err := h.alternate(ctx, scenario{
+		label: "agentform apply, javascript",
+		setup: func() (child, error) {
+			dir, err := h.jsWorkspace()
+			jsDir = dir
+			return h.af(dir, "apply", "-auto-approve"), err
+		},
+		check: appliedAll(c.JS + c.Agents),
+	}, scenario{
+		label: "esbuild build",
+		setup: func() (child, error) { return h.floorBuild(jsDir) },
+		check: contains(fmt.Sprintf("built %d entry points", c.JS)),
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -250,27 +255,65 @@ func (h *harness) terraformRows(ctx context.Context) (planCold, apply, planNoop 
 	return &pc, &ap, &pn, nil
 }
 
+// A scenario is one measured command: setup prepares the child before
+// each run (untimed) and check judges each run's standard output.
+type scenario struct {
+	label string
+	setup func() (child, error)
+	check func(string) error
+}
+
 // repeat runs the child that setup prepares cfg.Runs times, checking each
 // run's standard output with check, and returns the medians. setup runs
 // before each run and is not timed.
 func (h *harness) repeat(ctx context.Context, label string, setup func() (child, error), check func(string) error) (Measure, error) {
 	var samples []Sample
+	sc := scenario{label: label, setup: setup, check: check}
 	for i := range h.cfg.Runs {
-		c, err := setup()
+		s, err := h.once(ctx, sc, i)
 		if err != nil {
-			return Measure{}, fmt.Errorf("preparing %s: %w", label, err)
+			return Measure{}, err
 		}
-		s, out, err := c.run(ctx)
-		if err != nil {
-			return Measure{}, fmt.Errorf("measuring %s: %w", label, err)
-		}
-		if err := check(out); err != nil {
-			return Measure{}, fmt.Errorf("measuring %s: %w", label, err)
-		}
-		fmt.Fprintf(h.cfg.Progress, "%-36s run %d/%d: %s, peak RSS %s\n", label, i+1, h.cfg.Runs, formatDuration(s.Wall), formatRSS(s.PeakRSSKiB))
 		samples = append(samples, s)
 	}
 	return summarise(samples), nil
+}
+
+// alternate runs a and b cfg.Runs times each, in turns (a, b, a, b, ...),
+// and returns the medians of each: a ratio of the two then compares runs
+// made under the same conditions. b's setup may use what a's last setup
+// prepared.
+func (h *harness) alternate(ctx context.Context, a, b scenario) (Measure, Measure, error) {
+	var as, bs []Sample
+	for i := range h.cfg.Runs {
+		s, err := h.once(ctx, a, i)
+		if err != nil {
+			return Measure{}, Measure{}, err
+		}
+		as = append(as, s)
+		if s, err = h.once(ctx, b, i); err != nil {
+			return Measure{}, Measure{}, err
+		}
+		bs = append(bs, s)
+	}
+	return summarise(as), summarise(bs), nil
+}
+
+// once prepares, runs and checks run i of sc, printing its progress line.
+func (h *harness) once(ctx context.Context, sc scenario, i int) (Sample, error) {
+	c, err := sc.setup()
+	if err != nil {
+		return Sample{}, fmt.Errorf("preparing %s: %w", sc.label, err)
+	}
+	s, out, err := c.run(ctx)
+	if err != nil {
+		return Sample{}, fmt.Errorf("measuring %s: %w", sc.label, err)
+	}
+	if err := sc.check(out); err != nil {
+		return Sample{}, fmt.Errorf("measuring %s: %w", sc.label, err)
+	}
+	fmt.Fprintf(h.cfg.Progress, "%-36s run %d/%d: %s, peak RSS %s\n", sc.label, i+1, h.cfg.Runs, formatDuration(s.Wall), formatRSS(s.PeakRSSKiB))
+	return s, nil
 }
 
 // row assembles a table row; peer is nil when the peer was not run.

@@ -268,3 +268,44 @@ func TestRewritten(t *testing.T) {
 		}
 	})
 }
+
+// TestAlternate checks that two scenarios measured together run in turns,
+// each run checked, and that a failing check stops the measure.
+func TestAlternate(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh on PATH")
+	}
+	var order []string
+	sc := func(label string) scenario {
+		return scenario{
+			label: label,
+			setup: func() (child, error) {
+				order = append(order, label)
+				return child{dir: t.TempDir(), name: sh, args: []string{"-c", "echo " + label}}, nil
+			},
+			check: contains(label),
+		}
+	}
+	var progress bytes.Buffer
+	h := &harness{cfg: Config{Runs: 3, Progress: &progress}}
+	a, b, err := h.alternate(context.Background(), sc("first"), sc("second"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"first", "second", "first", "second", "first", "second"}; !slices.Equal(order, want) {
+		t.Errorf("order\ngot:  %q\nwant: %q", order, want)
+	}
+	if len(a.Samples) != 3 || len(b.Samples) != 3 {
+		t.Errorf("samples\ngot:  %d and %d\nwant: 3 each", len(a.Samples), len(b.Samples))
+	}
+	if got := strings.Count(progress.String(), "run 3/3"); got != 2 {
+		t.Errorf("progress\ngot:\n%s\nwant: a line for each scenario's third run", progress.String())
+	}
+
+	bad := sc("third")
+	bad.check = contains("something else")
+	if _, _, err := h.alternate(context.Background(), sc("first"), bad); !errors.Is(err, ErrUnexpectedOutput) {
+		t.Errorf("a failed check\ngot:  %v\nwant: an error wrapping ErrUnexpectedOutput", err)
+	}
+}
