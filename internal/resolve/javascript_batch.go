@@ -231,12 +231,28 @@ var jsDeclaresGlobals = regexp.MustCompile(`(?m)^(?:var|let|const|class|(?:async
 // code unchanged. Top-level await cannot reach it: jsBuild refuses it, as
 // the conversion would.
 func jsScript(bundle []byte, helper string) ([]byte, bool) {
-	if jsImportSyntax.Match(bundle) || jsDeclaresGlobals.Match(bundle) {
+	// The words are looked for first: most bundles have none of them, and
+	// a regular expression over the whole bundle costs more than reading
+	// the definition.
+	if bytes.Contains(bundle, []byte("import")) && jsImportSyntax.Match(bundle) {
 		return nil, false
 	}
-	m := jsExportClause.FindSubmatchIndex(bundle)
-	if m == nil {
+	if (bytes.Contains(bundle, []byte("module")) || bytes.Contains(bundle, []byte("exports")) || bytes.Contains(bundle, []byte("require"))) && jsDeclaresGlobals.Match(bundle) {
 		return nil, false
+	}
+	// The clause is the bundle's last "export {" line; matching from there
+	// spares trying every earlier line. A legal comment with such a line
+	// in it makes the match fail, and the bundle takes the conversion.
+	at := bytes.LastIndex(bundle, []byte("\nexport {\n"))
+	if at < 0 {
+		return nil, false
+	}
+	m := jsExportClause.FindSubmatchIndex(bundle[at:])
+	if m == nil || m[0] != 0 {
+		return nil, false
+	}
+	for i := range m {
+		m[i] += at
 	}
 	var s bytes.Buffer
 	s.Grow(len(bundle) + 128)

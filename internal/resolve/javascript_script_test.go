@@ -34,6 +34,7 @@ func TestJSScript(t *testing.T) {
 		{"legal comments after", "var a = 1;\nexport {\n  a\n};\n/*! Bundled license information:\n\nx/index.js:\n  (*! x **)\n*/\n",
 			`H(["a", function () { return a; }]); var a = 1;`},
 		{"code after legal comments", "var a = 1;\nexport {\n  a\n};\n/*! Bundled license information:\n*/\nvar b = 2;\n", ""},
+		{"an export clause in a legal comment", "var a = 1;\nexport {\n  a\n};\n/*! Bundled license information:\n\nexport {\n  b\n};\n*/\n", ""},
 		{"not at the end", "var a = 1;\nexport {\n  a\n};\nvar b = 2;\n", ""},
 		{"export default statement", "export default 1;\n", ""},
 		{"re-export", "export * from \"agentc:kv\";\n", ""},
@@ -197,6 +198,10 @@ func FuzzJSScript(f *testing.F) {
 		script, ok := jsScript(bundle, "H")
 		if !ok {
 			return
+		}
+		// Never more than the rules applied to the whole bundle allow.
+		if jsImportSyntax.Match(bundle) || jsDeclaresGlobals.Match(bundle) || !jsExportClause.Match(bundle) {
+			t.Fatalf("bundle %q read as a script, which its import syntax, declarations or export clause forbid", bundle)
 		}
 		_, rest, _ := strings.Cut(string(script), "]); ")
 		if !strings.HasPrefix(string(bundle), rest) || !strings.HasPrefix(string(script), "H([") {
