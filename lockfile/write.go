@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"github.com/agentform/agentform/internal/safefile"
 	"path/filepath"
@@ -275,8 +276,37 @@ func Write(path string, f *File) error {
 // WriteEncoded is Write of an encoding f.Bytes() returned, for a caller
 // that has it already.
 func WriteEncoded(path string, data []byte) error {
-	if _, diags := Parse(data, path); diags.HasErrors() {
-		return fmt.Errorf("refusing to write %s: the lock entries are invalid: %s", path, diags.Errs()[0])
+	c, err := Check(path, data)
+	if err != nil {
+		return err
 	}
-	return safefile.Write(path, data, 0o644)
+	return WriteChecked(c)
+}
+
+// Checked is an encoding Check found to parse back, ready for
+// WriteChecked.
+type Checked struct {
+	path string
+	data []byte
+}
+
+// Check parses data, an encoding f.Bytes() returned, as Write does before
+// writing it to path, and returns the error Write would refuse it with.
+// Splitting the check from the write lets a caller check while it does
+// other work (parsing a lockfile of a few hundred entries takes
+// milliseconds) and write only once that work is done.
+func Check(path string, data []byte) (Checked, error) {
+	if _, diags := Parse(data, path); diags.HasErrors() {
+		return Checked{}, fmt.Errorf("refusing to write %s: the lock entries are invalid: %s", path, diags.Errs()[0])
+	}
+	return Checked{path: path, data: data}, nil
+}
+
+// WriteChecked writes what Check accepted to its path, atomically, as
+// Write does. The zero Checked is refused.
+func WriteChecked(c Checked) error {
+	if c.path == "" {
+		return errors.New("writing a lockfile: nothing was checked")
+	}
+	return safefile.Write(c.path, c.data, 0o644)
 }

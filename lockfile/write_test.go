@@ -125,3 +125,35 @@ func TestWriteFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckThenWrite: Check refuses what Write refuses, writes nothing,
+// and WriteChecked writes exactly what was checked; the zero Checked is
+// refused.
+func TestCheckThenWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	if _, err := Check(path, (&File{Tools: map[string]*Tool{"adder": {Source: "not a hash"}}}).Bytes()); err == nil || !strings.Contains(err.Error(), "refusing to write") {
+		t.Errorf("Check of invalid entries\ngot:  %v\nwant: refused", err)
+	}
+	if err := WriteChecked(Checked{}); err == nil {
+		t.Error("WriteChecked of the zero Checked\ngot:  nil\nwant: an error")
+	}
+	if names := dirNames(t, dir); len(names) != 0 {
+		t.Errorf("files after the refusals\ngot:  %v\nwant: none", names)
+	}
+	data := fullFile().Bytes()
+	c, err := Check(path, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteChecked(c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, data) {
+		t.Errorf("written\ngot:  %q\nwant: %q", got, data)
+	}
+}

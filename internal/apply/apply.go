@@ -111,6 +111,20 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 		}
 		build = append(build, a)
 	}
+	// The lockfile's encoding is checked (parsed back) while the artifacts
+	// are built, and no artifact is written before it passes: artifacts
+	// carry its digest, so a lockfile that could not be written must not
+	// leave artifacts naming it.
+	writeLock := opts.WriteLock && plan.Lock != nil && len(plan.LockChanges) > 0
+	var lock lockfile.Checked
+	var lockErr error
+	lockChecked := make(chan struct{})
+	go func() {
+		defer close(lockChecked)
+		if writeLock {
+			lock, lockErr = lockfile.Check(filepath.Join(opts.Dir, lockfile.FileName), plan.LockBytes())
+		}
+	}()
 	built := make([]state.Artifact, len(build))
 	errs := make([]error, len(build))
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
@@ -126,7 +140,13 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 				return
 			}
 			progress("%s: Building artifact...", a.Address)
-			rec, err := buildArtifact(plan, opts, a.Name)
+			rec, err := buildArtifact(plan, opts, a.Name, func() error {
+				<-lockChecked
+				if lockErr != nil {
+					return fmt.Errorf("writing %s: %w", lockfile.FileName, lockErr)
+				}
+				return nil
+			})
 			if err != nil {
 				errs[i] = fmt.Errorf("building the artifact of %s: %w", a.Address, err)
 				return
@@ -136,6 +156,10 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 		}()
 	}
 	wg.Wait()
+	<-lockChecked
+	if lockErr != nil {
+		return nil, fmt.Errorf("writing %s: %w", lockfile.FileName, lockErr)
+	}
 	// The first failure in plan order is the one reported; what was built
 	// is consistent (each artifact is written whole) and the state still
 	// describes the previous apply.
@@ -169,8 +193,8 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w before writing %s: %v", ErrInterrupted, lockfile.FileName, err)
 	}
-	if opts.WriteLock && plan.Lock != nil && len(plan.LockChanges) > 0 {
-		if err := lockfile.WriteEncoded(filepath.Join(opts.Dir, lockfile.FileName), plan.LockBytes()); err != nil {
+	if writeLock {
+		if err := lockfile.WriteChecked(lock); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", lockfile.FileName, err)
 		}
 		progress("Wrote %s", lockfile.FileName)
@@ -192,13 +216,18 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 	return res, nil
 }
 
-func buildArtifact(plan *planner.Plan, opts Options, agent string) (state.Artifact, error) {
+// buildArtifact builds agent's artifact and, once ready (whose error
+// stops it) returns, writes it.
+func buildArtifact(plan *planner.Plan, opts Options, agent string, ready func() error) (state.Artifact, error) {
 	files, err := plan.ArtifactFiles(agent)
 	if err != nil {
 		return state.Artifact{}, err
 	}
 	data, err := artifact.Build(files)
 	if err != nil {
+		return state.Artifact{}, err
+	}
+	if err := ready(); err != nil {
 		return state.Artifact{}, err
 	}
 	rel := filepath.FromSlash(plan.ArtifactPath(agent))

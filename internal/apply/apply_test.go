@@ -51,6 +51,13 @@ skill "notes" {
 // planAndApply plans dir against its state and applies the plan.
 func planAndApply(t testing.TB, ctx context.Context, dir string) (*planner.Plan, *Result, error) {
 	t.Helper()
+	return planAndApplyAfter(t, ctx, dir, func(*planner.Plan) {})
+}
+
+// planAndApplyAfter is planAndApply with edit run on the plan before it is
+// applied.
+func planAndApplyAfter(t testing.TB, ctx context.Context, dir string, edit func(*planner.Plan)) (*planner.Plan, *Result, error) {
+	t.Helper()
 	cfg, diags := manifest.Load(dir)
 	if diags.HasErrors() {
 		t.Fatal(diags)
@@ -73,6 +80,7 @@ func planAndApply(t testing.TB, ctx context.Context, dir string) (*planner.Plan,
 	if !p.Applyable {
 		t.Fatal(p.Diagnostics)
 	}
+	edit(p)
 	res, err := Apply(ctx, db, p, Options{Dir: dir, WriteLock: true})
 	return p, res, err
 }
@@ -165,6 +173,34 @@ func TestApplyRemovesDeletedAgentsArtifacts(t *testing.T) {
 	}
 	if res.Destroyed != 1 || res.Added != 1 {
 		t.Errorf("got: %+v\nwant: 1 added, 1 destroyed", res)
+	}
+}
+
+// TestApplyRefusedLockWritesNothing: a lockfile whose encoding would not
+// parse back is refused before any artifact (which would carry its
+// digest) is written, and nothing is committed.
+func TestApplyRefusedLockWritesNothing(t *testing.T) {
+	dir := newWorkspace(t)
+	_, _, err := planAndApplyAfter(t, context.Background(), dir, func(p *planner.Plan) {
+		bad := *p.Lock
+		bad.Tools = map[string]*lockfile.Tool{"sh": {Kind: "bash", Source: "not a hash"}}
+		p.Lock = &bad
+	})
+	if err == nil || !strings.Contains(err.Error(), "refusing to write") {
+		t.Fatalf("apply with an invalid lockfile\ngot:  %v\nwant: the lockfile refused", err)
+	}
+	for _, name := range []string{lockfile.FileName, "dist"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s after the refused apply\ngot:  %v\nwant: not written", name, err)
+		}
+	}
+	db, err := state.Open(dir, state.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if meta, _ := db.Meta(); meta.Serial != 0 {
+		t.Errorf("state serial\ngot:  %d\nwant: 0, nothing committed", meta.Serial)
 	}
 }
 
