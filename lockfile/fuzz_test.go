@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/hashicorp/hcl/v2/hclwrite"
 	"os"
 	"strings"
 	"testing"
@@ -74,7 +75,58 @@ func FuzzBytes(f *testing.F) {
 		if b2 := parsed.Bytes(); !bytes.Equal(b, b2) {
 			t.Fatalf("got:\n%s\nwant:\n%s", b2, b)
 		}
+		if whole := wholeFileBytes(lf); !bytes.Equal(b, whole) {
+			t.Fatalf("blocks formatted one by one\ngot:\n%s\nwant (formatted as one file):\n%s", b, whole)
+		}
 	})
+}
+
+// wholeFileBytes is Bytes formatting every block in one hclwrite file, as
+// it did before it formatted blocks one by one (and in parallel): the
+// reference the blocks must match byte for byte.
+func wholeFileBytes(f *File) []byte {
+	hf := hclwrite.NewEmptyFile()
+	body := hf.Body()
+	skills := entries(f.Skills, func(s *Skill) bool { return s.empty() })
+	tools := entries(f.Tools, func(t *Tool) bool { return t.empty() })
+	first := true
+	newBlock := func(typ, name string) *hclwrite.Body {
+		if !first {
+			body.AppendNewline()
+		}
+		first = false
+		return body.AppendNewBlock(typ, []string{name}).Body()
+	}
+	for _, e := range skills {
+		setString(newBlock("skill", e.name), "source", e.value.Source)
+	}
+	for _, e := range tools {
+		writeTool(newBlock("tool", e.name), e.value)
+	}
+	var buf bytes.Buffer
+	buf.WriteString(Header + "\n")
+	if len(skills)+len(tools) > 0 {
+		buf.WriteString("\n")
+		buf.Write(hf.Bytes())
+	}
+	return buf.Bytes()
+}
+
+// TestBytesBlockByBlock: formatting blocks one by one, in parallel for a
+// large file, gives the bytes of formatting them as one file.
+func TestBytesBlockByBlock(t *testing.T) {
+	big := bigFile()
+	for i := range 80 {
+		big.Skills[fmt.Sprintf("skill%02d", i)] = &Skill{Source: h1(fmt.Sprint(i))}
+	}
+	if n := len(big.Tools) + len(big.Skills); n < parallelBlocks {
+		t.Fatalf("the big file has %d blocks, fewer than the %d that are formatted in parallel", n, parallelBlocks)
+	}
+	for name, f := range map[string]*File{"empty": New(), "full": fullFile(), "big": big} {
+		if got, want := f.Bytes(), wholeFileBytes(f); !bytes.Equal(got, want) {
+			t.Errorf("%s\ngot:\n%s\nwant:\n%s", name, got, want)
+		}
+	}
 }
 
 // bigFile is a lockfile of a large workspace: 100 javascript tools and

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"github.com/agentform/agentform/internal/safefile"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -41,39 +44,59 @@ var toolAttrOrder = []string{
 // (a tool without a kind, a malformed hash) encodes to bytes that do not
 // parse. Write refuses such a File.
 func (f *File) Bytes() []byte {
-	hf := hclwrite.NewEmptyFile()
-	body := hf.Body()
 	var skills []entry[*Skill]
 	var tools []entry[*Tool]
 	if f != nil {
 		skills = entries(f.Skills, func(s *Skill) bool { return s.empty() })
 		tools = entries(f.Tools, func(t *Tool) bool { return t.empty() })
 	}
-	first := true
-	newBlock := func(typ, name string) *hclwrite.Body {
-		if !first {
-			body.AppendNewline()
+	// Each block is formatted on its own: formatting aligns equals signs
+	// only across consecutive attribute lines, which a block's header and
+	// the blank line between blocks interrupt, so the blocks read exactly
+	// as they would formatted as one file. Large files are formatted on
+	// every core.
+	blocks := make([][]byte, len(skills)+len(tools))
+	encode := func(i int) {
+		hf := hclwrite.NewEmptyFile()
+		if i < len(skills) {
+			e := skills[i]
+			setString(hf.Body().AppendNewBlock("skill", []string{e.name}).Body(), "source", e.value.Source)
+		} else {
+			e := tools[i-len(skills)]
+			writeTool(hf.Body().AppendNewBlock("tool", []string{e.name}).Body(), e.value)
 		}
-		first = false
-		return body.AppendNewBlock(typ, []string{name}).Body()
+		// File.Bytes formats (aligns the equals signs) as it writes.
+		blocks[i] = hf.Bytes()
 	}
-	for _, e := range skills {
-		b := newBlock("skill", e.name)
-		setString(b, "source", e.value.Source)
+	workers := 1
+	if len(blocks) >= parallelBlocks {
+		workers = runtime.GOMAXPROCS(0)
 	}
-	for _, e := range tools {
-		writeTool(newBlock("tool", e.name), e.value)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(blocks); i = int(next.Add(1)) - 1 {
+				encode(i)
+			}
+		}()
 	}
+	wg.Wait()
 	var buf bytes.Buffer
 	buf.WriteString(Header)
 	buf.WriteString("\n")
-	if len(skills)+len(tools) > 0 {
+	for _, b := range blocks {
 		buf.WriteString("\n")
-		// File.Bytes formats (aligns the equals signs) as it writes.
-		buf.Write(hf.Bytes())
+		buf.Write(b)
 	}
 	return buf.Bytes()
 }
+
+// parallelBlocks is the number of blocks from which Bytes formats them
+// on every core; below it, starting goroutines costs more than it saves.
+const parallelBlocks = 64
 
 func writeTool(b *hclwrite.Body, t *Tool) {
 	for _, name := range toolAttrOrder {
