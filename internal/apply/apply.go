@@ -216,8 +216,8 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 	return res, nil
 }
 
-// buildArtifact builds agent's artifact and, once ready (whose error
-// stops it) returns, writes it.
+// buildArtifact builds agent's artifact in memory, then calls ready and
+// writes the artifact only if ready returns nil.
 func buildArtifact(plan *planner.Plan, opts Options, agent string, ready func() error) (state.Artifact, error) {
 	files, err := plan.ArtifactFiles(agent)
 	if err != nil {

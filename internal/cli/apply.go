@@ -84,6 +84,7 @@ func (c *ApplyCommand) Run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
+	lockAhead := c.readLockAhead()
 	cfg, diags := c.loadManifest()
 	if diags.HasErrors() {
 		c.showDiagnostics(diags, cfg.Files)
@@ -100,7 +101,7 @@ func (c *ApplyCommand) Run(args []string) int {
 		c.showStateError(err)
 		return ExitError
 	}
-	ws, lock, d := c.resolveWorkspace(ctx, cfg, rf, c.StdoutTTY)
+	ws, lock, d := c.resolveWorkspace(ctx, cfg, rf, c.StdoutTTY, lockAhead)
 	diags = append(diags, d...)
 	if ws == nil || diags.HasErrors() {
 		c.showDiagnostics(diags, cfg.Files)

@@ -115,6 +115,7 @@ func (c *PlanCommand) Run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
+	lockAhead := c.readLockAhead()
 	cfg, diags := c.loadManifest()
 	var plan *planner.Plan
 	if !diags.HasErrors() {
@@ -131,7 +132,7 @@ func (c *PlanCommand) Run(args []string) int {
 			c.showStateError(err)
 			return ExitError
 		}
-		ws, lock, d := c.resolveWorkspace(ctx, cfg, rf, !*jsonOut && c.StdoutTTY)
+		ws, lock, d := c.resolveWorkspace(ctx, cfg, rf, !*jsonOut && c.StdoutTTY, lockAhead)
 		diags = append(diags, d...)
 		if ws != nil {
 			plan = planner.New(ctx, cfg, planner.Options{Override: override, Resolution: ws, Lock: lock, LockReadonly: rf.lockMode == "readonly", Applied: prior, OutDir: *outDir})

@@ -16,6 +16,7 @@ import (
 // it is nil only when the manifest, the lockfile or the state could not be
 // read, with the reason in the diagnostics or the error.
 func (m *Meta) planForReport(ctx context.Context, rf resolveFlags, lockTimeout time.Duration) (*manifest.Config, *planner.Plan, *planner.Applied, hcl.Diagnostics, error) {
+	lockAhead := m.readLockAhead()
 	cfg, diags := m.loadManifest()
 	if diags.HasErrors() {
 		return cfg, nil, nil, diags, nil
@@ -31,7 +32,7 @@ func (m *Meta) planForReport(ctx context.Context, rf resolveFlags, lockTimeout t
 	if err != nil {
 		return cfg, nil, nil, diags, err
 	}
-	ws, lock, d := m.resolveWorkspace(ctx, cfg, rf, false)
+	ws, lock, d := m.resolveWorkspace(ctx, cfg, rf, false, lockAhead)
 	diags = append(diags, d...)
 	if ws == nil {
 		return cfg, nil, prior, diags, nil

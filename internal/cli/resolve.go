@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -44,10 +45,53 @@ func (rf *resolveFlags) validate() error {
 	return nil
 }
 
-// resolveWorkspace reads the lockfile and resolves every tool and skill,
-// showing progress on a terminal when progress is set.
-func (m *Meta) resolveWorkspace(ctx context.Context, cfg *manifest.Config, rf resolveFlags, progress bool) (*resolve.Workspace, *lockfile.File, hcl.Diagnostics) {
-	lock, diags := lockfile.Load(m.Dir)
+// lockRead is a read of the lockfile started early (readLockAhead), so
+// that parsing it (milliseconds for a few hundred entries) overlaps
+// loading the manifest and opening the state.
+type lockRead struct {
+	done  chan struct{}
+	src   []byte
+	file  *lockfile.File
+	diags hcl.Diagnostics
+}
+
+// readLockAhead starts reading and parsing the lockfile in the background;
+// resolveWorkspace uses the result only if the file still holds the same
+// bytes when it needs them.
+func (m *Meta) readLockAhead() *lockRead {
+	r := &lockRead{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		src, err := os.ReadFile(filepath.Join(m.Dir, lockfile.FileName))
+		if err != nil {
+			// Missing or unreadable: lockfile.Load says which, later.
+			return
+		}
+		r.src = src
+		r.file, r.diags = lockfile.Parse(src, lockfile.FileName)
+	}()
+	return r
+}
+
+// load returns the lockfile as lockfile.Load(dir) would now: what was
+// read ahead when the file is unchanged since, a fresh read otherwise.
+func (r *lockRead) load(dir string) (*lockfile.File, hcl.Diagnostics) {
+	if r != nil {
+		<-r.done
+		if r.src != nil {
+			if now, err := os.ReadFile(filepath.Join(dir, lockfile.FileName)); err == nil && bytes.Equal(now, r.src) {
+				return r.file, r.diags
+			}
+		}
+	}
+	return lockfile.Load(dir)
+}
+
+// resolveWorkspace reads the lockfile (through ahead, when not nil) and
+// resolves every tool and skill, showing progress on a terminal when
+// progress is set.
+func (m *Meta) resolveWorkspace(ctx context.Context, cfg *manifest.Config, rf resolveFlags, progress bool, ahead *lockRead) (*resolve.Workspace, *lockfile.File, hcl.Diagnostics) {
+	lock, diags := ahead.load(m.Dir)
 	if len(diags) > 0 {
 		// Let the diagnostics show the lockfile's source lines.
 		if src, err := os.ReadFile(filepath.Join(m.Dir, lockfile.FileName)); err == nil {
