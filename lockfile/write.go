@@ -68,22 +68,24 @@ func (f *File) Bytes() []byte {
 		// File.Bytes formats (aligns the equals signs) as it writes.
 		blocks[i] = hf.Bytes()
 	}
-	workers := 1
-	if len(blocks) >= parallelBlocks {
-		workers = runtime.GOMAXPROCS(0)
+	if workers := min(runtime.GOMAXPROCS(0), len(blocks)); len(blocks) >= parallelBlocks && workers > 1 {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int(next.Add(1)) - 1; i < len(blocks); i = int(next.Add(1)) - 1 {
+					encode(i)
+				}
+			}()
+		}
+		wg.Wait()
+	} else {
+		for i := range blocks {
+			encode(i)
+		}
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < len(blocks); i = int(next.Add(1)) - 1 {
-				encode(i)
-			}
-		}()
-	}
-	wg.Wait()
 	var buf bytes.Buffer
 	buf.WriteString(Header)
 	buf.WriteString("\n")

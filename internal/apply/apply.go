@@ -141,11 +141,9 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 			}
 			progress("%s: Building artifact...", a.Address)
 			rec, err := buildArtifact(plan, opts, a.Name, func() error {
+				// A refused lockfile is reported after wg.Wait.
 				<-lockChecked
-				if lockErr != nil {
-					return fmt.Errorf("writing %s: %w", lockfile.FileName, lockErr)
-				}
-				return nil
+				return lockErr
 			})
 			if err != nil {
 				errs[i] = fmt.Errorf("building the artifact of %s: %w", a.Address, err)

@@ -60,9 +60,10 @@ type lockRead struct {
 // bytes when it needs them.
 func (m *Meta) readLockAhead() *lockRead {
 	r := &lockRead{done: make(chan struct{})}
+	path := filepath.Join(m.Dir, lockfile.FileName)
 	go func() {
 		defer close(r.done)
-		src, err := os.ReadFile(filepath.Join(m.Dir, lockfile.FileName))
+		src, err := os.ReadFile(path)
 		if err != nil {
 			// Missing or unreadable: lockfile.Load says which, later.
 			return

@@ -241,10 +241,14 @@ func jsScript(bundle []byte, helper string) ([]byte, bool) {
 		return nil, false
 	}
 	// The clause is the bundle's last "export {" line; matching from there
-	// spares trying every earlier line. A legal comment with such a line
-	// in it makes the match fail, and the bundle takes the conversion.
+	// spares trying every earlier line. A line like it inside a legal
+	// comment (after an unclosed "/*") is not the clause: such a bundle
+	// takes the conversion.
 	at := bytes.LastIndex(bundle, []byte("\nexport {\n"))
 	if at < 0 {
+		return nil, false
+	}
+	if open := bytes.LastIndex(bundle[:at], []byte("/*")); open >= 0 && !bytes.Contains(bundle[open:at], []byte("*/")) {
 		return nil, false
 	}
 	m := jsExportClause.FindSubmatchIndex(bundle[at:])
