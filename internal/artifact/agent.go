@@ -196,6 +196,12 @@ func MarshalAgent(a *Agent) ([]byte, error) {
 		return nil, errors.New("marshalling agent.json: no agent")
 	}
 	c := canonicalAgent(a)
+	// Tools and blocks are most of the document and the same in every
+	// agent.json of a workspace: each entry is indented once (elementMemo)
+	// and spliced in where the document, encoded without them, has null.
+	// The bytes are those of encoding the whole document at once.
+	tools, blocks := c.Tools, c.Blocks
+	c.Tools, c.Blocks = nil, nil
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -203,7 +209,61 @@ func MarshalAgent(a *Agent) ([]byte, error) {
 	if err := enc.Encode(c); err != nil {
 		return nil, fmt.Errorf("marshalling agent.json for %q: %w", a.Name, err)
 	}
-	return b.Bytes(), nil
+	out := b.Bytes()
+	var err error
+	if out, err = spliceList(out, "tools", tools); err == nil {
+		out, err = spliceList(out, "blocks", blocks)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("marshalling agent.json for %q: %w", a.Name, err)
+	}
+	return out, nil
+}
+
+// spliceList returns doc, a document encoded with two-space indentation,
+// with its top-level member key, which must be null, set to list: what
+// encoding the document with list in place would have given.
+func spliceList[T any](doc []byte, key string, list []T) ([]byte, error) {
+	null := []byte("\n  \"" + key + "\": null")
+	at := bytes.Index(doc, null)
+	if at < 0 || bytes.Contains(doc[at+len(null):], null) {
+		return nil, fmt.Errorf("no single top-level %q to fill in; this is a bug in agentform", key)
+	}
+	rest := doc[at+len(null):]
+	out := make([]byte, 0, len(doc)+len(list)*512)
+	out = append(out, doc[:at+len(null)-len("null")]...)
+	if len(list) == 0 {
+		out = append(out, "[]"...)
+		return append(out, rest...), nil
+	}
+	out = append(out, "[\n"...)
+	var compact bytes.Buffer
+	enc := json.NewEncoder(&compact)
+	enc.SetEscapeHTML(false)
+	for i := range list {
+		compact.Reset()
+		if err := enc.Encode(&list[i]); err != nil {
+			return nil, err
+		}
+		value := bytes.TrimSuffix(compact.Bytes(), []byte("\n"))
+		out = append(out, "    "...)
+		if indented, ok := elementMemo.get(value); ok {
+			out = append(out, indented...)
+		} else {
+			var ind bytes.Buffer
+			if err := json.Indent(&ind, value, "    ", "  "); err != nil {
+				return nil, err
+			}
+			elementMemo.put(value, ind.Bytes())
+			out = append(out, ind.Bytes()...)
+		}
+		if i < len(list)-1 {
+			out = append(out, ',')
+		}
+		out = append(out, '\n')
+	}
+	out = append(out, "  ]"...)
+	return append(out, rest...), nil
 }
 
 // ParseAgent reads agent.json. Unknown fields are ignored, so that a

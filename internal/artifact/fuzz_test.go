@@ -3,6 +3,8 @@ package artifact
 import (
 	"archive/tar"
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"testing"
 )
 
@@ -84,6 +86,9 @@ func FuzzParseAgent(f *testing.F) {
 		if err != nil {
 			return
 		}
+		if whole, err := marshalAgentWhole(a); err != nil || !bytes.Equal(out, whole) {
+			t.Fatalf("tools and blocks spliced in\ngot:\n%s\nwant (the document encoded whole, %v):\n%s", out, err, whole)
+		}
 		b, err := ParseAgent(out)
 		if err != nil {
 			t.Fatalf("ParseAgent of MarshalAgent's output: %v\n%s", err, out)
@@ -96,4 +101,58 @@ func FuzzParseAgent(f *testing.F) {
 			t.Fatalf("not stable\nfirst:\n%s\nsecond:\n%s", out, again)
 		}
 	})
+}
+
+// marshalAgentWhole is MarshalAgent encoding the whole document at once,
+// as it did before it spliced in tools and blocks indented one by one:
+// the reference MarshalAgent must match byte for byte.
+func marshalAgentWhole(a *Agent) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(canonicalAgent(a)); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// TestMarshalAgentSplice: documents with no tools or blocks, one, many
+// (the same entries in several documents, as an apply writes them), and
+// entries with HTML, Unicode and nested values encode as the whole
+// document would.
+func TestMarshalAgentSplice(t *testing.T) {
+	sample := newSample(t).agent
+	empty := *sample
+	empty.Tools, empty.Blocks = nil, nil
+	one := *sample
+	one.Tools, one.Blocks = sample.Tools[:1], sample.Blocks[:1]
+	many := *sample
+	many.Tools, many.Blocks = nil, nil
+	for i := range 50 {
+		for _, tool := range sample.Tools {
+			tool.Name = fmt.Sprintf("%s_%02d", tool.Name, i)
+			tool.Description = fmt.Sprintf("<b>%d</b> & \u2028 é \x7f", i)
+			many.Tools = append(many.Tools, tool)
+		}
+		for _, block := range sample.Blocks {
+			block.Name = fmt.Sprintf("%s_%02d", block.Name, i)
+			many.Blocks = append(many.Blocks, block)
+		}
+	}
+	for name, a := range map[string]*Agent{"sample": sample, "empty": &empty, "one": &one, "many": &many} {
+		for range 2 { // the second time from the memo
+			got, err := MarshalAgent(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := marshalAgentWhole(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s\ngot:\n%s\nwant:\n%s", name, got, want)
+			}
+		}
+	}
 }

@@ -281,6 +281,11 @@ func marshalCanonical(v any) ([]byte, error) {
 // end; a value it does not hold is canonicalised again.
 var canonicalMemo = &jsonMemo{m: map[string][]byte{}}
 
+// elementMemo remembers, by their compact encoding, the indented encoding
+// of agent.json's tool and block entries (MarshalAgent), under the same
+// bounds as canonicalMemo.
+var elementMemo = &jsonMemo{m: map[string][]byte{}}
+
 const (
 	canonicalMemoSize  = 64 << 10
 	canonicalMemoTotal = 16 << 20
