@@ -58,6 +58,10 @@ func init() {
 // bundling) from a miss.
 var jsBundles atomic.Int64
 
+// jsStrictBundles counts the builds among them that checked every import
+// as it resolved (jsBuildOnce), which only a failed build needs.
+var jsStrictBundles atomic.Int64
+
 // jsMaxErrors caps the build errors reported for one tool; the rest are
 // summed up in one line.
 const jsMaxErrors = 10

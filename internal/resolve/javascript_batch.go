@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/evanw/esbuild/pkg/api"
@@ -414,7 +416,28 @@ func jsNestedDirs[T any](items []T, dir func(T) string) map[string]bool {
 // map per package; for a single package the reason is then in its
 // jsBuilt.
 func jsBuild(pkgs []*jsPackage, sourceMaps bool) (built []*jsBuilt, ok bool) {
+	if built, ok = jsBuildOnce(pkgs, sourceMaps, false); ok || len(pkgs) > 1 {
+		return built, ok
+	}
+	// A package alone that failed is built again with jsPackageOnly, so
+	// that an import leaving the package is reported where it is, and
+	// every other error exactly as before.
+	return jsBuildOnce(pkgs, sourceMaps, true)
+}
+
+// jsBuildOnce is one esbuild build of pkgs. Imports must stay inside the
+// importing package; strict checks each import as it resolves
+// (jsPackageOnly), which locates the offending import but costs a fresh
+// esbuild resolver per import: for packages with npm dependencies most of
+// the build. Otherwise only files inside one of pkgs are loaded
+// (jsLoadWithin) and, for several packages, the build's metafile shows
+// that no file imports another package's file; a build that breaks
+// either rule fails without saying where (jsBuild then builds strictly).
+func jsBuildOnce(pkgs []*jsPackage, sourceMaps, strict bool) (built []*jsBuilt, ok bool) {
 	jsBundles.Add(1)
+	if strict {
+		jsStrictBundles.Add(1)
+	}
 	work := pkgs[0].work
 	entries := make([]api.EntryPoint, len(pkgs))
 	for i, p := range pkgs {
@@ -438,11 +461,17 @@ func jsBuild(pkgs []*jsPackage, sourceMaps bool) (built []*jsBuilt, ok bool) {
 		Sourcemap:      api.SourceMapNone,
 		SourcesContent: api.SourcesContentExclude,
 		Charset:        api.CharsetASCII,
-		Plugins:        []api.Plugin{jsPackageOnly(pkgs)},
 		// Tools are run as CommonJS (serve converts each bundle), which
 		// has no top-level await: refused here, located in the tool's
 		// source, rather than when the definition is read or served.
 		Supported: map[string]bool{"top-level-await": false},
+	}
+	owners := newJSOwners(pkgs)
+	if strict {
+		opts.Plugins = []api.Plugin{jsPackageOnly(pkgs)}
+	} else {
+		opts.Plugins = []api.Plugin{jsLoadWithin(owners)}
+		opts.Metafile = len(pkgs) > 1
 	}
 	perEntry := 1
 	if sourceMaps {
@@ -462,6 +491,9 @@ func jsBuild(pkgs []*jsPackage, sourceMaps bool) (built []*jsBuilt, ok bool) {
 		if len(pkgs) == 1 {
 			return []*jsBuilt{{errors: result.Errors}}, false
 		}
+		return nil, false
+	}
+	if opts.Metafile && !jsImportsStayHome(work, result.Metafile, owners) {
 		return nil, false
 	}
 	byPath := make(map[string][]byte, len(result.OutputFiles))
@@ -516,4 +548,110 @@ func jsCommonJS(pkg *jsPackage, b *jsBuilt, subject *hcl.Range) ([]byte, hcl.Dia
 		return nil, jsBuildDiagnostics(pkg, res.Errors, subject)
 	}
 	return res.Code, nil
+}
+
+// jsOwners finds the package of a file among the packages of one build
+// (none inside another), by the file's real path.
+type jsOwners struct {
+	dirs     map[string]*jsPackage // real directory → package
+	realDirs sync.Map              // directory → its real path
+}
+
+func newJSOwners(pkgs []*jsPackage) *jsOwners {
+	o := &jsOwners{dirs: make(map[string]*jsPackage, len(pkgs))}
+	for _, p := range pkgs {
+		o.dirs[p.dir] = p
+	}
+	return o
+}
+
+// of returns the package whose directory holds path once symbolic links
+// are followed, or nil. Safe for concurrent use.
+func (o *jsOwners) of(path string) *jsPackage {
+	real := o.real(path)
+	for d := real; ; {
+		if p := o.dirs[d]; p != nil {
+			return p
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return nil
+		}
+		d = parent
+	}
+}
+
+// real is filepath.EvalSymlinks(path), or path when that fails, with the
+// directories' real paths remembered: esbuild loads many files from few
+// directories.
+func (o *jsOwners) real(path string) string {
+	if info, err := os.Lstat(path); err != nil || info.Mode()&os.ModeSymlink != 0 {
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			return real
+		}
+		return path
+	}
+	dir := filepath.Dir(path)
+	realDir, ok := o.realDirs.Load(dir)
+	if !ok {
+		r, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			return path
+		}
+		realDir, _ = o.realDirs.LoadOrStore(dir, r)
+	}
+	return filepath.Join(realDir.(string), filepath.Base(path))
+}
+
+// jsLoadWithin is an esbuild plugin that refuses to load a file outside
+// every package of the build: such a file cannot reach a bundle, and is
+// not read. Which import led to it is for jsPackageOnly to say.
+func jsLoadWithin(owners *jsOwners) api.Plugin {
+	return api.Plugin{
+		Name: "agentform-load-within",
+		Setup: func(build api.PluginBuild) {
+			build.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "file"}, func(args api.OnLoadArgs) (api.OnLoadResult, error) {
+				if owners.of(args.Path) == nil {
+					return api.OnLoadResult{Errors: []api.Message{{Text: fmt.Sprintf("%s is outside the packages being built", args.Path)}}}, nil
+				}
+				return api.OnLoadResult{}, nil
+			})
+		},
+	}
+}
+
+// jsImportsStayHome reports whether, in the metafile of a build whose
+// paths are relative to work, every import of a loaded file is of a file
+// of the importer's own package. Imports of what was not loaded from a
+// file (external, disabled, other namespaces) are left to esbuild, as
+// jsPackageOnly leaves them.
+func jsImportsStayHome(work, metafile string, owners *jsOwners) bool {
+	var meta struct {
+		Inputs map[string]struct {
+			Imports []struct {
+				Path     string `json:"path"`
+				External bool   `json:"external"`
+			} `json:"imports"`
+		} `json:"inputs"`
+	}
+	if err := json.Unmarshal([]byte(metafile), &meta); err != nil {
+		return false
+	}
+	owner := func(rel string) *jsPackage { return owners.of(filepath.Join(work, filepath.FromSlash(rel))) }
+	for path, in := range meta.Inputs {
+		home := owner(path)
+		if home == nil {
+			// Not a file: jsLoadWithin let no file outside the packages load.
+			continue
+		}
+		for _, imp := range in.Imports {
+			if _, loaded := meta.Inputs[imp.Path]; imp.External || !loaded {
+				continue
+			}
+			if owner(imp.Path) != home {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -690,12 +690,64 @@ func TestRunJavaScriptBatch(t *testing.T) {
 	for _, name := range []string{"echo", "echo_again", "adder"} {
 		okCfg.Tools = append(okCfg.Tools, cfg.Tool(name))
 	}
-	before := jsBundles.Load()
+	before, beforeStrict := jsBundles.Load(), jsStrictBundles.Load()
 	ws, diags = Run(context.Background(), &okCfg, Options{})
 	if diags.HasErrors() || len(ws.Tools) != 3 {
 		t.Fatalf("resolving three good blocks: %d tools, %s", len(ws.Tools), diags.Error())
 	}
 	if n := jsBundles.Load() - before; n != 1 {
 		t.Errorf("esbuild builds for three blocks of two packages:\ngot:  %d\nwant: 1", n)
+	}
+	// adder imports a dependency from its node_modules: the imports are
+	// checked without a resolver per import.
+	if n := jsStrictBundles.Load() - beforeStrict; n != 0 {
+		t.Errorf("builds checking each import as it resolves:\ngot:  %d\nwant: 0", n)
+	}
+}
+
+// TestRunJavaScriptCrossPackage: in a shared build, a package importing a
+// file of another package of the same build is refused as it is alone,
+// though the file is inside a package being built; the other package
+// resolves.
+func TestRunJavaScriptCrossPackage(t *testing.T) {
+	dir := t.TempDir()
+	// escapes imports "../shared", here the directory of the package
+	// "shared": tools/shared/index.ts.
+	jsCopyDir(t, filepath.Join(jsFixtures, "broken", "escapes"), filepath.Join(dir, "tools", "escapes"))
+	shared := filepath.Join(dir, "tools", "shared")
+	if err := os.MkdirAll(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{
+		"package.json": `{"name": "shared", "version": "0.1.0", "private": true}` + "\n",
+		"index.ts":     "export const greeting = \"hi\";\n\nexport const shared = {\n  name: \"shared\",\n  description: greeting,\n  parameters: { type: \"object\" },\n  async execute() {\n    return { output: greeting };\n  },\n};\n",
+	} {
+		if err := os.WriteFile(filepath.Join(shared, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acl := jsTestAgent + "\ntool \"shared\" {\n  kind   = \"javascript\"\n  source = \"./tools/shared\"\n}\n" +
+		"\ntool \"tool\" {\n  kind   = \"javascript\"\n  source = \"./tools/escapes\"\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(acl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := manifest.Load(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	ws, runDiags := Run(context.Background(), cfg, Options{})
+	if ws.Tools["shared"] == nil {
+		t.Errorf("shared did not resolve: %s", runDiags.Error())
+	}
+	if ws.Tools["tool"] != nil {
+		t.Errorf("the package importing another package's file resolved")
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	_, alone := ResolveJavaScript(context.Background(), Request{Config: cfg, Tool: cfg.Tool("tool"), Dir: real, Root: ProjectRoot(real)})
+	if len(alone) != 1 || alone[0].Summary != "Import outside the package" || !strings.Contains(alone[0].Detail, `"../shared" resolves to tools/shared/index.ts, outside the package`) {
+		t.Fatalf("the package alone\ngot:  %v\nwant: the import of ../shared refused", alone)
+	}
+	if len(runDiags) != 1 || runDiags[0].Detail != alone[0].Detail || !reflect.DeepEqual(runDiags[0].Subject, alone[0].Subject) {
+		t.Errorf("Run's diagnostics\ngot:  %v\nwant: %v", runDiags, alone)
 	}
 }
