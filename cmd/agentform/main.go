@@ -4,24 +4,16 @@ package main
 
 import (
 	"os"
-	"runtime/debug"
 
 	"github.com/agentform/agentform/internal/cli"
+	"github.com/agentform/agentform/internal/memtune"
 )
 
 func main() {
-	// agentform is a short-lived process that allocates most of what it
-	// ever holds up front (the manifest, bundles, the matrix): collecting
-	// at 4× the live heap instead of 2× cuts the time spent in the garbage
-	// collector by a quarter. The soft memory limit makes the collector
-	// work harder again as the heap nears 256 MiB, so a 10,000-tool plan
-	// stays as small as before. GOGC and GOMEMLIMIT in the environment win.
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(400)
-	}
-	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
-		debug.SetMemoryLimit(256 << 20)
-	}
+	// Collect garbage at 4× the live heap under a 256 MiB soft limit while
+	// the heap is small, Go's defaults once it is not (internal/memtune);
+	// GOGC and GOMEMLIMIT in the environment win.
+	memtune.Start()
 	os.Exit(cli.Run(os.Args[1:], cli.Streams{
 		Stdin:     os.Stdin,
 		Stdout:    os.Stdout,
