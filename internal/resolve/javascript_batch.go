@@ -233,13 +233,7 @@ var jsDeclaresGlobals = regexp.MustCompile(`(?m)^(?:var|let|const|class|(?:async
 // code unchanged. Top-level await cannot reach it: jsBuild refuses it, as
 // the conversion would.
 func jsScript(bundle []byte, helper string) ([]byte, bool) {
-	// The words are looked for first: most bundles have none of them, and
-	// a regular expression over the whole bundle costs more than reading
-	// the definition.
-	if bytes.Contains(bundle, []byte("import")) && jsImportSyntax.Match(bundle) {
-		return nil, false
-	}
-	if (bytes.Contains(bundle, []byte("module")) || bytes.Contains(bundle, []byte("exports")) || bytes.Contains(bundle, []byte("require"))) && jsDeclaresGlobals.Match(bundle) {
+	if jsMatchNear(bundle, jsImportSyntax, "import") || jsMatchNear(bundle, jsDeclaresGlobals, "module", "exports", "require") {
 		return nil, false
 	}
 	// The clause is the bundle's last "export {" line; matching from there
@@ -278,6 +272,40 @@ func jsScript(bundle []byte, helper string) ([]byte, bool) {
 	s.WriteString("]); ")
 	s.Write(bundle[:m[0]+1])
 	return s.Bytes(), true
+}
+
+// jsMatchNear reports whether re matches bundle, for an expression whose
+// every match contains one of words and lies on the lines of that word
+// up to the first character after it that is not white space (both of
+// jsScript's do). It runs re only on those stretches: over the whole of
+// a bundle with npm dependencies (hundreds of KB) an expression costs
+// tens of milliseconds, while most bundles hold the words a few times
+// or not at all.
+func jsMatchNear(bundle []byte, re *regexp.Regexp, words ...string) bool {
+	for _, w := range words {
+		for from := 0; ; {
+			i := bytes.Index(bundle[from:], []byte(w))
+			if i < 0 {
+				break
+			}
+			i += from
+			start := bytes.LastIndexByte(bundle[:i], '\n') + 1
+			end := i + len(w)
+			for end < len(bundle) && jsSpace(bundle[end]) {
+				end++
+			}
+			if re.Match(bundle[start:min(end+1, len(bundle))]) {
+				return true
+			}
+			from = i + 1
+		}
+	}
+	return false
+}
+
+// jsSpace reports whether c is white space to a regular expression's \s.
+func jsSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
 }
 
 // jsReadScript reads the tool definition through jsScript. read is false

@@ -228,7 +228,16 @@ func FuzzJSScript(f *testing.F) {
 	f.Add([]byte("var a = 1;\nexport {\n  a as b,\n  c\n};\n"))
 	f.Add([]byte("var a = 1;\nexport {\n  a\n};\n/*! Bundled license information:\n\nx:\n  (*! x *)\n*/\n"))
 	f.Add([]byte("import x from \"y\";\nexport {\n  x\n};\n"))
+	f.Add([]byte("var a = important.imports;\nvar b = x.import\n\n(1);\nexport {\n  a\n};\n"))
+	f.Add([]byte("var modules = 1;\nfunction* exports2() {}\nconst q = 1, require = 2;\nexport {\n  q\n};\n"))
 	f.Fuzz(func(t *testing.T, bundle []byte) {
+		// Looking near the words finds what the expressions find.
+		if got, want := jsMatchNear(bundle, jsImportSyntax, "import"), jsImportSyntax.Match(bundle); got != want {
+			t.Fatalf("import syntax in %q\ngot:  %v\nwant: %v", bundle, got, want)
+		}
+		if got, want := jsMatchNear(bundle, jsDeclaresGlobals, "module", "exports", "require"), jsDeclaresGlobals.Match(bundle); got != want {
+			t.Fatalf("declarations in %q\ngot:  %v\nwant: %v", bundle, got, want)
+		}
 		script, ok := jsScript(bundle, "H")
 		if !ok {
 			return
