@@ -281,6 +281,11 @@ func jsScript(bundle []byte, helper string) ([]byte, bool) {
 // a bundle with npm dependencies (hundreds of KB) an expression costs
 // tens of milliseconds, while most bundles hold the words a few times
 // or not at all.
+//
+// The stretches of a word's occurrences on one line all start at the
+// line's start, each holding those before it, so only the last
+// occurrence on each line is tried: a long line (an embedded source
+// file in a string) costs one match, not one per occurrence.
 func jsMatchNear(bundle []byte, re *regexp.Regexp, words ...string) bool {
 	for _, w := range words {
 		for from := 0; ; {
@@ -289,6 +294,11 @@ func jsMatchNear(bundle []byte, re *regexp.Regexp, words ...string) bool {
 				break
 			}
 			i += from
+			lineEnd := len(bundle)
+			if nl := bytes.IndexByte(bundle[i:], '\n'); nl >= 0 {
+				lineEnd = i + nl
+			}
+			i += bytes.LastIndex(bundle[i:lineEnd], []byte(w))
 			start := bytes.LastIndexByte(bundle[:i], '\n') + 1
 			end := i + len(w)
 			for end < len(bundle) && jsSpace(bundle[end]) {
@@ -495,10 +505,13 @@ func jsBuildOnce(pkgs []*jsPackage, sourceMaps, strict bool) (built []*jsBuilt, 
 		Supported: map[string]bool{"top-level-await": false},
 	}
 	owners := newJSOwners(pkgs)
+	// jsLoadWithin also in the strict build: esbuild resolves glob imports
+	// (import(`../x/${name}.js`)) without calling any plugin, and an entry
+	// point that is a link out of the package is not an import.
+	opts.Plugins = []api.Plugin{jsLoadWithin(work, owners)}
 	if strict {
-		opts.Plugins = []api.Plugin{jsPackageOnly(pkgs)}
+		opts.Plugins = append([]api.Plugin{jsPackageOnly(pkgs)}, opts.Plugins...)
 	} else {
-		opts.Plugins = []api.Plugin{jsLoadWithin(owners)}
 		opts.Metafile = len(pkgs) > 1
 	}
 	perEntry := 1
@@ -521,7 +534,7 @@ func jsBuildOnce(pkgs []*jsPackage, sourceMaps, strict bool) (built []*jsBuilt, 
 		}
 		return nil, false
 	}
-	if opts.Metafile && !jsImportsStayHome(work, result.Metafile, owners) {
+	if opts.Metafile && !jsImportsStayHome(result.Metafile, owners) {
 		return nil, false
 	}
 	byPath := make(map[string][]byte, len(result.OutputFiles))
@@ -579,10 +592,13 @@ func jsCommonJS(pkg *jsPackage, b *jsBuilt, subject *hcl.Range) ([]byte, hcl.Dia
 }
 
 // jsOwners finds the package of a file among the packages of one build
-// (none inside another), by the file's real path.
+// (none inside another), by the file's real path, and remembers the
+// package of every file the build loaded under the name the build's
+// metafile gives it.
 type jsOwners struct {
 	dirs     map[string]*jsPackage // real directory → package
 	realDirs sync.Map              // directory → its real path
+	loaded   sync.Map              // metafile name → *jsPackage
 }
 
 func newJSOwners(pkgs []*jsPackage) *jsOwners {
@@ -632,15 +648,24 @@ func (o *jsOwners) real(path string) string {
 }
 
 // jsLoadWithin is an esbuild plugin that refuses to load a file outside
-// every package of the build: such a file cannot reach a bundle, and is
-// not read. Which import led to it is for jsPackageOnly to say.
-func jsLoadWithin(owners *jsOwners) api.Plugin {
+// every package of the build (work is its working directory): such a file
+// cannot reach a bundle, and is not read. It records the package of every
+// file it lets load under the file's name in the metafile: its path
+// relative to work, with the suffix (?query, #hash) the import carried.
+func jsLoadWithin(work string, owners *jsOwners) api.Plugin {
 	return api.Plugin{
-		Name: "agentform-load-within",
+		Name: jsOutsidePlugin,
 		Setup: func(build api.PluginBuild) {
 			build.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "file"}, func(args api.OnLoadArgs) (api.OnLoadResult, error) {
-				if owners.of(args.Path) == nil {
-					return api.OnLoadResult{Errors: []api.Message{{Text: fmt.Sprintf("%s is outside the packages being built", args.Path)}}}, nil
+				pkg := owners.of(args.Path)
+				if pkg == nil {
+					return api.OnLoadResult{Errors: []api.Message{{
+						Text: fmt.Sprintf("%s is outside the package. Only the package's own files and its own node_modules go into the bundle, because only they are pinned by the lockfile.",
+							jsRel(work, owners.real(args.Path))),
+					}}}, nil
+				}
+				if rel, err := filepath.Rel(work, args.Path); err == nil {
+					owners.loaded.Store(filepath.ToSlash(rel)+args.Suffix, pkg)
 				}
 				return api.OnLoadResult{}, nil
 			})
@@ -649,11 +674,12 @@ func jsLoadWithin(owners *jsOwners) api.Plugin {
 }
 
 // jsImportsStayHome reports whether, in the metafile of a build whose
-// paths are relative to work, every import of a loaded file is of a file
-// of the importer's own package. Imports of what was not loaded from a
-// file (external, disabled, other namespaces) are left to esbuild, as
-// jsPackageOnly leaves them.
-func jsImportsStayHome(work, metafile string, owners *jsOwners) bool {
+// loads jsLoadWithin recorded in owners, every file imports only files of
+// its own package. A file imported under a name jsLoadWithin did not
+// record (another namespace, import attributes) fails the check, which
+// only costs the packages a build each; modules a package.json "browser"
+// field disabled are not files and pass.
+func jsImportsStayHome(metafile string, owners *jsOwners) bool {
 	var meta struct {
 		Inputs map[string]struct {
 			Imports []struct {
@@ -665,18 +691,24 @@ func jsImportsStayHome(work, metafile string, owners *jsOwners) bool {
 	if err := json.Unmarshal([]byte(metafile), &meta); err != nil {
 		return false
 	}
-	owner := func(rel string) *jsPackage { return owners.of(filepath.Join(work, filepath.FromSlash(rel))) }
-	for path, in := range meta.Inputs {
-		home := owner(path)
-		if home == nil {
-			// Not a file: jsLoadWithin let no file outside the packages load.
-			continue
+	owner := func(name string) (*jsPackage, bool) {
+		p, ok := owners.loaded.Load(name)
+		if !ok {
+			return nil, false
 		}
+		return p.(*jsPackage), true
+	}
+	for name, in := range meta.Inputs {
+		home, ok := owner(name)
 		for _, imp := range in.Imports {
-			if _, loaded := meta.Inputs[imp.Path]; imp.External || !loaded {
+			if _, loaded := meta.Inputs[imp.Path]; imp.External || !loaded || strings.HasPrefix(imp.Path, "(disabled):") {
 				continue
 			}
-			if owner(imp.Path) != home {
+			if !ok {
+				// Something that is not a recorded file imports a file.
+				return false
+			}
+			if p, known := owner(imp.Path); !known || p != home {
 				return false
 			}
 		}

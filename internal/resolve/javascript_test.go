@@ -705,6 +705,136 @@ func TestRunJavaScriptBatch(t *testing.T) {
 	}
 }
 
+// jsWriteFiles writes files (path relative to dir → content), creating
+// directories.
+func jsWriteFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, data := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// jsToolSource is a tool definition named name, after prefix.
+func jsToolSource(prefix, name string) string {
+	return prefix + "\nexport const " + name + " = {\n  name: \"" + name + "\",\n  description: \"A tool.\",\n  parameters: { type: \"object\" },\n  async execute() {\n    return { output: \"ok\" };\n  },\n};\n"
+}
+
+// jsRunTools resolves a workspace whose tools are the packages tools/<name>
+// and returns Run's result and diagnostics, and each tool resolved alone.
+func jsRunTools(t *testing.T, dir string, names ...string) (*Workspace, hcl.Diagnostics, map[string]hcl.Diagnostics) {
+	t.Helper()
+	acl := jsTestAgent
+	for _, n := range names {
+		acl += fmt.Sprintf("\ntool %q {\n  kind   = \"javascript\"\n  source = \"./tools/%s\"\n}\n", n, n)
+	}
+	jsWriteFiles(t, dir, map[string]string{"agent.acl": acl})
+	cfg, diags := manifest.Load(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	ws, runDiags := Run(context.Background(), cfg, Options{})
+	real, _ := filepath.EvalSymlinks(dir)
+	alone := map[string]hcl.Diagnostics{}
+	for _, n := range names {
+		_, alone[n] = ResolveJavaScript(context.Background(), Request{Config: cfg, Tool: cfg.Tool(n), Dir: real, Root: ProjectRoot(real)})
+	}
+	return ws, runDiags, alone
+}
+
+// TestRunJavaScriptImportSuffix: an import whose ?query climbs back into
+// the importer's package does not let another package's file into a
+// shared bundle (the metafile names the file with the suffix).
+func TestRunJavaScriptImportSuffix(t *testing.T) {
+	dir := t.TempDir()
+	jsWriteFiles(t, dir, map[string]string{
+		"tools/a/package.json": `{"name": "a", "private": true}`,
+		"tools/a/index.ts":     jsToolSource(`import "../b/secret.js?/../../a/nothing";`, "a"),
+		"tools/b/package.json": `{"name": "b", "private": true}`,
+		"tools/b/index.ts":     jsToolSource("", "b"),
+		"tools/b/secret.js":    "console.log(\"b's secret\");\n",
+	})
+	ws, runDiags, alone := jsRunTools(t, dir, "a", "b")
+	if ws.Tools["a"] != nil {
+		t.Fatalf("a resolved, its bundle:\n%s", ws.Tools["a"].Outputs["bundle.js"])
+	}
+	if ws.Tools["b"] == nil {
+		t.Errorf("b did not resolve: %s", runDiags.Error())
+	}
+	if len(alone["a"]) != 1 || alone["a"][0].Summary != "Import outside the package" {
+		t.Fatalf("a alone\ngot:  %v\nwant: its import refused", alone["a"])
+	}
+	if len(runDiags) != 1 || runDiags[0].Detail != alone["a"][0].Detail {
+		t.Errorf("Run's diagnostics\ngot:  %v\nwant: %v", runDiags, alone["a"])
+	}
+}
+
+// TestResolveJavaScriptLoadsOnlyItsFiles: what esbuild loads without
+// asking a resolve plugin (a glob import) cannot bring a file from
+// outside the package either. (An entry point linked out of the package
+// is refused before, by hashing.)
+func TestResolveJavaScriptLoadsOnlyItsFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, dir string)
+	}{
+		{"glob import", func(t *testing.T, dir string) {
+			jsWriteFiles(t, dir, map[string]string{
+				"tools/tool/package.json": `{"name": "tool", "private": true}`,
+				"tools/tool/index.ts":     jsToolSource("export function load(name: string) {\n  return import(`../outside/${name}.js`);\n}\n", "tool"),
+				"tools/outside/x.js":      "export const x = 1;\n",
+			})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tc.setup(t, dir)
+			ws, runDiags, alone := jsRunTools(t, dir, "tool")
+			if ws.Tools["tool"] != nil {
+				t.Fatalf("the tool resolved, its bundle:\n%s", ws.Tools["tool"].Outputs["bundle.js"])
+			}
+			if len(alone["tool"]) == 0 || !strings.Contains(alone["tool"][0].Detail, "is outside the package") || alone["tool"][0].Summary != "Import outside the package" {
+				t.Errorf("diagnostics\ngot:  %v\nwant: the file outside the package refused", alone["tool"])
+			}
+			if runDiags.Error() != alone["tool"].Error() {
+				t.Errorf("Run's diagnostics\ngot:  %v\nwant: %v", runDiags, alone["tool"])
+			}
+		})
+	}
+}
+
+// TestRunJavaScriptDisabledModule: a dependency whose package.json
+// "browser" field disables a module (common in npm packages) still
+// shares the build.
+func TestRunJavaScriptDisabledModule(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for _, n := range []string{"a", "b"} {
+		files["tools/"+n+"/package.json"] = `{"name": "` + n + `", "private": true, "dependencies": {"dep": "1.0.0"}}`
+		files["tools/"+n+"/index.ts"] = jsToolSource(`import { x } from "dep";`+"\nconsole.log(x);", n)
+		files["tools/"+n+"/node_modules/dep/package.json"] = `{"name": "dep", "version": "1.0.0", "main": "index.js", "browser": {"fs": false}}`
+		files["tools/"+n+"/node_modules/dep/index.js"] = "const fs = require(\"fs\");\nexports.x = typeof fs;\n"
+	}
+	jsWriteFiles(t, dir, files)
+	before, beforeStrict := jsBundles.Load(), jsStrictBundles.Load()
+	ws, runDiags, _ := jsRunTools(t, dir, "a", "b")
+	if runDiags.HasErrors() || ws.Tools["a"] == nil || ws.Tools["b"] == nil {
+		t.Fatalf("resolving: %s", runDiags.Error())
+	}
+	// Run's one shared build, then each resolved alone.
+	if n := jsBundles.Load() - before; n != 3 {
+		t.Errorf("esbuild builds\ngot:  %d\nwant: 3 (one shared, one for each alone)", n)
+	}
+	if n := jsStrictBundles.Load() - beforeStrict; n != 0 {
+		t.Errorf("strict builds\ngot:  %d\nwant: 0", n)
+	}
+}
+
 // TestRunJavaScriptCrossPackage: in a shared build, a package importing a
 // file of another package of the same build is refused as it is alone,
 // though the file is inside a package being built; the other package
