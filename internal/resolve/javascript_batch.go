@@ -254,6 +254,12 @@ func jsScript(bundle []byte, helper string) ([]byte, bool) {
 	for i := range m {
 		m[i] += at
 	}
+	return jsScriptFrom(bundle, m, helper), true
+}
+
+// jsScriptFrom is jsScript's script for bundle, whose export clause
+// jsExportClause matched at m.
+func jsScriptFrom(bundle []byte, m []int, helper string) []byte {
 	var s bytes.Buffer
 	s.Grow(len(bundle) + 128)
 	s.WriteString(helper)
@@ -271,7 +277,7 @@ func jsScript(bundle []byte, helper string) ([]byte, bool) {
 	// On the first line, so that the bundle's own lines keep their numbers.
 	s.WriteString("]); ")
 	s.Write(bundle[:m[0]+1])
-	return s.Bytes(), true
+	return s.Bytes()
 }
 
 // jsMatchNear reports whether re matches bundle, for an expression whose

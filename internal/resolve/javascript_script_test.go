@@ -3,7 +3,6 @@ package resolve
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -193,10 +192,11 @@ func TestJSReadScriptMatchesCommonJS(t *testing.T) {
 
 // FuzzJSScript checks that jsScript never panics and, when it converts,
 // keeps the bundle's code before the export clause unchanged.
-// jsScriptWhole is jsScript as it was before it looked for words first
+// jsScriptWhole is jsScript as it was before it looked near the words
 // and matched the export clause from the last "export {" line: the
-// expressions run over the whole bundle. jsScript must never accept what
-// it rejects, and must give the same script when both accept.
+// expressions run over the whole bundle (the script is built the same
+// way). jsScript must never accept what it rejects, and must give the
+// same script when both accept.
 func jsScriptWhole(bundle []byte, helper string) ([]byte, bool) {
 	if jsImportSyntax.Match(bundle) || jsDeclaresGlobals.Match(bundle) {
 		return nil, false
@@ -205,22 +205,7 @@ func jsScriptWhole(bundle []byte, helper string) ([]byte, bool) {
 	if m == nil {
 		return nil, false
 	}
-	var s bytes.Buffer
-	s.WriteString(helper)
-	s.WriteString("([")
-	for i, line := range strings.Split(strings.TrimSpace(string(bundle[m[2]:m[3]])), "\n") {
-		local, exported, as := strings.Cut(strings.TrimSuffix(strings.TrimSpace(line), ","), " as ")
-		if !as {
-			exported = local
-		}
-		if i > 0 {
-			s.WriteString(", ")
-		}
-		fmt.Fprintf(&s, "%q, function () { return %s; }", exported, local)
-	}
-	s.WriteString("]); ")
-	s.Write(bundle[:m[0]+1])
-	return s.Bytes(), true
+	return jsScriptFrom(bundle, m, helper), true
 }
 
 func FuzzJSScript(f *testing.F) {

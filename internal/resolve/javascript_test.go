@@ -844,40 +844,22 @@ func TestRunJavaScriptCrossPackage(t *testing.T) {
 	// escapes imports "../shared", here the directory of the package
 	// "shared": tools/shared/index.ts.
 	jsCopyDir(t, filepath.Join(jsFixtures, "broken", "escapes"), filepath.Join(dir, "tools", "escapes"))
-	shared := filepath.Join(dir, "tools", "shared")
-	if err := os.MkdirAll(shared, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string]string{
-		"package.json": `{"name": "shared", "version": "0.1.0", "private": true}` + "\n",
-		"index.ts":     "export const greeting = \"hi\";\n\nexport const shared = {\n  name: \"shared\",\n  description: greeting,\n  parameters: { type: \"object\" },\n  async execute() {\n    return { output: greeting };\n  },\n};\n",
-	} {
-		if err := os.WriteFile(filepath.Join(shared, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	acl := jsTestAgent + "\ntool \"shared\" {\n  kind   = \"javascript\"\n  source = \"./tools/shared\"\n}\n" +
-		"\ntool \"tool\" {\n  kind   = \"javascript\"\n  source = \"./tools/escapes\"\n}\n"
-	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(acl), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := manifest.Load(dir)
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
-	ws, runDiags := Run(context.Background(), cfg, Options{})
+	jsWriteFiles(t, dir, map[string]string{
+		"tools/shared/package.json": `{"name": "shared", "version": "0.1.0", "private": true}` + "\n",
+		"tools/shared/index.ts":     jsToolSource(`export const greeting = "hi";`, "shared"),
+	})
+	ws, runDiags, alone := jsRunTools(t, dir, "shared", "escapes")
 	if ws.Tools["shared"] == nil {
 		t.Errorf("shared did not resolve: %s", runDiags.Error())
 	}
-	if ws.Tools["tool"] != nil {
+	if ws.Tools["escapes"] != nil {
 		t.Errorf("the package importing another package's file resolved")
 	}
-	real, _ := filepath.EvalSymlinks(dir)
-	_, alone := ResolveJavaScript(context.Background(), Request{Config: cfg, Tool: cfg.Tool("tool"), Dir: real, Root: ProjectRoot(real)})
-	if len(alone) != 1 || alone[0].Summary != "Import outside the package" || !strings.Contains(alone[0].Detail, `"../shared" resolves to tools/shared/index.ts, outside the package`) {
-		t.Fatalf("the package alone\ngot:  %v\nwant: the import of ../shared refused", alone)
+	want := alone["escapes"]
+	if len(want) != 1 || want[0].Summary != "Import outside the package" || !strings.Contains(want[0].Detail, `"../shared" resolves to tools/shared/index.ts, outside the package`) {
+		t.Fatalf("the package alone\ngot:  %v\nwant: the import of ../shared refused", want)
 	}
-	if len(runDiags) != 1 || runDiags[0].Detail != alone[0].Detail || !reflect.DeepEqual(runDiags[0].Subject, alone[0].Subject) {
-		t.Errorf("Run's diagnostics\ngot:  %v\nwant: %v", runDiags, alone)
+	if len(runDiags) != 1 || runDiags[0].Detail != want[0].Detail || !reflect.DeepEqual(runDiags[0].Subject, want[0].Subject) {
+		t.Errorf("Run's diagnostics\ngot:  %v\nwant: %v", runDiags, want)
 	}
 }
