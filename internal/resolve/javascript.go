@@ -256,39 +256,20 @@ const jsOutsidePlugin = "agentform-package-only"
 type jsOutsideMarker struct{}
 
 // jsPackageOnly is an esbuild plugin that refuses imports resolving
-// outside the importing package's directory: a dependency found in a
-// parent's node_modules, or a relative import that leaves the package.
-// Neither is covered by the package hash or its lock file, so neither may
-// reach the bundle. It only vetoes; esbuild's own resolution does the rest.
-// pkgs are the packages of one build, none inside another, so every
-// importer belongs to at most one of them.
-func jsPackageOnly(pkgs []*jsPackage) api.Plugin {
-	owner := func(importer string) *jsPackage {
-		real, err := filepath.EvalSymlinks(importer)
-		if err != nil {
-			real = importer
-		}
-		for _, p := range pkgs {
-			if within(p.dir, real) {
-				return p
-			}
-		}
-		return nil
-	}
+// outside pkg's directory: a dependency found in a parent's node_modules,
+// or a relative import that leaves the package. Neither is covered by the
+// package hash or its lock file, so neither may reach the bundle. It only
+// vetoes; esbuild's own resolution does the rest. Resolving every import
+// a second time is slow (a fresh esbuild resolver each), so builds use it
+// only to say where a package that failed jsLoadWithin's check went out
+// (jsBuildOnce).
+func jsPackageOnly(pkg *jsPackage) api.Plugin {
 	return api.Plugin{
 		Name: jsOutsidePlugin,
 		Setup: func(build api.PluginBuild) {
 			build.OnResolve(api.OnResolveOptions{Filter: ".*"}, func(args api.OnResolveArgs) (api.OnResolveResult, error) {
 				if _, ok := args.PluginData.(jsOutsideMarker); ok || args.Kind == api.ResolveEntryPoint || strings.HasPrefix(args.Path, "agentc:") {
 					return api.OnResolveResult{}, nil
-				}
-				pkg := pkgs[0]
-				if len(pkgs) > 1 {
-					if pkg = owner(args.Importer); pkg == nil {
-						// Only the packages' own files import anything:
-						// everything else was refused on the way in.
-						return api.OnResolveResult{}, nil
-					}
 				}
 				r := build.Resolve(args.Path, api.ResolveOptions{
 					Importer:   args.Importer,

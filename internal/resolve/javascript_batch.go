@@ -477,6 +477,8 @@ func jsBuild(pkgs []*jsPackage, sourceMaps bool) (built []*jsBuilt, ok bool) {
 // (jsLoadWithin) and, for several packages, the build's metafile shows
 // that no file imports another package's file; a build that breaks
 // either rule fails without saying where (jsBuild then builds strictly).
+//
+// strict builds take one package.
 func jsBuildOnce(pkgs []*jsPackage, sourceMaps, strict bool) (built []*jsBuilt, ok bool) {
 	jsBundles.Add(1)
 	if strict {
@@ -516,7 +518,7 @@ func jsBuildOnce(pkgs []*jsPackage, sourceMaps, strict bool) (built []*jsBuilt, 
 	// point that is a link out of the package is not an import.
 	opts.Plugins = []api.Plugin{jsLoadWithin(work, owners)}
 	if strict {
-		opts.Plugins = append([]api.Plugin{jsPackageOnly(pkgs)}, opts.Plugins...)
+		opts.Plugins = append([]api.Plugin{jsPackageOnly(pkgs[0])}, opts.Plugins...)
 	} else {
 		opts.Metafile = len(pkgs) > 1
 	}
