@@ -43,7 +43,7 @@ func Start() {
 	start(GCPercent, MemoryLimit)
 }
 
-// large is whether Go's defaults are in force; for tests.
+// large is whether Go's defaults are in force.
 var large atomic.Bool
 
 func start(percent int, limit int64) {
