@@ -696,12 +696,27 @@ func TestRunJavaScriptBatch(t *testing.T) {
 		t.Fatalf("resolving three good blocks: %d tools, %s", len(ws.Tools), diags.Error())
 	}
 	if n := jsBundles.Load() - before; n != 1 {
-		t.Errorf("esbuild builds for three blocks of two packages:\ngot:  %d\nwant: 1", n)
+		t.Errorf("esbuild builds for three packages:\ngot:  %d\nwant: 1", n)
 	}
 	// adder imports a dependency from its node_modules: the imports are
 	// checked without a resolver per import.
 	if n := jsStrictBundles.Load() - beforeStrict; n != 0 {
 		t.Errorf("builds checking each import as it resolves:\ngot:  %d\nwant: 0", n)
+	}
+
+	// At most jsBatchSize packages a build, with the same results.
+	defer func(n int) { jsBatchSize = n }(jsBatchSize)
+	jsBatchSize = 2
+	before = jsBundles.Load()
+	small, diags := Run(context.Background(), &okCfg, Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if n := jsBundles.Load() - before; n != 2 {
+		t.Errorf("esbuild builds for three packages, two a build:\ngot:  %d\nwant: 2", n)
+	}
+	if !reflect.DeepEqual(small.Tools, ws.Tools) {
+		t.Errorf("results differ when the packages are built two a build")
 	}
 }
 
