@@ -251,6 +251,10 @@ func jsMainEntry(pkg *jsPackage, main json.RawMessage, subject *hcl.Range) (stri
 // package, so that its errors can be told from esbuild's.
 const jsOutsidePlugin = "agentform-package-only"
 
+// jsUnhashedPlugin names the plugin that refuses files of the package that
+// its hash leaves out (BuildOutputDirs other than node_modules).
+const jsUnhashedPlugin = "agentform-hashed-only"
+
 // jsOutsideMarker marks the plugin's own resolve calls so that it does not
 // recurse into itself.
 type jsOutsideMarker struct{}
@@ -332,6 +336,13 @@ func jsBuildDiagnostics(pkg *jsPackage, msgs []api.Message, subject *hcl.Range) 
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Import outside the package",
+				Detail:   where + ": " + m.Text,
+				Subject:  subject,
+			})
+		case m.PluginName == jsUnhashedPlugin:
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Import of an unpinned file",
 				Detail:   where + ": " + m.Text,
 				Subject:  subject,
 			})

@@ -528,7 +528,7 @@ func jsBuildOnce(pkgs []*jsPackage, sourceMaps, strict bool) (built []*jsBuilt, 
 	// jsLoadWithin also in the strict build: esbuild resolves glob imports
 	// (import(`../x/${name}.js`)) without calling any plugin, and an entry
 	// point that is a link out of the package is not an import.
-	opts.Plugins = []api.Plugin{jsLoadWithin(work, owners)}
+	opts.Plugins = []api.Plugin{jsLoadWithin(work, owners), jsHashedOnly(work, owners)}
 	if strict {
 		opts.Plugins = append([]api.Plugin{jsPackageOnly(pkgs[0])}, opts.Plugins...)
 	} else {
@@ -686,6 +686,46 @@ func jsLoadWithin(work string, owners *jsOwners) api.Plugin {
 				}
 				if rel, err := filepath.Rel(work, args.Path); err == nil {
 					owners.loaded.Store(filepath.ToSlash(rel)+args.Suffix, pkg)
+				}
+				return api.OnLoadResult{}, nil
+			})
+		},
+	}
+}
+
+// jsHashedOnly is an esbuild plugin that refuses to load a file of a
+// package inside a directory the package's hash leaves out
+// (BuildOutputDirs: dist, .git, __pycache__, ...; node_modules is pinned
+// by the package's lock file instead): neither the lockfile nor the
+// resolution cache would notice it change. jsLoadWithin has refused files
+// outside every package before it runs.
+func jsHashedOnly(work string, owners *jsOwners) api.Plugin {
+	return api.Plugin{
+		Name: jsUnhashedPlugin,
+		Setup: func(build api.PluginBuild) {
+			build.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "file"}, func(args api.OnLoadArgs) (api.OnLoadResult, error) {
+				real := owners.real(args.Path)
+				pkg := owners.of(args.Path)
+				if pkg == nil {
+					return api.OnLoadResult{}, nil
+				}
+				rel, err := filepath.Rel(pkg.dir, real)
+				if err != nil {
+					return api.OnLoadResult{}, nil
+				}
+				dirs := strings.Split(filepath.ToSlash(filepath.Dir(rel)), "/")
+				for _, d := range dirs {
+					if d == "node_modules" {
+						// Installed dependencies: pinned by the lock file,
+						// whatever they hold.
+						return api.OnLoadResult{}, nil
+					}
+					if slices.Contains(BuildOutputDirs, d) {
+						return api.OnLoadResult{Errors: []api.Message{{
+							Text: fmt.Sprintf("%s is in %s/, which the package's hash leaves out as build output, so the lockfile would not pin it. Bundle the sources instead: point package.json \"main\" and the imports at them, and agentform compiles them.",
+								jsRel(work, real), d),
+						}}}, nil
+					}
 				}
 				return api.OnLoadResult{}, nil
 			})

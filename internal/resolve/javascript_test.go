@@ -823,6 +823,43 @@ func TestResolveJavaScriptLoadsOnlyItsFiles(t *testing.T) {
 	}
 }
 
+// TestResolveJavaScriptUnhashedFiles: files the package's hash leaves out
+// (a dist/ directory) cannot reach the bundle, whether as the entry point
+// or imported; the lockfile would not notice them change.
+func TestResolveJavaScriptUnhashedFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		where string
+	}{
+		{"entry point in dist", map[string]string{
+			"tools/tool/package.json":  `{"name": "tool", "private": true, "main": "dist/index.js"}`,
+			"tools/tool/dist/index.js": jsToolSource("", "tool"),
+		}, "tools/tool/dist/index.js is in dist/"},
+		{"import from dist", map[string]string{
+			"tools/tool/package.json":   `{"name": "tool", "private": true}`,
+			"tools/tool/index.ts":       jsToolSource(`import { x } from "./dist/helper.js";`+"\nconsole.log(x);", "tool"),
+			"tools/tool/dist/helper.js": "export const x = 1;\n",
+		}, "tools/tool/dist/helper.js is in dist/"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			jsWriteFiles(t, dir, tc.files)
+			ws, runDiags, alone := jsRunTools(t, dir, "tool")
+			if ws.Tools["tool"] != nil {
+				t.Fatalf("the tool resolved, its bundle:\n%s", ws.Tools["tool"].Outputs["bundle.js"])
+			}
+			d := alone["tool"]
+			if len(d) != 1 || d[0].Summary != "Import of an unpinned file" || !strings.Contains(d[0].Detail, tc.where) {
+				t.Errorf("diagnostics\ngot:  %v\nwant: %q refused", d, tc.where)
+			}
+			if runDiags.Error() != d.Error() {
+				t.Errorf("Run's diagnostics\ngot:  %v\nwant: %v", runDiags, d)
+			}
+		})
+	}
+}
+
 // TestRunJavaScriptDisabledModule: a dependency whose package.json
 // "browser" field disables a module (common in npm packages) still
 // shares the build.
