@@ -653,6 +653,7 @@ func TestRunJavaScriptBatch(t *testing.T) {
 		t.Fatal(diags.Error())
 	}
 	ws, runDiags := Run(context.Background(), cfg, Options{})
+	first, firstDiags := ws, runDiags
 
 	real, _ := filepath.EvalSymlinks(dir)
 	for _, b := range blocks {
@@ -717,6 +718,17 @@ func TestRunJavaScriptBatch(t *testing.T) {
 	}
 	if !reflect.DeepEqual(small.Tools, ws.Tools) {
 		t.Errorf("results differ when the packages are built two a build")
+	}
+
+	// With the broken packages too: a failing chunk falls back package by
+	// package, and every result and diagnostic is what one build gave.
+	before = jsBundles.Load()
+	all, allDiags := Run(context.Background(), cfg, Options{})
+	if !reflect.DeepEqual(all.Tools, first.Tools) || allDiags.Error() != firstDiags.Error() {
+		t.Errorf("two a build, broken packages included\ngot:  %d tools, %s\nwant: %d tools, %s", len(all.Tools), allDiags.Error(), len(first.Tools), firstDiags.Error())
+	}
+	if n := jsBundles.Load() - before; n <= 4 {
+		t.Errorf("esbuild builds for eight packages, two a build, four broken:\ngot:  %d\nwant: more than the four shared builds", n)
 	}
 }
 
