@@ -255,6 +255,13 @@ const jsOutsidePlugin = "agentform-package-only"
 // its hash leaves out (BuildOutputDirs other than node_modules).
 const jsUnhashedPlugin = "agentform-hashed-only"
 
+// jsPluginSummaries are the diagnostic summaries of agentform's own
+// esbuild plugins' errors, by plugin name.
+var jsPluginSummaries = map[string]string{
+	jsOutsidePlugin:  "Import outside the package",
+	jsUnhashedPlugin: "Import of an unpinned file",
+}
+
 // jsOutsideMarker marks the plugin's own resolve calls so that it does not
 // recurse into itself.
 type jsOutsideMarker struct{}
@@ -332,17 +339,10 @@ func jsBuildDiagnostics(pkg *jsPackage, msgs []api.Message, subject *hcl.Range) 
 			where = fmt.Sprintf("%s:%d:%d", filepath.ToSlash(l.File), l.Line, l.Column+1)
 		}
 		switch {
-		case m.PluginName == jsOutsidePlugin:
+		case jsPluginSummaries[m.PluginName] != "":
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
-				Summary:  "Import outside the package",
-				Detail:   where + ": " + m.Text,
-				Subject:  subject,
-			})
-		case m.PluginName == jsUnhashedPlugin:
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Import of an unpinned file",
+				Summary:  jsPluginSummaries[m.PluginName],
 				Detail:   where + ": " + m.Text,
 				Subject:  subject,
 			})
