@@ -251,8 +251,8 @@ func jsMainEntry(pkg *jsPackage, main json.RawMessage, subject *hcl.Range) (stri
 // package, so that its errors can be told from esbuild's.
 const jsOutsidePlugin = "agentform-package-only"
 
-// jsUnhashedPlugin names the plugin that refuses files of the package that
-// its hash leaves out (BuildOutputDirs other than node_modules).
+// jsUnhashedPlugin names jsLoadWithin's refusals of files of the package
+// that its hash leaves out (BuildOutputDirs other than node_modules).
 const jsUnhashedPlugin = "agentform-hashed-only"
 
 // jsPluginSummaries are the diagnostic summaries of agentform's own

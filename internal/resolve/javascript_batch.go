@@ -532,7 +532,7 @@ func jsBuildOnce(pkgs []*jsPackage, sourceMaps, strict bool) (built []*jsBuilt, 
 	// jsLoadWithin also in the strict build: esbuild resolves glob imports
 	// (import(`../x/${name}.js`)) without calling any plugin, and an entry
 	// point that is a link out of the package is not an import.
-	opts.Plugins = []api.Plugin{jsLoadWithin(work, owners), jsHashedOnly(work, owners)}
+	opts.Plugins = []api.Plugin{jsLoadWithin(work, owners)}
 	if strict {
 		opts.Plugins = append([]api.Plugin{jsPackageOnly(pkgs[0])}, opts.Plugins...)
 	} else {
@@ -633,17 +633,17 @@ func newJSOwners(pkgs []*jsPackage) *jsOwners {
 	return o
 }
 
-// of returns the package whose directory holds path once symbolic links
-// are followed, or nil. Safe for concurrent use.
-func (o *jsOwners) of(path string) *jsPackage {
+// locate returns path's real path (symbolic links followed) and the
+// package whose directory holds it, or nil. Safe for concurrent use.
+func (o *jsOwners) locate(path string) (string, *jsPackage) {
 	real := o.real(path)
 	for d := real; ; {
 		if p := o.dirs[d]; p != nil {
-			return p
+			return real, p
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return nil
+			return real, nil
 		}
 		d = parent
 	}
@@ -672,20 +672,31 @@ func (o *jsOwners) real(path string) string {
 }
 
 // jsLoadWithin is an esbuild plugin that refuses to load a file outside
-// every package of the build (work is its working directory): such a file
-// cannot reach a bundle, and is not read. It records the package of every
-// file it lets load under the file's name in the metafile: its path
-// relative to work, with the suffix (?query, #hash) the import carried.
+// every package of the build (work is its working directory), and a file
+// of a package inside a directory the package's hash leaves out
+// (BuildOutputDirs: dist, .git, __pycache__, ...; node_modules is pinned
+// by the package's lock file instead), which neither the lockfile nor the
+// resolution cache would notice change. A refused file is not read. It
+// records the package of every file it lets load under the file's name in
+// the metafile: its path relative to work, with the suffix (?query,
+// #hash) the import carried.
 func jsLoadWithin(work string, owners *jsOwners) api.Plugin {
 	return api.Plugin{
 		Name: jsOutsidePlugin,
 		Setup: func(build api.PluginBuild) {
 			build.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "file"}, func(args api.OnLoadArgs) (api.OnLoadResult, error) {
-				pkg := owners.of(args.Path)
+				real, pkg := owners.locate(args.Path)
 				if pkg == nil {
 					return api.OnLoadResult{Errors: []api.Message{{
 						Text: fmt.Sprintf("%s is outside the package. Only the package's own files and its own node_modules go into the bundle, because only they are pinned by the lockfile.",
-							jsRel(work, owners.real(args.Path))),
+							jsRel(work, real)),
+					}}}, nil
+				}
+				if d := jsUnhashedDir(pkg.dir, real); d != "" {
+					return api.OnLoadResult{Errors: []api.Message{{
+						PluginName: jsUnhashedPlugin,
+						Text: fmt.Sprintf("%s is in %s/, which the package's hash leaves out as build output, so the lockfile would not pin it. Bundle the sources instead: point package.json \"main\" and the imports at them, and agentform compiles them.",
+							jsRel(work, real), d),
 					}}}, nil
 				}
 				if rel, err := filepath.Rel(work, args.Path); err == nil {
@@ -697,44 +708,24 @@ func jsLoadWithin(work string, owners *jsOwners) api.Plugin {
 	}
 }
 
-// jsHashedOnly is an esbuild plugin that refuses to load a file of a
-// package inside a directory the package's hash leaves out
-// (BuildOutputDirs: dist, .git, __pycache__, ...; node_modules is pinned
-// by the package's lock file instead): neither the lockfile nor the
-// resolution cache would notice it change. jsLoadWithin has refused files
-// outside every package before it runs.
-func jsHashedOnly(work string, owners *jsOwners) api.Plugin {
-	return api.Plugin{
-		Name: jsUnhashedPlugin,
-		Setup: func(build api.PluginBuild) {
-			build.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "file"}, func(args api.OnLoadArgs) (api.OnLoadResult, error) {
-				real := owners.real(args.Path)
-				pkg := owners.of(args.Path)
-				if pkg == nil {
-					return api.OnLoadResult{}, nil
-				}
-				rel, err := filepath.Rel(pkg.dir, real)
-				if err != nil {
-					return api.OnLoadResult{}, nil
-				}
-				dirs := strings.Split(filepath.ToSlash(filepath.Dir(rel)), "/")
-				for _, d := range dirs {
-					if d == "node_modules" {
-						// Installed dependencies: pinned by the lock file,
-						// whatever they hold.
-						return api.OnLoadResult{}, nil
-					}
-					if slices.Contains(BuildOutputDirs, d) {
-						return api.OnLoadResult{Errors: []api.Message{{
-							Text: fmt.Sprintf("%s is in %s/, which the package's hash leaves out as build output, so the lockfile would not pin it. Bundle the sources instead: point package.json \"main\" and the imports at them, and agentform compiles them.",
-								jsRel(work, real), d),
-						}}}, nil
-					}
-				}
-				return api.OnLoadResult{}, nil
-			})
-		},
+// jsUnhashedDir returns the first directory between dir and the file real
+// inside it that the package hash leaves out (BuildOutputDirs), or "" when
+// there is none or the file is under node_modules, which the package's
+// lock file pins whatever it holds.
+func jsUnhashedDir(dir, real string) string {
+	rel, err := filepath.Rel(dir, real)
+	if err != nil {
+		return ""
 	}
+	for _, d := range strings.Split(filepath.ToSlash(filepath.Dir(rel)), "/") {
+		if d == "node_modules" {
+			return ""
+		}
+		if slices.Contains(BuildOutputDirs, d) {
+			return d
+		}
+	}
+	return ""
 }
 
 // jsImportsStayHome reports whether, in the metafile of a build whose
