@@ -32,12 +32,17 @@
 //     further padding;
 //   - the gzip stream is one member whose header has no name, no comment,
 //     no extra field, MTIME 0, XFL 0 and OS 255 (unknown), compressed at
-//     CompressionLevel (6).
+//     CompressionLevel (6) by github.com/klauspost/compress.
 //
 // The uncompressed tar stream is a function of the input alone. The gzip
-// bytes are too, for a given build of agentform: a Go release that changes
-// compress/flate's output would change them, which is why the state
-// records the artifact's digest and a plan shows such a change as drift.
+// bytes are too, for a given version of the compressor (pinned in go.mod;
+// it is pure Go, so the machine and GOARCH do not matter): a version that
+// compresses differently changes the bytes of artifacts built after it.
+// Artifacts already written stay valid, because a plan compares each one
+// with the digest the state recorded when it was written, never with a
+// rebuild. klauspost/compress rather than compress/flate because it
+// compresses agent.json about 1.5 times and esbuild bundles about 4 times
+// as fast, for output within 1% and 5% of the size.
 //
 // # Reading
 //
