@@ -133,20 +133,29 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// The slot is held while the artifact is built, not while it
+			// waits for the lockfile check or is written and synced: that
+			// time is another artifact's to build.
 			sem <- struct{}{}
-			defer func() { <-sem }()
 			if err := ctx.Err(); err != nil {
+				<-sem
 				errs[i] = fmt.Errorf("%w before building %s: %v", ErrInterrupted, a.Address, err)
 				return
 			}
 			progress("%s: Building artifact...", a.Address)
-			rec, err := buildArtifact(plan, opts, a.Name, func() error {
-				// A refused lockfile is reported after wg.Wait.
-				<-lockChecked
-				return lockErr
-			})
+			data, err := buildArtifact(plan, a.Name)
+			<-sem
 			if err != nil {
 				errs[i] = fmt.Errorf("building the artifact of %s: %w", a.Address, err)
+				return
+			}
+			// A refused lockfile is reported after wg.Wait.
+			if <-lockChecked; lockErr != nil {
+				return
+			}
+			rec, err := writeArtifact(plan, opts, a.Name, data)
+			if err != nil {
+				errs[i] = fmt.Errorf("writing the artifact of %s: %w", a.Address, err)
 				return
 			}
 			built[i] = rec
@@ -214,20 +223,18 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 	return res, nil
 }
 
-// buildArtifact builds agent's artifact in memory, then calls ready and
-// writes the artifact only if ready returns nil.
-func buildArtifact(plan *planner.Plan, opts Options, agent string, ready func() error) (state.Artifact, error) {
+// buildArtifact builds agent's artifact in memory.
+func buildArtifact(plan *planner.Plan, agent string) ([]byte, error) {
 	files, err := plan.ArtifactFiles(agent)
 	if err != nil {
-		return state.Artifact{}, err
+		return nil, err
 	}
-	data, err := artifact.Build(files)
-	if err != nil {
-		return state.Artifact{}, err
-	}
-	if err := ready(); err != nil {
-		return state.Artifact{}, err
-	}
+	return artifact.Build(files)
+}
+
+// writeArtifact writes agent's artifact, data, to its path (atomically
+// and synced) and returns its state record.
+func writeArtifact(plan *planner.Plan, opts Options, agent string, data []byte) (state.Artifact, error) {
 	rel := filepath.FromSlash(plan.ArtifactPath(agent))
 	full := rel
 	if !filepath.IsAbs(full) {
