@@ -334,9 +334,15 @@ func closestTag(given string, candidates []string) string {
 // the safe default.
 func (a *auditor) checkUncallableTools() {
 	agents := len(a.m.Agents())
+	decls := make(map[string]*manifest.Tool, len(a.cfg.Tools))
+	for _, t := range a.cfg.Tools {
+		if decls[t.Name] == nil {
+			decls[t.Name] = t
+		}
+	}
 	for _, block := range sortedMapKeys(a.blockTools) {
 		name, isTool := strings.CutPrefix(block, "tool.")
-		decl := a.cfg.Tool(name)
+		decl := decls[name]
 		if !isTool || decl == nil {
 			continue
 		}
