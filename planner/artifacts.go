@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/lockfile"
 )
 
 // ArtifactFiles returns the files of an agent's artifact: agent.json, each
@@ -40,8 +42,6 @@ func (p *Plan) ArtifactFiles(agent string) ([]artifact.File, error) {
 		Prompt:           artPrompt(ag.Prompt),
 		Capabilities:     artStrings(ag.Capabilities),
 		CapabilityPolicy: artString(ag.CapabilityPolicy),
-		Tools:            []artifact.Tool{},
-		Blocks:           []artifact.Block{},
 		Skills:           []artifact.Skill{},
 		Matrix:           []artifact.Cell{},
 	}
@@ -53,13 +53,24 @@ func (p *Plan) ArtifactFiles(agent string) ([]artifact.File, error) {
 	refs.agent(ag)
 	shipped := p.shippedBlocks(ag, ai)
 
-	for _, t := range p.cfg.Tools {
+	// Tools and blocks are encoded once per plan (entries) and shared by
+	// every agent's document: they are most of each, and a tool entry
+	// differs between agents only in whether the block is shipped.
+	entries := p.artifactEntries()
+	blockEntries := make([]artifact.Encoded, 0, len(p.cfg.Tools))
+	for i, t := range p.cfg.Tools {
 		res := p.resolved(t.Name)
-		block := artifact.Block{Name: t.Name, Kind: t.Kind}
-		if p.Lock != nil && p.Lock.Tools[t.Name] != nil {
-			block.Lock = artifact.NewLock(p.Lock.Tools[t.Name])
+		e, err := entries.get(entryKey{block: true, index: i}, func() (artifact.Encoded, error) {
+			block := artifact.Block{Name: t.Name, Kind: t.Kind}
+			if p.Lock != nil && p.Lock.Tools[t.Name] != nil {
+				block.Lock = artifact.NewLock(p.Lock.Tools[t.Name])
+			}
+			return artifact.EncodeBlock(block)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("encoding the block of tool %q: %w", t.Name, err)
 		}
-		doc.Blocks = append(doc.Blocks, block)
+		blockEntries = append(blockEntries, e)
 		if res != nil && shipped(t.Name) {
 			for _, name := range sortedOutputNames(res.Outputs) {
 				files = append(files, artifact.File{Path: path.Join("tools", t.Name, name), Data: res.Outputs[name]})
@@ -80,22 +91,17 @@ func (p *Plan) ArtifactFiles(agent string) ([]artifact.File, error) {
 			blocks[t.Name] = t
 		}
 	}
-	for _, rt := range p.Tools {
+	toolEntries := make([]artifact.Encoded, 0, len(p.Tools))
+	for i, rt := range p.Tools {
 		t := blocks[blockName(rt.Block)]
-		at := artifact.Tool{Name: rt.Name, Block: rt.Block, Kind: rt.Kind, Description: rt.Description, Requires: rt.Requires,
-			Enabled: artifact.Bool{Value: rt.Enabled}}
-		if t != nil {
-			at.Enabled = artBool(t.Enabled)
-			if !rt.Enabled {
-				at.Enabled = artifact.Bool{Value: false}
-			}
-			at.Config = dynJSON(t.Config)
-			p.fillTool(&at, t, rt, shipped(t.Name))
-		} else {
-			at.Kind = artifact.KindSkills
-			at.Parameters = skillToolSchema(rt.Name)
+		ship := t != nil && shipped(t.Name)
+		e, err := entries.get(entryKey{index: i, shipped: ship}, func() (artifact.Encoded, error) {
+			return artifact.EncodeTool(p.artifactTool(rt, t, ship))
+		})
+		if err != nil {
+			return nil, fmt.Errorf("encoding tool %q: %w", rt.Name, err)
 		}
-		doc.Tools = append(doc.Tools, at)
+		toolEntries = append(toolEntries, e)
 	}
 	for ti, t := range tools {
 		c := p.matrix.Cell(ai, ti)
@@ -143,12 +149,77 @@ func (p *Plan) ArtifactFiles(agent string) ([]artifact.File, error) {
 		refs.network(n)
 	}
 	doc.Runtime = refs.list()
-	data, err := artifact.MarshalAgent(doc)
+	data, err := artifact.MarshalAgentEncoded(doc, toolEntries, blockEntries)
 	if err != nil {
 		return nil, err
 	}
 	files = append(files, artifact.File{Path: artifact.AgentName, Data: data})
 	return files, nil
+}
+
+// artifactTool is the agent.json entry of the registered tool rt, whose
+// block is t (nil for the built-in skill tools); shipped is whether the
+// artifact carries the block's code.
+func (p *Plan) artifactTool(rt RegisteredTool, t *manifest.Tool, shipped bool) artifact.Tool {
+	at := artifact.Tool{Name: rt.Name, Block: rt.Block, Kind: rt.Kind, Description: rt.Description, Requires: rt.Requires,
+		Enabled: artifact.Bool{Value: rt.Enabled}}
+	if t == nil {
+		at.Kind = artifact.KindSkills
+		at.Parameters = skillToolSchema(rt.Name)
+		return at
+	}
+	at.Enabled = artBool(t.Enabled)
+	if !rt.Enabled {
+		at.Enabled = artifact.Bool{Value: false}
+	}
+	at.Config = dynJSON(t.Config)
+	p.fillTool(&at, t, rt, shipped)
+	return at
+}
+
+// entryKey names an encoded agent.json entry of a plan: the block of
+// cfg.Tools[index], or the registered tool p.Tools[index] with its block
+// shipped or not.
+type entryKey struct {
+	block, shipped bool
+	index          int
+}
+
+// entryMemo holds a plan's encoded agent.json entries. They depend on the
+// plan's lockfile (digests), so a plan given another Lock starts afresh.
+// Safe for concurrent use; two agents may encode the same entry at once,
+// and either result is kept.
+type entryMemo struct {
+	mu     sync.Mutex
+	lockOf *lockfile.File
+	m      map[entryKey]artifact.Encoded
+}
+
+func (p *Plan) artifactEntries() *entryMemo {
+	p.entriesMu.Lock()
+	defer p.entriesMu.Unlock()
+	if p.entries == nil || p.entries.lockOf != p.Lock {
+		p.entries = &entryMemo{lockOf: p.Lock, m: map[entryKey]artifact.Encoded{}}
+	}
+	return p.entries
+}
+
+// get returns the entry k, encoding it with encode the first time.
+func (m *entryMemo) get(k entryKey, encode func() (artifact.Encoded, error)) (artifact.Encoded, error) {
+	m.mu.Lock()
+	e, ok := m.m[k]
+	m.mu.Unlock()
+	if ok {
+		return e, nil
+	}
+	e, err := encode()
+	if err != nil {
+		return e, err
+	}
+	m.mu.Lock()
+	m.m[k] = e
+	m.mu.Unlock()
+	return e, nil
 }
 
 func sortedOutputNames(m map[string][]byte) []string {

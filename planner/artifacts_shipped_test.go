@@ -7,11 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/lockfile"
 )
 
 // TestArtifactShipsOnlyCallableCode plans a workspace of two javascript
@@ -20,42 +23,8 @@ import (
 // no file), an extensible agent or one whose capabilities are runtime
 // values every tool, since serve may grant it any.
 func TestArtifactShipsOnlyCallableCode(t *testing.T) {
-	dir := t.TempDir()
-	acl := ""
-	for _, a := range []struct{ name, caps, policy string }{
-		{"locked", `["math"]`, `"locked"`},
-		{"locked_none", `["other"]`, `"locked"`},
-		{"extensible", `["math"]`, `"extensible"`},
-		{"runtime_caps", `runtime("CAPS", ["math"])`, `"locked"`},
-		{"runtime_policy", `["math"]`, `runtime("POLICY", "locked")`},
-	} {
-		acl += fmt.Sprintf("agent %q {\n  capabilities      = %s\n  capability_policy = %s\n  graph {\n    type = \"react\"\n  }\n  model {\n    provider = \"anthropic\"\n    name     = \"claude-haiku-4-5\"\n  }\n}\n\n", a.name, a.caps, a.policy)
-	}
-	for _, tool := range []struct{ name, tag string }{{"add", "math::add"}, {"write", "files::write"}} {
-		acl += fmt.Sprintf("tool %q {\n  kind         = \"javascript\"\n  source       = \"./tools/%s\"\n  capabilities = [%q]\n}\n\n", tool.name, tool.name, tool.tag)
-		pkg := filepath.Join(dir, "tools", tool.name)
-		if err := os.MkdirAll(pkg, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		src := fmt.Sprintf("export const %s = { name: %q, description: \"d\", parameters: { type: \"object\" }, async execute() { return { output: \"\" }; } };\n", tool.name, tool.name)
-		for name, content := range map[string]string{"package.json": `{"name": "x", "version": "0.1.0", "type": "module", "main": "index.js"}`, "index.js": src} {
-			if err := os.WriteFile(filepath.Join(pkg, name), []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(acl), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := manifest.Load(dir)
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
-	ws, diags := resolve.Run(context.Background(), cfg, resolve.Options{})
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
-	p := New(context.Background(), cfg, Options{Resolution: ws})
+	cfg, opts := shippedWorkspace(t)
+	p := New(context.Background(), cfg, opts)
 	if p.Diagnostics.HasErrors() {
 		t.Fatal(p.Diagnostics.Error())
 	}
@@ -112,5 +81,117 @@ func TestArtifactShipsOnlyCallableCode(t *testing.T) {
 		if problems := artifact.Verify(arch, nil); len(problems) > 0 {
 			t.Errorf("%s: verify: %v", agent, problems)
 		}
+	}
+}
+
+// shippedWorkspace loads and resolves a workspace of two javascript tools
+// (add, tagged math::add, and write, files::write) and five agents:
+// locked with math, locked with neither, extensible, and locked with a
+// runtime capability list or policy.
+func shippedWorkspace(t *testing.T) (*manifest.Config, Options) {
+	t.Helper()
+	dir := t.TempDir()
+	acl := ""
+	for _, a := range []struct{ name, caps, policy string }{
+		{"locked", `["math"]`, `"locked"`},
+		{"locked_none", `["other"]`, `"locked"`},
+		{"extensible", `["math"]`, `"extensible"`},
+		{"runtime_caps", `runtime("CAPS", ["math"])`, `"locked"`},
+		{"runtime_policy", `["math"]`, `runtime("POLICY", "locked")`},
+	} {
+		acl += fmt.Sprintf("agent %q {\n  capabilities      = %s\n  capability_policy = %s\n  graph {\n    type = \"react\"\n  }\n  model {\n    provider = \"anthropic\"\n    name     = \"claude-haiku-4-5\"\n  }\n}\n\n", a.name, a.caps, a.policy)
+	}
+	for _, tool := range []struct{ name, tag string }{{"add", "math::add"}, {"write", "files::write"}} {
+		acl += fmt.Sprintf("tool %q {\n  kind         = \"javascript\"\n  source       = \"./tools/%s\"\n  capabilities = [%q]\n}\n\n", tool.name, tool.name, tool.tag)
+		pkg := filepath.Join(dir, "tools", tool.name)
+		if err := os.MkdirAll(pkg, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		src := fmt.Sprintf("export const %s = { name: %q, description: \"d\", parameters: { type: \"object\" }, async execute() { return { output: \"\" }; } };\n", tool.name, tool.name)
+		for name, content := range map[string]string{"package.json": `{"name": "x", "version": "0.1.0", "type": "module", "main": "index.js"}`, "index.js": src} {
+			if err := os.WriteFile(filepath.Join(pkg, name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(acl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := manifest.Load(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	ws, diags := resolve.Run(context.Background(), cfg, resolve.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	return cfg, Options{Resolution: ws}
+}
+
+// TestArtifactFilesShareEntries: agent.json's tool and block entries are
+// encoded once per plan and shared between agents. Whatever the order or
+// concurrency of the agents, each document is what MarshalAgent writes
+// for it, and a plan given another lockfile encodes its entries again.
+func TestArtifactFilesShareEntries(t *testing.T) {
+	cfg, opts := shippedWorkspace(t)
+	agents := []string{"locked", "locked_none", "extensible", "runtime_caps", "runtime_policy"}
+	agentJSON := func(p *Plan, agent string) []byte {
+		t.Helper()
+		files, err := p.ArtifactFiles(agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if f.Path == artifact.AgentName {
+				return f.Data
+			}
+		}
+		t.Fatalf("%s: no agent.json", agent)
+		return nil
+	}
+	first := New(context.Background(), cfg, opts)
+	want := map[string][]byte{}
+	for _, agent := range agents {
+		want[agent] = agentJSON(first, agent)
+		doc, err := artifact.ParseAgent(want[agent])
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := artifact.MarshalAgent(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(whole, want[agent]) {
+			t.Errorf("%s: agent.json is not what MarshalAgent writes\ngot:\n%s\nwant:\n%s", agent, want[agent], whole)
+		}
+	}
+
+	again := New(context.Background(), cfg, opts)
+	got := make([][]byte, len(agents))
+	var wg sync.WaitGroup
+	for i := range agents {
+		wg.Go(func() { got[i] = agentJSON(again, agents[len(agents)-1-i]) })
+	}
+	wg.Wait()
+	for i, data := range got {
+		agent := agents[len(agents)-1-i]
+		if !bytes.Equal(data, want[agent]) {
+			t.Errorf("%s: built concurrently, in reverse order\ngot:\n%s\nwant:\n%s", agent, data, want[agent])
+		}
+	}
+
+	// Entries carry lock digests: a new Lock must not be served from
+	// the entries encoded for the old one.
+	relocked := New(context.Background(), cfg, opts)
+	agentJSON(relocked, "extensible")
+	lock, diags := lockfile.Parse(relocked.Lock.Bytes(), lockfile.FileName)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	digest := "sha256:" + strings.Repeat("0", 64)
+	lock.Tools["add"].Bundle = digest
+	relocked.Lock = lock
+	if data := agentJSON(relocked, "extensible"); !bytes.Contains(data, []byte(digest)) {
+		t.Errorf("agent.json does not carry the new lock's digest %s:\n%s", digest, data)
 	}
 }

@@ -68,6 +68,11 @@ type Plan struct {
 	lockBytes  []byte
 	lockDigest string
 	lockOf     *lockfile.File
+
+	// entries are the agent.json entries ArtifactFiles encodes once and
+	// shares between agents (artifactEntries).
+	entriesMu sync.Mutex
+	entries   *entryMemo
 }
 
 // LockDigest returns p.Lock.Digest(), computed once per lockfile: every

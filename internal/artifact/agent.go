@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // FormatVersion is the agent.json format this package writes and reads.
@@ -195,12 +196,65 @@ func MarshalAgent(a *Agent) ([]byte, error) {
 	if a == nil {
 		return nil, errors.New("marshalling agent.json: no agent")
 	}
-	c := canonicalAgent(a)
-	// Tools and blocks are most of the document and the same in every
-	// agent.json of a workspace: each entry is indented once (elementMemo)
-	// and spliced in where the document, encoded without them, has null.
-	// The bytes are those of encoding the whole document at once.
-	tools, blocks := c.Tools, c.Blocks
+	tools := make([]Encoded, len(a.Tools))
+	for i := range a.Tools {
+		var err error
+		if tools[i], err = EncodeTool(a.Tools[i]); err != nil {
+			return nil, fmt.Errorf("marshalling agent.json for %q: %w", a.Name, err)
+		}
+	}
+	blocks := make([]Encoded, len(a.Blocks))
+	for i := range a.Blocks {
+		var err error
+		if blocks[i], err = EncodeBlock(a.Blocks[i]); err != nil {
+			return nil, fmt.Errorf("marshalling agent.json for %q: %w", a.Name, err)
+		}
+	}
+	return MarshalAgentEncoded(a, tools, blocks)
+}
+
+// Encoded is one element of agent.json's "tools" or "blocks" list,
+// encoded once by EncodeTool or EncodeBlock. Those two lists are most of every
+// agent.json of a workspace and nearly the same in each, so apply encodes
+// each element once and gives the entries to MarshalAgentEncoded for
+// every agent. The zero Encoded is not valid.
+type Encoded struct {
+	name string
+	// indented is the element as it appears in the document, without the
+	// indentation of its first line.
+	indented []byte
+}
+
+// EncodeTool encodes t as MarshalAgent writes it in "tools".
+func EncodeTool(t Tool) (Encoded, error) {
+	c := canonicalTool(t)
+	b, err := encodeElement(&c)
+	return Encoded{name: c.Name, indented: b}, err
+}
+
+// EncodeBlock encodes b as MarshalAgent writes it in "blocks".
+func EncodeBlock(b Block) (Encoded, error) {
+	c := canonicalBlock(b)
+	enc, err := encodeElement(&c)
+	return Encoded{name: c.Name, indented: enc}, err
+}
+
+// MarshalAgentEncoded is MarshalAgent with the tools and blocks given
+// encoded: a.Tools and a.Blocks are ignored, and the bytes are those
+// MarshalAgent returns for the Tools and Blocks the entries were encoded
+// from, in any order.
+func MarshalAgentEncoded(a *Agent, tools, blocks []Encoded) ([]byte, error) {
+	if a == nil {
+		return nil, errors.New("marshalling agent.json: no agent")
+	}
+	for _, e := range slices.Concat(tools, blocks) {
+		if e.indented == nil {
+			return nil, fmt.Errorf("marshalling agent.json for %q: a tool or block was not encoded", a.Name)
+		}
+	}
+	rest := *a
+	rest.Tools, rest.Blocks = nil, nil
+	c := canonicalAgent(&rest)
 	c.Tools, c.Blocks = nil, nil
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -209,61 +263,88 @@ func MarshalAgent(a *Agent) ([]byte, error) {
 	if err := enc.Encode(c); err != nil {
 		return nil, fmt.Errorf("marshalling agent.json for %q: %w", a.Name, err)
 	}
-	out := b.Bytes()
-	var err error
-	if out, err = spliceList(out, "tools", tools); err == nil {
-		out, err = spliceList(out, "blocks", blocks)
-	}
+	byName := func(x, y Encoded) int { return strings.Compare(x.name, y.name) }
+	tools = slices.Clone(tools)
+	slices.SortStableFunc(tools, byName)
+	blocks = slices.Clone(blocks)
+	slices.SortStableFunc(blocks, byName)
+	out, err := spliceLists(b.Bytes(), []splice{{"tools", tools}, {"blocks", blocks}})
 	if err != nil {
 		return nil, fmt.Errorf("marshalling agent.json for %q: %w", a.Name, err)
 	}
 	return out, nil
 }
 
-// spliceList returns doc, a document encoded with two-space indentation,
-// with its top-level member key, which must be null, set to list: what
-// encoding the document with list in place would have given.
-func spliceList[T any](doc []byte, key string, list []T) ([]byte, error) {
-	null := []byte("\n  \"" + key + "\": null")
-	at := bytes.Index(doc, null)
-	if at < 0 || bytes.Contains(doc[at+len(null):], null) {
-		return nil, fmt.Errorf("no single top-level %q to fill in; this is a bug in agentform", key)
-	}
-	rest := doc[at+len(null):]
-	out := make([]byte, 0, len(doc)+len(list)*512)
-	out = append(out, doc[:at+len(null)-len("null")]...)
-	if len(list) == 0 {
-		out = append(out, "[]"...)
-		return append(out, rest...), nil
-	}
-	out = append(out, "[\n"...)
-	var compact bytes.Buffer
-	enc := json.NewEncoder(&compact)
+// encodeElement returns the indented encoding of v as an element of a
+// top-level list of a document encoded with two-space indentation,
+// remembered by its compact encoding (elementMemo).
+func encodeElement(v any) ([]byte, error) {
+	compact := compactBuffers.Get().(*bytes.Buffer)
+	defer compactBuffers.Put(compact)
+	compact.Reset()
+	enc := json.NewEncoder(compact)
 	enc.SetEscapeHTML(false)
-	for i := range list {
-		compact.Reset()
-		if err := enc.Encode(&list[i]); err != nil {
-			return nil, err
-		}
-		value := bytes.TrimSuffix(compact.Bytes(), []byte("\n"))
-		out = append(out, "    "...)
-		if indented, ok := elementMemo.get(value); ok {
-			out = append(out, indented...)
-		} else {
-			var ind bytes.Buffer
-			if err := json.Indent(&ind, value, "    ", "  "); err != nil {
-				return nil, err
-			}
-			elementMemo.put(value, ind.Bytes())
-			out = append(out, ind.Bytes()...)
-		}
-		if i < len(list)-1 {
-			out = append(out, ',')
-		}
-		out = append(out, '\n')
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
-	out = append(out, "  ]"...)
-	return append(out, rest...), nil
+	value := bytes.TrimSuffix(compact.Bytes(), []byte("\n"))
+	if indented, ok := elementMemo.getShared(value); ok {
+		return indented, nil
+	}
+	var ind bytes.Buffer
+	if err := json.Indent(&ind, value, "    ", "  "); err != nil {
+		return nil, err
+	}
+	elementMemo.put(value, ind.Bytes())
+	return ind.Bytes(), nil
+}
+
+// compactBuffers hold encodeElement's compact encodings, which only live
+// until the memo lookup.
+var compactBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// splice is a top-level member of a document and the entries of its list.
+type splice struct {
+	key     string
+	entries []Encoded
+}
+
+// spliceLists returns doc, a document encoded with two-space indentation
+// whose top-level members lists[i].key are null, in that order, with
+// each set to its entries: what encoding the document with the lists in
+// place would have given.
+func spliceLists(doc []byte, lists []splice) ([]byte, error) {
+	size := len(doc)
+	for _, l := range lists {
+		for _, e := range l.entries {
+			size += len(e.indented) + len("    ,\n")
+		}
+	}
+	out := make([]byte, 0, size+len("[\n  ]")*len(lists))
+	for _, l := range lists {
+		null := []byte("\n  \"" + l.key + "\": null")
+		at := bytes.Index(doc, null)
+		if at < 0 || bytes.Contains(doc[at+len(null):], null) {
+			return nil, fmt.Errorf("no single top-level %q to fill in; this is a bug in agentform", l.key)
+		}
+		out = append(out, doc[:at+len(null)-len("null")]...)
+		doc = doc[at+len(null):]
+		if len(l.entries) == 0 {
+			out = append(out, "[]"...)
+			continue
+		}
+		out = append(out, "[\n"...)
+		for i, e := range l.entries {
+			out = append(out, "    "...)
+			out = append(out, e.indented...)
+			if i < len(l.entries)-1 {
+				out = append(out, ',')
+			}
+			out = append(out, '\n')
+		}
+		out = append(out, "  ]"...)
+	}
+	return append(out, doc...), nil
 }
 
 // ParseAgent reads agent.json. Unknown fields are ignored, so that a
@@ -294,25 +375,13 @@ func canonicalAgent(a *Agent) *Agent {
 
 	c.Tools = make([]Tool, len(a.Tools))
 	for i, t := range a.Tools {
-		t.Requires = sortedSet(t.Requires)
-		t.RuntimeEnabled = t.Enabled.Runtime != nil
-		if t.Bash != nil && t.Bash.Commands == nil {
-			bash := *t.Bash
-			bash.Commands = []string{}
-			t.Bash = &bash
-		}
-		c.Tools[i] = t
+		c.Tools[i] = canonicalTool(t)
 	}
 	slices.SortStableFunc(c.Tools, func(x, y Tool) int { return strings.Compare(x.Name, y.Name) })
 
 	c.Blocks = make([]Block, len(a.Blocks))
 	for i, b := range a.Blocks {
-		if b.Lock != nil {
-			l := *b.Lock
-			l.HashedFields = slices.Compact(slices.Sorted(slices.Values(l.HashedFields)))
-			b.Lock = &l
-		}
-		c.Blocks[i] = b
+		c.Blocks[i] = canonicalBlock(b)
 	}
 	slices.SortStableFunc(c.Blocks, func(x, y Block) int { return strings.Compare(x.Name, y.Name) })
 
@@ -331,6 +400,30 @@ func canonicalAgent(a *Agent) *Agent {
 	}
 	slices.SortStableFunc(c.Matrix, func(x, y Cell) int { return strings.Compare(x.Tool, y.Tool) })
 	return &c
+}
+
+// canonicalTool is t as agent.json holds it: requires sorted,
+// runtime_enabled set, bash commands [] rather than null.
+func canonicalTool(t Tool) Tool {
+	t.Requires = sortedSet(t.Requires)
+	t.RuntimeEnabled = t.Enabled.Runtime != nil
+	if t.Bash != nil && t.Bash.Commands == nil {
+		bash := *t.Bash
+		bash.Commands = []string{}
+		t.Bash = &bash
+	}
+	return t
+}
+
+// canonicalBlock is b as agent.json holds it: the lock's hashed fields
+// sorted, once each.
+func canonicalBlock(b Block) Block {
+	if b.Lock != nil {
+		l := *b.Lock
+		l.HashedFields = slices.Compact(slices.Sorted(slices.Values(l.HashedFields)))
+		b.Lock = &l
+	}
+	return b
 }
 
 // sortedSet returns a sorted copy of a set of strings, never nil, so that

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -154,5 +155,33 @@ func TestMarshalAgentSplice(t *testing.T) {
 				t.Fatalf("%s\ngot:\n%s\nwant:\n%s", name, got, want)
 			}
 		}
+		// Encoded once, in reverse order, as apply shares them.
+		var tools, blocks []Encoded
+		for _, tool := range slices.Backward(a.Tools) {
+			e, err := EncodeTool(tool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tools = append(tools, e)
+		}
+		for _, block := range slices.Backward(a.Blocks) {
+			e, err := EncodeBlock(block)
+			if err != nil {
+				t.Fatal(err)
+			}
+			blocks = append(blocks, e)
+		}
+		rest := *a
+		rest.Tools, rest.Blocks = nil, nil
+		got, err := MarshalAgentEncoded(&rest, tools, blocks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := marshalAgentWhole(a); !bytes.Equal(got, want) {
+			t.Fatalf("%s, encoded entries\ngot:\n%s\nwant:\n%s", name, got, want)
+		}
+	}
+	if _, err := MarshalAgentEncoded(sample, []Encoded{{}}, nil); err == nil {
+		t.Error("MarshalAgentEncoded accepted an entry that was not encoded")
 	}
 }

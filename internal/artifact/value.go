@@ -308,6 +308,18 @@ func (c *jsonMemo) get(j JSON) ([]byte, bool) {
 	return bytes.Clone(b), ok
 }
 
+// getShared is get without the copy, for callers that never modify
+// the result.
+func (c *jsonMemo) getShared(j JSON) ([]byte, bool) {
+	if len(j) > canonicalMemoSize {
+		return nil, false
+	}
+	c.mu.Lock()
+	b, ok := c.m[string(j)]
+	c.mu.Unlock()
+	return b, ok
+}
+
 func (c *jsonMemo) put(j JSON, canonical []byte) {
 	if len(j) > canonicalMemoSize {
 		return
