@@ -128,14 +128,17 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 	built := make([]state.Artifact, len(build))
 	errs := make([]error, len(build))
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	writing := make(chan struct{}, writeSlots())
 	var wg sync.WaitGroup
 	for i, a := range build {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// The slot is held while the artifact is built, not while it
-			// waits for the lockfile check or is written and synced: that
-			// time is another artifact's to build.
+			// A build slot is held while the artifact is built, not while
+			// it waits for the lockfile check or is written and synced:
+			// that time is another artifact's to build. A write slot is
+			// taken before the build slot is given up, so that built
+			// artifacts cannot pile up in memory waiting to be written.
 			sem <- struct{}{}
 			if err := ctx.Err(); err != nil {
 				<-sem
@@ -144,11 +147,14 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 			}
 			progress("%s: Building artifact...", a.Address)
 			data, err := buildArtifact(plan, a.Name)
-			<-sem
 			if err != nil {
+				<-sem
 				errs[i] = fmt.Errorf("building the artifact of %s: %w", a.Address, err)
 				return
 			}
+			writing <- struct{}{}
+			<-sem
+			defer func() { <-writing }()
 			// A refused lockfile is reported after wg.Wait.
 			if <-lockChecked; lockErr != nil {
 				return
@@ -232,6 +238,15 @@ func buildArtifact(plan *planner.Plan, agent string) ([]byte, error) {
 	return artifact.Build(files)
 }
 
+// writeSlots is how many artifacts are written and synced at once: a few
+// per core, since a sync mostly waits for the disk, but a fixed number,
+// so that neither the artifacts waiting to be written nor the threads
+// blocked in fsync grow with the number of agents.
+func writeSlots() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
+
+// writeArtifactFile writes an artifact's file; a variable for tests.
+var writeArtifactFile = artifact.WriteFile
+
 // writeArtifact writes agent's artifact, data, to its path (atomically
 // and synced) and returns its state record.
 func writeArtifact(plan *planner.Plan, opts Options, agent string, data []byte) (state.Artifact, error) {
@@ -243,7 +258,7 @@ func writeArtifact(plan *planner.Plan, opts Options, agent string, data []byte) 
 	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 		return state.Artifact{}, err
 	}
-	if err := artifact.WriteFile(full, data); err != nil {
+	if err := writeArtifactFile(full, data); err != nil {
 		return state.Artifact{}, err
 	}
 	return state.Artifact{Path: filepath.ToSlash(rel), SHA256: resolve.SHA256(data), Size: int64(len(data))}, nil

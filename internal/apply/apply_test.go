@@ -3,10 +3,13 @@ package apply
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/manifest"
@@ -179,6 +182,44 @@ func TestApplyRemovesDeletedAgentsArtifacts(t *testing.T) {
 // TestApplyRefusedLockWritesNothing: a lockfile whose encoding would not
 // parse back is refused before any artifact (which would carry its
 // digest) is written, and nothing is committed.
+// TestApplyBoundsArtifactWrites applies 3×writeSlots agents with a slow
+// disk: artifacts are built while others are written, but never more
+// than writeSlots are written at once, and every one is written.
+func TestApplyBoundsArtifactWrites(t *testing.T) {
+	dir := newWorkspace(t)
+	agents := 3 * writeSlots()
+	var acl strings.Builder
+	acl.WriteString(workspace)
+	for i := range agents {
+		fmt.Fprintf(&acl, "agent \"extra%02d\" {\n  capabilities = [\"shell\"]\n  graph {\n    type = \"react\"\n  }\n  model {\n    provider = \"anthropic\"\n    name     = \"claude-haiku-4-5\"\n  }\n}\n", i)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(acl.String()), 0o644))
+	var mu sync.Mutex
+	inFlight, most, written := 0, 0, 0
+	writeArtifactFile = func(path string, data []byte) error {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+		mu.Lock()
+		inFlight--
+		written++
+		mu.Unlock()
+		return artifact.WriteFile(path, data)
+	}
+	t.Cleanup(func() { writeArtifactFile = artifact.WriteFile })
+	if _, _, err := planAndApply(t, context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	if want := agents + 2; written != want {
+		t.Errorf("artifacts written\ngot:  %d\nwant: %d", written, want)
+	}
+	if most > writeSlots() {
+		t.Errorf("artifacts written at once\ngot:  %d\nwant: at most %d", most, writeSlots())
+	}
+}
+
 func TestApplyRefusedLockWritesNothing(t *testing.T) {
 	dir := newWorkspace(t)
 	_, _, err := planAndApplyAfter(t, context.Background(), dir, func(p *planner.Plan) {
