@@ -130,8 +130,9 @@ func shippedWorkspace(t *testing.T) (*manifest.Config, Options) {
 
 // TestArtifactFilesShareEntries: agent.json's tool and block entries are
 // encoded once per plan and shared between agents. Whatever the order or
-// concurrency of the agents, each document is what MarshalAgent writes
-// for it, and a plan given another lockfile encodes its entries again.
+// concurrency of the agents, each document is the one a plan that builds
+// only that agent writes (and what MarshalAgent writes for it), and a
+// plan given another lockfile encodes its entries again.
 func TestArtifactFilesShareEntries(t *testing.T) {
 	cfg, opts := shippedWorkspace(t)
 	agents := []string{"locked", "locked_none", "extensible", "runtime_caps", "runtime_policy"}
@@ -149,10 +150,9 @@ func TestArtifactFilesShareEntries(t *testing.T) {
 		t.Fatalf("%s: no agent.json", agent)
 		return nil
 	}
-	first := New(context.Background(), cfg, opts)
 	want := map[string][]byte{}
 	for _, agent := range agents {
-		want[agent] = agentJSON(first, agent)
+		want[agent] = agentJSON(New(context.Background(), cfg, opts), agent)
 		doc, err := artifact.ParseAgent(want[agent])
 		if err != nil {
 			t.Fatal(err)
@@ -166,6 +166,12 @@ func TestArtifactFilesShareEntries(t *testing.T) {
 		}
 	}
 
+	shared := New(context.Background(), cfg, opts)
+	for _, agent := range agents {
+		if got := agentJSON(shared, agent); !bytes.Equal(got, want[agent]) {
+			t.Errorf("%s: built after the agents before it\ngot:\n%s\nwant:\n%s", agent, got, want[agent])
+		}
+	}
 	again := New(context.Background(), cfg, opts)
 	got := make([][]byte, len(agents))
 	var wg sync.WaitGroup

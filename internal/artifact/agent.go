@@ -242,7 +242,8 @@ func EncodeBlock(b Block) (Encoded, error) {
 // MarshalAgentEncoded is MarshalAgent with the tools and blocks given
 // encoded: a.Tools and a.Blocks are ignored, and the bytes are those
 // MarshalAgent returns for the Tools and Blocks the entries were encoded
-// from, in any order.
+// from. Entries are sorted by name; entries of the same name keep their
+// order, as MarshalAgent keeps that of a.Tools and a.Blocks.
 func MarshalAgentEncoded(a *Agent, tools, blocks []Encoded) ([]byte, error) {
 	if a == nil {
 		return nil, errors.New("marshalling agent.json: no agent")

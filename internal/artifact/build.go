@@ -30,10 +30,11 @@ const (
 	modeExecutable = 0o755
 )
 
-// CompressionLevel is the gzip level every artifact is compressed at
-// (by github.com/klauspost/compress): gzip's usual default, fixed here so
-// that a change of library default cannot change the bytes. Changing it
-// changes every artifact's bytes.
+// CompressionLevel is the gzip level every artifact is compressed at by
+// github.com/klauspost/compress: the level gzip(1) and compress/flate
+// default to (klauspost's own default is 5), fixed here so that a change
+// of library default cannot change the bytes. Changing it changes every
+// artifact's bytes.
 const CompressionLevel = 6
 
 // gzipWriters holds compressors between builds. Each carries about a

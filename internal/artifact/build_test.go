@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	kgzip "github.com/klauspost/compress/gzip"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
@@ -62,15 +64,20 @@ func TestBuildSameBytesWhateverTheOrder(t *testing.T) {
 
 // TestBuildConcurrent builds different artifacts at once: compressors are
 // shared between builds, and none may carry state from one to the next.
+// Each artifact must be what a fresh compressor makes of its tar stream.
 func TestBuildConcurrent(t *testing.T) {
 	files := newSample(t).all(t)
 	inputs := make([][]File, 8)
 	want := make([][]byte, len(inputs))
 	for i := range inputs {
 		inputs[i] = slices.Clone(files)[:1+i%len(files)]
-		var err error
-		if want[i], err = Build(inputs[i]); err != nil {
+		built, err := Build(inputs[i])
+		if err != nil {
 			t.Fatal(err)
+		}
+		want[i] = freshlyCompressed(t, built)
+		if !bytes.Equal(built, want[i]) {
+			t.Errorf("input %d: bytes differ from a fresh compressor's", i)
 		}
 	}
 	var wg sync.WaitGroup
@@ -90,6 +97,33 @@ func TestBuildConcurrent(t *testing.T) {
 			t.Errorf("build %d: bytes differ from the same files built alone", i)
 		}
 	}
+}
+
+// freshlyCompressed decompresses an artifact and compresses its tar stream
+// again as Build does, with a compressor of its own.
+func freshlyCompressed(t *testing.T, artifact []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(artifact))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	zw, err := kgzip.NewWriterLevel(&out, CompressionLevel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw.Header = kgzip.Header{OS: gzipOS}
+	if _, err := zw.Write(stream); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }
 
 func TestBuildSameBytesInProcessEnvironment(t *testing.T) {
