@@ -3,6 +3,7 @@ package resolve
 import (
 	"bytes"
 	"cmp"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,7 +30,9 @@ const cacheLockTimeout = 500 * time.Millisecond
 
 // Cache stores resolution results in one bbolt database (CacheFile): a
 // bucket per kind, keyed by a digest of everything the result depends on,
-// each value a JSON document. Nothing in an entry comes from the
+// each value a JSON document, or what MarshalBinary returns for a value
+// that implements encoding.BinaryMarshaler (and Get reads it back with
+// UnmarshalBinary). Nothing in an entry comes from the
 // environment, so the cache never holds a secret.
 //
 // Put keeps entries in memory, where Get finds them at once; Flush writes
@@ -77,7 +80,13 @@ func (c *Cache) Get(kind, key string, v any) bool {
 		b = c.read(kind, key)
 	}
 	c.mu.Unlock()
-	return b != nil && json.Unmarshal(b, v) == nil
+	if b == nil {
+		return false
+	}
+	if u, ok := v.(encoding.BinaryUnmarshaler); ok {
+		return u.UnmarshalBinary(b) == nil
+	}
+	return json.Unmarshal(b, v) == nil
 }
 
 // Release closes the database until the next Get needs it. The readers'
@@ -191,7 +200,13 @@ func (c *Cache) Put(kind, key string, v any) error {
 	if c == nil || !validCacheID(kind, key) {
 		return nil
 	}
-	b, err := json.Marshal(v)
+	var b []byte
+	var err error
+	if m, ok := v.(encoding.BinaryMarshaler); ok {
+		b, err = m.MarshalBinary()
+	} else {
+		b, err = json.Marshal(v)
+	}
 	if err != nil {
 		return err
 	}
