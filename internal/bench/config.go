@@ -14,6 +14,12 @@ const (
 	DefaultAgents = 10
 	DefaultJS     = 200
 	DefaultRuns   = 3
+
+	// DefaultDepJS and DefaultDepModules size the workspace of javascript
+	// tools with an npm dependency (GenerateJavaScriptDeps), which no
+	// target covers: tools, and modules in each tool's dependency.
+	DefaultDepJS      = 50
+	DefaultDepModules = 100
 )
 
 // DefaultScaleTools and DefaultScaleAgents are the plan sizes measured
@@ -38,6 +44,10 @@ type Config struct {
 	// JS is the number of javascript tools, each its own TypeScript
 	// package, in the javascript workspace (which has Agents agents).
 	JS int
+
+	// DepJS is the number of javascript tools, each with an npm
+	// dependency of DepModules modules, in the dependency workspace.
+	DepJS, DepModules int
 
 	// Runs is how many times each scenario runs; the report keeps medians.
 	Runs int
@@ -85,7 +95,8 @@ func (c Config) Normalize() (Config, error) {
 		v    *int
 		d    int
 		name string
-	}{{&c.Tools, DefaultTools, "tools"}, {&c.Agents, DefaultAgents, "agents"}, {&c.JS, DefaultJS, "js"}, {&c.Runs, DefaultRuns, "runs"}} {
+	}{{&c.Tools, DefaultTools, "tools"}, {&c.Agents, DefaultAgents, "agents"}, {&c.JS, DefaultJS, "js"},
+		{&c.DepJS, DefaultDepJS, "dep-js"}, {&c.DepModules, DefaultDepModules, "dep-modules"}, {&c.Runs, DefaultRuns, "runs"}} {
 		if err := def(f.v, f.d, f.name); err != nil {
 			return c, err
 		}

@@ -29,6 +29,8 @@ import (
 //     run in turns with it;
 //   - a no-op agentform apply after the last javascript apply, which must
 //     rewrite nothing in the resolution cache (Report.NoBundling);
+//   - the same two for javascript tools with an npm dependency
+//     (GenerateJavaScriptDeps), the apply in turns with its own floor;
 //   - with cfg.Scale, agentform plan at every ScaleTools × ScaleAgents size.
 //
 // Terraform rows have no peer measure when terraform is skipped or not on
@@ -118,6 +120,7 @@ func (h *harness) measure(ctx context.Context) (*Report, error) {
 	c := h.cfg
 	r := &h.report
 	r.Tools, r.Agents, r.JS, r.Runs = c.Tools, c.Agents, c.JS, c.Runs
+	r.DepJS, r.DepModules = c.DepJS, c.DepModules
 	resources := c.Tools + c.Agents
 
 	// agentform on the bash workspace.
@@ -164,7 +167,7 @@ func (h *harness) measure(ctx context.Context) (*Report, error) {
 		check: appliedAll(c.JS + c.Agents),
 	}, scenario{
 		label: "esbuild build",
-		setup: func() (child, error) { return h.floorBuild(jsDir) },
+		setup: func() (child, error) { return h.floorBuild(jsDir, "js", c.JS) },
 		check: contains(fmt.Sprintf("built %d entry points", c.JS)),
 	})
 	if err != nil {
@@ -196,12 +199,43 @@ func (h *harness) measure(ctx context.Context) (*Report, error) {
 	}
 	r.NoBundling.Rewritten = rewritten(before, after)
 
+	// javascript tools with an npm dependency: the same, with no cache
+	// check (the one above covers it).
+	var depDir string
+	depApply, depFloor, err := h.alternate(ctx, scenario{
+		label: "agentform apply, dependencies",
+		setup: func() (child, error) {
+			dir, err := h.newDir("dependencies")
+			if err == nil {
+				err = GenerateJavaScriptDeps(dir, c.DepJS, c.Agents, c.DepModules)
+			}
+			depDir = dir
+			return h.af(dir, "apply", "-auto-approve"), err
+		},
+		check: appliedAll(c.DepJS + c.Agents),
+	}, scenario{
+		label: "esbuild build, dependencies",
+		setup: func() (child, error) { return h.floorBuild(depDir, "dep", c.DepJS) },
+		check: contains(fmt.Sprintf("built %d entry points", c.DepJS)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	depNoop, err := h.repeat(ctx, "agentform apply, dependencies no-op", func() (child, error) {
+		return h.af(depDir, "apply", "-auto-approve"), nil
+	}, contains("No changes."))
+	if err != nil {
+		return nil, err
+	}
+
 	rows := []Row{
 		h.row(fmt.Sprintf("plan, cold (%d tools × %d agents)", c.Tools, c.Agents), planCold, "terraform plan", tfPlanCold),
 		h.row("plan, no-op after apply", planNoop, "terraform plan", tfPlanNoop),
 		h.row("apply, fresh", apply, "terraform apply", tfApply),
 		h.row(fmt.Sprintf("apply, %d javascript tools", c.JS), jsApply, "esbuild, one build", &floor),
 		h.row("apply, no-op after javascript apply", jsNoop, "", nil),
+		h.row(fmt.Sprintf("apply, %d javascript tools with dependencies", c.DepJS), depApply, "esbuild, one build", &depFloor),
+		h.row("apply, no-op after that apply", depNoop, "", nil),
 	}
 	r.Rows = rows
 
@@ -370,16 +404,17 @@ func (h *harness) tfWorkspace(ctx context.Context) (string, error) {
 	return dir, nil
 }
 
-// floorBuild prepares the esbuild floor's child: one build of every entry
-// point of the javascript workspace dir into a fresh output directory.
-func (h *harness) floorBuild(dir string) (child, error) {
+// floorBuild prepares the esbuild floor's child: one build of the n entry
+// points tools/<prefix><i>/index.ts of the workspace dir into a fresh
+// output directory.
+func (h *harness) floorBuild(dir, prefix string, n int) (child, error) {
 	out, err := h.newDir("esbuild-out")
 	if err != nil {
 		return child{}, err
 	}
 	args := []string{"-outdir", out}
-	for i := range h.cfg.JS {
-		args = append(args, filepath.Join(dir, "tools", fmt.Sprintf("js%d", i), "index.ts"))
+	for i := range n {
+		args = append(args, filepath.Join(dir, "tools", fmt.Sprintf("%s%d", prefix, i), "index.ts"))
 	}
 	return child{dir: dir, name: h.floor, args: args}, nil
 }

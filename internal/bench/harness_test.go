@@ -25,7 +25,7 @@ func TestRun(t *testing.T) {
 	haveTerraform := lookErr == nil
 	var progress bytes.Buffer
 	report, err := Run(context.Background(), Config{
-		Tools: 50, Agents: 3, JS: 5, Runs: 1,
+		Tools: 50, Agents: 3, JS: 5, DepJS: 2, DepModules: 3, Runs: 1,
 		Scale: true, ScaleTools: []int{20}, ScaleAgents: []int{2, 3},
 		WorkDir:  t.TempDir(),
 		Progress: &progress,
@@ -40,6 +40,8 @@ func TestRun(t *testing.T) {
 		"apply, fresh",
 		"apply, 5 javascript tools",
 		"apply, no-op after javascript apply",
+		"apply, 2 javascript tools with dependencies",
+		"apply, no-op after that apply",
 	}
 	var gotScenarios []string
 	for _, r := range report.Rows {
@@ -65,7 +67,7 @@ func TestRun(t *testing.T) {
 	for i, row := range report.Rows {
 		t.Run(row.Scenario, func(t *testing.T) {
 			checkMeasure(t, "agentform", row.Agentform)
-			wantPeer := i == 3 || (i < 3 && haveTerraform)
+			wantPeer := i == 3 || i == 5 || (i < 3 && haveTerraform)
 			if got := row.Peer != nil; got != wantPeer {
 				t.Fatalf("peer measured\ngot:  %v\nwant: %v (terraform on PATH: %v)", got, wantPeer, haveTerraform)
 			}
@@ -119,7 +121,7 @@ func TestRun(t *testing.T) {
 	if err := report.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range append(append([]string{"agentform median", "peer peak RSS", "esbuild, one build", "plan at scale"}, wantScenarios...), report.Targets[0].Name) {
+	for _, want := range append(append([]string{"agentform median", "peer peak RSS", "esbuild, one build", "plan at scale", "2 javascript tools with a 3-module npm dependency"}, wantScenarios...), report.Targets[0].Name) {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table\ngot:\n%s\nwant: a line with %q", table.String(), want)
 		}
@@ -147,8 +149,8 @@ func TestRun(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("results.json: %v\n%s", err, b)
 	}
-	if len(doc.Rows) != 5 || len(doc.Scale) != 2 || len(doc.Targets) != 7 {
-		t.Errorf("results.json rows, scale, targets\ngot:  %d, %d, %d\nwant: 5, 2, 7", len(doc.Rows), len(doc.Scale), len(doc.Targets))
+	if len(doc.Rows) != len(wantScenarios) || len(doc.Scale) != 2 || len(doc.Targets) != 7 {
+		t.Errorf("results.json rows, scale, targets\ngot:  %d, %d, %d\nwant: %d, 2, 7", len(doc.Rows), len(doc.Scale), len(doc.Targets), len(wantScenarios))
 	}
 	for _, r := range doc.Rows {
 		if r.Agentform.MedianMS <= 0 {
@@ -166,6 +168,7 @@ func TestNormalize(t *testing.T) {
 		{"zero means defaults", Config{}, nil},
 		{"negative tools", Config{Tools: -1}, ErrInvalidConfig},
 		{"negative runs", Config{Runs: -3}, ErrInvalidConfig},
+		{"negative dependency modules", Config{DepModules: -1}, ErrInvalidConfig},
 		{"zero scale size", Config{ScaleAgents: []int{10, 0}}, ErrInvalidConfig},
 	}
 	for _, tt := range tests {
@@ -174,7 +177,7 @@ func TestNormalize(t *testing.T) {
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("error\ngot:  %v\nwant: %v", err, tt.want)
 			}
-			if err == nil && (got.Tools != DefaultTools || got.Agents != DefaultAgents || got.JS != DefaultJS || got.Runs != DefaultRuns || got.Progress == nil) {
+			if err == nil && (got.Tools != DefaultTools || got.Agents != DefaultAgents || got.JS != DefaultJS || got.DepJS != DefaultDepJS || got.DepModules != DefaultDepModules || got.Runs != DefaultRuns || got.Progress == nil) {
 				t.Errorf("normalised\ngot:  %+v\nwant: the defaults", got)
 			}
 		})

@@ -96,6 +96,132 @@ export const js%[1]d = {
 };
 `
 
+// GenerateJavaScriptDeps writes agent.acl to dir with agents agents and js
+// javascript tools, each its own TypeScript package tools/dep<i> that
+// depends on an npm package, benchdep, installed in its own node_modules
+// with a package-lock.json, as "npm ci" would leave it. benchdep is
+// generated, so no registry is needed: modules ES modules under lib/,
+// each importing the one before it and building a table at load time,
+// all of them reachable from the function the tool calls. The tool's
+// description uses a benchdep export, so reading its definition runs all
+// of benchdep's top-level code, as reading a real tool's runs its
+// libraries'.
+func GenerateJavaScriptDeps(dir string, js, agents, modules int) error {
+	err := writeFile(filepath.Join(dir, "agent.acl"), func(w io.Writer) {
+		writeAgents(w, agents)
+		for i := range js {
+			fmt.Fprintf(w, "tool \"dep%d\" {\n  kind         = \"javascript\"\n  source       = \"./tools/dep%d\"\n  capabilities = [\"ns%d::op%d\"]\n}\n\n", i, i, i%50, i%40)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for i := range js {
+		pkg := filepath.Join(dir, "tools", fmt.Sprintf("dep%d", i))
+		lib := filepath.Join(pkg, "node_modules", "benchdep", "lib")
+		if err := os.MkdirAll(lib, 0o755); err != nil {
+			return fmt.Errorf("generating javascript tool %d: %w", i, err)
+		}
+		files := map[string]func(io.Writer){
+			"package.json": func(w io.Writer) {
+				fmt.Fprintf(w, "{\n  \"name\": \"dep%d\",\n  \"version\": \"0.1.0\",\n  \"private\": true,\n  \"type\": \"module\",\n  \"main\": \"index.ts\",\n  \"dependencies\": {\n    \"benchdep\": \"1.0.0\"\n  }\n}\n", i)
+			},
+			"package-lock.json": func(w io.Writer) {
+				fmt.Fprintf(w, "{\n  \"name\": \"dep%[1]d\",\n  \"version\": \"0.1.0\",\n  \"lockfileVersion\": 3,\n  \"requires\": true,\n  \"packages\": {\n    \"\": {\n      \"name\": \"dep%[1]d\",\n      \"version\": \"0.1.0\",\n      \"dependencies\": {\n        \"benchdep\": \"1.0.0\"\n      }\n    },\n    \"node_modules/benchdep\": {\n      \"version\": \"1.0.0\"\n    }\n  }\n}\n", i)
+			},
+			"index.ts": func(w io.Writer) { fmt.Fprintf(w, depToolSource, i) },
+			filepath.Join("node_modules", "benchdep", "package.json"): func(w io.Writer) {
+				io.WriteString(w, "{\n  \"name\": \"benchdep\",\n  \"version\": \"1.0.0\",\n  \"type\": \"module\",\n  \"main\": \"index.js\"\n}\n")
+			},
+			filepath.Join("node_modules", "benchdep", "index.js"): func(w io.Writer) {
+				fmt.Fprintf(w, depIndexSource, modules-1)
+			},
+		}
+		for m := range modules {
+			files[filepath.Join("node_modules", "benchdep", "lib", fmt.Sprintf("m%d.js", m))] = func(w io.Writer) {
+				if m == 0 {
+					io.WriteString(w, "const step = (x) => x;\n")
+				} else {
+					fmt.Fprintf(w, "import { step%[1]d as step } from \"./m%[1]d.js\";\n", m-1)
+				}
+				fmt.Fprintf(w, depModuleSource, m)
+			}
+		}
+		for name, write := range files {
+			if err := writeFile(filepath.Join(pkg, name), write); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// depToolSource is a dependent tool's index.ts; %[1]d is the tool number.
+const depToolSource = `import { checksum, VERSION } from "benchdep";
+
+interface Args {
+  text: string;
+}
+
+export const dep%[1]d = {
+  name: "dep%[1]d",
+  description: "Checksums a text with benchdep " + VERSION + " (tool %[1]d).",
+  parameters: {
+    type: "object",
+    properties: {
+      text: { type: "string", description: "The text to checksum." },
+    },
+    required: ["text"],
+  },
+  async execute({ args }: { args: Args }) {
+    return { output: "tool %[1]d: " + checksum(args.text) };
+  },
+};
+`
+
+// depIndexSource is benchdep's index.js; %[1]d is its last module.
+const depIndexSource = `import { step%[1]d } from "./lib/m%[1]d.js";
+
+export const VERSION = "1.0.0";
+
+export function checksum(text) {
+  let h = 0;
+  for (const c of text) {
+    h = step%[1]d(h + c.charCodeAt(0));
+  }
+  return h.toString(16);
+}
+`
+
+// depModuleSource is the body of benchdep's module lib/m<N>.js, after its
+// import of step; %[1]d is N.
+const depModuleSource = `
+const TABLE_%[1]d = Array.from({ length: 64 }, (_, i) => (i * %[1]d + 7) %% 251);
+
+export class Codec%[1]d {
+  constructor(seed) {
+    this.seed = seed >>> 0;
+    this.table = TABLE_%[1]d;
+  }
+
+  encode(value) {
+    let h = (value ^ this.seed) >>> 0;
+    for (const v of this.table) {
+      h = (Math.imul(h, 31) + v) >>> 0;
+    }
+    return h;
+  }
+
+  describe() {
+    return "codec %[1]d (seed " + this.seed + ", " + this.table.length + " entries)";
+  }
+}
+
+export function step%[1]d(x) {
+  return step(new Codec%[1]d(%[1]d).encode(x));
+}
+`
+
 // GenerateTerraform writes main.tf to dir: one terraform_data resource per
 // bash tool of GenerateBash(dir, tools, _), named the same and carrying the
 // same data as input = { kind, commands, capabilities }. terraform_data is
