@@ -75,14 +75,17 @@ func (c *Cache) Get(kind, key string, v any) bool {
 		return false
 	}
 	c.mu.Lock()
-	b, ok := c.pending[cacheID{kind, key}]
-	if !ok {
-		b = c.read(kind, key)
+	if b, ok := c.pending[cacheID{kind, key}]; ok {
+		c.mu.Unlock()
+		return decodeCacheValue(b, v)
 	}
-	c.mu.Unlock()
-	if b == nil {
-		return false
-	}
+	defer c.mu.Unlock()
+	return c.read(kind, key, func(b []byte) bool { return decodeCacheValue(b, v) })
+}
+
+// decodeCacheValue reads b into v, as Put encoded it. Both decoders copy
+// what they keep, so b may be the database's own memory.
+func decodeCacheValue(b []byte, v any) bool {
 	if u, ok := v.(encoding.BinaryUnmarshaler); ok {
 		return u.UnmarshalBinary(b) == nil
 	}
@@ -111,19 +114,23 @@ func (c *Cache) closeReader() {
 	c.tried = false
 }
 
-// read returns a copy of the stored value, or nil. c.mu is held.
-func (c *Cache) read(kind, key string) (value []byte) {
+// read calls decode with the stored value, in the read transaction (the
+// bytes are the database's and valid only there), and returns what it
+// returns; false when there is no value. c.mu is held.
+func (c *Cache) read(kind, key string, decode func([]byte) bool) (hit bool) {
 	if !c.tried {
 		c.tried = true
 		c.reader = c.openReader()
 	}
 	if c.reader == nil {
-		return nil
+		return false
 	}
 	ok := cacheGuard(func() {
 		_ = c.reader.View(func(tx *bbolt.Tx) error {
 			if b := tx.Bucket([]byte(kind)); b != nil {
-				value = bytes.Clone(b.Get([]byte(key)))
+				if value := b.Get([]byte(key)); value != nil {
+					hit = decode(value)
+				}
 			}
 			return nil
 		})
@@ -132,9 +139,9 @@ func (c *Cache) read(kind, key string) (value []byte) {
 		c.damaged = true
 		c.closeReader()
 		c.tried = true // not again before the next Flush
-		return nil
+		return false
 	}
-	return value
+	return hit
 }
 
 // openReader opens the database for reading; nil when there is none or it

@@ -310,15 +310,21 @@ func TestJSCacheEntry(t *testing.T) {
 	if err := c.Put("javascript", "k", &want); err != nil {
 		t.Fatal(err)
 	}
+	// A value, not only a pointer, is stored in the binary layout.
+	if err := c.Put("javascript", "v", want); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	var got jsCacheEntry
-	if !c.Get("javascript", "k", &got) {
-		t.Fatal("miss after Put and Flush")
-	}
-	if got.Description != want.Description || string(got.Parameters) != string(want.Parameters) || !bytes.Equal(got.Bundle, want.Bundle) {
-		t.Errorf("entry read back\ngot:  %q %s (%d bytes of bundle)\nwant: %q %s (%d bytes)", got.Description, got.Parameters, len(got.Bundle), want.Description, want.Parameters, len(want.Bundle))
+	for _, key := range []string{"k", "v"} {
+		var got jsCacheEntry
+		if !c.Get("javascript", key, &got) {
+			t.Fatalf("%s: miss after Put and Flush", key)
+		}
+		if got.Description != want.Description || string(got.Parameters) != string(want.Parameters) || !bytes.Equal(got.Bundle, want.Bundle) {
+			t.Errorf("%s: entry read back\ngot:  %q %s (%d bytes of bundle)\nwant: %q %s (%d bytes)", key, got.Description, got.Parameters, len(got.Bundle), want.Description, want.Parameters, len(want.Bundle))
+		}
 	}
 
 	encoded, err := want.MarshalBinary()
@@ -378,7 +384,15 @@ func FuzzJSCacheEntry(f *testing.F) {
 		if err := back.UnmarshalBinary(again); err != nil {
 			t.Fatalf("reading back: %v", err)
 		}
-		if back.Description != e.Description || !bytes.Equal(back.Bundle, e.Bundle) {
+		params := []byte("null")
+		if len(e.Parameters) > 0 {
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, e.Parameters); err != nil {
+				t.Fatalf("parameters read are not JSON: %v", err)
+			}
+			params = compact.Bytes()
+		}
+		if back.Description != e.Description || !bytes.Equal(back.Parameters, params) || !bytes.Equal(back.Bundle, e.Bundle) {
 			t.Fatalf("round trip\ngot:  %+v\nwant: %+v", back, e)
 		}
 		third, err := back.MarshalBinary()

@@ -77,7 +77,8 @@ type jsCacheEntry struct {
 }
 
 // jsCacheMagic starts every javascript cache entry; an entry without it
-// (such as the JSON documents older versions wrote) is a miss.
+// (such as the JSON documents older versions wrote) is a miss. It is part
+// of the entries' keys too.
 const jsCacheMagic = "agentform javascript cache entry 2\n"
 
 // MarshalBinary encodes e for the resolution cache: jsCacheMagic, the
@@ -85,7 +86,7 @@ const jsCacheMagic = "agentform javascript cache entry 2\n"
 // header, then the bundle as it is. In a JSON document the bundle was a
 // base64 string, and decoding those was nearly all the CPU of a no-op
 // plan of tools with npm dependencies (757 KB bundles).
-func (e *jsCacheEntry) MarshalBinary() ([]byte, error) {
+func (e jsCacheEntry) MarshalBinary() ([]byte, error) {
 	head, err := json.Marshal(e)
 	if err != nil {
 		return nil, err

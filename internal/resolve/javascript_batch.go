@@ -137,7 +137,10 @@ func (j *jsJob) prepare(ctx context.Context) {
 		return
 	}
 	j.pkg = pkg
-	j.key = Key("javascript", pkg.source, pkg.deps, j.export, JavaScriptBundler, pkg.entry, pkg.rel)
+	// The entry's layout is part of the key, so that agentform versions
+	// that store entries differently sharing a workspace keep an entry each
+	// instead of rebuilding each other's.
+	j.key = Key("javascript", jsCacheMagic, pkg.source, pkg.deps, j.export, JavaScriptBundler, pkg.entry, pkg.rel)
 	var cached jsCacheEntry
 	if j.req.Cache.Get("javascript", j.key, &cached) && len(cached.Bundle) > 0 && json.Valid(cached.Parameters) {
 		j.end(jsResult(j.req, pkg, jsTool{description: cached.Description, parameters: cached.Parameters}, cached.Bundle, j.subject))
