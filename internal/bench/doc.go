@@ -9,7 +9,7 @@
 // agentform and its peers pay the same process start-up.
 //
 // Run generates every workspace itself (GenerateBash, GenerateJavaScript,
-// GenerateTerraform), builds agentform from the module being measured, and
+// GenerateJavaScriptDeps, GenerateTerraform), builds agentform from the module being measured, and
 // checks each child's output for the outcome the scenario must have (a
 // no-op plan that plans changes is an error, not a fast run).
 package bench

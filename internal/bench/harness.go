@@ -29,8 +29,10 @@ import (
 //     run in turns with it;
 //   - a no-op agentform apply after the last javascript apply, which must
 //     rewrite nothing in the resolution cache (Report.NoBundling);
-//   - the same two for javascript tools with an npm dependency
-//     (GenerateJavaScriptDeps), the apply in turns with its own floor;
+//   - agentform apply of a fresh workspace of javascript tools with an npm
+//     dependency (GenerateJavaScriptDeps), in turns with its own floor,
+//     and a no-op apply after the last one (checked for "No changes."
+//     only; the resolution cache check above covers bundling);
 //   - with cfg.Scale, agentform plan at every ScaleTools × ScaleAgents size.
 //
 // Terraform rows have no peer measure when terraform is skipped or not on
@@ -235,7 +237,7 @@ func (h *harness) measure(ctx context.Context) (*Report, error) {
 		h.row(fmt.Sprintf("apply, %d javascript tools", c.JS), jsApply, "esbuild, one build", &floor),
 		h.row("apply, no-op after javascript apply", jsNoop, "", nil),
 		h.row(fmt.Sprintf("apply, %d javascript tools with dependencies", c.DepJS), depApply, "esbuild, one build", &depFloor),
-		h.row("apply, no-op after that apply", depNoop, "", nil),
+		h.row("apply, no-op after the dependencies apply", depNoop, "", nil),
 	}
 	r.Rows = rows
 

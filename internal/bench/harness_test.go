@@ -41,7 +41,7 @@ func TestRun(t *testing.T) {
 		"apply, 5 javascript tools",
 		"apply, no-op after javascript apply",
 		"apply, 2 javascript tools with dependencies",
-		"apply, no-op after that apply",
+		"apply, no-op after the dependencies apply",
 	}
 	var gotScenarios []string
 	for _, r := range report.Rows {
@@ -168,6 +168,7 @@ func TestNormalize(t *testing.T) {
 		{"zero means defaults", Config{}, nil},
 		{"negative tools", Config{Tools: -1}, ErrInvalidConfig},
 		{"negative runs", Config{Runs: -3}, ErrInvalidConfig},
+		{"negative dependency tools", Config{DepJS: -1}, ErrInvalidConfig},
 		{"negative dependency modules", Config{DepModules: -1}, ErrInvalidConfig},
 		{"zero scale size", Config{ScaleAgents: []int{10, 0}}, ErrInvalidConfig},
 	}

@@ -99,7 +99,8 @@ export const js%[1]d = {
 // GenerateJavaScriptDeps writes agent.acl to dir with agents agents and js
 // javascript tools, each its own TypeScript package tools/dep<i> that
 // depends on an npm package, benchdep, installed in its own node_modules
-// with a package-lock.json, as "npm ci" would leave it. benchdep is
+// and pinned by a package-lock.json (without the registry metadata npm
+// would add, which agentform does not read). benchdep is
 // generated, so no registry is needed: modules ES modules under lib/,
 // each importing the one before it and building a table at load time,
 // all of them reachable from the function the tool calls. The tool's
@@ -107,6 +108,9 @@ export const js%[1]d = {
 // of benchdep's top-level code, as reading a real tool's runs its
 // libraries'.
 func GenerateJavaScriptDeps(dir string, js, agents, modules int) error {
+	if modules < 1 {
+		return fmt.Errorf("%w: a dependency needs at least one module, got %d", ErrInvalidConfig, modules)
+	}
 	err := writeFile(filepath.Join(dir, "agent.acl"), func(w io.Writer) {
 		writeAgents(w, agents)
 		for i := range js {
