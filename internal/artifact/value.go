@@ -299,12 +299,7 @@ type jsonMemo struct {
 
 // get returns a copy of the canonical form of j, if remembered.
 func (c *jsonMemo) get(j JSON) ([]byte, bool) {
-	if len(j) > canonicalMemoSize {
-		return nil, false
-	}
-	c.mu.Lock()
-	b, ok := c.m[string(j)]
-	c.mu.Unlock()
+	b, ok := c.getShared(j)
 	return bytes.Clone(b), ok
 }
 

@@ -158,19 +158,8 @@ func (h *harness) measure(ctx context.Context) (*Report, error) {
 	// javascript: agentform apply vs the esbuild floor, run in turns so
 	// that the machine drifting (page cache, other load) weighs on both
 	// alike, then a no-op apply.
-	var jsDir string
-	jsApply, floor, err := h.alternate(ctx, scenario{
-		label: "agentform apply, javascript",
-		setup: func() (child, error) {
-			dir, err := h.jsWorkspace()
-			jsDir = dir
-			return h.af(dir, "apply", "-auto-approve"), err
-		},
-		check: appliedAll(c.JS + c.Agents),
-	}, scenario{
-		label: "esbuild build",
-		setup: func() (child, error) { return h.floorBuild(jsDir, "js", c.JS) },
-		check: contains(fmt.Sprintf("built %d entry points", c.JS)),
+	jsApply, floor, jsDir, err := h.applyVsFloor(ctx, "javascript", "js", c.JS, func(dir string) error {
+		return GenerateJavaScript(dir, c.JS, c.Agents)
 	})
 	if err != nil {
 		return nil, err
@@ -203,22 +192,8 @@ func (h *harness) measure(ctx context.Context) (*Report, error) {
 
 	// javascript tools with an npm dependency: the same, with no cache
 	// check (the one above covers it).
-	var depDir string
-	depApply, depFloor, err := h.alternate(ctx, scenario{
-		label: "agentform apply, dependencies",
-		setup: func() (child, error) {
-			dir, err := h.newDir("dependencies")
-			if err == nil {
-				err = GenerateJavaScriptDeps(dir, c.DepJS, c.Agents, c.DepModules)
-			}
-			depDir = dir
-			return h.af(dir, "apply", "-auto-approve"), err
-		},
-		check: appliedAll(c.DepJS + c.Agents),
-	}, scenario{
-		label: "esbuild build, dependencies",
-		setup: func() (child, error) { return h.floorBuild(depDir, "dep", c.DepJS) },
-		check: contains(fmt.Sprintf("built %d entry points", c.DepJS)),
+	depApply, depFloor, depDir, err := h.applyVsFloor(ctx, "dependencies", "dep", c.DepJS, func(dir string) error {
+		return GenerateJavaScriptDeps(dir, c.DepJS, c.Agents, c.DepModules)
 	})
 	if err != nil {
 		return nil, err
@@ -382,12 +357,28 @@ func (h *harness) bashWorkspace(tools, agents int) (string, error) {
 	return dir, GenerateBash(dir, tools, agents)
 }
 
-func (h *harness) jsWorkspace() (string, error) {
-	dir, err := h.newDir("javascript")
-	if err != nil {
-		return "", err
-	}
-	return dir, GenerateJavaScript(dir, h.cfg.JS, h.cfg.Agents)
+// applyVsFloor measures agentform apply of a fresh javascript workspace,
+// generated into a new directory each run, in turns with the esbuild
+// floor of its n entry points tools/<prefix><i>/index.ts (run on the
+// workspace the apply before it generated); dir is the last workspace.
+func (h *harness) applyVsFloor(ctx context.Context, kind, prefix string, n int, generate func(dir string) error) (apply, floor Measure, dir string, err error) {
+	apply, floor, err = h.alternate(ctx, scenario{
+		label: "agentform apply, " + kind,
+		setup: func() (child, error) {
+			d, err := h.newDir(kind)
+			if err == nil {
+				err = generate(d)
+			}
+			dir = d
+			return h.af(d, "apply", "-auto-approve"), err
+		},
+		check: appliedAll(n + h.cfg.Agents),
+	}, scenario{
+		label: "esbuild build, " + kind,
+		setup: func() (child, error) { return h.floorBuild(dir, prefix, n) },
+		check: contains(fmt.Sprintf("built %d entry points", n)),
+	})
+	return apply, floor, dir, err
 }
 
 // tfWorkspace generates a Terraform configuration and runs terraform init
