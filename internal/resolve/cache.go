@@ -32,8 +32,8 @@ const cacheLockTimeout = 500 * time.Millisecond
 // bucket per kind, keyed by a digest of everything the result depends on,
 // each value a JSON document, or what MarshalBinary returns for a value
 // that implements encoding.BinaryMarshaler (and Get reads it back with
-// UnmarshalBinary). Nothing in an entry comes from the
-// environment, so the cache never holds a secret.
+// UnmarshalBinary). Nothing in an entry comes from the environment, so
+// the cache never holds a secret.
 //
 // Put keeps entries in memory, where Get finds them at once; Flush writes
 // them to the database in one transaction (Run flushes before it
