@@ -30,13 +30,7 @@ func GenerateBash(dir string, tools, agents int) error {
 // (package.json and index.ts, no dependencies) exporting the tool object
 // js<i>. The packages differ in their text, so no two bundle alike.
 func GenerateJavaScript(dir string, js, agents int) error {
-	err := writeFile(filepath.Join(dir, "agent.acl"), func(w io.Writer) {
-		writeAgents(w, agents)
-		for i := range js {
-			fmt.Fprintf(w, "tool \"js%d\" {\n  kind         = \"javascript\"\n  source       = \"./tools/js%d\"\n  capabilities = [\"ns%d::op%d\"]\n}\n\n", i, i, i%50, i%40)
-		}
-	})
-	if err != nil {
+	if err := writeJSManifest(dir, "js", js, agents); err != nil {
 		return err
 	}
 	for i := range js {
@@ -111,13 +105,7 @@ func GenerateJavaScriptDeps(dir string, js, agents, modules int) error {
 	if modules < 1 {
 		return fmt.Errorf("%w: a dependency needs at least one module, got %d", ErrInvalidConfig, modules)
 	}
-	err := writeFile(filepath.Join(dir, "agent.acl"), func(w io.Writer) {
-		writeAgents(w, agents)
-		for i := range js {
-			fmt.Fprintf(w, "tool \"dep%d\" {\n  kind         = \"javascript\"\n  source       = \"./tools/dep%d\"\n  capabilities = [\"ns%d::op%d\"]\n}\n\n", i, i, i%50, i%40)
-		}
-	})
-	if err != nil {
+	if err := writeJSManifest(dir, "dep", js, agents); err != nil {
 		return err
 	}
 	for i := range js {
@@ -234,6 +222,17 @@ func GenerateTerraform(dir string, tools int) error {
 	return writeFile(filepath.Join(dir, "main.tf"), func(w io.Writer) {
 		for i := range tools {
 			fmt.Fprintf(w, "resource \"terraform_data\" \"tool%d\" {\n  input = {\n    kind         = \"bash\"\n    commands     = [\"ls\"]\n    capabilities = [\"ns%d::op%d\"]\n  }\n}\n\n", i, i%50, i%40)
+		}
+	})
+}
+
+// writeJSManifest writes dir/agent.acl: agents agents and js javascript
+// tools <prefix><i>, each with its package at ./tools/<prefix><i>.
+func writeJSManifest(dir, prefix string, js, agents int) error {
+	return writeFile(filepath.Join(dir, "agent.acl"), func(w io.Writer) {
+		writeAgents(w, agents)
+		for i := range js {
+			fmt.Fprintf(w, "tool \"%[1]s%[2]d\" {\n  kind         = \"javascript\"\n  source       = \"./tools/%[1]s%[2]d\"\n  capabilities = [\"ns%[3]d::op%[4]d\"]\n}\n\n", prefix, i, i%50, i%40)
 		}
 	})
 }
