@@ -103,14 +103,7 @@ func TestBuildConcurrent(t *testing.T) {
 // again as Build does, with a compressor of its own.
 func freshlyCompressed(t *testing.T, artifact []byte) []byte {
 	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(artifact))
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stream := tarStream(t, artifact)
 	var out bytes.Buffer
 	zw, err := kgzip.NewWriterLevel(&out, CompressionLevel)
 	if err != nil {
@@ -216,6 +209,20 @@ func TestBuildGzipHeader(t *testing.T) {
 	}
 }
 
+// tarStream returns an artifact's decompressed tar stream.
+func tarStream(t *testing.T, artifact []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(artifact))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stream
+}
+
 // rawHeaders returns the tar headers of an artifact in order, with each
 // entry's content.
 func rawHeaders(t *testing.T, artifact []byte) ([]*tar.Header, [][]byte) {
@@ -314,15 +321,7 @@ func mustBuild(t testing.TB, files []File) []byte {
 // intended change.
 func TestBuildGolden(t *testing.T) {
 	built := newSample(t).build(t)
-	zr, err := gzip.NewReader(bytes.NewReader(built))
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGoldenSum(t, "sample.tar.sha256", stream)
+	checkGoldenSum(t, "sample.tar.sha256", tarStream(t, built))
 	checkGoldenSum(t, "sample.tgz.sha256", built)
 }
 
