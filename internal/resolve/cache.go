@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,14 +46,21 @@ const cacheLockTimeout = 500 * time.Millisecond
 // longer than cacheLockTimeout, damaged — only costs a rebuild: a Get
 // misses, a Flush drops its entries. A damaged database is replaced by the
 // next Flush. A Cache is safe for concurrent use.
+//
+// Entries not used for cacheMaxAge are deleted (cachePrune): every entry
+// carries the time it was last written or found, which a Flush brings up
+// to date when it is more than cacheTouchAfter old, so a plan that finds
+// everything it needs writes to the database at most once a day.
 type Cache struct {
 	path string
 
 	mu      sync.Mutex
 	pending map[cacheID][]byte
-	reader  *bbolt.DB // open for reading; nil before the first Get or when unusable
-	tried   bool      // a Get tried to open reader since the last Flush
-	damaged bool      // reading found the database damaged
+	touched map[cacheID]bool // entries found whose use time is out of date
+	reader  *bbolt.DB        // open for reading; nil before the first Get or when unusable
+	tried   bool             // a Get tried to open reader since the last Flush
+	damaged bool             // reading found the database damaged
+	due     bool             // reading found the database due to be pruned
 }
 
 type cacheID struct{ kind, key string }
@@ -132,6 +140,14 @@ func (c *Cache) read(kind, key string, decode func([]byte) bool) (hit bool) {
 					hit = decode(value)
 				}
 			}
+			if hit {
+				if used, ok := cacheUsed(tx, kind, key); !ok || cacheNow().Sub(used) >= cacheTouchAfter {
+					if c.touched == nil {
+						c.touched = map[cacheID]bool{}
+					}
+					c.touched[cacheID{kind, key}] = true
+				}
+			}
 			return nil
 		})
 	})
@@ -169,6 +185,12 @@ func (c *Cache) openReader() *bbolt.DB {
 		c.damaged = true
 		return nil
 	}
+	cacheGuard(func() {
+		_ = db.View(func(tx *bbolt.Tx) error {
+			c.due = cachePruneDue(tx, cacheNow())
+			return nil
+		})
+	})
 	return db
 }
 
@@ -226,9 +248,11 @@ func (c *Cache) Put(kind, key string, v any) error {
 	return nil
 }
 
-// Flush writes the entries Put since the last Flush in one transaction
-// and closes the database. Without entries it writes nothing. An error
-// means the entries were dropped; the next resolution rebuilds them.
+// Flush writes the entries Put since the last Flush in one transaction,
+// with the use times of entries found, and prunes the database when that
+// is due; then it closes the database. With nothing to write it writes
+// nothing. An error means the entries were dropped; the next resolution
+// rebuilds them.
 func (c *Cache) Flush() error {
 	if c == nil {
 		return nil
@@ -236,21 +260,30 @@ func (c *Cache) Flush() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closeReader()
-	pending := c.pending
-	c.pending = nil
+	pending, touched, due := c.pending, c.touched, c.due
+	c.pending, c.touched, c.due = nil, nil, false
 	damaged := c.damaged
 	c.damaged = false
-	if len(pending) == 0 {
+	if damaged {
+		// Nothing found in a damaged database is worth keeping.
+		touched, due = nil, false
+	}
+	if len(pending) == 0 && len(touched) == 0 && !due {
 		return nil
 	}
 	if damaged {
 		_ = os.Remove(c.path)
 	}
-	err := c.write(pending)
+	err := c.write(pending, touched)
+	if err != nil && len(pending) == 0 {
+		// Only use times and pruning were lost; the next Flush that can
+		// write does both, and no result is resolved again for it.
+		return nil
+	}
 	if err != nil && !damaged && !errors.Is(err, berrors.ErrTimeout) {
 		// A database that cannot be opened or written is replaced, once.
 		_ = os.Remove(c.path)
-		err = c.write(pending)
+		err = c.write(pending, nil)
 	}
 	if err != nil {
 		return fmt.Errorf("writing the resolution cache %s: %w", c.path, err)
@@ -273,7 +306,9 @@ func dirExists(path string) bool {
 // errCacheDamaged reports a database whose pages are not all in its file.
 var errCacheDamaged = errors.New("the database file is truncated")
 
-func (c *Cache) write(pending map[cacheID][]byte) (err error) {
+// write stores pending and the use times of pending and touched in one
+// transaction, which also prunes the database when that is due.
+func (c *Cache) write(pending map[cacheID][]byte, touched map[cacheID]bool) (err error) {
 	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
 		return err
 	}
@@ -300,6 +335,8 @@ func (c *Cache) write(pending map[cacheID][]byte) (err error) {
 	if !cacheFits(db) {
 		return errCacheDamaged
 	}
+	now := cacheNow()
+	pruned := 0
 	if !cacheGuard(func() {
 		err = db.Update(func(tx *bbolt.Tx) error {
 			for _, id := range ids {
@@ -311,12 +348,204 @@ func (c *Cache) write(pending map[cacheID][]byte) (err error) {
 					return err
 				}
 			}
-			return nil
+			used, err := tx.CreateBucketIfNotExists(cacheUsedBucket)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				if err := used.Put(cacheUsedKey(id.kind, id.key), cacheTime(now)); err != nil {
+					return err
+				}
+			}
+			for id := range touched {
+				// Only an entry still there: another agentform may have
+				// pruned it since it was found.
+				if b := tx.Bucket([]byte(id.kind)); b != nil && b.Get([]byte(id.key)) != nil {
+					if err := used.Put(cacheUsedKey(id.kind, id.key), cacheTime(now)); err != nil {
+						return err
+					}
+				}
+			}
+			if cachePruneDue(tx, now) {
+				pruned, err = cachePrune(tx, now)
+			}
+			return err
 		})
 	}) {
 		return errCacheDamaged
 	}
+	if err == nil && pruned > 0 {
+		cacheCompact(db)
+	}
 	return err
+}
+
+// cacheCompactMin is the smallest database cacheCompact rewrites.
+const cacheCompactMin = 4 << 20
+
+// cacheCompact gives the space of pruned entries back: bbolt reuses free
+// pages but never shrinks its file, so a database at least
+// cacheCompactMin long that is more than half free is copied into a new
+// file that replaces it. db is open for writing, which keeps other
+// writers out until it is closed; one already waiting for the lock then
+// writes to the replaced file, which costs its entries only (a rebuild,
+// as for any write the cache drops). Any failure leaves db as it was.
+func cacheCompact(db *bbolt.DB) {
+	fi, err := os.Stat(db.Path())
+	if err != nil || fi.Size() < cacheCompactMin || int64(db.Stats().FreeAlloc) <= fi.Size()/2 {
+		return
+	}
+	f, err := os.CreateTemp(filepath.Dir(db.Path()), ".resolve-*.db")
+	if err != nil {
+		return
+	}
+	tmp := f.Name()
+	_ = f.Close()
+	_ = os.Chmod(tmp, fi.Mode().Perm())
+	ok := cacheGuard(func() {
+		var dst *bbolt.DB
+		if dst, err = bbolt.Open(tmp, 0o644, nil); err != nil {
+			return
+		}
+		err = bbolt.Compact(dst, db, 16<<20)
+		if cerr := dst.Close(); err == nil {
+			err = cerr
+		}
+	})
+	if ok && err == nil && os.Rename(tmp, db.Path()) == nil {
+		return
+	}
+	_ = os.Remove(tmp)
+}
+
+// cacheMaxAge is how long an entry is kept without being used; the
+// workspace's own tools are used by every plan, so what goes is the
+// results for versions of tools that no longer exist.
+const cacheMaxAge = 30 * 24 * time.Hour
+
+// cacheTouchAfter is how old an entry's use time gets before a Flush
+// brings it up to date, and cachePruneEvery how often a Flush looks for
+// entries to delete: a plan that finds everything in the cache writes to
+// it at most once per cacheTouchAfter.
+const (
+	cacheTouchAfter = 24 * time.Hour
+	cachePruneEvery = 24 * time.Hour
+)
+
+// cacheNow is the cache's clock (tests move it).
+var cacheNow = time.Now
+
+// The cache's own buckets; a kind cannot be named like them (validCacheID).
+var (
+	// cacheUsedBucket holds each entry's use time: key kind "/" key, value
+	// cacheTime.
+	cacheUsedBucket = []byte("~used")
+	// cacheMetaBucket holds the time of the last prune under cachePrunedKey.
+	cacheMetaBucket = []byte("~meta")
+	cachePrunedKey  = []byte("pruned")
+)
+
+func cacheUsedKey(kind, key string) []byte { return []byte(kind + "/" + key) }
+
+// cacheTime is t as the database stores it: Unix seconds, big-endian.
+func cacheTime(t time.Time) []byte { return binary.BigEndian.AppendUint64(nil, uint64(t.Unix())) }
+
+// cacheParseTime reads cacheTime; false for anything else.
+func cacheParseTime(b []byte) (time.Time, bool) {
+	if len(b) != 8 {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(binary.BigEndian.Uint64(b)), 0), true
+}
+
+// cacheUsed returns the use time of an entry; false when it has none.
+func cacheUsed(tx *bbolt.Tx, kind, key string) (time.Time, bool) {
+	b := tx.Bucket(cacheUsedBucket)
+	if b == nil {
+		return time.Time{}, false
+	}
+	return cacheParseTime(b.Get(cacheUsedKey(kind, key)))
+}
+
+// cachePruneDue reports whether the database was last pruned
+// cachePruneEvery ago or more, or never (a clock set back counts as due).
+func cachePruneDue(tx *bbolt.Tx, now time.Time) bool {
+	var last time.Time
+	ok := false
+	if b := tx.Bucket(cacheMetaBucket); b != nil {
+		last, ok = cacheParseTime(b.Get(cachePrunedKey))
+	}
+	return !ok || now.Sub(last) >= cachePruneEvery || last.After(now)
+}
+
+// cachePrune deletes the entries last used cacheMaxAge ago or more, and
+// use times of entries that are gone, and returns how many entries it
+// deleted. An entry without a use time (stored by a version of agentform
+// before use times) gets now: it goes when it has not been used for
+// cacheMaxAge from here.
+func cachePrune(tx *bbolt.Tx, now time.Time) (pruned int, err error) {
+	used, err := tx.CreateBucketIfNotExists(cacheUsedBucket)
+	if err != nil {
+		return 0, err
+	}
+	var kinds [][]byte
+	if err := tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
+		if validCacheID(string(name), "k") {
+			kinds = append(kinds, bytes.Clone(name))
+		}
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	live := map[string]bool{}
+	for _, kind := range kinds {
+		b := tx.Bucket(kind)
+		var old [][]byte
+		err := b.ForEach(func(key, _ []byte) error {
+			uk := cacheUsedKey(string(kind), string(key))
+			t, ok := cacheParseTime(used.Get(uk))
+			switch {
+			case !ok || t.After(now):
+				// No use time, or one from a clock since set back.
+				if err := used.Put(uk, cacheTime(now)); err != nil {
+					return err
+				}
+			case now.Sub(t) >= cacheMaxAge:
+				old = append(old, bytes.Clone(key))
+				return nil
+			}
+			live[string(uk)] = true
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		for _, key := range old {
+			if err := b.Delete(key); err != nil {
+				return 0, err
+			}
+		}
+		pruned += len(old)
+	}
+	var gone [][]byte
+	if err := used.ForEach(func(uk, _ []byte) error {
+		if !live[string(uk)] {
+			gone = append(gone, bytes.Clone(uk))
+		}
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	for _, uk := range gone {
+		if err := used.Delete(uk); err != nil {
+			return 0, err
+		}
+	}
+	meta, err := tx.CreateBucketIfNotExists(cacheMetaBucket)
+	if err != nil {
+		return 0, err
+	}
+	return pruned, meta.Put(cachePrunedKey, cacheTime(now))
 }
 
 // CacheEntries returns the keys and values of a kind's entries in a
