@@ -47,16 +47,19 @@ const cacheLockTimeout = 500 * time.Millisecond
 // misses, a Flush drops its entries. A damaged database is replaced by the
 // next Flush. A Cache is safe for concurrent use.
 //
-// Entries not used for cacheMaxAge are deleted (cachePrune): every entry
-// carries the time it was last written or found, which a Flush brings up
-// to date when it is more than cacheTouchAfter old, so a plan that finds
-// everything it needs writes to the database at most once a day.
+// Entries not used for cacheMaxAge are deleted (cachePrune). Every entry
+// carries the time it was last written or found: a Flush writes when a
+// use time found is cacheTouchAfter old or more, or when a prune is due,
+// and then brings up to date every use time found that is cacheRefreshAfter
+// old or more, which keeps the use times of entries used together in step.
+// So a plan that finds everything it needs writes to the database about
+// once a day.
 type Cache struct {
 	path string
 
 	mu      sync.Mutex
 	pending map[cacheID][]byte
-	touched map[cacheID]bool // entries found whose use time is out of date
+	touched map[cacheID]bool // found entries whose use times are out of date: true, a Flush must write them
 	reader  *bbolt.DB        // open for reading; nil before the first Get or when unusable
 	tried   bool             // a Get tried to open reader since the last Flush
 	damaged bool             // reading found the database damaged
@@ -141,11 +144,13 @@ func (c *Cache) read(kind, key string, decode func([]byte) bool) (hit bool) {
 				}
 			}
 			if hit {
-				if used, ok := cacheUsed(tx, kind, key); !ok || cacheNow().Sub(used) >= cacheTouchAfter {
+				used, ok := cacheUsed(tx, kind, key)
+				if age := cacheNow().Sub(used); !ok || age >= cacheRefreshAfter || age < 0 {
 					if c.touched == nil {
 						c.touched = map[cacheID]bool{}
 					}
-					c.touched[cacheID{kind, key}] = true
+					id := cacheID{kind, key}
+					c.touched[id] = c.touched[id] || !ok || age >= cacheTouchAfter || age < 0
 				}
 			}
 			return nil
@@ -268,7 +273,7 @@ func (c *Cache) Flush() error {
 		// Nothing found in a damaged database is worth keeping.
 		touched, due = nil, false
 	}
-	if len(pending) == 0 && len(touched) == 0 && !due {
+	if len(pending) == 0 && !due && !cacheMustTouch(touched) {
 		return nil
 	}
 	if damaged {
@@ -277,7 +282,12 @@ func (c *Cache) Flush() error {
 	err := c.write(pending, touched)
 	if err != nil && len(pending) == 0 {
 		// Only use times and pruning were lost; the next Flush that can
-		// write does both, and no result is resolved again for it.
+		// write does both, and no result is resolved again for it. A
+		// database damaged where no lookup went (pruning walks all of it)
+		// would fail every such Flush: it is replaced like any other.
+		if errors.Is(err, errCacheDamaged) {
+			_ = os.Remove(c.path)
+		}
 		return nil
 	}
 	if err != nil && !damaged && !errors.Is(err, berrors.ErrTimeout) {
@@ -303,8 +313,9 @@ func dirExists(path string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// errCacheDamaged reports a database whose pages are not all in its file.
-var errCacheDamaged = errors.New("the database file is truncated")
+// errCacheDamaged reports a database bbolt cannot use: its pages are not
+// all in its file, or one of them made bbolt panic.
+var errCacheDamaged = errors.New("the database file is damaged")
 
 // write stores pending and the use times of pending and touched in one
 // transaction, which also prunes the database when that is due.
@@ -336,7 +347,6 @@ func (c *Cache) write(pending map[cacheID][]byte, touched map[cacheID]bool) (err
 		return errCacheDamaged
 	}
 	now := cacheNow()
-	pruned := 0
 	if !cacheGuard(func() {
 		err = db.Update(func(tx *bbolt.Tx) error {
 			for _, id := range ids {
@@ -367,70 +377,42 @@ func (c *Cache) write(pending map[cacheID][]byte, touched map[cacheID]bool) (err
 				}
 			}
 			if cachePruneDue(tx, now) {
-				pruned, err = cachePrune(tx, now)
+				err = cachePrune(tx, now)
 			}
 			return err
 		})
 	}) {
 		return errCacheDamaged
 	}
-	if err == nil && pruned > 0 {
-		cacheCompact(db)
-	}
 	return err
-}
-
-// cacheCompactMin is the smallest database cacheCompact rewrites.
-const cacheCompactMin = 4 << 20
-
-// cacheCompact gives the space of pruned entries back: bbolt reuses free
-// pages but never shrinks its file, so a database at least
-// cacheCompactMin long that is more than half free is copied into a new
-// file that replaces it. db is open for writing, which keeps other
-// writers out until it is closed; one already waiting for the lock then
-// writes to the replaced file, which costs its entries only (a rebuild,
-// as for any write the cache drops). Any failure leaves db as it was.
-func cacheCompact(db *bbolt.DB) {
-	fi, err := os.Stat(db.Path())
-	if err != nil || fi.Size() < cacheCompactMin || int64(db.Stats().FreeAlloc) <= fi.Size()/2 {
-		return
-	}
-	f, err := os.CreateTemp(filepath.Dir(db.Path()), ".resolve-*.db")
-	if err != nil {
-		return
-	}
-	tmp := f.Name()
-	_ = f.Close()
-	_ = os.Chmod(tmp, fi.Mode().Perm())
-	ok := cacheGuard(func() {
-		var dst *bbolt.DB
-		if dst, err = bbolt.Open(tmp, 0o644, nil); err != nil {
-			return
-		}
-		err = bbolt.Compact(dst, db, 16<<20)
-		if cerr := dst.Close(); err == nil {
-			err = cerr
-		}
-	})
-	if ok && err == nil && os.Rename(tmp, db.Path()) == nil {
-		return
-	}
-	_ = os.Remove(tmp)
 }
 
 // cacheMaxAge is how long an entry is kept without being used; the
 // workspace's own tools are used by every plan, so what goes is the
-// results for versions of tools that no longer exist.
+// results for versions of tools that no longer exist. A use time lags
+// the last use by up to cacheTouchAfter, so cachePrune deletes an entry
+// whose use time is cacheMaxAge + cacheTouchAfter old.
 const cacheMaxAge = 30 * 24 * time.Hour
 
-// cacheTouchAfter is how old an entry's use time gets before a Flush
-// brings it up to date, and cachePruneEvery how often a Flush looks for
-// entries to delete: a plan that finds everything in the cache writes to
-// it at most once per cacheTouchAfter.
+// cacheTouchAfter is how old a use time found gets before a Flush writes
+// to bring it up to date; cacheRefreshAfter how old one gets before a
+// Flush that writes anyway brings it up to date too; cachePruneEvery how
+// often a Flush looks for entries to delete.
 const (
-	cacheTouchAfter = 24 * time.Hour
-	cachePruneEvery = 24 * time.Hour
+	cacheTouchAfter   = 24 * time.Hour
+	cacheRefreshAfter = time.Hour
+	cachePruneEvery   = 24 * time.Hour
 )
+
+// cacheMustTouch reports whether a Flush must write for touched.
+func cacheMustTouch(touched map[cacheID]bool) bool {
+	for _, must := range touched {
+		if must {
+			return true
+		}
+	}
+	return false
+}
 
 // cacheNow is the cache's clock (tests move it).
 var cacheNow = time.Now
@@ -478,15 +460,14 @@ func cachePruneDue(tx *bbolt.Tx, now time.Time) bool {
 	return !ok || now.Sub(last) >= cachePruneEvery || last.After(now)
 }
 
-// cachePrune deletes the entries last used cacheMaxAge ago or more, and
-// use times of entries that are gone, and returns how many entries it
-// deleted. An entry without a use time (stored by a version of agentform
-// before use times) gets now: it goes when it has not been used for
-// cacheMaxAge from here.
-func cachePrune(tx *bbolt.Tx, now time.Time) (pruned int, err error) {
+// cachePrune deletes the entries whose use time is cacheMaxAge +
+// cacheTouchAfter old or more, and use times of entries that are gone. An
+// entry without a use time (stored by a version of agentform before use
+// times), or with one after now (a clock since set back), gets now.
+func cachePrune(tx *bbolt.Tx, now time.Time) error {
 	used, err := tx.CreateBucketIfNotExists(cacheUsedBucket)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	var kinds [][]byte
 	if err := tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
@@ -495,7 +476,7 @@ func cachePrune(tx *bbolt.Tx, now time.Time) (pruned int, err error) {
 		}
 		return nil
 	}); err != nil {
-		return 0, err
+		return err
 	}
 	live := map[string]bool{}
 	for _, kind := range kinds {
@@ -506,11 +487,10 @@ func cachePrune(tx *bbolt.Tx, now time.Time) (pruned int, err error) {
 			t, ok := cacheParseTime(used.Get(uk))
 			switch {
 			case !ok || t.After(now):
-				// No use time, or one from a clock since set back.
 				if err := used.Put(uk, cacheTime(now)); err != nil {
 					return err
 				}
-			case now.Sub(t) >= cacheMaxAge:
+			case now.Sub(t) >= cacheMaxAge+cacheTouchAfter:
 				old = append(old, bytes.Clone(key))
 				return nil
 			}
@@ -518,14 +498,13 @@ func cachePrune(tx *bbolt.Tx, now time.Time) (pruned int, err error) {
 			return nil
 		})
 		if err != nil {
-			return 0, err
+			return err
 		}
 		for _, key := range old {
 			if err := b.Delete(key); err != nil {
-				return 0, err
+				return err
 			}
 		}
-		pruned += len(old)
 	}
 	var gone [][]byte
 	if err := used.ForEach(func(uk, _ []byte) error {
@@ -534,18 +513,18 @@ func cachePrune(tx *bbolt.Tx, now time.Time) (pruned int, err error) {
 		}
 		return nil
 	}); err != nil {
-		return 0, err
+		return err
 	}
 	for _, uk := range gone {
 		if err := used.Delete(uk); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	meta, err := tx.CreateBucketIfNotExists(cacheMetaBucket)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	return pruned, meta.Put(cachePrunedKey, cacheTime(now))
+	return meta.Put(cachePrunedKey, cacheTime(now))
 }
 
 // CacheEntries returns the keys and values of a kind's entries in a

@@ -1,6 +1,9 @@
 package resolve
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -89,9 +92,10 @@ func use(t *testing.T, ws string, hits, puts []string) {
 	}
 }
 
-// TestCachePrune checks that entries not used for cacheMaxAge go, that
-// finding an entry keeps it, and that use times are written at most once
-// per cacheTouchAfter.
+// TestCachePrune checks that entries not used for cacheMaxAge go (their
+// use time is up to a day behind, so one more day is allowed), that
+// finding an entry keeps it, and that use times are written about once a
+// day.
 func TestCachePrune(t *testing.T) {
 	at := cacheClock(t)
 	ws := t.TempDir()
@@ -117,22 +121,98 @@ func TestCachePrune(t *testing.T) {
 		t.Errorf("after finding a: use times %v, want %v", got, want)
 	}
 
-	// 30 days after b and c were last used, a plan that uses c and adds d
-	// deletes b only.
-	at(30 * day)
+	// 31 days after b and c were last found, a plan that finds c and adds
+	// d deletes b only.
+	at(31 * day)
 	use(t, ws, []string{"c"}, []string{"d"})
 	if got, want := cacheKeys(t, ws, "javascript"), []string{"a", "c", "d"}; !slices.Equal(got, want) {
-		t.Errorf("after 30 days: entries %q, want %q", got, want)
+		t.Errorf("after 31 days: entries %q, want %q", got, want)
 	}
-	if got, want := cacheStamps(t, ws), map[string]float64{"javascript/a": 10, "javascript/c": 30, "javascript/d": 30}; !equalStamps(got, want) {
-		t.Errorf("after 30 days: use times %v, want %v", got, want)
+	if got, want := cacheStamps(t, ws), map[string]float64{"javascript/a": 10, "javascript/c": 31, "javascript/d": 31}; !equalStamps(got, want) {
+		t.Errorf("after 31 days: use times %v, want %v", got, want)
 	}
 
 	// A plan that only finds entries prunes too, once a day is over.
-	at(40*day + time.Hour)
+	at(41*day + time.Hour)
 	use(t, ws, []string{"d"}, nil)
 	if got, want := cacheKeys(t, ws, "javascript"), []string{"c", "d"}; !slices.Equal(got, want) {
-		t.Errorf("after 40 days: entries %q, want %q", got, want)
+		t.Errorf("after 41 days: entries %q, want %q", got, want)
+	}
+}
+
+// TestCachePruneDue checks that a Flush prunes once a day is over even
+// when every use time it found is recent, and that a Flush that writes
+// brings up to date the use times found an hour old or more, which keeps
+// entries used together in step.
+func TestCachePruneDue(t *testing.T) {
+	at := cacheClock(t)
+	ws := t.TempDir()
+	use(t, ws, nil, []string{"x", "y"})
+
+	// y is found 30.5 days on: the prune then keeps x, which is not yet
+	// 31 days old.
+	at(30*day + 12*time.Hour)
+	use(t, ws, []string{"y"}, nil)
+	// 20 hours later z is added (no prune: the last was 20 hours ago),
+	// and y, found again, is brought up to date with it.
+	at(31*day + 8*time.Hour)
+	use(t, ws, []string{"y"}, []string{"z"})
+	if got, want := cacheKeys(t, ws, "javascript"), []string{"x", "y", "z"}; !slices.Equal(got, want) {
+		t.Errorf("entries %q, want %q", got, want)
+	}
+	if got, want := cacheStamps(t, ws), map[string]float64{"javascript/x": 0, "javascript/y": 31 + 8.0/24, "javascript/z": 31 + 8.0/24}; !equalStamps(got, want) {
+		t.Errorf("use times %v, want %v", got, want)
+	}
+	// Five hours later a plan finds only z, whose use time is recent, but
+	// the last prune is more than a day ago: x goes.
+	at(31*day + 13*time.Hour)
+	use(t, ws, []string{"z"}, nil)
+	if got, want := cacheKeys(t, ws, "javascript"), []string{"y", "z"}; !slices.Equal(got, want) {
+		t.Errorf("after the prune: entries %q, want %q", got, want)
+	}
+}
+
+// TestCachePruneDamaged checks that a database damaged where no lookup
+// goes, which makes every prune fail, is replaced rather than tried
+// again by every plan.
+func TestCachePruneDamaged(t *testing.T) {
+	at := cacheClock(t)
+	ws := t.TempDir()
+	path := filepath.Join(ws, CacheFile)
+	c := NewCache(ws)
+	_ = c.Put("javascript", "a", cacheTestEntry{"a"})
+	for i := range 20 {
+		_ = c.Put("python", fmt.Sprintf("p%02d", i), cacheTestEntry{fmt.Sprintf("MARK%02d", i) + strings.Repeat("x", 1000)})
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// Break the header of the page holding one python entry.
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := bytes.Index(raw, []byte("MARK10"))
+	if off < 0 {
+		t.Fatal("entry not found in the file")
+	}
+	page := off &^ (os.Getpagesize() - 1)
+	copy(raw[page:page+16], bytes.Repeat([]byte{0xff}, 16))
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	at(2 * day)
+	d := NewCache(ws)
+	var e cacheTestEntry
+	if !d.Get("javascript", "a", &e) {
+		t.Fatal("a: a miss; the damage was meant to be elsewhere")
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the damaged database is still there (%v)", err)
 	}
 }
 
@@ -191,51 +271,10 @@ func TestCachePruneUnstamped(t *testing.T) {
 	if got, want := cacheStamps(t, ws), map[string]float64{"javascript/future": hour, "javascript/new": hour, "javascript/old": hour}; !equalStamps(got, want) {
 		t.Errorf("use times %v, want %v", got, want)
 	}
-	at(31 * day)
+	at(32 * day)
 	use(t, ws, []string{"new"}, nil)
 	if got, want := cacheKeys(t, ws, "javascript"), []string{"new"}; !slices.Equal(got, want) {
-		t.Errorf("31 days on: entries %q, want %q", got, want)
-	}
-}
-
-// TestCacheCompacts checks that a prune that frees most of a large
-// database gives the space back, and keeps what it did not prune.
-func TestCacheCompacts(t *testing.T) {
-	at := cacheClock(t)
-	ws := t.TempDir()
-	path := filepath.Join(ws, CacheFile)
-	c := NewCache(ws)
-	big := strings.Repeat("x", 1<<20)
-	for i := range 8 {
-		_ = c.Put("javascript", "big"+string(rune('a'+i)), cacheTestEntry{big})
-	}
-	_ = c.Put("javascript", "keep", cacheTestEntry{"keep"})
-	if err := c.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	before, _ := os.Stat(path)
-	if before.Size() < 8<<20 {
-		t.Fatalf("the database is %d bytes, want at least 8 MiB", before.Size())
-	}
-
-	at(30 * day)
-	use(t, ws, []string{"keep"}, nil)
-	after, _ := os.Stat(path)
-	if after.Size() >= 1<<20 {
-		t.Errorf("after pruning 8 MiB of entries the database is still %d bytes", after.Size())
-	}
-	if after.Mode().Perm() != before.Mode().Perm() {
-		t.Errorf("compacting changed the mode from %v to %v", before.Mode(), after.Mode())
-	}
-	if got, want := cacheKeys(t, ws, "javascript"), []string{"keep"}; !slices.Equal(got, want) {
-		t.Errorf("entries %q, want %q", got, want)
-	}
-	if got := cacheStamps(t, ws); !equalStamps(got, map[string]float64{"javascript/keep": 30}) {
-		t.Errorf("use times %v", got)
-	}
-	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".resolve-*"))
-	if len(leftovers) > 0 {
-		t.Errorf("temporary files left: %q", leftovers)
+		t.Errorf("32 days on: entries %q, want %q", got, want)
 	}
 }
 
