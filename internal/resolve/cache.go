@@ -49,21 +49,23 @@ const cacheLockTimeout = 500 * time.Millisecond
 //
 // Entries not used for cacheMaxAge are deleted (cachePrune). Every entry
 // carries the time it was last written or found: a Flush writes when a
-// use time found is cacheTouchAfter old or more, or when a prune is due,
-// and then brings up to date every use time found that is cacheRefreshAfter
-// old or more, which keeps the use times of entries used together in step.
-// So a plan that finds everything it needs writes to the database about
-// once a day.
+// use time found is cacheTouchAfter old or more, or when a prune is due
+// (once per cachePruneEvery). Then it brings up to date every use time
+// found that is cacheRefreshAfter old or more, or, when it prunes, every
+// use time found: the use times of entries used together, and the prune,
+// stay in step, and a plan that finds everything it needs writes to the
+// database about once a day.
 type Cache struct {
 	path string
 
 	mu      sync.Mutex
 	pending map[cacheID][]byte
-	touched map[cacheID]bool // found entries whose use times are out of date: true, a Flush must write them
-	reader  *bbolt.DB        // open for reading; nil before the first Get or when unusable
-	tried   bool             // a Get tried to open reader since the last Flush
-	damaged bool             // reading found the database damaged
-	due     bool             // reading found the database due to be pruned
+	found   map[cacheID]time.Time // entries found in the database: their use times (zero: none)
+	reader  *bbolt.DB             // open for reading; nil before the first Get or when unusable
+	opened  os.FileInfo           // the file reader opened
+	tried   bool                  // a Get tried to open reader since the last Flush
+	damaged os.FileInfo           // the file reading found damaged, if any
+	due     bool                  // reading found the database due to be pruned
 }
 
 type cacheID struct{ kind, key string }
@@ -144,20 +146,16 @@ func (c *Cache) read(kind, key string, decode func([]byte) bool) (hit bool) {
 				}
 			}
 			if hit {
-				used, ok := cacheUsed(tx, kind, key)
-				if age := cacheNow().Sub(used); !ok || age >= cacheRefreshAfter || age < 0 {
-					if c.touched == nil {
-						c.touched = map[cacheID]bool{}
-					}
-					id := cacheID{kind, key}
-					c.touched[id] = c.touched[id] || !ok || age >= cacheTouchAfter || age < 0
+				if c.found == nil {
+					c.found = map[cacheID]time.Time{}
 				}
+				c.found[cacheID{kind, key}], _ = cacheUsed(tx, kind, key)
 			}
 			return nil
 		})
 	})
 	if !ok {
-		c.damaged = true
+		c.damaged = c.opened
 		c.closeReader()
 		c.tried = true // not again before the next Flush
 		return false
@@ -178,16 +176,18 @@ func (c *Cache) openReader() *bbolt.DB {
 	if !cacheGuard(func() {
 		db, err = bbolt.Open(c.path, 0o644, &bbolt.Options{ReadOnly: true, Timeout: cacheLockTimeout})
 	}) {
-		c.damaged = true
+		c.damaged = fi
 		return nil
 	}
 	if err != nil {
-		c.damaged = !errors.Is(err, berrors.ErrTimeout)
+		if !errors.Is(err, berrors.ErrTimeout) {
+			c.damaged = fi
+		}
 		return nil
 	}
 	if !cacheFits(db) {
 		_ = db.Close()
-		c.damaged = true
+		c.damaged = fi
 		return nil
 	}
 	cacheGuard(func() {
@@ -196,6 +196,7 @@ func (c *Cache) openReader() *bbolt.DB {
 			return nil
 		})
 	})
+	c.opened = fi
 	return db
 }
 
@@ -265,35 +266,40 @@ func (c *Cache) Flush() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closeReader()
-	pending, touched, due := c.pending, c.touched, c.due
-	c.pending, c.touched, c.due = nil, nil, false
+	pending, found, due := c.pending, c.found, c.due
+	c.pending, c.found, c.due = nil, nil, false
 	damaged := c.damaged
-	c.damaged = false
-	if damaged {
+	c.damaged = nil
+	if damaged != nil {
 		// Nothing found in a damaged database is worth keeping.
-		touched, due = nil, false
+		found, due = nil, false
 	}
-	if len(pending) == 0 && !due && !cacheMustTouch(touched) {
+	now := cacheNow()
+	stale := false
+	for _, used := range found {
+		stale = stale || cacheOlder(now, used, cacheTouchAfter)
+	}
+	if len(pending) == 0 && !due && !stale {
 		return nil
 	}
-	if damaged {
-		_ = os.Remove(c.path)
+	if damaged != nil {
+		removeIfSame(c.path, damaged)
 	}
-	err := c.write(pending, touched)
+	opened, err := c.write(pending, found)
 	if err != nil && len(pending) == 0 {
 		// Only use times and pruning were lost; the next Flush that can
 		// write does both, and no result is resolved again for it. A
 		// database damaged where no lookup went (pruning walks all of it)
 		// would fail every such Flush: it is replaced like any other.
 		if errors.Is(err, errCacheDamaged) {
-			_ = os.Remove(c.path)
+			removeIfSame(c.path, opened)
 		}
 		return nil
 	}
-	if err != nil && !damaged && !errors.Is(err, berrors.ErrTimeout) {
+	if err != nil && damaged == nil && !errors.Is(err, berrors.ErrTimeout) {
 		// A database that cannot be opened or written is replaced, once.
-		_ = os.Remove(c.path)
-		err = c.write(pending, nil)
+		removeIfSame(c.path, opened)
+		_, err = c.write(pending, nil)
 	}
 	if err != nil {
 		return fmt.Errorf("writing the resolution cache %s: %w", c.path, err)
@@ -317,12 +323,27 @@ func dirExists(path string) bool {
 // all in its file, or one of them made bbolt panic.
 var errCacheDamaged = errors.New("the database file is damaged")
 
-// write stores pending and the use times of pending and touched in one
-// transaction, which also prunes the database when that is due.
-func (c *Cache) write(pending map[cacheID][]byte, touched map[cacheID]bool) (err error) {
-	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
-		return err
+// removeIfSame removes path if it is still the file fi describes (nil:
+// none), and not one another agentform has written there since: same
+// file, size and modification time, since a new file may be given the
+// inode number of one just removed. It is a check, not a lock: another
+// agentform can still replace the file between it and the removal, which
+// costs that agentform's entries, a rebuild.
+func removeIfSame(path string, fi os.FileInfo) {
+	cur, err := os.Stat(path)
+	if err == nil && fi != nil && os.SameFile(cur, fi) && cur.Size() == fi.Size() && cur.ModTime().Equal(fi.ModTime()) {
+		_ = os.Remove(path)
 	}
+}
+
+// write stores pending and the use times of pending and of found (see
+// Cache) in one transaction, which also prunes the database when that is
+// due. It returns the file it opened (nil when there was none).
+func (c *Cache) write(pending map[cacheID][]byte, found map[cacheID]time.Time) (opened os.FileInfo, err error) {
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
+		return nil, err
+	}
+	opened, _ = os.Stat(c.path)
 	ids := make([]cacheID, 0, len(pending))
 	for id := range pending {
 		ids = append(ids, id)
@@ -333,10 +354,10 @@ func (c *Cache) write(pending map[cacheID][]byte, touched map[cacheID]bool) (err
 	})
 	var db *bbolt.DB
 	if !cacheGuard(func() { db, err = bbolt.Open(c.path, 0o644, &bbolt.Options{Timeout: cacheLockTimeout}) }) {
-		return errCacheDamaged
+		return opened, errCacheDamaged
 	}
 	if err != nil {
-		return err
+		return opened, err
 	}
 	defer func() {
 		if cerr := db.Close(); err == nil {
@@ -344,11 +365,12 @@ func (c *Cache) write(pending map[cacheID][]byte, touched map[cacheID]bool) (err
 		}
 	}()
 	if !cacheFits(db) {
-		return errCacheDamaged
+		return opened, errCacheDamaged
 	}
 	now := cacheNow()
 	if !cacheGuard(func() {
 		err = db.Update(func(tx *bbolt.Tx) error {
+			prune := cachePruneDue(tx, now)
 			for _, id := range ids {
 				b, err := tx.CreateBucketIfNotExists([]byte(id.kind))
 				if err != nil {
@@ -367,7 +389,10 @@ func (c *Cache) write(pending map[cacheID][]byte, touched map[cacheID]bool) (err
 					return err
 				}
 			}
-			for id := range touched {
+			for id, at := range found {
+				if !prune && !cacheOlder(now, at, cacheRefreshAfter) {
+					continue
+				}
 				// Only an entry still there: another agentform may have
 				// pruned it since it was found.
 				if b := tx.Bucket([]byte(id.kind)); b != nil && b.Get([]byte(id.key)) != nil {
@@ -376,15 +401,15 @@ func (c *Cache) write(pending map[cacheID][]byte, touched map[cacheID]bool) (err
 					}
 				}
 			}
-			if cachePruneDue(tx, now) {
+			if prune {
 				err = cachePrune(tx, now)
 			}
 			return err
 		})
 	}) {
-		return errCacheDamaged
+		return opened, errCacheDamaged
 	}
-	return err
+	return opened, err
 }
 
 // cacheMaxAge is how long an entry is kept without being used; the
@@ -404,14 +429,10 @@ const (
 	cachePruneEvery   = 24 * time.Hour
 )
 
-// cacheMustTouch reports whether a Flush must write for touched.
-func cacheMustTouch(touched map[cacheID]bool) bool {
-	for _, must := range touched {
-		if must {
-			return true
-		}
-	}
-	return false
+// cacheOlder reports whether the use time used is age old or more at now,
+// or missing (zero), or after now (a clock since set back).
+func cacheOlder(now, used time.Time, age time.Duration) bool {
+	return used.IsZero() || now.Sub(used) >= age || used.After(now)
 }
 
 // cacheNow is the cache's clock (tests move it).
@@ -440,7 +461,8 @@ func cacheParseTime(b []byte) (time.Time, bool) {
 	return time.Unix(int64(binary.BigEndian.Uint64(b)), 0), true
 }
 
-// cacheUsed returns the use time of an entry; false when it has none.
+// cacheUsed returns the use time of an entry; false (and the zero time)
+// when it has none.
 func cacheUsed(tx *bbolt.Tx, kind, key string) (time.Time, bool) {
 	b := tx.Bucket(cacheUsedBucket)
 	if b == nil {

@@ -300,4 +300,120 @@ func TestCacheTouchWhileLocked(t *testing.T) {
 	if err := c.Flush(); err != nil {
 		t.Errorf("Flush of use times while locked: %v", err)
 	}
+	if _, err := os.Stat(filepath.Join(ws, CacheFile)); err != nil {
+		t.Errorf("the database another process holds is gone: %v", err)
+	}
+}
+
+// TestCacheWritesOncePerDay runs a plan every ten minutes for a week,
+// one of which (at 23:30) adds an entry: after the first day the cache is
+// written once a day, the prune and the use times in step.
+func TestCacheWritesOncePerDay(t *testing.T) {
+	at := cacheClock(t)
+	ws := t.TempDir()
+	path := filepath.Join(ws, CacheFile)
+	use(t, ws, nil, []string{"a", "b"})
+	writes := map[int]int{}
+	for m := 10; m <= 7*24*60; m += 10 {
+		at(time.Duration(m) * time.Minute)
+		before, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m == 23*60+30 {
+			use(t, ws, []string{"a", "b"}, []string{"c"})
+		} else {
+			use(t, ws, []string{"a", "b"}, nil)
+		}
+		after, _ := os.Stat(path)
+		if !after.ModTime().Equal(before.ModTime()) || after.Size() != before.Size() {
+			writes[m/(24*60)]++
+		}
+	}
+	for d := 1; d < 7; d++ {
+		if writes[d] != 1 {
+			t.Errorf("day %d: %d writes, want 1 (all days: %v)", d+1, writes[d], writes)
+		}
+	}
+}
+
+// TestCacheRefreshesInStep checks that a Flush that writes brings up to
+// date the use times it found an hour old or more, and only those.
+func TestCacheRefreshesInStep(t *testing.T) {
+	at := cacheClock(t)
+	ws := t.TempDir()
+	use(t, ws, nil, []string{"a"})
+	// 40 minutes on, a is not brought up to date.
+	at(40 * time.Minute)
+	use(t, ws, []string{"a"}, []string{"b"})
+	// 90 minutes on, a is; b, 50 minutes old, is not.
+	at(90 * time.Minute)
+	use(t, ws, []string{"a", "b"}, []string{"c"})
+	h := 1.0 / 24
+	if got, want := cacheStamps(t, ws), map[string]float64{"javascript/a": 1.5 * h, "javascript/b": 40.0 / 60 * h, "javascript/c": 1.5 * h}; !equalStamps(got, want) {
+		t.Errorf("use times %v, want %v", got, want)
+	}
+}
+
+// TestCacheFutureUseTime checks that a use time after now (a clock set
+// back since) makes a Flush write, even with no prune due.
+func TestCacheFutureUseTime(t *testing.T) {
+	cacheClock(t)
+	ws := t.TempDir()
+	path := filepath.Join(ws, CacheFile)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bbolt.Open(path, 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		b, _ := tx.CreateBucketIfNotExists([]byte("javascript"))
+		_ = b.Put([]byte("a"), []byte(`{"name":"a"}`))
+		used, _ := tx.CreateBucketIfNotExists(cacheUsedBucket)
+		_ = used.Put(cacheUsedKey("javascript", "a"), cacheTime(cacheNow().Add(10*day)))
+		meta, _ := tx.CreateBucketIfNotExists(cacheMetaBucket)
+		return meta.Put(cachePrunedKey, cacheTime(cacheNow().Add(-time.Hour)))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	use(t, ws, []string{"a"}, nil)
+	if got, want := cacheStamps(t, ws), map[string]float64{"javascript/a": 0}; !equalStamps(got, want) {
+		t.Errorf("use times %v, want %v", got, want)
+	}
+}
+
+// TestRemoveIfSame checks that a damaged database is removed only while
+// it is still the file at the path, not one written there since.
+func TestRemoveIfSame(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := os.Stat(path)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	// The new file may get the old one's inode number.
+	if err := os.WriteFile(path, []byte("newer"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	removeIfSame(path, old)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the file written since was removed: %v", err)
+	}
+	removeIfSame(path, nil)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("removed with no file found: %v", err)
+	}
+	cur, _ := os.Stat(path)
+	removeIfSame(path, cur)
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the same file was not removed: %v", err)
+	}
 }
