@@ -45,7 +45,8 @@ const cacheLockTimeout = 500 * time.Millisecond
 // A cache that cannot be used — missing, locked by another agentform for
 // longer than cacheLockTimeout, damaged — only costs a rebuild: a Get
 // misses, a Flush drops its entries. A damaged database is replaced by the
-// next Flush. A Cache is safe for concurrent use.
+// next Flush that has entries to write, or that finds the damage while
+// pruning. A Cache is safe for concurrent use.
 //
 // Entries not used for cacheMaxAge are deleted (cachePrune). Every entry
 // carries the time it was last written or found: a Flush writes when a
