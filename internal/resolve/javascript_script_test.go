@@ -25,8 +25,14 @@ func TestJSScript(t *testing.T) {
 			`H(["_y2", function () { return $x1; }]); var $x1 = 1;`},
 		{"no exports", "var a = 1;\n", ""},
 		{"an import", "import { fetch } from \"agentc:http\";\nvar a = fetch;\nexport {\n  a\n};\n", ""},
-		{"dynamic import", "var a = () => import(\"x\");\nexport {\n  a\n};\n", ""},
-		{"import.meta", "var a = import.meta.url;\nexport {\n  a\n};\n", ""},
+		// import() and import.meta are left to goja, which refuses them
+		// (TestJSReadScriptMatchesCommonJS).
+		{"dynamic import", "var a = () => import(\"x\");\nexport {\n  a\n};\n",
+			`H(["a", function () { return a; }]); var a = () => import("x");`},
+		{"import.meta", "var a = import.meta.url;\nexport {\n  a\n};\n",
+			`H(["a", function () { return a; }]); var a = import.meta.url;`},
+		{"import() in a string", "var a = \"call import(x), not import.meta\";\nexport {\n  a\n};\n",
+			`H(["a", function () { return a; }]); var a = "call import(x), not import.meta";`},
 		{"import at the start of a line in a string", "var a = `\nimport x from \"y\"`;\nexport {\n  a\n};\n", ""},
 		{"the word elsewhere", "// the importer\nvar import_x = 1, important = \"imports\";\nexport {\n  import_x\n};\n",
 			`H(["import_x", function () { return import_x; }]); // the importer`},
@@ -129,6 +135,11 @@ func TestJSReadScriptMatchesCommonJS(t *testing.T) {
 		{name: "shadows module", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "let module = 1;\nexport const m = module;\n"}, export: "counter"},
 		{name: "function named module", files: map[string]string{"package.json": pkgJSON, "index.ts": "function module() { return \"m\"; }\nexport const counter = { name: \"counter\", description: module(), parameters: { type: \"object\" } };\n"}, export: "counter"},
 		{name: "names the helper", files: map[string]string{"package.json": pkgJSON, "index.ts": "var __agentform_exports = \"hello\";\nexport const counter = { name: \"counter\", description: String(__agentform_exports), parameters: { type: \"object\" } };\n"}, export: "counter", direct: true},
+		{name: "import() in a string", files: map[string]string{"package.json": pkgJSON, "index.ts": strings.Replace(jsBenchSource, `"Counts words."`, `"Counts words; import() and import.meta are not used."`, 1)}, export: "counter", direct: true},
+		// goja refuses import(), in the script and in the conversion (which
+		// keeps it) alike: serve could not run such a tool either.
+		{name: "dynamic import", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "export const later = () => import(\"agentc:kv\");\n"}, export: "counter", wantErr: "Unexpected reserved word"},
+		{name: "import.meta", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "export const where = import.meta.url;\n"}, export: "counter"},
 		{name: "reads exports early", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "if (typeof module !== \"undefined\") { throw new Error(\"module is visible\"); }\n"}, export: "counter", wantErr: "module is visible"},
 	}
 	for _, tt := range tests {
