@@ -213,13 +213,15 @@ func (j *jsJob) readCommonJS(ctx context.Context, timeout time.Duration) (jsTool
 var jsExportClause = regexp.MustCompile(`\nexport \{\n((?:  [A-Za-z_$][A-Za-z0-9_$]*(?: as [A-Za-z_$][A-Za-z0-9_$]*)?,?\n)+)\};\n(?:/\*! Bundled license information:\n(?:[^*]|\*+[^*/])*\*+/\n)?$`)
 
 // jsImportSyntax finds what could be an import statement in an ESM bundle
-// (esbuild prints top-level statements at the start of a line; a line of
-// a string or comment that starts with the word only costs that bundle
-// the conversion). import() and import.meta are left to goja, whose
-// parser refuses the word import wherever it is syntax in a script, and
-// only there: text such as "import()" in a comment or string, which many
-// bundles hold (zod's does), keeps the script.
-var jsImportSyntax = regexp.MustCompile(`(?m)^import\b`)
+// (esbuild prints top-level statements at the start of a line) or
+// import.meta, which the conversion replaces; text like them in a string
+// or comment only costs that bundle the conversion. import() is left to
+// goja, whose parser refuses the word import wherever it is syntax in a
+// script, and only there (TestJSGojaRefusesImport): text such as
+// "import()" in a comment or string, which many bundles hold (zod's does),
+// keeps the script, and a real import() fails in both paths alike (the
+// conversion keeps it).
+var jsImportSyntax = regexp.MustCompile(`(?m)^import\b|\bimport\s*\.`)
 
 // jsDeclaresGlobals finds a top-level declaration (esbuild prints them at
 // the start of a line) that mentions module, exports or require: the
@@ -230,10 +232,10 @@ var jsDeclaresGlobals = regexp.MustCompile(`(?m)^(?:var|let|const|class|(?:async
 // jsScript turns an ESM bundle into the script jsEvaluateWith runs without
 // esbuild's CommonJS conversion (a Transform per tool, most of the cost of
 // reading 200 definitions, and about 90 ms for a bundle with zod), when
-// that is exact: the bundle has no import statement (jsImportSyntax) and
-// ends with esbuild's export clause; any other module syntax (import(),
-// import.meta) fails to compile as a script, and jsReadScript then takes
-// the conversion. A bundle that declares module, exports or require
+// that is exact: the bundle has no import statement or import.meta
+// (jsImportSyntax) and ends with esbuild's export clause; any other module
+// syntax fails to compile as a script, and jsReadScript then takes the
+// conversion. A bundle that declares module, exports or require
 // at top level (jsDeclaresGlobals) takes the conversion too. The script
 // first calls helper (jsExportsFactory), which assigns module.exports as
 // the conversion does, with a getter per export, then runs the bundle's

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dop251/goja"
 )
 
 func TestJSScript(t *testing.T) {
@@ -25,14 +27,13 @@ func TestJSScript(t *testing.T) {
 			`H(["_y2", function () { return $x1; }]); var $x1 = 1;`},
 		{"no exports", "var a = 1;\n", ""},
 		{"an import", "import { fetch } from \"agentc:http\";\nvar a = fetch;\nexport {\n  a\n};\n", ""},
-		// import() and import.meta are left to goja, which refuses them
-		// (TestJSReadScriptMatchesCommonJS).
+		// import() is left to goja, which refuses it (TestJSGojaRefusesImport).
 		{"dynamic import", "var a = () => import(\"x\");\nexport {\n  a\n};\n",
 			`H(["a", function () { return a; }]); var a = () => import("x");`},
-		{"import.meta", "var a = import.meta.url;\nexport {\n  a\n};\n",
-			`H(["a", function () { return a; }]); var a = import.meta.url;`},
-		{"import() in a string", "var a = \"call import(x), not import.meta\";\nexport {\n  a\n};\n",
-			`H(["a", function () { return a; }]); var a = "call import(x), not import.meta";`},
+		{"import() in a string", "var a = \"call import(x) first\";\nexport {\n  a\n};\n",
+			`H(["a", function () { return a; }]); var a = "call import(x) first";`},
+		{"import.meta", "var a = import.meta.url;\nexport {\n  a\n};\n", ""},
+		{"import.meta across lines", "var a = import\n  .meta.url;\nexport {\n  a\n};\n", ""},
 		{"import at the start of a line in a string", "var a = `\nimport x from \"y\"`;\nexport {\n  a\n};\n", ""},
 		{"the word elsewhere", "// the importer\nvar import_x = 1, important = \"imports\";\nexport {\n  import_x\n};\n",
 			`H(["import_x", function () { return import_x; }]); // the importer`},
@@ -135,7 +136,7 @@ func TestJSReadScriptMatchesCommonJS(t *testing.T) {
 		{name: "shadows module", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "let module = 1;\nexport const m = module;\n"}, export: "counter"},
 		{name: "function named module", files: map[string]string{"package.json": pkgJSON, "index.ts": "function module() { return \"m\"; }\nexport const counter = { name: \"counter\", description: module(), parameters: { type: \"object\" } };\n"}, export: "counter"},
 		{name: "names the helper", files: map[string]string{"package.json": pkgJSON, "index.ts": "var __agentform_exports = \"hello\";\nexport const counter = { name: \"counter\", description: String(__agentform_exports), parameters: { type: \"object\" } };\n"}, export: "counter", direct: true},
-		{name: "import() in a string", files: map[string]string{"package.json": pkgJSON, "index.ts": strings.Replace(jsBenchSource, `"Counts words."`, `"Counts words; import() and import.meta are not used."`, 1)}, export: "counter", direct: true},
+		{name: "import() in a string", files: map[string]string{"package.json": pkgJSON, "index.ts": strings.Replace(jsBenchSource, `"Counts words."`, `"Counts words; import() is not used."`, 1)}, export: "counter", direct: true},
 		// goja refuses import(), in the script and in the conversion (which
 		// keeps it) alike: serve could not run such a tool either.
 		{name: "dynamic import", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "export const later = () => import(\"agentc:kv\");\n"}, export: "counter", wantErr: "Unexpected reserved word"},
@@ -224,7 +225,7 @@ func FuzzJSScript(f *testing.F) {
 	f.Add([]byte("var a = 1;\nexport {\n  a as b,\n  c\n};\n"))
 	f.Add([]byte("var a = 1;\nexport {\n  a\n};\n/*! Bundled license information:\n\nx:\n  (*! x *)\n*/\n"))
 	f.Add([]byte("import x from \"y\";\nexport {\n  x\n};\n"))
-	f.Add([]byte("var a = important.imports;\nvar b = x.import\n\n(1);\nexport {\n  a\n};\n"))
+	f.Add([]byte("var a = important.imports;\nvar b = x.import\n\n.meta;\nexport {\n  a\n};\n"))
 	f.Add([]byte("var modules = 1;\nfunction* exports2() {}\nconst q = 1, require = 2;\nexport {\n  q\n};\n"))
 	f.Fuzz(func(t *testing.T, bundle []byte) {
 		// Looking near the words finds what the expressions find.
@@ -249,6 +250,45 @@ func FuzzJSScript(f *testing.F) {
 			t.Fatalf("script %q does not keep the code of bundle %q", script, bundle)
 		}
 	})
+}
+
+// TestJSGojaRefusesImport pins what jsScript leaves to goja: its parser
+// refuses import() in every form esbuild can print it in, and accepts the
+// word only as a property name, where the conversion prints it unchanged.
+func TestJSGojaRefusesImport(t *testing.T) {
+	refused := []string{
+		`import("x")`,
+		`var a = () => import("x")`,
+		"var a = import\n(\"x\")",
+		`var a = new (import("x"))`,
+		"var a = `${import(\"x\")}`",
+		`async function f() { await import("x") }`,
+		`function* g() { yield import("x") }`,
+		`l: import("x")`,
+		`if (0) import("x")`,
+		`var a = import.meta`,
+		`import x from "y"`,
+		`export { x }`,
+	}
+	for _, src := range refused {
+		if _, err := goja.Parse("x.js", src); err == nil {
+			t.Errorf("goja parses %q as a script", src)
+		}
+	}
+	accepted := []string{
+		`var s = "import(x)"; /* import("y") */ var r = /import\(/; // import.meta`,
+		"var t = `import(${1})`",
+		`var o = { import: 1, import2() {} }; o.import; o.import(1); o?.import`,
+		`var p = { import() {}, get import() { return 1 } }`,
+		`class C { import = 1; static import() {} }`,
+		`var { import: y } = { import: 1 }`,
+		"var q = x.\nimport(1)",
+	}
+	for _, src := range accepted {
+		if _, err := goja.Parse("x.js", src); err != nil {
+			t.Errorf("goja refuses %q: %v", src, err)
+		}
+	}
 }
 
 func TestJSNestedDirs(t *testing.T) {
