@@ -69,6 +69,26 @@ func cacheStamps(t *testing.T, ws string) map[string]float64 {
 	return out
 }
 
+// seedCache writes ws's cache database directly, with fill, as another
+// version of agentform (or another clock) might have left it.
+func seedCache(t *testing.T, ws string, fill func(tx *bbolt.Tx) error) {
+	t.Helper()
+	path := filepath.Join(ws, CacheFile)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bbolt.Open(path, 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(fill); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // use is one command's use of the cache: Get every key in hits (each must
 // hit), Put every key in puts, Flush.
 func use(t *testing.T, ws string, hits, puts []string) {
@@ -235,15 +255,7 @@ func equalStamps(got, want map[string]float64) bool {
 func TestCachePruneUnstamped(t *testing.T) {
 	at := cacheClock(t)
 	ws := t.TempDir()
-	path := filepath.Join(ws, CacheFile)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	db, err := bbolt.Open(path, 0o644, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bbolt.Tx) error {
+	seedCache(t, ws, func(tx *bbolt.Tx) error {
 		b, _ := tx.CreateBucketIfNotExists([]byte("javascript"))
 		for _, k := range []string{"old", "future"} {
 			_ = b.Put([]byte(k), []byte(`{"name":"`+k+`"}`))
@@ -254,12 +266,6 @@ func TestCachePruneUnstamped(t *testing.T) {
 		meta, _ := tx.CreateBucketIfNotExists(cacheMetaBucket)
 		return meta.Put(cachePrunedKey, cacheTime(cacheNow().Add(365*day)))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
 
 	// The last prune "in a year" is a clock set back: prune now.
 	at(time.Hour)
@@ -360,15 +366,7 @@ func TestCacheRefreshesInStep(t *testing.T) {
 func TestCacheFutureUseTime(t *testing.T) {
 	cacheClock(t)
 	ws := t.TempDir()
-	path := filepath.Join(ws, CacheFile)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	db, err := bbolt.Open(path, 0o644, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bbolt.Tx) error {
+	seedCache(t, ws, func(tx *bbolt.Tx) error {
 		b, _ := tx.CreateBucketIfNotExists([]byte("javascript"))
 		_ = b.Put([]byte("a"), []byte(`{"name":"a"}`))
 		used, _ := tx.CreateBucketIfNotExists(cacheUsedBucket)
@@ -376,12 +374,6 @@ func TestCacheFutureUseTime(t *testing.T) {
 		meta, _ := tx.CreateBucketIfNotExists(cacheMetaBucket)
 		return meta.Put(cachePrunedKey, cacheTime(cacheNow().Add(-time.Hour)))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
 	use(t, ws, []string{"a"}, nil)
 	if got, want := cacheStamps(t, ws), map[string]float64{"javascript/a": 0}; !equalStamps(got, want) {
 		t.Errorf("use times %v, want %v", got, want)
