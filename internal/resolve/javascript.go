@@ -298,11 +298,16 @@ const jsOutsidePlugin = "agentform-package-only"
 // that its hash leaves out (BuildOutputDirs other than node_modules).
 const jsUnhashedPlugin = "agentform-hashed-only"
 
+// jsDynamicImportPlugin names jsLoadWithin's refusals of import() of an
+// agentc:* module.
+const jsDynamicImportPlugin = "agentform-static-agentc"
+
 // jsPluginSummaries are the diagnostic summaries of agentform's own
 // esbuild plugins' errors, by plugin name.
 var jsPluginSummaries = map[string]string{
-	jsOutsidePlugin:  "Import outside the package",
-	jsUnhashedPlugin: "Import of an unpinned file",
+	jsOutsidePlugin:       "Import outside the package",
+	jsUnhashedPlugin:      "Import of an unpinned file",
+	jsDynamicImportPlugin: "Unsupported dynamic import",
 }
 
 // jsOutsideMarker marks the plugin's own resolve calls so that it does not

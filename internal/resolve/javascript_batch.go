@@ -692,6 +692,20 @@ func jsLoadWithin(work string, owners *jsOwners) api.Plugin {
 	return api.Plugin{
 		Name: jsOutsidePlugin,
 		Setup: func(build api.PluginBuild) {
+			// An agentc:* module stays external, so import() of one would
+			// reach goja, which has no import() in scripts: refused here,
+			// located in the tool's source, rather than as a syntax error
+			// in the bundle when the definition is read.
+			build.OnResolve(api.OnResolveOptions{Filter: `^agentc:`}, func(args api.OnResolveArgs) (api.OnResolveResult, error) {
+				if args.Kind != api.ResolveJSDynamicImport {
+					return api.OnResolveResult{}, nil
+				}
+				return api.OnResolveResult{Errors: []api.Message{{
+					PluginName: jsDynamicImportPlugin,
+					Text: fmt.Sprintf("import(%q) cannot load a module: tools run as CommonJS scripts, which have no import(). Import %s statically at the top of the file: import { ... } from %q.",
+						args.Path, args.Path, args.Path),
+				}}}, nil
+			})
 			build.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "file"}, func(args api.OnLoadArgs) (api.OnLoadResult, error) {
 				real, pkg := owners.locate(args.Path)
 				if pkg == nil {

@@ -138,8 +138,10 @@ func TestJSReadScriptMatchesCommonJS(t *testing.T) {
 		{name: "names the helper", files: map[string]string{"package.json": pkgJSON, "index.ts": "var __agentform_exports = \"hello\";\nexport const counter = { name: \"counter\", description: String(__agentform_exports), parameters: { type: \"object\" } };\n"}, export: "counter", direct: true},
 		{name: "import() in a string", files: map[string]string{"package.json": pkgJSON, "index.ts": strings.Replace(jsBenchSource, `"Counts words."`, `"Counts words; import() is not used."`, 1)}, export: "counter", direct: true},
 		// goja refuses import(), in the script and in the conversion (which
-		// keeps it) alike: serve could not run such a tool either.
-		{name: "dynamic import", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "export const later = () => import(\"agentc:kv\");\n"}, export: "counter", wantErr: "Unexpected reserved word"},
+		// keeps it) alike: serve could not run such a tool either. (The
+		// build refuses import() of agentc:* modules: TestJSDynamicImportRefused.)
+		{name: "dynamic import", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "const where = \"./x.js\";\nexport const later = () => import(where);\n"}, export: "counter", wantErr: "Unexpected reserved word"},
+		{name: "dynamic import of its own file", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "export const later = () => import(\"./lazy\");\n", "lazy.ts": "export const x = 1;\n"}, export: "counter", direct: true},
 		{name: "import.meta", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "export const where = import.meta.url;\n"}, export: "counter"},
 		{name: "reads exports early", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "if (typeof module !== \"undefined\") { throw new Error(\"module is visible\"); }\n"}, export: "counter", wantErr: "module is visible"},
 	}
@@ -312,6 +314,32 @@ func TestJSNestedDirs(t *testing.T) {
 	}
 	if got := jsNestedDirs([]string{"/"}, func(d string) string { return d }); len(got) != 0 {
 		t.Errorf("a lone root directory: got %v, want not nested", got)
+	}
+}
+
+// TestJSDynamicImportRefused checks that import() of an agentc:* module,
+// which a tool run as a CommonJS script cannot do, fails the build,
+// located in the tool's source (in a shared build too: the broken
+// fixture dynamic-import in TestRunJavaScriptBatch).
+func TestJSDynamicImportRefused(t *testing.T) {
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "tools", "counter")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		"package.json": `{"name": "t", "version": "0.1.0", "private": true, "type": "module", "main": "index.ts"}`,
+		"index.ts":     jsBenchSource + "export const later = async () => (await import(\"agentc:kv\")).get;\n",
+	} {
+		if err := os.WriteFile(filepath.Join(pkg, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := newJSWorkspace(t, dir, "", "counter", "")
+	_, diags := ResolveJavaScript(context.Background(), w.req)
+	want := `tools/counter/index.ts:19:48: import("agentc:kv") cannot load a module`
+	if len(diags) != 1 || diags[0].Summary != "Unsupported dynamic import" || !strings.Contains(diags[0].Detail, want) {
+		t.Errorf("diagnostics:\ngot:  %s\nwant: one error, Unsupported dynamic import, %s", diags.Error(), want)
 	}
 }
 

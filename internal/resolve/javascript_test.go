@@ -639,6 +639,7 @@ func TestRunJavaScriptBatch(t *testing.T) {
 		{"escapes", "broken/escapes", ""},
 		{"missing_dep", "broken/missing-dep", ""},
 		{"missing_export", "broken/missing-export", ""},
+		{"dynamic_import", "broken/dynamic-import", "  export = \"tool\"\n"},
 	}
 	acl := jsTestAgent
 	for _, b := range blocks {
@@ -681,8 +682,8 @@ func TestRunJavaScriptBatch(t *testing.T) {
 			t.Errorf("%s: the broken fixture resolved without errors", b.name)
 		}
 	}
-	if len(runDiags) != 5 {
-		t.Errorf("Run diagnostics:\ngot:  %d\nwant: 5 (one per broken package)\n%s", len(runDiags), runDiags.Error())
+	if len(runDiags) != 6 {
+		t.Errorf("Run diagnostics:\ngot:  %d\nwant: 6 (one per broken package)\n%s", len(runDiags), runDiags.Error())
 	}
 
 	// Without broken packages the shared build is the only one.
