@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
@@ -384,7 +385,7 @@ func jsBuildDiagnostics(pkg *jsPackage, msgs []api.Message, subject *hcl.Range) 
 		}
 		where := pkg.rel
 		if l := m.Location; l != nil && l.File != "" {
-			where = fmt.Sprintf("%s:%d:%d", filepath.ToSlash(l.File), l.Line, l.Column+1)
+			where = fmt.Sprintf("%s:%d:%d", filepath.ToSlash(l.File), l.Line, jsColumn(l)+1)
 		}
 		switch {
 		case jsPluginSummaries[m.PluginName] != "":
@@ -419,6 +420,16 @@ func jsBuildDiagnostics(pkg *jsPackage, msgs []api.Message, subject *hcl.Range) 
 		}
 	}
 	return diags
+}
+
+// jsColumn is the 0-based column of l in characters, not bytes as esbuild
+// counts it: an error after non-ASCII text on its line is located where
+// an editor shows it.
+func jsColumn(l *api.Location) int {
+	if l.Column < 0 || l.Column > len(l.LineText) {
+		return l.Column
+	}
+	return utf8.RuneCountInString(l.LineText[:l.Column])
 }
 
 // jsPreludeName is the script name of jsPrelude in stack traces.

@@ -504,6 +504,13 @@ func jsBuild(pkgs []*jsPackage, sourceMaps bool) (built []*jsBuilt, ok bool) {
 //
 // strict builds take one package.
 func jsBuildOnce(pkgs []*jsPackage, sourceMaps, strict bool) (built []*jsBuilt, ok bool) {
+	return jsBuildWith(pkgs, sourceMaps, strict, false)
+}
+
+// jsBuildWith is jsBuildOnce; refuse makes every import() of an agentc:*
+// module an error at the call (jsLoadWithin), for a package whose bundle
+// keeps one.
+func jsBuildWith(pkgs []*jsPackage, sourceMaps, strict, refuse bool) (built []*jsBuilt, ok bool) {
 	jsBundles.Add(1)
 	if strict {
 		jsStrictBundles.Add(1)
@@ -540,12 +547,13 @@ func jsBuildOnce(pkgs []*jsPackage, sourceMaps, strict bool) (built []*jsBuilt, 
 	// jsLoadWithin also in the strict build: esbuild resolves glob imports
 	// (import(`../x/${name}.js`)) without calling any plugin, and an entry
 	// point that is a link out of the package is not an import.
-	opts.Plugins = []api.Plugin{jsLoadWithin(work, owners)}
+	opts.Plugins = []api.Plugin{jsLoadWithin(work, owners, refuse)}
 	if strict {
 		opts.Plugins = append([]api.Plugin{jsPackageOnly(pkgs[0])}, opts.Plugins...)
-	} else {
-		opts.Metafile = len(pkgs) > 1
 	}
+	// The metafile shows imports that crossed packages, and the import()
+	// calls of agentc:* modules that are still in a bundle.
+	opts.Metafile = true
 	perEntry := 1
 	if sourceMaps {
 		opts.Sourcemap = api.SourceMapExternal
@@ -566,8 +574,28 @@ func jsBuildOnce(pkgs []*jsPackage, sourceMaps, strict bool) (built []*jsBuilt, 
 		}
 		return nil, false
 	}
-	if opts.Metafile && !jsImportsStayHome(result.Metafile, owners) {
+	meta, err := jsParseMetafile(result.Metafile)
+	if err != nil {
+		if len(pkgs) == 1 {
+			return []*jsBuilt{{failed: fmt.Sprintf("esbuild's metafile for %s cannot be read: %s; this is a bug in agentform.", pkgs[0].rel, err)}}, false
+		}
 		return nil, false
+	}
+	if !strict && len(pkgs) > 1 && !jsImportsStayHome(meta, owners) {
+		return nil, false
+	}
+	if !refuse {
+		for i := range pkgs {
+			if !jsKeepsDynamicAgentc(meta, entries[i].OutputPath+".js") {
+				continue
+			}
+			if len(pkgs) > 1 {
+				return nil, false
+			}
+			// Built again to locate the call; a build that refuses every
+			// such import() fails.
+			return jsBuildWith(pkgs, sourceMaps, strict, true)
+		}
 	}
 	byPath := make(map[string][]byte, len(result.OutputFiles))
 	for _, f := range result.OutputFiles {
@@ -688,16 +716,18 @@ func (o *jsOwners) real(path string) string {
 // records the package of every file it lets load under the file's name in
 // the metafile: its path relative to work, with the suffix (?query,
 // #hash) the import carried.
-func jsLoadWithin(work string, owners *jsOwners) api.Plugin {
+func jsLoadWithin(work string, owners *jsOwners, refuse bool) api.Plugin {
 	return api.Plugin{
 		Name: jsOutsidePlugin,
 		Setup: func(build api.PluginBuild) {
-			// An agentc:* module stays external, so import() of one would
-			// reach goja, which has no import() in scripts: refused here,
-			// located in the tool's source, rather than as a syntax error
-			// in the bundle when the definition is read.
+			// An agentc:* module stays external, so import() of one that
+			// stays in the bundle would reach goja, which has no import()
+			// in scripts. A bundle that keeps one (jsKeepsDynamicAgentc)
+			// is built again with refuse, which locates the call in the
+			// tool's source. (Every such call is refused then, even one
+			// tree-shaking would drop: only resolving sees its location.)
 			build.OnResolve(api.OnResolveOptions{Filter: `^agentc:`}, func(args api.OnResolveArgs) (api.OnResolveResult, error) {
-				if args.Kind != api.ResolveJSDynamicImport {
+				if !refuse || args.Kind != api.ResolveJSDynamicImport {
 					return api.OnResolveResult{}, nil
 				}
 				return api.OnResolveResult{Errors: []api.Message{{
@@ -750,24 +780,46 @@ func jsUnhashedDir(dir, real string) string {
 	return ""
 }
 
+// jsMetafile is what agentform reads of an esbuild metafile: the imports
+// of every input file and of every output.
+type jsMetafile struct {
+	Inputs  map[string]struct{ Imports []jsMetaImport } `json:"inputs"`
+	Outputs map[string]struct{ Imports []jsMetaImport } `json:"outputs"`
+}
+
+type jsMetaImport struct {
+	Path     string `json:"path"`
+	Kind     string `json:"kind"`
+	External bool   `json:"external"`
+}
+
+func jsParseMetafile(metafile string) (*jsMetafile, error) {
+	var meta jsMetafile
+	if err := json.Unmarshal([]byte(metafile), &meta); err != nil {
+		return nil, err
+	}
+	return &meta, nil
+}
+
+// jsKeepsDynamicAgentc reports whether the output named output (relative
+// to the build's working directory) keeps an import() of an agentc:*
+// module: one tree-shaking dropped is not listed.
+func jsKeepsDynamicAgentc(meta *jsMetafile, output string) bool {
+	for _, imp := range meta.Outputs[output].Imports {
+		if imp.Kind == "dynamic-import" && strings.HasPrefix(imp.Path, "agentc:") {
+			return true
+		}
+	}
+	return false
+}
+
 // jsImportsStayHome reports whether, in the metafile of a build whose
 // loads jsLoadWithin recorded in owners, every file imports only files of
 // its own package. A file imported under a name jsLoadWithin did not
 // record (another namespace, import attributes) fails the check, which
 // only costs the packages a build each; modules a package.json "browser"
 // field disabled are not files and pass.
-func jsImportsStayHome(metafile string, owners *jsOwners) bool {
-	var meta struct {
-		Inputs map[string]struct {
-			Imports []struct {
-				Path     string `json:"path"`
-				External bool   `json:"external"`
-			} `json:"imports"`
-		} `json:"inputs"`
-	}
-	if err := json.Unmarshal([]byte(metafile), &meta); err != nil {
-		return false
-	}
+func jsImportsStayHome(meta *jsMetafile, owners *jsOwners) bool {
 	owner := func(name string) (*jsPackage, bool) {
 		p, ok := owners.loaded.Load(name)
 		if !ok {

@@ -343,6 +343,61 @@ func TestJSDynamicImportRefused(t *testing.T) {
 	}
 }
 
+// TestJSDynamicImportDropped checks that an import() of an agentc:*
+// module that tree-shaking drops from the bundle, in the package's own
+// file or in a dependency, is not refused.
+func TestJSDynamicImportDropped(t *testing.T) {
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "tools", "counter")
+	dep := filepath.Join(pkg, "node_modules", "lazydep")
+	if err := os.MkdirAll(dep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		filepath.Join(pkg, "package.json"):      `{"name": "t", "version": "0.1.0", "private": true, "type": "module", "main": "index.ts"}`,
+		filepath.Join(pkg, "index.ts"):          "import { used } from \"./lib\";\nimport { dep } from \"lazydep\";\n" + jsBenchSource + "export const x = used + dep;\n",
+		filepath.Join(pkg, "lib.ts"):            "export const used = 1;\nexport const unused = () => import(\"agentc:kv\");\n",
+		filepath.Join(dep, "package.json"):      `{"name": "lazydep", "version": "1.0.0", "type": "module", "main": "index.js"}`,
+		filepath.Join(dep, "index.js"):          "export const dep = 2;\nexport const load = () => import(\"agentc:kv\");\n",
+		filepath.Join(pkg, "package-lock.json"): `{"name": "t", "lockfileVersion": 3, "packages": {}}`,
+	} {
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := newJSWorkspace(t, dir, "", "counter", "")
+	res, diags := ResolveJavaScript(context.Background(), w.req)
+	if diags.HasErrors() || res == nil {
+		t.Fatalf("resolving: %s", diags.Error())
+	}
+	if bytes.Contains(res.Outputs["bundle.js"], []byte("import(")) {
+		t.Errorf("the bundle keeps an import():\n%s", res.Outputs["bundle.js"])
+	}
+}
+
+// TestJSBuildErrorColumn checks that a build error is located in
+// characters: after "é✓" on its line (five bytes, two characters).
+func TestJSBuildErrorColumn(t *testing.T) {
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "tools", "counter")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		"package.json": `{"name": "t", "version": "0.1.0", "private": true, "type": "module", "main": "index.ts"}`,
+		"index.ts":     "const s = \"\u00e9\u2713\"; const = 1;\n",
+	} {
+		if err := os.WriteFile(filepath.Join(pkg, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := newJSWorkspace(t, dir, "", "counter", "")
+	_, diags := ResolveJavaScript(context.Background(), w.req)
+	if want := "tools/counter/index.ts:1:23:"; len(diags) != 1 || !strings.Contains(diags[0].Detail, want) {
+		t.Errorf("diagnostics:\ngot:  %s\nwant: one error at %s", diags.Error(), want)
+	}
+}
+
 // TestJSTopLevelAwaitRefused checks that top-level await, which a tool run
 // as CommonJS cannot have, fails the build, located in the tool's source,
 // even where it would never run while the definition is read.
