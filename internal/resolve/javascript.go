@@ -422,9 +422,10 @@ func jsBuildDiagnostics(pkg *jsPackage, msgs []api.Message, subject *hcl.Range) 
 	return diags
 }
 
-// jsColumn is the 0-based column of l in characters, not bytes as esbuild
-// counts it: an error after non-ASCII text on its line is located where
-// an editor shows it.
+// jsColumn is the 0-based column of l in characters (code points), not
+// bytes as esbuild counts it: an error after non-ASCII text on its line
+// is located where an editor shows it (one that counts UTF-16 units, as
+// VS Code does, shows one more per character outside the BMP).
 func jsColumn(l *api.Location) int {
 	if l.Column < 0 || l.Column > len(l.LineText) {
 		return l.Column

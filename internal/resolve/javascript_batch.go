@@ -487,10 +487,28 @@ func jsBuild(pkgs []*jsPackage, sourceMaps bool) (built []*jsBuilt, ok bool) {
 	if built, ok = jsBuildOnce(pkgs, sourceMaps, false); ok || len(pkgs) > 1 {
 		return built, ok
 	}
+	if jsOnlyRefusals(built) {
+		// Located already; a strict build would only repeat them.
+		return built, ok
+	}
 	// A package alone that failed is built again with jsPackageOnly, so
 	// that an import leaving the package is reported where it is, and
 	// every other error exactly as before.
 	return jsBuildOnce(pkgs, sourceMaps, true)
+}
+
+// jsOnlyRefusals reports whether the one package of built failed only
+// for import() calls of agentc:* modules (jsLoadWithin with refuse).
+func jsOnlyRefusals(built []*jsBuilt) bool {
+	if len(built) != 1 || len(built[0].errors) == 0 {
+		return false
+	}
+	for _, m := range built[0].errors {
+		if m.PluginName != jsDynamicImportPlugin {
+			return false
+		}
+	}
+	return true
 }
 
 // jsBuildOnce is one esbuild build of pkgs. Imports must stay inside the
@@ -730,10 +748,13 @@ func jsLoadWithin(work string, owners *jsOwners, refuse bool) api.Plugin {
 				if !refuse || args.Kind != api.ResolveJSDynamicImport {
 					return api.OnResolveResult{}, nil
 				}
+				advice := fmt.Sprintf("Import %s statically at the top of the file: import { ... } from %q.", args.Path, args.Path)
+				if slices.Contains(strings.Split(filepath.ToSlash(args.Importer), "/"), "node_modules") {
+					advice = "The call is in a dependency: use a part of it that does not load the module this way, or another package."
+				}
 				return api.OnResolveResult{Errors: []api.Message{{
 					PluginName: jsDynamicImportPlugin,
-					Text: fmt.Sprintf("import(%q) cannot load a module: tools run as CommonJS scripts, which have no import(). Import %s statically at the top of the file: import { ... } from %q.",
-						args.Path, args.Path, args.Path),
+					Text:       fmt.Sprintf("import(%q) cannot load a module: tools run as CommonJS scripts, which have no import(). %s", args.Path, advice),
 				}}}, nil
 			})
 			build.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "file"}, func(args api.OnLoadArgs) (api.OnLoadResult, error) {

@@ -3,6 +3,7 @@ package resolve
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentform/agentform/internal/manifest"
 	"github.com/dop251/goja"
 )
 
@@ -322,24 +324,76 @@ func TestJSNestedDirs(t *testing.T) {
 // located in the tool's source (in a shared build too: the broken
 // fixture dynamic-import in TestRunJavaScriptBatch).
 func TestJSDynamicImportRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"in the tool", map[string]string{
+			"index.ts": jsBenchSource + "export const later = async () => (await import(\"agentc:kv\")).get;\n",
+		}, `tools/counter/index.ts:19:48: import("agentc:kv") cannot load a module: tools run as CommonJS scripts, which have no import(). Import agentc:kv statically`},
+		{"in a dependency", map[string]string{
+			"index.ts":                          "import { load } from \"lazydep\";\n" + jsBenchSource + "export const later = load;\n",
+			"node_modules/lazydep/package.json": `{"name": "lazydep", "version": "1.0.0", "type": "module", "main": "index.js"}`,
+			"node_modules/lazydep/index.js":     "export const load = () => import(\"agentc:kv\");\n",
+			"package-lock.json":                 `{"name": "t", "lockfileVersion": 3, "packages": {}}`,
+		}, `tools/counter/node_modules/lazydep/index.js:1:34: import("agentc:kv") cannot load a module: tools run as CommonJS scripts, which have no import(). The call is in a dependency`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			pkg := filepath.Join(dir, "tools", "counter")
+			tt.files["package.json"] = `{"name": "t", "version": "0.1.0", "private": true, "type": "module", "main": "index.ts"}`
+			for name, content := range tt.files {
+				path := filepath.Join(pkg, filepath.FromSlash(name))
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w := newJSWorkspace(t, dir, "", "counter", "")
+			builds, strict := jsBundles.Load(), jsStrictBundles.Load()
+			_, diags := ResolveJavaScript(context.Background(), w.req)
+			if len(diags) != 1 || diags[0].Summary != "Unsupported dynamic import" || !strings.Contains(diags[0].Detail, tt.want) {
+				t.Errorf("diagnostics:\ngot:  %s\nwant: one error, Unsupported dynamic import, %s", diags.Error(), tt.want)
+			}
+			// The build, and the one that locates the call: no strict build,
+			// which would only repeat it.
+			if b, s := jsBundles.Load()-builds, jsStrictBundles.Load()-strict; b != 2 || s != 0 {
+				t.Errorf("esbuild builds: %d, %d of them strict; want 2, none strict", b, s)
+			}
+		})
+	}
+}
+
+// TestJSDynamicImportShared checks that a shared build whose only fault is
+// one package's import() of an agentc:* module falls back to a build per
+// package, so that the call is located and the other packages resolve.
+func TestJSDynamicImportShared(t *testing.T) {
 	dir := t.TempDir()
-	pkg := filepath.Join(dir, "tools", "counter")
-	if err := os.MkdirAll(pkg, 0o755); err != nil {
+	acl := jsTestAgent
+	for _, b := range []struct{ name, fixture, extra string }{
+		{"a1", "js-tool", "  export = \"echo\"\n"},
+		{"a2", "js-tool", "  export = \"echo\"\n"},
+		{"zz_dynamic", "broken/dynamic-import", "  export = \"tool\"\n"},
+	} {
+		jsCopyDir(t, filepath.Join(jsFixtures, filepath.FromSlash(b.fixture)), filepath.Join(dir, "tools", b.name))
+		acl += fmt.Sprintf("\ntool %q {\n  kind   = \"javascript\"\n  source = \"./tools/%s\"\n%s}\n", b.name, b.name, b.extra)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(acl), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for name, content := range map[string]string{
-		"package.json": `{"name": "t", "version": "0.1.0", "private": true, "type": "module", "main": "index.ts"}`,
-		"index.ts":     jsBenchSource + "export const later = async () => (await import(\"agentc:kv\")).get;\n",
-	} {
-		if err := os.WriteFile(filepath.Join(pkg, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	cfg, diags := manifest.Load(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
 	}
-	w := newJSWorkspace(t, dir, "", "counter", "")
-	_, diags := ResolveJavaScript(context.Background(), w.req)
-	want := `tools/counter/index.ts:19:48: import("agentc:kv") cannot load a module`
-	if len(diags) != 1 || diags[0].Summary != "Unsupported dynamic import" || !strings.Contains(diags[0].Detail, want) {
-		t.Errorf("diagnostics:\ngot:  %s\nwant: one error, Unsupported dynamic import, %s", diags.Error(), want)
+	ws, diags := Run(context.Background(), cfg, Options{})
+	if len(diags) != 1 || diags[0].Summary != "Unsupported dynamic import" || !strings.Contains(diags[0].Detail, "tools/zz_dynamic/index.ts:6:29:") {
+		t.Errorf("diagnostics:\ngot:  %s\nwant: one error, Unsupported dynamic import, at tools/zz_dynamic/index.ts:6:29", diags.Error())
+	}
+	if ws.Tools["a1"] == nil || ws.Tools["a2"] == nil {
+		t.Errorf("the other packages did not resolve: %v", ws.Tools)
 	}
 }
 
