@@ -321,8 +321,8 @@ func TestJSNestedDirs(t *testing.T) {
 
 // TestJSDynamicImportRefused checks that import() of an agentc:* module,
 // which a tool run as a CommonJS script cannot do, fails the build,
-// located in the tool's source (in a shared build too: the broken
-// fixture dynamic-import in TestRunJavaScriptBatch).
+// located in the tool's source or its dependency's (in a shared build
+// too: TestJSDynamicImportShared).
 func TestJSDynamicImportRefused(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
