@@ -3,7 +3,6 @@ package resolve
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentform/agentform/internal/manifest"
 	"github.com/dop251/goja"
 )
 
@@ -319,6 +317,28 @@ func TestJSNestedDirs(t *testing.T) {
 	}
 }
 
+// jsCounterPackage writes the package tools/counter of the workspace dir:
+// files (slash-separated paths inside it) and, unless files has one, a
+// package.json whose main is index.ts; it returns the workspace of the
+// block counter.
+func jsCounterPackage(t *testing.T, dir string, files map[string]string) *jsWorkspace {
+	t.Helper()
+	pkg := filepath.Join(dir, "tools", "counter")
+	if _, ok := files["package.json"]; !ok {
+		files["package.json"] = `{"name": "t", "version": "0.1.0", "private": true, "type": "module", "main": "index.ts"}`
+	}
+	for name, content := range files {
+		path := filepath.Join(pkg, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return newJSWorkspace(t, dir, "", "counter", "")
+}
+
 // TestJSDynamicImportRefused checks that import() of an agentc:* module,
 // which a tool run as a CommonJS script cannot do, fails the build,
 // located in the tool's source or its dependency's (in a shared build
@@ -340,19 +360,7 @@ func TestJSDynamicImportRefused(t *testing.T) {
 		}, `tools/counter/node_modules/lazydep/index.js:1:34: import("agentc:kv") cannot load a module: tools run as CommonJS scripts, which have no import(). The call is in a dependency`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			pkg := filepath.Join(dir, "tools", "counter")
-			tt.files["package.json"] = `{"name": "t", "version": "0.1.0", "private": true, "type": "module", "main": "index.ts"}`
-			for name, content := range tt.files {
-				path := filepath.Join(pkg, filepath.FromSlash(name))
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			w := newJSWorkspace(t, dir, "", "counter", "")
+			w := jsCounterPackage(t, t.TempDir(), tt.files)
 			builds, strict := jsBundles.Load(), jsStrictBundles.Load()
 			_, diags := ResolveJavaScript(context.Background(), w.req)
 			if len(diags) != 1 || diags[0].Summary != "Unsupported dynamic import" || !strings.Contains(diags[0].Detail, tt.want) {
@@ -371,23 +379,11 @@ func TestJSDynamicImportRefused(t *testing.T) {
 // one package's import() of an agentc:* module falls back to a build per
 // package, so that the call is located and the other packages resolve.
 func TestJSDynamicImportShared(t *testing.T) {
-	dir := t.TempDir()
-	acl := jsTestAgent
-	for _, b := range []struct{ name, fixture, extra string }{
+	cfg := jsFixtureWorkspace(t, t.TempDir(), []jsFixtureBlock{
 		{"a1", "js-tool", "  export = \"echo\"\n"},
 		{"a2", "js-tool", "  export = \"echo\"\n"},
 		{"zz_dynamic", "broken/dynamic-import", "  export = \"tool\"\n"},
-	} {
-		jsCopyDir(t, filepath.Join(jsFixtures, filepath.FromSlash(b.fixture)), filepath.Join(dir, "tools", b.name))
-		acl += fmt.Sprintf("\ntool %q {\n  kind   = \"javascript\"\n  source = \"./tools/%s\"\n%s}\n", b.name, b.name, b.extra)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(acl), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := manifest.Load(dir)
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
+	})
 	ws, diags := Run(context.Background(), cfg, Options{})
 	if len(diags) != 1 || diags[0].Summary != "Unsupported dynamic import" || !strings.Contains(diags[0].Detail, "tools/zz_dynamic/index.ts:6:29:") {
 		t.Errorf("diagnostics:\ngot:  %s\nwant: one error, Unsupported dynamic import, at tools/zz_dynamic/index.ts:6:29", diags.Error())
@@ -401,25 +397,13 @@ func TestJSDynamicImportShared(t *testing.T) {
 // module that tree-shaking drops from the bundle, in the package's own
 // file or in a dependency, is not refused.
 func TestJSDynamicImportDropped(t *testing.T) {
-	dir := t.TempDir()
-	pkg := filepath.Join(dir, "tools", "counter")
-	dep := filepath.Join(pkg, "node_modules", "lazydep")
-	if err := os.MkdirAll(dep, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, content := range map[string]string{
-		filepath.Join(pkg, "package.json"):      `{"name": "t", "version": "0.1.0", "private": true, "type": "module", "main": "index.ts"}`,
-		filepath.Join(pkg, "index.ts"):          "import { used } from \"./lib\";\nimport { dep } from \"lazydep\";\n" + jsBenchSource + "export const x = used + dep;\n",
-		filepath.Join(pkg, "lib.ts"):            "export const used = 1;\nexport const unused = () => import(\"agentc:kv\");\n",
-		filepath.Join(dep, "package.json"):      `{"name": "lazydep", "version": "1.0.0", "type": "module", "main": "index.js"}`,
-		filepath.Join(dep, "index.js"):          "export const dep = 2;\nexport const load = () => import(\"agentc:kv\");\n",
-		filepath.Join(pkg, "package-lock.json"): `{"name": "t", "lockfileVersion": 3, "packages": {}}`,
-	} {
-		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w := newJSWorkspace(t, dir, "", "counter", "")
+	w := jsCounterPackage(t, t.TempDir(), map[string]string{
+		"index.ts":                          "import { used } from \"./lib\";\nimport { dep } from \"lazydep\";\n" + jsBenchSource + "export const x = used + dep;\n",
+		"lib.ts":                            "export const used = 1;\nexport const unused = () => import(\"agentc:kv\");\n",
+		"node_modules/lazydep/package.json": `{"name": "lazydep", "version": "1.0.0", "type": "module", "main": "index.js"}`,
+		"node_modules/lazydep/index.js":     "export const dep = 2;\nexport const load = () => import(\"agentc:kv\");\n",
+		"package-lock.json":                 `{"name": "t", "lockfileVersion": 3, "packages": {}}`,
+	})
 	res, diags := ResolveJavaScript(context.Background(), w.req)
 	if diags.HasErrors() || res == nil {
 		t.Fatalf("resolving: %s", diags.Error())
@@ -432,20 +416,7 @@ func TestJSDynamicImportDropped(t *testing.T) {
 // TestJSBuildErrorColumn checks that a build error is located in
 // characters: after "é✓" on its line (five bytes, two characters).
 func TestJSBuildErrorColumn(t *testing.T) {
-	dir := t.TempDir()
-	pkg := filepath.Join(dir, "tools", "counter")
-	if err := os.MkdirAll(pkg, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, content := range map[string]string{
-		"package.json": `{"name": "t", "version": "0.1.0", "private": true, "type": "module", "main": "index.ts"}`,
-		"index.ts":     "const s = \"\u00e9\u2713\"; const = 1;\n",
-	} {
-		if err := os.WriteFile(filepath.Join(pkg, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w := newJSWorkspace(t, dir, "", "counter", "")
+	w := jsCounterPackage(t, t.TempDir(), map[string]string{"index.ts": "const s = \"\u00e9\u2713\"; const = 1;\n"})
 	_, diags := ResolveJavaScript(context.Background(), w.req)
 	if want := "tools/counter/index.ts:1:23:"; len(diags) != 1 || !strings.Contains(diags[0].Detail, want) {
 		t.Errorf("diagnostics:\ngot:  %s\nwant: one error at %s", diags.Error(), want)
@@ -456,20 +427,7 @@ func TestJSBuildErrorColumn(t *testing.T) {
 // as CommonJS cannot have, fails the build, located in the tool's source,
 // even where it would never run while the definition is read.
 func TestJSTopLevelAwaitRefused(t *testing.T) {
-	dir := t.TempDir()
-	pkg := filepath.Join(dir, "tools", "counter")
-	if err := os.MkdirAll(pkg, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, content := range map[string]string{
-		"package.json": `{"name": "t", "version": "0.1.0", "private": true, "type": "module", "main": "index.ts"}`,
-		"index.ts":     jsBenchSource + "if ((globalThis as any).window) {\n  await (0, 1);\n}\n",
-	} {
-		if err := os.WriteFile(filepath.Join(pkg, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w := newJSWorkspace(t, dir, "", "counter", "")
+	w := jsCounterPackage(t, t.TempDir(), map[string]string{"index.ts": jsBenchSource + "if ((globalThis as any).window) {\n  await (0, 1);\n}\n"})
 	_, diags := ResolveJavaScript(context.Background(), w.req)
 	if !diags.HasErrors() || !strings.Contains(diags.Error(), "Top-level await") || !strings.Contains(diags.Error(), "index.ts") {
 		t.Errorf("diagnostics:\ngot:  %s\nwant: top-level await refused in index.ts", diags.Error())

@@ -623,24 +623,15 @@ export const %s = {
 	})
 }
 
-// TestRunJavaScriptBatch resolves several javascript packages through Run,
-// which bundles them with one esbuild build, and checks every result and
-// every diagnostic against resolving the block alone: sharing a build must
-// change nothing, broken packages included (their errors make the shared
-// build fall back to one build per package).
-func TestRunJavaScriptBatch(t *testing.T) {
-	dir := t.TempDir()
-	blocks := []struct{ name, fixture, extra string }{
-		{"echo", "js-tool", ""},
-		{"echo_again", "js-tool", "  export = \"echo\"\n"},
-		{"adder", "ts-tool", ""},
-		{"throws", "broken/throws", ""},
-		{"syntax", "broken/syntax-error", ""},
-		{"escapes", "broken/escapes", ""},
-		{"missing_dep", "broken/missing-dep", ""},
-		{"missing_export", "broken/missing-export", ""},
-		{"dynamic_import", "broken/dynamic-import", "  export = \"tool\"\n"},
-	}
+// jsFixtureBlock is a javascript tool block of jsFixtureWorkspace: its
+// name, the fixture its package copies, and extra attributes.
+type jsFixtureBlock struct{ name, fixture, extra string }
+
+// jsFixtureWorkspace writes a workspace in dir with jsTestAgent and a
+// block for each of blocks, its package a copy of its fixture, and loads
+// it.
+func jsFixtureWorkspace(t *testing.T, dir string, blocks []jsFixtureBlock) *manifest.Config {
+	t.Helper()
 	acl := jsTestAgent
 	for _, b := range blocks {
 		jsCopyDir(t, filepath.Join(jsFixtures, filepath.FromSlash(b.fixture)), filepath.Join(dir, "tools", b.name))
@@ -653,6 +644,28 @@ func TestRunJavaScriptBatch(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
+	return cfg
+}
+
+// TestRunJavaScriptBatch resolves several javascript packages through Run,
+// which bundles them with one esbuild build, and checks every result and
+// every diagnostic against resolving the block alone: sharing a build must
+// change nothing, broken packages included (their errors make the shared
+// build fall back to one build per package).
+func TestRunJavaScriptBatch(t *testing.T) {
+	dir := t.TempDir()
+	blocks := []jsFixtureBlock{
+		{"echo", "js-tool", ""},
+		{"echo_again", "js-tool", "  export = \"echo\"\n"},
+		{"adder", "ts-tool", ""},
+		{"throws", "broken/throws", ""},
+		{"syntax", "broken/syntax-error", ""},
+		{"escapes", "broken/escapes", ""},
+		{"missing_dep", "broken/missing-dep", ""},
+		{"missing_export", "broken/missing-export", ""},
+		{"dynamic_import", "broken/dynamic-import", "  export = \"tool\"\n"},
+	}
+	cfg := jsFixtureWorkspace(t, dir, blocks)
 	ws, runDiags := Run(context.Background(), cfg, Options{})
 	first, firstDiags := ws, runDiags
 
@@ -693,7 +706,7 @@ func TestRunJavaScriptBatch(t *testing.T) {
 		okCfg.Tools = append(okCfg.Tools, cfg.Tool(name))
 	}
 	before, beforeStrict := jsBundles.Load(), jsStrictBundles.Load()
-	ws, diags = Run(context.Background(), &okCfg, Options{})
+	ws, diags := Run(context.Background(), &okCfg, Options{})
 	if diags.HasErrors() || len(ws.Tools) != 3 {
 		t.Fatalf("resolving three good blocks: %d tools, %s", len(ws.Tools), diags.Error())
 	}
