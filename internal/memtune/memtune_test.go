@@ -31,11 +31,7 @@ func TestStart(t *testing.T) {
 	for range 48 {
 		live = append(live, make([]byte, 1<<20)) // 48 MiB live, past half of 64
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !large.Load() && time.Now().Before(deadline) {
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitLarge(true)
 	runtime.KeepAlive(live)
 	if !large.Load() {
 		t.Fatal("still on the small-heap settings with 48 MiB live")
@@ -49,11 +45,7 @@ func TestStart(t *testing.T) {
 
 	// The heap shrinks again: the small-heap settings come back.
 	live = nil
-	deadline = time.Now().Add(5 * time.Second)
-	for large.Load() && time.Now().Before(deadline) {
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitLarge(false)
 	if large.Load() {
 		t.Fatal("still on the defaults after the heap shrank")
 	}
@@ -62,5 +54,14 @@ func TestStart(t *testing.T) {
 	}
 	if got := debug.SetMemoryLimit(-1); got != limit {
 		t.Errorf("memory limit after the heap shrank\ngot:  %d\nwant: %d", got, limit)
+	}
+}
+
+// waitLarge collects garbage until the watcher's large is want, or five
+// seconds have passed.
+func waitLarge(want bool) {
+	for deadline := time.Now().Add(5 * time.Second); large.Load() != want && time.Now().Before(deadline); {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
 	}
 }
