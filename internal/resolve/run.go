@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -142,18 +143,29 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 		go func() {
 			defer wg.Done()
 			jsResolveAll(ctx, jsJobs, func(n int, f func(int)) {
+				// A few workers take the packages in turn rather than a
+				// goroutine each: reading a definition runs deep in goja,
+				// and a fresh goroutine's stack is grown and copied again
+				// for every package.
+				var next atomic.Int64
 				var each sync.WaitGroup
-				for i := range n {
+				for range min(n, cap(sem)) {
 					each.Add(1)
 					go func() {
 						defer each.Done()
-						select {
-						case sem <- struct{}{}:
-						case <-ctx.Done():
-							return
+						for {
+							i := int(next.Add(1)) - 1
+							if i >= n {
+								return
+							}
+							select {
+							case sem <- struct{}{}:
+							case <-ctx.Done():
+								return
+							}
+							f(i)
+							<-sem
 						}
-						defer func() { <-sem }()
-						f(i)
 					}()
 				}
 				each.Wait()
