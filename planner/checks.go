@@ -123,14 +123,17 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 			v, diags := a.Condition.Value(ctx)
 			if diags.HasErrors() {
 				p.Diagnostics = append(p.Diagnostics, diags...)
-				res = CheckResult{Name: c.Name, Status: CheckError, Message: diags.Errs()[0].Error()}
+				res = CheckResult{Name: c.Name, Status: CheckError, Message: diags.Errs()[0].Error(),
+					Range: a.Condition.Range().Ptr(), Diagnostics: diags}
 				break
 			}
 			bv, err := convert.Convert(v, cty.Bool)
 			if err != nil || bv.IsNull() {
-				p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid check condition",
-					Detail: "The condition must be true or false.", Subject: a.Condition.Range().Ptr()})
-				res = CheckResult{Name: c.Name, Status: CheckError, Message: "condition is not a bool"}
+				d := &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid check condition",
+					Detail: "The condition must be true or false.", Subject: a.Condition.Range().Ptr()}
+				p.Diagnostics = append(p.Diagnostics, d)
+				res = CheckResult{Name: c.Name, Status: CheckError, Message: "condition is not a bool",
+					Range: d.Subject, Diagnostics: hcl.Diagnostics{d}}
 				break
 			}
 			if bv.True() {
@@ -141,13 +144,14 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 			if msg == "" {
 				msg = fmt.Sprintf("check %q failed", c.Name)
 			}
-			p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{
+			d := &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Check failed",
 				Detail:   fmt.Sprintf("%s\n\nThe condition of check %q is false for the capability matrix this plan computes.", msg, c.Name),
 				Subject:  a.Condition.Range().Ptr(),
-			})
-			res = CheckResult{Name: c.Name, Status: CheckFail, Message: msg}
+			}
+			p.Diagnostics = append(p.Diagnostics, d)
+			res = CheckResult{Name: c.Name, Status: CheckFail, Message: msg, Range: d.Subject, Diagnostics: hcl.Diagnostics{d}}
 			break
 		}
 		out = append(out, res)

@@ -198,6 +198,11 @@ type CheckResult struct {
 	Name    string
 	Status  string
 	Message string
+	// Range is the condition of the assertion that failed or could not
+	// be evaluated; nil for a check that passed.
+	Range *hcl.Range
+	// Diagnostics are the errors the check added to the plan's.
+	Diagnostics hcl.Diagnostics
 }
 
 // Options change how a plan is made.

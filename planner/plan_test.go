@@ -171,14 +171,12 @@ func TestFailingAndBrokenChecks(t *testing.T) {
 	if p.Applyable {
 		t.Fatal("got: applyable\nwant: a failed check makes the plan not applyable")
 	}
-	want := []CheckResult{
-		{Name: "assistant_never_shells", Status: CheckFail, Message: "assistant must never reach the shell"},
+	if c := p.Checks[0]; c.Name != "assistant_never_shells" || c.Status != CheckFail || c.Message != "assistant must never reach the shell" ||
+		c.Range == nil || c.Range.Start.Line != 21 || len(c.Diagnostics) != 1 || c.Diagnostics[0].Summary != "Check failed" {
+		t.Errorf("got:  %+v\nwant: assistant_never_shells failed at line 21 with its message and diagnostic", c)
 	}
-	if p.Checks[0] != want[0] {
-		t.Errorf("got:  %+v\nwant: %+v", p.Checks[0], want[0])
-	}
-	if p.Checks[1].Status != CheckError {
-		t.Errorf("got: %+v\nwant: an error for the unknown agent", p.Checks[1])
+	if c := p.Checks[1]; c.Status != CheckError || c.Range == nil || c.Range.Start.Line != 28 || !c.Diagnostics.HasErrors() {
+		t.Errorf("got: %+v\nwant: an error for the unknown agent at line 28, with its diagnostic", c)
 	}
 	var failed, unknown *hcl.Diagnostic
 	for _, d := range p.Diagnostics {

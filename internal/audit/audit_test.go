@@ -197,7 +197,7 @@ func describeRuleFindings(fs []Finding) string {
 var ruleSeverities = map[string]Severity{
 	"AF101": SeverityNote, "AF102": SeverityWarning, "AF103": SeverityWarning, "AF104": SeverityNote,
 	"AF105": SeverityWarning, "AF106": SeverityWarning, "AF107": SeverityWarning, "AF108": SeverityWarning,
-	"AF109": SeverityWarning,
+	"AF109": SeverityWarning, "AF110": SeverityError,
 	"AF201": SeverityWarning, "AF202": SeverityError, "AF203": SeverityWarning, "AF204": SeverityWarning,
 	"AF301": SeverityWarning, "AF302": SeverityWarning, "AF303": SeverityWarning, "AF304": SeverityWarning,
 	"AF305": SeverityError, "AF306": SeverityError,
@@ -261,6 +261,8 @@ func TestRuleMessages(t *testing.T) {
 		{"AF103/hit", "AF103", []string{`"gihub"`, `Did you mean "github"?`}, nil},
 		{"AF105/hit", "AF105", []string{"12 registered tools", "3 tool blocks", `"github::issues"`}, nil},
 		{"AF109/hit", "AF109", []string{`"assistant"`, `"planner"`, `"shell"`, "a2a_planner_link_send"}, nil},
+		{"AF110/hit", "AF110", []string{`Check "assistant_never_shells" failed: The assistant must never reach the shell.`,
+			`Check "typo" cannot be evaluated`, `no agent named "asistant"`}, nil},
 		{"AF202/hit", "AF202", []string{"MCP tool changed since lock", `"create_issue"`, "lock -upgrade"}, nil},
 		{"AF203/hit", "AF203", []string{"destructiveHint: true", "no annotations", `"github" satisfies "github::repo"`}, nil},
 		{"AF305/hit", "AF305", []string{`secret(runtime("GITHUB_TOKEN"))`, `header "Authorization"`}, nil},
@@ -496,7 +498,11 @@ func TestRuleDocs(t *testing.T) {
 			t.Errorf("%s has no help page: %v", rule.ID, err)
 			continue
 		}
-		for _, s := range []string{"# " + rule.ID, rule.Name, "```hcl", "waiver \"" + rule.ID + "\""} {
+		waive := "waiver \"" + rule.ID + "\""
+		if rule.ID == RuleCheckFailed {
+			waive = rule.ID + " cannot be waived"
+		}
+		for _, s := range []string{"# " + rule.ID, rule.Name, "```hcl", waive} {
 			if !bytes.Contains(page, []byte(s)) {
 				t.Errorf("%s.md lacks %q", rule.ID, s)
 			}

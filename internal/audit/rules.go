@@ -32,6 +32,7 @@ const (
 	RuleSkillToolUnreachable = "AF107"
 	RuleRuntimeCapabilities  = "AF108"
 	RuleTransitiveDelegation = "AF109"
+	RuleCheckFailed          = "AF110"
 
 	RuleUnresolvedRemote       = "AF201"
 	RuleLockDrift              = "AF202"
@@ -99,6 +100,11 @@ var catalog = []Rule{
 		ID: RuleTransitiveDelegation, Name: "TransitiveDelegation", Severity: SeverityWarning,
 		Short: "An agent can make another workspace agent call a tool it cannot call itself.",
 		Full:  "An a2a tool with target_agent names the workspace agent behind its URL. An agent that can send to it can ask that agent to call its own tools, so its effective access includes every tool the target can call.",
+	},
+	{
+		ID: RuleCheckFailed, Name: "CheckFailed", Severity: SeverityError,
+		Short: "A check block's assertion is false, or cannot be evaluated, for the plan's capability matrix.",
+		Full:  "A check states what the workspace's access must be, for example that an agent can never call a shell. A failed check makes the plan fail; the audit reports it too, so that a report or a code-scanning upload is never greener than the plan. It cannot be waived: change the configuration or the check.",
 	},
 	{
 		ID: RuleUnresolvedRemote, Name: "UnresolvedRemote", Severity: SeverityWarning,
@@ -192,6 +198,7 @@ func (a *auditor) runChecks() {
 		a.checkDeniedCells, a.checkOverrideReachable, a.checkUnusedHeldTags,
 		a.checkUncallableTools, a.checkOverBroadGrants, a.checkSkillsNotHeld,
 		a.checkSkillTools, a.checkRuntimeCapabilities, a.checkTransitiveDelegation,
+		a.checkFailedChecks,
 		a.checkUnresolvedRemotes, a.checkLockDrift, a.checkDestructiveViaBroadTag,
 		a.checkUntaggedRemoteOrShell,
 		a.checkBashNetwork, a.checkBashEnv, a.checkBashCommands, a.checkHostWrites,
@@ -588,6 +595,33 @@ func (a *auditor) checkTransitiveDelegation() {
 			Message: fmt.Sprintf("Agent %q cannot call %q, but it can make %s call it. Make sure the target may act on its behalf, or stop %q from delegating.", k.agent, k.tool, strings.Join(routes, " or "), k.agent),
 			Target:  "agent." + k.agent, Agent: k.agent, Tool: k.tool, Range: capsRange(decl),
 		}, "")
+	}
+}
+
+// checkFailedChecks reports every check that failed or could not be
+// evaluated (AF110). Its target, check.NAME, is not an address a waiver
+// can name: a check is the workspace's own assertion.
+func (a *auditor) checkFailedChecks() {
+	for _, c := range a.p.Checks {
+		if c.Status == planner.CheckPass {
+			continue
+		}
+		msg := fmt.Sprintf("Check %q failed: %s", c.Name, c.Message)
+		if c.Status == planner.CheckError {
+			// The finding is located already: the diagnostic's own
+			// text, without the position Error() starts with.
+			why := c.Message
+			if errs := c.Diagnostics.Errs(); len(errs) > 0 {
+				if d, ok := errs[0].(*hcl.Diagnostic); ok {
+					why = d.Summary + ": " + d.Detail
+				}
+			}
+			msg = fmt.Sprintf("Check %q cannot be evaluated: %s", c.Name, why)
+		}
+		if !strings.HasSuffix(msg, ".") {
+			msg += "."
+		}
+		a.add(RuleCheckFailed, Finding{Target: "check." + c.Name, Range: c.Range, Message: msg}, c.Status)
 	}
 }
 

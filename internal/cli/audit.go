@@ -10,7 +10,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/agentform/agentform/internal/audit"
+	"github.com/agentform/agentform/planner"
 )
 
 // Exit codes of audit: usage errors are 2 so a CI gate can tell a broken
@@ -57,8 +60,10 @@ Options:
   -chdir=DIR         Use DIR as the workspace.
 
 Exit status: 0 when the audit passes, 1 when a finding at or above
--fail-on is unwaived or the gate fails (or the workspace cannot be read),
-2 for usage errors.
+-fail-on is unwaived or the gate fails, or when the workspace cannot be
+read or wholly planned (a failed check is an AF110 finding; other plan
+errors are printed on standard error and fail the audit whatever
+-fail-on says), 2 for usage errors.
 `) + "\n"
 }
 
@@ -117,9 +122,9 @@ func (c *AuditCommand) Run(args []string) int {
 		c.showDiagnostics(diags, cfg.Files)
 		return ExitError
 	}
-	if *format == "table" {
-		c.showDiagnostics(diags, cfg.Files)
-	}
+	// On standard error whatever the format: the report is on standard
+	// output or in -out.
+	c.showDiagnostics(diags, cfg.Files)
 	report := audit.Run(plan, audit.Options{})
 	switch {
 	case *against == "state":
@@ -153,6 +158,18 @@ func (c *AuditCommand) Run(args []string) int {
 	}
 	_, _ = w.Write(buf.Bytes())
 
+	// Errors that no finding reports (a tool that cannot be resolved, a
+	// lockfile -lockfile=readonly refuses) mean the audit did not see the
+	// whole workspace. It fails whatever -fail-on says, so that it is never
+	// greener than the plan; failed checks and lock drift are findings.
+	if n := len(unreportedErrors(plan, diags)); n > 0 {
+		what := "an error"
+		if n > 1 {
+			what = fmt.Sprintf("%d errors", n)
+		}
+		fmt.Fprintf(c.Stderr, "Error: the audit is incomplete: %s above kept agentform from planning the whole workspace; the report covers only what it could plan.\n", what)
+		return ExitError
+	}
 	if report.Gate != nil && !report.Gate.Pass {
 		return ExitError
 	}
@@ -165,4 +182,25 @@ func (c *AuditCommand) Run(args []string) int {
 		}
 	}
 	return ExitOK
+}
+
+// unreportedErrors are the errors of diags that no finding of the audit
+// reports: all but lock drift (AF202) and failed checks (AF110).
+func unreportedErrors(plan *planner.Plan, diags hcl.Diagnostics) hcl.Diagnostics {
+	reported := map[*hcl.Diagnostic]bool{}
+	for _, d := range plan.Drift {
+		reported[d] = true
+	}
+	for _, ch := range plan.Checks {
+		for _, d := range ch.Diagnostics {
+			reported[d] = true
+		}
+	}
+	var out hcl.Diagnostics
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError && !reported[d] {
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -60,6 +60,34 @@ func TestAuditExitCodesAndWaivers(t *testing.T) {
 	}
 }
 
+// TestAuditNeverGreenerThanPlan: a failed check is an AF110 finding in
+// every format, and an error no finding reports (a tool whose source is
+// missing) fails the audit whatever -fail-on says, with the report still
+// written and the errors on standard error.
+func TestAuditNeverGreenerThanPlan(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	src, _ := os.ReadFile(filepath.Join(dir, "agent.acl"))
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(strings.Replace(string(src), `capabilities      = ["text", "skills"]`, `capabilities      = ["text", "skills", "shell"]`, 1)), 0o644))
+	for _, format := range []string{"json", "sarif", "junit"} {
+		code, stdout, stderr := run(t, "", "-chdir="+dir, "audit", "-format="+format)
+		if code != ExitError || !strings.Contains(stdout, "AF110") || !strings.Contains(stdout, "assistant must never reach the shell") ||
+			!strings.Contains(stderr, "Check failed") || strings.Contains(stderr, "incomplete") {
+			t.Errorf("%s with a failed check got: exit %d\n%s\n%s\nwant: exit 1, an AF110 finding, the check's error on stderr", format, code, stdout, stderr)
+		}
+	}
+
+	dir = copyTree(t, quickstart)
+	must(t, os.RemoveAll(filepath.Join(dir, "tools", "word_count")))
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "audit", "-format=json", "-fail-on=none")
+	var doc struct {
+		Counts map[string]int `json:"counts"`
+	}
+	if code != ExitError || json.Unmarshal([]byte(stdout), &doc) != nil || doc.Counts["warning"] == 0 ||
+		!strings.Contains(stderr, "Source not found") || !strings.Contains(stderr, "the audit is incomplete: an error above") {
+		t.Errorf("with a missing tool source got: exit %d\n%s\n%s\nwant: exit 1, the JSON report, the error and \"incomplete\" on stderr", code, stdout, stderr)
+	}
+}
+
 func TestAuditNoNewAccessGates(t *testing.T) {
 	dir := copyTree(t, quickstart)
 	base := filepath.Join(t.TempDir(), "base.json")

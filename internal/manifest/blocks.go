@@ -812,8 +812,11 @@ func (d *decoder) decodeWaiver(b *hcl.Block) *Waiver {
 	w.Reason = d.str(a, field{name: "reason"}, "")
 	w.Expires = d.str(a, field{name: "expires"}, "")
 	if w.Target.Set && w.Target.Value != "" && !waiverTargetPattern.MatchString(w.Target.Value) {
-		d.errorf(w.Target.Range, "Invalid waiver target",
-			"%q is not an address. A waiver targets \"agent.NAME\", \"tool.NAME\", \"skill.NAME\", \"provider.NAME\", \"network\" or \"filesystem\".", w.Target.Value)
+		detail := fmt.Sprintf("%q is not an address. A waiver targets \"agent.NAME\", \"tool.NAME\", \"skill.NAME\", \"provider.NAME\", \"network\" or \"filesystem\".", w.Target.Value)
+		if strings.HasPrefix(w.Target.Value, "check.") {
+			detail = fmt.Sprintf("%q is a check, and a failed check (AF110) cannot be waived: change the configuration or the check.", w.Target.Value)
+		}
+		d.errorf(w.Target.Range, "Invalid waiver target", "%s", detail)
 	}
 	if w.Reason.Set && strings.TrimSpace(w.Reason.Value) == "" {
 		d.errorf(w.Reason.Range, "Empty waiver reason", "A waiver must say why the finding is accepted; reviewers read this reason.")

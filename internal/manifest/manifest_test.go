@@ -165,3 +165,18 @@ func snapshot(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// TestWaiverOfCheck: a failed check is not waivable, and a waiver that
+// tries says so rather than only that the target is not an address.
+func TestWaiverOfCheck(t *testing.T) {
+	_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(`
+waiver "AF110" {
+  target = "check.assistant_never_shells"
+  reason = "Reviewed."
+}
+`)})
+	if len(diags) != 1 || diags[0].Summary != "Invalid waiver target" || !strings.Contains(diags[0].Detail, "(AF110) cannot be waived") ||
+		diags[0].Subject == nil || diags[0].Subject.Start.Line != 3 {
+		t.Errorf("got:\n%s\nwant: Invalid waiver target at agent.acl:3, saying a failed check cannot be waived", diagLines(diags))
+	}
+}

@@ -147,7 +147,7 @@ func PlanJSON(p *planner.Plan, diags hcl.Diagnostics) *PlanDocument {
 		return true
 	})
 	for _, c := range p.Checks {
-		doc.Checks = append(doc.Checks, JSONCheck(c))
+		doc.Checks = append(doc.Checks, JSONCheck{Name: c.Name, Status: c.Status, Message: c.Message})
 	}
 	for _, c := range p.LockChanges {
 		attrs := c.Attributes
