@@ -121,7 +121,10 @@ func (c *ApplyCommand) Run(args []string) int {
 	} else {
 		render.Plan(c.Stdout, plan, render.PlanOptions{Color: c.color()})
 	}
-	if !plan.HasChanges() {
+	// A lockfile that differs from the one the plan implies (deleted,
+	// edited, with stale entries) is written even when no artifact
+	// changes: the plan says apply writes it.
+	if !plan.HasChanges() && len(plan.LockChanges) == 0 {
 		if saved != nil {
 			fmt.Fprintln(c.Stdout, render.SummaryLine(plan))
 		}

@@ -48,7 +48,7 @@ Options:
                        extend:fs::write,net or replace:read. Honoured only
                        for agents with capability_policy = "extensible".
   -detailed-exitcode   Exit 0 with no changes, 1 on errors, 2 when there
-                       are resource or capability changes.
+                       are resource, capability or lockfile changes.
   -lock-timeout=D      How long to wait for a state lock held by an
                        apply (default 0s: fail at once).
   -out-dir=DIR         Plan artifacts into DIR (see apply -help).
@@ -182,7 +182,7 @@ func (c *PlanCommand) exitCode(plan *planner.Plan, diags hcl.Diagnostics, detail
 	switch {
 	case diags.HasErrors() || plan == nil:
 		return ExitError
-	case detailed && plan.HasChanges():
+	case detailed && (plan.HasChanges() || len(plan.LockChanges) > 0):
 		return ExitChanges
 	}
 	return ExitOK

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -139,6 +140,50 @@ func TestPlanDetailedExitCode(t *testing.T) {
 	code, _, _ := run(t, "", "-chdir="+copyTree(t, quickstart), "plan", "-detailed-exitcode")
 	if code != ExitChanges {
 		t.Errorf("got: exit %d\nwant: 2 (everything is new)", code)
+	}
+}
+
+// TestLockOnlyChanges: a lockfile that is missing or has a stale entry
+// while every artifact is current is a change: plan -detailed-exitcode
+// says 2, and apply writes the lockfile the artifacts were built with.
+func TestLockOnlyChanges(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	lockPath := filepath.Join(dir, "agentform.lock.hcl")
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	applied, err := os.ReadFile(lockPath)
+	must(t, err)
+	for _, tc := range []struct {
+		name    string
+		edit    func()
+		summary string
+	}{
+		{"deleted", func() { must(t, os.Remove(lockPath)) }, "Lockfile: 2 changes to write."},
+		{"stale entry", func() {
+			must(t, os.WriteFile(lockPath, append(slices.Clone(applied), "\ntool \"gone\" {\n  kind   = \"javascript\"\n  source = \"h1:RbTrokOmxOcRTVyVAE2JkiGbm2V9c3zMaDx4Uswxb0I=\"\n}\n"...), 0o644))
+		}, "Lockfile: 1 change to write."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.edit()
+			code, stdout, _ := run(t, "", "-chdir="+dir, "plan", "-detailed-exitcode", "-no-color")
+			if code != ExitChanges || !strings.Contains(stdout, "Artifacts match the configuration. "+tc.summary) {
+				t.Errorf("plan got: exit %d\n%s\nwant: exit 2 and %q", code, stdout, tc.summary)
+			}
+			code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color")
+			if code != ExitOK || !strings.Contains(stdout, "Wrote agentform.lock.hcl") {
+				t.Errorf("apply got: exit %d\n%s%s\nwant: the lockfile written", code, stdout, stderr)
+			}
+			if got, _ := os.ReadFile(lockPath); !bytes.Equal(got, applied) {
+				t.Errorf("lockfile after apply\ngot:\n%s\nwant:\n%s", got, applied)
+			}
+			if code, stdout, stderr := run(t, "", "-chdir="+dir, "verify", "dist/assistant.agent.tgz"); code != ExitOK || !strings.Contains(stdout, "matches agentform.lock.hcl") {
+				t.Errorf("verify got: exit %d\n%s%s\nwant: the artifact matches the lockfile again", code, stdout, stderr)
+			}
+			if code, stdout, _ := run(t, "", "-chdir="+dir, "plan", "-detailed-exitcode", "-no-color"); code != ExitOK || !strings.Contains(stdout, "No changes.") {
+				t.Errorf("plan after apply got: exit %d\n%s\nwant: no changes", code, stdout)
+			}
+		})
 	}
 }
 

@@ -119,7 +119,14 @@ func SummaryLine(p *planner.Plan) string {
 		}
 	}
 	if !p.HasChanges() {
-		return "No changes. Artifacts match the configuration."
+		switch n := len(p.LockChanges); n {
+		case 0:
+			return "No changes. Artifacts match the configuration."
+		case 1:
+			return "Artifacts match the configuration. Lockfile: 1 change to write."
+		default:
+			return fmt.Sprintf("Artifacts match the configuration. Lockfile: %d changes to write.", n)
+		}
 	}
 	return fmt.Sprintf("Plan: %d to add, %d to change, %d to destroy. Capabilities: %d granted, %d revoked, %d denials.",
 		add, change, destroy, granted, revoked, p.DenialCount())
