@@ -76,7 +76,7 @@ func (c *ApplyCommand) Run(args []string) int {
 	var saved *planner.Saved
 	if fs.NArg() == 1 {
 		var err error
-		if saved, err = planner.ReadSaved(fs.Arg(0)); err != nil {
+		if saved, err = planner.ReadSaved(c.path(fs.Arg(0))); err != nil {
 			fmt.Fprintf(c.Stderr, "Error: reading the saved plan: %s.\n", err)
 			return ExitError
 		}

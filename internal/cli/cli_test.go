@@ -277,6 +277,15 @@ func TestFmt(t *testing.T) {
 		t.Errorf("fmt changed a file with a syntax error")
 	}
 
+	// A file named explicitly must be an .acl file: JSON manifests are
+	// not formatted, and parsing one as native syntax gave a false error.
+	json := filepath.Join(dir, "extra.acl.json")
+	must(t, os.WriteFile(json, []byte(`{"locals":{"x":1}}`), 0o644))
+	code, _, stderr = run(t, "", "-chdir="+dir, "fmt", "-check", "extra.acl.json")
+	if code != ExitError || !strings.Contains(stderr, "extra.acl.json is not a .acl file") || strings.Contains(stderr, "Argument or block definition required") {
+		t.Errorf("fmt of a JSON manifest got: exit %d\n%s\nwant: refused as not a .acl file", code, stderr)
+	}
+
 	// stdin to stdout.
 	code, stdout, _ = run(t, unformatted, "fmt", "-")
 	if code != ExitOK || stdout != formatted {
@@ -302,5 +311,26 @@ func TestVersion(t *testing.T) {
 	code, stdout, _ := run(t, "", "version")
 	if code != ExitOK || !strings.HasPrefix(stdout, "agentform v") {
 		t.Errorf("got: exit %d %q\nwant: agentform vX", code, stdout)
+	}
+}
+
+// TestChdirPaths: with -chdir, a relative file on the command line is
+// relative to the workspace for every command, as plan -out's is.
+func TestChdirPaths(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-out=saved.plan", "-no-color"); code != ExitOK {
+		t.Fatalf("plan -out: exit %d\n%s", code, stderr)
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "show", "-no-color", "saved.plan"); code != ExitOK || !strings.Contains(stdout, "agent.assistant") {
+		t.Errorf("show saved.plan got: exit %d\n%s%s\nwant: the saved plan", code, stdout, stderr)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-no-color", "saved.plan"); code != ExitOK {
+		t.Fatalf("apply saved.plan got: exit %d\n%s\nwant: the saved plan applied", code, stderr)
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "verify", "dist/assistant.agent.tgz"); code != ExitOK || !strings.Contains(stdout, "OK") {
+		t.Errorf("verify got: exit %d\n%s%s\nwant: OK", code, stdout, stderr)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "verify", "dist/nobody.agent.tgz"); code != ExitError || !strings.Contains(stderr, "there is no artifact at "+filepath.Join(dir, "dist", "nobody.agent.tgz")) {
+		t.Errorf("verify of a missing file got: exit %d\n%s\nwant: there is no artifact at the resolved path", code, stderr)
 	}
 }

@@ -85,6 +85,10 @@ func (c *FmtCommand) Run(args []string) int {
 			return ExitError
 		}
 		if !info.IsDir() {
+			if !strings.HasSuffix(p, manifest.SuffixNative) {
+				fmt.Fprintf(c.Stderr, "Error: %s is not a %s file; fmt formats only those (*.acl.json files are left as they are).\n", t, manifest.SuffixNative)
+				return ExitError
+			}
 			files = append(files, p)
 			continue
 		}

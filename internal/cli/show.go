@@ -46,7 +46,7 @@ func (c *ShowCommand) Run(args []string) int {
 		return ExitError
 	}
 	if fs.NArg() == 1 {
-		saved, err := planner.ReadSaved(fs.Arg(0))
+		saved, err := planner.ReadSaved(c.path(fs.Arg(0)))
 		if err != nil {
 			fmt.Fprintf(c.Stderr, "Error: reading the saved plan: %s.\n", err)
 			return ExitError

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -28,7 +29,9 @@ Usage: agentform [-chdir=DIR] verify [options] ARTIFACT
 Options:
 
   -lockfile=false  Do not compare with the workspace's lockfile.
-  -chdir=DIR       Use DIR as the workspace (for the lockfile).
+  -no-color        Disable colour.
+  -chdir=DIR       Use DIR as the workspace: its lockfile is compared,
+                   and a relative ARTIFACT path is read from it.
 `) + "\n"
 }
 
@@ -44,9 +47,13 @@ func (c *VerifyCommand) Run(args []string) int {
 		return ExitError
 	}
 	path := fs.Arg(0)
-	f, err := os.Open(path)
+	f, err := os.Open(c.path(path))
+	if errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(c.Stderr, "Error: there is no artifact at %s.\n", c.path(path))
+		return ExitError
+	}
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+		fmt.Fprintf(c.Stderr, "Error: reading %s: %s.\n", path, err)
 		return ExitError
 	}
 	defer f.Close()
