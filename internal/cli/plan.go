@@ -120,13 +120,16 @@ func (c *PlanCommand) Run(args []string) int {
 	var plan *planner.Plan
 	if !diags.HasErrors() {
 		db, err := c.openState(true, *lockTimeout, "plan")
-		if err != nil {
-			c.showStateError(err)
-			return ExitError
+		var prior *planner.Applied
+		if err == nil {
+			prior, err = planner.AppliedFromState(db)
 		}
-		prior, err := planner.AppliedFromState(db)
 		if db != nil {
 			db.Close()
+		}
+		if err != nil && *jsonOut {
+			// The document is printed even so, with the reason.
+			return c.writePlanJSON(nil, append(diags, stateDiagnostic(err)), *detailed)
 		}
 		if err != nil {
 			c.showStateError(err)
@@ -147,13 +150,7 @@ func (c *PlanCommand) Run(args []string) int {
 	}
 
 	if *jsonOut {
-		enc := json.NewEncoder(c.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(render.PlanJSON(plan, diags)); err != nil {
-			fmt.Fprintf(c.Stderr, "Error: writing JSON: %s\n", err)
-			return ExitError
-		}
-		return c.exitCode(plan, diags, *detailed)
+		return c.writePlanJSON(plan, diags, *detailed)
 	}
 
 	c.showDiagnostics(diags, cfg.Files)
@@ -165,6 +162,17 @@ func (c *PlanCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stdout, "\nSaved the plan to: %s\n\nTo perform exactly these actions, run:\n  agentform apply %q\n", *out, *out)
 	}
 	return c.exitCode(plan, diags, *detailed)
+}
+
+// writePlanJSON prints the JSON plan document and returns the exit code.
+func (c *PlanCommand) writePlanJSON(plan *planner.Plan, diags hcl.Diagnostics, detailed bool) int {
+	enc := json.NewEncoder(c.Stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(render.PlanJSON(plan, diags)); err != nil {
+		fmt.Fprintf(c.Stderr, "Error: writing JSON: %s\n", err)
+		return ExitError
+	}
+	return c.exitCode(plan, diags, detailed)
 }
 
 // savePlan writes the plan to path with its JSON document and plain text.

@@ -187,6 +187,34 @@ func TestLockOnlyChanges(t *testing.T) {
 	}
 }
 
+// TestPlanUnreadableState: a state database that cannot be read is a
+// located-in-words error with what to do, and plan -json still prints
+// its document, unapplyable, with the reason.
+func TestPlanUnreadableState(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	must(t, os.MkdirAll(filepath.Join(dir, ".agentform"), 0o755))
+	junk := bytes.Repeat([]byte{0x5a, 0xa5, 0x01}, 1700)
+	must(t, os.WriteFile(filepath.Join(dir, ".agentform", "state.db"), junk, 0o600))
+	before := snapshot(t, dir)
+
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-json")
+	var doc struct {
+		Applyable   bool `json:"applyable"`
+		Diagnostics []struct{ Severity, Summary, Detail string }
+	}
+	if code != ExitError || json.Unmarshal([]byte(stdout), &doc) != nil || doc.Applyable || len(doc.Diagnostics) != 1 ||
+		doc.Diagnostics[0].Summary != "Cannot read the state" || !strings.Contains(doc.Diagnostics[0].Detail, "state database is corrupt") || stderr != "" {
+		t.Errorf("plan -json got: exit %d\n%s\n%s\nwant: exit 1 and a document with the state error", code, stdout, stderr)
+	}
+	code, _, stderr = run(t, "", "-chdir="+dir, "plan", "-no-color")
+	if code != ExitError || !strings.Contains(stderr, "Error: Cannot read the state") || !strings.Contains(stderr, "move it aside") {
+		t.Errorf("plan got: exit %d\n%s\nwant: the state error with what to do", code, stderr)
+	}
+	if after := snapshot(t, dir); after != before {
+		t.Errorf("plan changed the workspace")
+	}
+}
+
 func TestPlanJSONOnInvalidInput(t *testing.T) {
 	dir := "../manifest/testdata/invalid/locals_runtime"
 	before := snapshot(t, dir)

@@ -4,9 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/agentform/agentform/internal/state"
 	"github.com/agentform/agentform/internal/version"
@@ -35,7 +40,23 @@ func (m *Meta) showStateError(err error) {
 		fmt.Fprintf(m.Stderr, "\nagentform acquires a state lock to protect the state from being written by\nmultiple users at the same time. Wait for the other operation to finish, or\nretry with a longer -lock-timeout (for example -lock-timeout=30s).\n")
 		return
 	}
-	fmt.Fprintf(m.Stderr, "Error: %s\n", err)
+	d := stateDiagnostic(err)
+	fmt.Fprintf(m.Stderr, "Error: %s\n\n%s\n", d.Summary, d.Detail)
+}
+
+// stateDiagnostic describes a state database that cannot be opened or
+// read, with what to do about it.
+func stateDiagnostic(err error) *hcl.Diagnostic {
+	d := &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read the state", Detail: capitalize(err.Error()) + "."}
+	var le *state.LockError
+	switch {
+	case errors.As(err, &le):
+		d.Summary = "Error acquiring the state lock"
+		d.Detail += " Wait for the other operation to finish, or retry with a longer -lock-timeout (for example -lock-timeout=30s)."
+	case errors.Is(err, state.ErrCorrupt):
+		d.Detail += " Restore " + filepath.Join(state.DirName, state.FileName) + " from a backup, or move it aside: the next plan then starts from no state, and apply rebuilds every artifact."
+	}
+	return d
 }
 
 // StateCommand is "agentform state": inspect and edit the state database.
@@ -188,4 +209,11 @@ func (c *StateCommand) rm(address string, timeout time.Duration) int {
 	}
 	fmt.Fprintf(c.Stdout, "Removed %s from state (serial %d). The next plan creates it again.\n", address, meta.Serial)
 	return ExitOK
+}
+
+// capitalize upper-cases the first letter of s, for an error's text used
+// as a sentence.
+func capitalize(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -66,6 +67,9 @@ type DB struct {
 func Open(workspace string, opts Options) (*DB, error) {
 	dir := filepath.Join(workspace, DirName)
 	path := filepath.Join(dir, FileName)
+	if err := checkPlace(dir, path); err != nil {
+		return nil, err
+	}
 	if opts.ReadOnly {
 		// Check first: bbolt would fail on a missing file anyway, but a file a
 		// writer created and has not initialised yet (size 0) would make bbolt
@@ -116,6 +120,19 @@ func Open(workspace string, opts Options) (*DB, error) {
 	return db, nil
 }
 
+// checkPlace refuses a state directory or database file that is something
+// else (a file where the directory should be, a directory where the file
+// should be), with what to do, rather than the system's error.
+func checkPlace(dir, path string) error {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory: agentform keeps its state database in it; move the file away", dir)
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a file: it should be agentform's state database; move it away", path)
+	}
+	return nil
+}
+
 // openError classifies an error from bbolt.Open.
 func openError(dir, path string, readOnly bool, err error) error {
 	switch {
@@ -125,7 +142,9 @@ func openError(dir, path string, readOnly bool, err error) error {
 		// Removed between the Stat and the open.
 		return fmt.Errorf("opening %s: %w", path, ErrNoState)
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch),
-		errors.Is(err, berrors.ErrChecksum):
+		errors.Is(err, berrors.ErrChecksum),
+		// bbolt has no error value for a file shorter than its pages.
+		strings.HasPrefix(err.Error(), "file size too small"):
 		return fmt.Errorf("opening %s: %w: %w", path, ErrCorrupt, err)
 	}
 	return fmt.Errorf("opening %s: %w", path, err)

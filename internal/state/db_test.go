@@ -3,6 +3,7 @@ package state_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -213,6 +214,18 @@ func TestOpenCorrupt(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "invalid database"},
+		{"random bytes", func(t *testing.T, ws string) {
+			if err := os.Mkdir(filepath.Join(ws, state.DirName), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			junk := make([]byte, 5000)
+			for i := range junk {
+				junk[i] = byte(i*7919 + i/13)
+			}
+			if err := os.WriteFile(filepath.Join(ws, state.DirName, state.FileName), junk, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "state database is corrupt"},
 		{"newer format version", func(t *testing.T, ws string) {
 			db := openWriter(t, ws)
 			_ = db.Close()
@@ -242,6 +255,42 @@ func TestOpenCorrupt(t *testing.T) {
 				}
 				if _, err := os.Stat(filepath.Join(ws, state.DirName, state.LockInfoName)); !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("a refused open left lock info\ngot:  %v\nwant: %v", err, os.ErrNotExist)
+				}
+			})
+		}
+	}
+}
+
+// TestOpenWrongPlace: a file where the state directory belongs, or a
+// directory where the database belongs, is named with what to do, and
+// nothing is created.
+func TestOpenWrongPlace(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		setup      func(ws string) error
+	}{
+		{"directory is a file", "is not a directory: agentform keeps its state database in it", func(ws string) error {
+			return os.WriteFile(filepath.Join(ws, state.DirName), nil, 0o644)
+		}},
+		{"database is a directory", "is not a file: it should be agentform's state database", func(ws string) error {
+			return os.MkdirAll(filepath.Join(ws, state.DirName, state.FileName), 0o755)
+		}},
+	} {
+		for _, readOnly := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/readonly=%v", tc.name, readOnly), func(t *testing.T) {
+				ws := t.TempDir()
+				if err := tc.setup(ws); err != nil {
+					t.Fatal(err)
+				}
+				db, err := state.Open(ws, state.Options{ReadOnly: readOnly})
+				if db != nil {
+					_ = db.Close()
+				}
+				if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, state.ErrNoState) {
+					t.Errorf("open\ngot:  %v\nwant: an error saying %q", err, tc.want)
+				}
+				if _, err := os.Stat(filepath.Join(ws, state.DirName, state.LockInfoName)); err == nil {
+					t.Errorf("a refused open left lock info")
 				}
 			})
 		}
