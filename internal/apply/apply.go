@@ -208,7 +208,7 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 	}
 	if writeLock {
 		if err := lockfile.WriteChecked(lock); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", lockfile.FileName, err)
+			return nil, err // "writing PATH: why"
 		}
 		progress("Wrote %s", lockfile.FileName)
 	}

@@ -2,7 +2,9 @@ package audit
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sort"
 )
@@ -93,8 +95,12 @@ func compare(r *Report, against string, before map[Access]bool, knownFindings ma
 // ReadBaseline reads a report written by "agentform audit -format=json".
 func ReadBaseline(path string) (*Report, error) {
 	b, err := os.ReadFile(path)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading the baseline %s: %w", path, err)
 	}
 	var base struct {
 		FormatVersion string `json:"format_version"`

@@ -148,7 +148,7 @@ func (c *AuditCommand) Run(args []string) int {
 	var w io.Writer = c.Stdout
 	if *out != "" {
 		if err := writeFileAtomic(c.path(*out), buf.Bytes()); err != nil {
-			fmt.Fprintf(c.Stderr, "Error: writing %s: %s.\n", *out, err)
+			fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 			return ExitError
 		}
 		if *format != "table" {

@@ -31,13 +31,29 @@ func TestAuditExitCodesAndWaivers(t *testing.T) {
 		{"bad level is a usage error", []string{"audit", "-fail-on=fatal"}, exitUsage, ""},
 		{"bad format is a usage error", []string{"audit", "-format=pdf"}, exitUsage, ""},
 		{"both gates is a usage error", []string{"audit", "-against=state", "-baseline=x.json"}, exitUsage, ""},
+		{"missing baseline is a usage error", []string{"audit", "-baseline=nowhere.json"}, exitUsage, ""},
+		{"unwritable -out", []string{"audit", "-format=json", "-out=nodir/x.json"}, ExitError, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, tc.args...)...)
 			if code != tc.code || !strings.Contains(stdout, tc.out) {
 				t.Errorf("got: exit %d\n%s%s\nwant: exit %d with %q", code, stdout, stderr, tc.code, tc.out)
 			}
+			// Errors name the file and the reason once, and never a
+			// temporary file.
+			for _, bad := range []string{".tmp", "writing nodir/x.json: writing", "Error: open "} {
+				if strings.Contains(stderr, bad) {
+					t.Errorf("stderr %q contains %q", stderr, bad)
+				}
+			}
 		})
+	}
+
+	if _, _, stderr := run(t, "", "-chdir="+dir, "audit", "-baseline=nowhere.json"); !strings.Contains(stderr, "reading the baseline "+filepath.Join(dir, "nowhere.json")+": no such file or directory") {
+		t.Errorf("missing baseline got:\n%s\nwant: which file and why", stderr)
+	}
+	if _, _, stderr := run(t, "", "-chdir="+dir, "audit", "-format=json", "-out=nodir/x.json"); !strings.Contains(stderr, "cannot create a file in "+filepath.Join(dir, "nodir")) {
+		t.Errorf("unwritable -out got:\n%s\nwant: which directory and why", stderr)
 	}
 
 	// A waiver moves the AF201 finding to the waived list.

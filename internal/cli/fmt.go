@@ -182,7 +182,7 @@ func (c *FmtCommand) formatFile(path string, write, diff bool) (bool, error) {
 	}
 	if write {
 		if err := writeFileAtomic(path, out); err != nil {
-			fmt.Fprintf(c.Stderr, "Error: writing %s: %s\n", name, err)
+			fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 			return true, err
 		}
 	}

@@ -94,7 +94,7 @@ func (c *InitCommand) Run(args []string) int {
 			return ExitError
 		}
 		if err := writeFileAtomic(p, f.data); err != nil {
-			fmt.Fprintf(c.Stderr, "Error: writing %s: %s\n", f.path, err)
+			fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 			return ExitError
 		}
 	}

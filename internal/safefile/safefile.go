@@ -4,7 +4,9 @@
 package safefile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -31,7 +33,7 @@ func write(path string, data []byte, perm os.FileMode, sync bool) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: cannot create a file in %s: %w", path, dir, bare(err))
 	}
 	done := false
 	defer func() {
@@ -41,21 +43,21 @@ func write(path string, data []byte, perm os.FileMode, sync bool) error {
 		}
 	}()
 	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", path, bare(err))
 	}
 	if err := tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", path, bare(err))
 	}
 	if sync {
 		if err := tmp.Sync(); err != nil {
-			return fmt.Errorf("writing %s: %w", path, err)
+			return fmt.Errorf("writing %s: %w", path, bare(err))
 		}
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", path, bare(err))
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", path, bare(err))
 	}
 	done = true
 	if !sync {
@@ -68,4 +70,18 @@ func write(path string, data []byte, perm os.FileMode, sync bool) error {
 		d.Close()
 	}
 	return nil
+}
+
+// bare is err without the path of the temporary file, which means nothing
+// to whoever reads the message: the system's reason alone.
+func bare(err error) error {
+	var le *os.LinkError
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &le):
+		return le.Err
+	case errors.As(err, &pe):
+		return pe.Err
+	}
+	return err
 }

@@ -1,6 +1,8 @@
 package safefile
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -36,7 +38,12 @@ func testWrite(t *testing.T, Write func(string, []byte, os.FileMode) error) {
 		t.Errorf("got %d entries\nwant: only the file, no temporary left", len(entries))
 	}
 	// An error (the directory is gone) leaves nothing behind.
-	if err := Write(filepath.Join(dir, "missing", "f"), []byte("x"), 0o644); err == nil {
-		t.Error("got: no error writing into a missing directory")
+	// The message names the file and the directory, not the temporary
+	// file, and the system's reason is still there for errors.Is.
+	missing := filepath.Join(dir, "missing", "f")
+	err := Write(missing, []byte("x"), 0o644)
+	want := "writing " + missing + ": cannot create a file in " + filepath.Dir(missing) + ": no such file or directory"
+	if err == nil || err.Error() != want || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("writing into a missing directory\ngot:  %v\nwant: %s", err, want)
 	}
 }
