@@ -55,6 +55,9 @@ Options:
   -baseline=FILE     The same gate against a previous audit -format=json.
   -refresh=false     Contact no MCP server or A2A agent.
   -resolve-timeout=D Timeout for each remote operation (default 10s).
+  -lockfile=readonly Also fail when the resolved tools differ from the
+                     lockfile, as plan -lockfile=readonly does (audit
+                     never writes the lockfile either way).
   -lock-timeout=D    How long to wait for the state lock (default 0s).
   -no-color          Disable colour.
   -chdir=DIR         Use DIR as the workspace.

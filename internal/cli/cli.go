@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agext/levenshtein"
 	hcli "github.com/hashicorp/cli"
 
 	"github.com/agentform/agentform/internal/version"
@@ -72,6 +73,10 @@ func Run(args []string, streams Streams) int {
 		"validate": func() (hcli.Command, error) { return &ValidateCommand{Meta: meta}, nil },
 		"version":  func() (hcli.Command, error) { return &VersionCommand{Meta: meta}, nil },
 	}
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && commands[args[0]] == nil {
+		fmt.Fprintf(streams.Stderr, "Error: agentform has no command named %q.%s\n\nTo see all of agentform's commands, run:\n  agentform -help\n", args[0], didYouMean(args[0], commands))
+		return ExitError
+	}
 	c := &hcli.CLI{
 		Name:        "agentform",
 		Version:     version.Version,
@@ -87,6 +92,20 @@ func Run(args []string, streams Streams) int {
 		return ExitError
 	}
 	return code
+}
+
+// didYouMean suggests the command closest to name, when one is close.
+func didYouMean(name string, commands map[string]hcli.CommandFactory) string {
+	best, bestDist := "", 3
+	for c := range commands {
+		if d := levenshtein.Distance(name, c, nil); d < bestDist || d == bestDist && c < best {
+			best, bestDist = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" Did you mean %q?", best)
 }
 
 func helpFunc(commands map[string]hcli.CommandFactory) string {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -82,6 +83,62 @@ func TestHelpOnEveryCommand(t *testing.T) {
 	code, stdout, _ := run(t, "", "-help")
 	if code != ExitOK || !strings.Contains(stdout, "validate") || !strings.Contains(stdout, "-chdir=DIR") {
 		t.Errorf("got: exit %d\n%s\nwant: the command list", code, stdout)
+	}
+}
+
+// TestHelpListsEveryOption: "agentform CMD -help" names every option CMD
+// accepts, for every command in the command list.
+func TestHelpListsEveryOption(t *testing.T) {
+	_, top, _ := run(t, "", "-help")
+	var commands []string
+	for _, line := range strings.Split(top[strings.Index(top, "Commands:"):], "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			break
+		}
+		commands = append(commands, f[0])
+	}
+	if len(commands) < 10 {
+		t.Fatalf("got commands %v\nwant: the command list of agentform -help", commands)
+	}
+	for _, cmd := range commands {
+		t.Run(cmd, func(t *testing.T) {
+			var seen int
+			flagSetSeen = func(fs *flag.FlagSet, help string) {
+				seen++
+				fs.VisitAll(func(f *flag.Flag) {
+					if !regexp.MustCompile(`(?m)^\s*-` + regexp.QuoteMeta(f.Name) + `\b`).MatchString(help) {
+						t.Errorf("%s -help does not list -%s", cmd, f.Name)
+					}
+				})
+			}
+			defer func() { flagSetSeen = nil }()
+			// -help is answered before the command runs; an unknown
+			// option makes it parse its flags and show the same help.
+			args := []string{cmd, "-no-such-option"}
+			if cmd == "state" {
+				args = []string{cmd, "list", "-no-such-option"}
+			}
+			_, _, stderr := run(t, "", args...)
+			if _, stdout, _ := run(t, "", cmd, "-help"); !strings.Contains(stderr, strings.TrimSpace(stdout)) {
+				t.Errorf("the usage error shows\n%s\nwant: the -help text\n%s", stderr, stdout)
+			}
+			if seen == 0 {
+				t.Errorf("%s parsed no flags", cmd)
+			}
+		})
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	for _, tc := range []struct{ name, want string }{
+		{"plna", `agentform has no command named "plna". Did you mean "plan"?`},
+		{"nosuch", `agentform has no command named "nosuch".` + "\n"},
+	} {
+		code, stdout, stderr := run(t, "", tc.name)
+		if code != ExitError || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "agentform -help") || stdout != "" {
+			t.Errorf("agentform %s got: exit %d\n%s%s\nwant: exit 1 and %q", tc.name, code, stdout, stderr, tc.want)
+		}
 	}
 }
 

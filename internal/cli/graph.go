@@ -31,6 +31,10 @@ Options:
   -denied=false      Leave denied edges out (large workspaces).
   -refresh=false     Contact no MCP server or A2A agent.
   -resolve-timeout=D Timeout for each remote operation (default 10s).
+  -lockfile=readonly Fail when the resolved tools differ from the
+                     lockfile (the graph never writes it either way).
+  -no-color          Accepted, as by every command; dot has no colour
+                     codes.
   -chdir=DIR         Use DIR as the workspace.
 `) + "\n"
 }

@@ -38,6 +38,7 @@ Options:
 
   -agent=NAME  Name of the agent (default: derived from DIR, else
                "assistant").
+  -no-color    Disable colour.
   -chdir=DIR   Use DIR as the workspace.
 `) + "\n"
 }

@@ -43,9 +43,17 @@ func (m *Meta) flagSet(name string) *flag.FlagSet {
 	return fs
 }
 
+// flagSetSeen, when a test sets it, is given every flag set a command
+// parses with the help text it shows, so that the test can check that the
+// help lists every option.
+var flagSetSeen func(fs *flag.FlagSet, help string)
+
 // parseFlags parses args and reports a usage error the way Terraform does.
 // ok is false when the command should stop with ExitError.
 func (m *Meta) parseFlags(fs *flag.FlagSet, args []string, help string) bool {
+	if flagSetSeen != nil {
+		flagSetSeen(fs, help)
+	}
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(m.Stderr, "Error: %s\n\n%s", strings.TrimSpace(err.Error()), help)
 		return false

@@ -52,6 +52,7 @@ Options:
                                "extensible"; ignored with a warning otherwise.
   -session=ID                  stdio only: the session whose state calls
                                read and update (default: a new session).
+  -no-color                    Disable colour in messages.
   -chdir=DIR                   Use DIR as the workspace (runtime database;
                                a relative ARTIFACT is found there too).
 `) + "\n"
@@ -160,6 +161,7 @@ Options:
                                inherit, for extensible agents only.
   -timeout=DURATION            Stop the call after DURATION (default 5m).
   -json                        Print {output, state, record} as JSON.
+  -no-color                    Disable colour.
   -chdir=DIR                   Use DIR as the workspace.
 `) + "\n"
 }
@@ -269,6 +271,7 @@ Options:
 
   -json        Print the records as a JSON array.
   -last=N      Only the last N calls (default: all).
+  -no-color    Disable colour.
   -chdir=DIR   Use DIR as the workspace.
 `) + "\n"
 }

@@ -84,6 +84,7 @@ Options:
 
   -json              With show: JSON output.
   -lock-timeout=D    How long to wait for the state lock (default 0s).
+  -no-color          Disable colour.
   -chdir=DIR         Use DIR as the workspace.
 `) + "\n"
 }

@@ -24,7 +24,10 @@ Usage: agentform version [options]
 
 Options:
 
-  -json   Print the version as JSON.
+  -json       Print the version as JSON.
+  -no-color   Accepted, as by every command; the output has no colour.
+  -chdir=DIR  Accepted, as by every command; the version does not depend
+              on the workspace.
 `) + "\n"
 }
 
