@@ -76,6 +76,11 @@ type WriteOptions struct {
 	// content, for source snippets in the table and HTML formats. It is
 	// optional: a missing file prints the location alone.
 	Source map[string][]byte
+	// RepoPath is the workspace's path from the repository root
+	// ("examples/quickstart"; "" for the root itself). SARIF locations are
+	// relative to the repository root, where code-scanning services look
+	// for files; other formats keep paths relative to the workspace.
+	RepoPath string
 }
 
 // Write renders r in the named format ("" is the table) to w. It returns
@@ -93,7 +98,7 @@ func Write(w io.Writer, r *Report, format string, opts WriteOptions) error {
 	case FormatJSON:
 		err = writeJSON(w, r)
 	case FormatSARIF:
-		err = writeSARIF(w, r)
+		err = writeSARIF(w, r, opts.RepoPath)
 	case FormatMarkdown:
 		err = writeMarkdown(w, r, opts)
 	case FormatHTML:

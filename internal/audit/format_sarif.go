@@ -89,8 +89,13 @@ type sarifPhysicalLocation struct {
 }
 
 type sarifArtifactLocation struct {
-	URI string `json:"uri"`
+	URI       string `json:"uri"`
+	URIBaseID string `json:"uriBaseId,omitempty"`
 }
+
+// sarifSourceRoot is the base of relative locations: the repository root
+// (WriteOptions.RepoPath), as code-scanning services resolve them.
+const sarifSourceRoot = "%SRCROOT%"
 
 type sarifRegion struct {
 	StartLine   int `json:"startLine"`
@@ -120,7 +125,7 @@ type sarifWaiverDetail struct {
 // writeSARIF writes one run whose driver declares every rule of the
 // report, sorted by ID; results are the findings, then the waived findings
 // with a suppression each.
-func writeSARIF(w io.Writer, r *Report) error {
+func writeSARIF(w io.Writer, r *Report, repoPath string) error {
 	rules := orderedRules(r.Rules)
 	index := map[string]int{}
 	driver := sarifDriver{
@@ -152,10 +157,10 @@ func writeSARIF(w io.Writer, r *Report) error {
 
 	results := make([]sarifResult, 0, len(r.Findings)+len(r.Waived))
 	for _, f := range orderedFindings(r.Findings) {
-		results = append(results, newSARIFResult(f, index, false))
+		results = append(results, newSARIFResult(f, index, false, repoPath))
 	}
 	for _, f := range orderedFindings(r.Waived) {
-		results = append(results, newSARIFResult(f, index, true))
+		results = append(results, newSARIFResult(f, index, true, repoPath))
 	}
 
 	doc := sarifLog{
@@ -174,7 +179,7 @@ func writeSARIF(w io.Writer, r *Report) error {
 	return enc.Encode(doc)
 }
 
-func newSARIFResult(f Finding, index map[string]int, waived bool) sarifResult {
+func newSARIFResult(f Finding, index map[string]int, waived bool, repoPath string) sarifResult {
 	res := sarifResult{
 		RuleID:    f.RuleID,
 		Level:     sarifLevel(f.Severity),
@@ -184,14 +189,14 @@ func newSARIFResult(f Finding, index map[string]int, waived bool) sarifResult {
 	if i, ok := index[f.RuleID]; ok {
 		res.RuleIndex = &i
 	}
-	if loc, ok := newSARIFLocation(f.Range, f.Target); ok {
+	if loc, ok := newSARIFLocation(f.Range, f.Target, repoPath); ok {
 		res.Locations = append(res.Locations, loc)
 	}
 	if f.Fingerprint != "" {
 		res.PartialFingerprints = map[string]string{sarifFingerprint: f.Fingerprint}
 	}
 	if waived {
-		res.Suppressions = []sarifSuppression{newSARIFSuppression(f.Waiver)}
+		res.Suppressions = []sarifSuppression{newSARIFSuppression(f.Waiver, repoPath)}
 	}
 	return res
 }
@@ -200,13 +205,13 @@ func newSARIFResult(f Finding, index map[string]int, waived bool) sarifResult {
 // block's location is known (it lives in the manifest being audited),
 // "external" otherwise. A waived finding without a Waiver still gets an
 // external suppression, so that it is never reported as open.
-func newSARIFSuppression(w *Waiver) sarifSuppression {
+func newSARIFSuppression(w *Waiver, repoPath string) sarifSuppression {
 	s := sarifSuppression{Kind: "external", Status: "accepted"}
 	if w == nil {
 		return s
 	}
 	s.Justification = w.Reason
-	if loc, ok := newSARIFLocation(w.Range, ""); ok {
+	if loc, ok := newSARIFLocation(w.Range, "", repoPath); ok {
 		s.Kind = "inSource"
 		s.Location = &loc
 	}
@@ -217,11 +222,17 @@ func newSARIFSuppression(w *Waiver) sarifSuppression {
 }
 
 // newSARIFLocation returns the physical location of rng and the logical
-// location of target; ok is false when there is neither.
-func newSARIFLocation(rng *hcl.Range, target string) (sarifLocation, bool) {
+// location of target; ok is false when there is neither. A relative file
+// name, relative to the workspace, is made relative to the repository root
+// by repoPath, the workspace's path from it.
+func newSARIFLocation(rng *hcl.Range, target, repoPath string) (sarifLocation, bool) {
 	var loc sarifLocation
 	if rng != nil && rng.Filename != "" {
-		pl := &sarifPhysicalLocation{ArtifactLocation: sarifArtifactLocation{URI: sarifURI(rng.Filename)}}
+		art := sarifArtifactLocation{URI: sarifURI(rng.Filename)}
+		if !filepath.IsAbs(rng.Filename) && !path.IsAbs(filepath.ToSlash(rng.Filename)) {
+			art = sarifArtifactLocation{URI: sarifURI(path.Join(repoPath, filepath.ToSlash(rng.Filename))), URIBaseID: sarifSourceRoot}
+		}
+		pl := &sarifPhysicalLocation{ArtifactLocation: art}
 		if rng.Start.Line >= 1 {
 			reg := &sarifRegion{StartLine: rng.Start.Line}
 			if rng.Start.Column >= 1 {

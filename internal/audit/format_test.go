@@ -193,6 +193,9 @@ func render(t testing.TB, r *Report, format Format, opts WriteOptions) []byte {
 func TestWriteGolden(t *testing.T) {
 	plain := sampleOptions()
 	color := WriteOptions{Color: true}
+	// SARIF locations are relative to the repository root.
+	inRepo := sampleOptions()
+	inRepo.RepoPath = "teams/support"
 	cases := []struct {
 		file   string
 		format Format
@@ -201,7 +204,7 @@ func TestWriteGolden(t *testing.T) {
 		{"report.txt", FormatTable, plain},
 		{"report.color.txt", FormatTable, color},
 		{"report.json", FormatJSON, plain},
-		{"report.sarif", FormatSARIF, plain},
+		{"report.sarif", FormatSARIF, inRepo},
 		{"report.md", FormatMarkdown, plain},
 		{"report.html", FormatHTML, plain},
 		{"report.junit.xml", FormatJUnit, plain},

@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/agentform/agentform/internal/audit"
+	"github.com/agentform/agentform/internal/resolve"
 	"github.com/agentform/agentform/planner"
 )
 
@@ -143,7 +145,7 @@ func (c *AuditCommand) Run(args []string) int {
 			source[name] = f.Bytes
 		}
 	}
-	opts := audit.WriteOptions{Color: *out == "" && c.color(), ShowWaived: *showWaived, Source: source}
+	opts := audit.WriteOptions{Color: *out == "" && c.color(), ShowWaived: *showWaived, Source: source, RepoPath: repoPath(c.Dir)}
 	if err := audit.Write(&buf, report, *format, opts); err != nil {
 		fmt.Fprintf(c.Stderr, "Error: writing the %s report: %s.\n", *format, err)
 		return ExitError
@@ -206,4 +208,22 @@ func unreportedErrors(plan *planner.Plan, diags hcl.Diagnostics) hcl.Diagnostics
 		}
 	}
 	return out
+}
+
+// repoPath is dir's slash-separated path from the root of the repository
+// holding it (resolve.ProjectRoot), or "" when dir is that root or in no
+// repository.
+func repoPath(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	rel, err := filepath.Rel(resolve.ProjectRoot(abs), abs)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return ""
+	}
+	return filepath.ToSlash(rel)
 }

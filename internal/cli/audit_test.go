@@ -104,6 +104,24 @@ func TestAuditNeverGreenerThanPlan(t *testing.T) {
 	}
 }
 
+// TestAuditSARIFRepoPaths: SARIF locations are relative to the root of the
+// repository holding the workspace, where code scanning looks for files.
+func TestAuditSARIFRepoPaths(t *testing.T) {
+	repo := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(repo, ".git"), 0o755))
+	ws := filepath.Join(repo, "teams", "support")
+	must(t, os.MkdirAll(filepath.Dir(ws), 0o755))
+	must(t, os.Rename(copyTree(t, quickstart), ws))
+	_, stdout, stderr := run(t, "", "-chdir="+ws, "audit", "-format=sarif")
+	if !strings.Contains(stdout, `"uri": "teams/support/agent.acl",`+"\n"+`                  "uriBaseId": "%SRCROOT%"`) {
+		t.Errorf("got:\n%s%s\nwant: locations relative to the repository root", stdout, stderr)
+	}
+	// The table keeps paths relative to the workspace.
+	if _, stdout, _ := run(t, "", "-chdir="+ws, "audit", "-no-color"); strings.Contains(stdout, "teams/support") {
+		t.Errorf("table got:\n%s\nwant: workspace-relative paths", stdout)
+	}
+}
+
 func TestAuditNoNewAccessGates(t *testing.T) {
 	dir := copyTree(t, quickstart)
 	base := filepath.Join(t.TempDir(), "base.json")
