@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentform/agentform/internal/artifact"
 )
 
 const quickstart = "../../examples/quickstart"
@@ -212,6 +214,65 @@ func TestPlanUnreadableState(t *testing.T) {
 	}
 	if after := snapshot(t, dir); after != before {
 		t.Errorf("plan changed the workspace")
+	}
+}
+
+// TestVerifyAgainstState: an artifact that passes its own checks is still
+// refused, by verify and by serve, when it is not what the last apply
+// wrote for its path: another agent's artifact under this one's name, or
+// one rebuilt with an edited agent.json and fresh SHA256SUMS.
+func TestVerifyAgainstState(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	art := filepath.Join(dir, "dist", "assistant.agent.tgz")
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "verify", "dist/assistant.agent.tgz"); code != ExitOK || !strings.Contains(stdout, "it is the artifact the last apply wrote") {
+		t.Fatalf("verify of the applied artifact got: exit %d\n%s%s", code, stdout, stderr)
+	}
+	applied, err := os.ReadFile(art)
+	must(t, err)
+
+	// Another agent's artifact under the assistant's name.
+	researcher, err := os.ReadFile(filepath.Join(dir, "dist", "researcher.agent.tgz"))
+	must(t, err)
+	must(t, os.WriteFile(art, researcher, 0o644))
+	for _, cmd := range [][]string{{"verify", "dist/assistant.agent.tgz"}, {"serve", "dist/assistant.agent.tgz"}} {
+		code, _, stderr := run(t, "", append([]string{"-chdir=" + dir}, cmd...)...)
+		if code != ExitError || !strings.Contains(stderr, `the file is named for agent "assistant" but holds agent "researcher"`) {
+			t.Errorf("%s of a swapped artifact got: exit %d\n%s\nwant: refused", cmd[0], code, stderr)
+		}
+	}
+
+	// The assistant's artifact with an edited agent.json, repackaged so
+	// that its own digests hold.
+	arch, err := artifact.Read(bytes.NewReader(applied))
+	must(t, err)
+	var files []artifact.File
+	for _, p := range arch.Paths() {
+		data := arch.Files[p]
+		switch p {
+		case artifact.SumsName:
+			continue
+		case artifact.AgentName:
+			data = bytes.Replace(data, []byte(`"capabilities": [`), []byte(`"capabilities": ["shell", `), 1)
+		}
+		files = append(files, artifact.File{Path: p, Data: data})
+	}
+	edited, err := artifact.Build(files)
+	must(t, err)
+	must(t, os.WriteFile(art, edited, 0o644))
+	for _, cmd := range [][]string{{"verify", "dist/assistant.agent.tgz"}, {"serve", "dist/assistant.agent.tgz"}} {
+		code, _, stderr := run(t, "", append([]string{"-chdir=" + dir}, cmd...)...)
+		if code != ExitError || !strings.Contains(stderr, "it is not the artifact the last apply wrote for agent.assistant") {
+			t.Errorf("%s of an edited artifact got: exit %d\n%s\nwant: refused", cmd[0], code, stderr)
+		}
+	}
+	// Outside the workspace's records, a copy is checked on its own.
+	elsewhere := filepath.Join(t.TempDir(), "copy.tgz")
+	must(t, os.WriteFile(elsewhere, applied, 0o644))
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "verify", elsewhere); code != ExitOK || strings.Contains(stdout, "last apply") {
+		t.Errorf("verify of a copy got: exit %d\n%s%s\nwant: OK, not compared with state", code, stdout, stderr)
 	}
 }
 

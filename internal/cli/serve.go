@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/serve"
 )
 
@@ -111,6 +113,21 @@ func (c *ServeCommand) Run(args []string) int {
 // openServer opens the artifact for serving, printing startup errors.
 func (m *Meta) openServer(ctx context.Context, path, override string) (*serve.Server, int) {
 	logf := func(format string, args ...any) { fmt.Fprintf(m.Stderr, format+"\n", args...) }
+	// The checks against the workspace that verify makes: what serve.Open
+	// cannot read it reports itself.
+	if data, err := os.ReadFile(m.path(path)); err == nil {
+		if arch, err := artifact.Read(bytes.NewReader(data)); err == nil {
+			if agent, err := artifact.ParseAgent(arch.Files[artifact.AgentName]); err == nil {
+				if problems, _ := m.appliedProblems(m.path(path), agent.Name, data); len(problems) > 0 {
+					fmt.Fprintf(m.Stderr, "Error: cannot start %s:\n", path)
+					for _, p := range problems {
+						fmt.Fprintf(m.Stderr, "  - %s\n", p)
+					}
+					return nil, ExitError
+				}
+			}
+		}
+	}
 	srv, err := serve.Open(ctx, m.path(path), serve.Options{Dir: m.Dir, Lookup: os.LookupEnv, Override: override, Logf: logf})
 	if err != nil {
 		var missing *serve.MissingError

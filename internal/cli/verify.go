@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentform/agentform/internal/artifact"
+	"github.com/agentform/agentform/internal/resolve"
 	"github.com/agentform/agentform/lockfile"
+	"github.com/agentform/agentform/planner"
 )
 
 // VerifyCommand is "agentform verify": check an artifact.
@@ -25,6 +29,10 @@ Usage: agentform [-chdir=DIR] verify [options] ARTIFACT
   SHA256SUMS, the digests agent.json records against the files, and, when
   the workspace has agentform.lock.hcl, against the lockfile. Archives with
   unsafe entries (absolute paths, "..", links, duplicates) are rejected.
+
+  Against the workspace too: a file named <x>.agent.tgz must hold agent x,
+  and when the state records the agent's artifact at this path, the file
+  must be the one the last apply wrote (serve makes the same checks).
 
 Options:
 
@@ -47,7 +55,7 @@ func (c *VerifyCommand) Run(args []string) int {
 		return ExitError
 	}
 	path := fs.Arg(0)
-	f, err := os.Open(c.path(path))
+	data, err := os.ReadFile(c.path(path))
 	if errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(c.Stderr, "Error: there is no artifact at %s.\n", c.path(path))
 		return ExitError
@@ -56,8 +64,7 @@ func (c *VerifyCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: reading %s: %s.\n", path, err)
 		return ExitError
 	}
-	defer f.Close()
-	a, err := artifact.Read(f)
+	a, err := artifact.Read(bytes.NewReader(data))
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "Error: %s is not a safe agentform artifact: %s.\n", path, err)
 		return ExitError
@@ -73,11 +80,25 @@ func (c *VerifyCommand) Run(args []string) int {
 			lock = l
 		}
 	}
-	problems := artifact.Verify(a, lock)
+	var problems []string
+	for _, p := range artifact.Verify(a, lock) {
+		problems = append(problems, p.String())
+	}
+	var applied bool
+	if len(problems) == 0 {
+		agent, err := artifact.ParseAgent(a.Files[artifact.AgentName])
+		if err != nil {
+			problems = append(problems, err.Error())
+		} else {
+			var more []string
+			more, applied = c.appliedProblems(c.path(path), agent.Name, data)
+			problems = append(problems, more...)
+		}
+	}
 	if len(problems) > 0 {
 		fmt.Fprintf(c.Stderr, "Error: %s failed verification:\n", path)
 		for _, p := range problems {
-			fmt.Fprintf(c.Stderr, "  - %s\n", p.String())
+			fmt.Fprintf(c.Stderr, "  - %s\n", p)
 		}
 		return ExitError
 	}
@@ -85,6 +106,64 @@ func (c *VerifyCommand) Run(args []string) int {
 	if lock != nil {
 		against = " and matches " + lockfile.FileName
 	}
+	if applied {
+		against += "; it is the artifact the last apply wrote"
+	}
 	fmt.Fprintf(c.Stdout, "%s: OK (%d files; SHA256SUMS verified%s)\n", path, len(a.Files), against)
 	return ExitOK
+}
+
+// appliedProblems checks the artifact file at path, which holds agent,
+// against the workspace. A file named <x>.agent.tgz must hold agent x (a
+// copy of another agent's artifact under its name would otherwise pass).
+// When the state records this agent's artifact at this very path, the file
+// must be the one the last apply wrote: anything else is the drift plan
+// reports. applied is true when it is. A state that cannot be read is
+// reported as a warning: the artifact's own checks still stand.
+func (m *Meta) appliedProblems(path, agent string, data []byte) (problems []string, applied bool) {
+	if name, ok := strings.CutSuffix(filepath.Base(path), ".agent.tgz"); ok && name != agent {
+		problems = append(problems, fmt.Sprintf("the file is named for agent %q but holds agent %q", name, agent))
+	}
+	db, err := m.openState(true, 0, "verify")
+	var prior *planner.Applied
+	if err == nil && db != nil {
+		prior, err = planner.AppliedFromState(db)
+	}
+	if db != nil {
+		db.Close()
+	}
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "Warning: the artifact was not compared with the state: %s.\n", err)
+		return problems, false
+	}
+	if prior == nil {
+		return problems, false
+	}
+	rec := prior.Resources["agent."+agent].Artifact
+	if rec == nil || !sameFile(m.path(filepath.FromSlash(rec.Path)), path) {
+		return problems, false
+	}
+	if sum := resolve.SHA256(data); sum != rec.SHA256 {
+		return append(problems, fmt.Sprintf("it is not the artifact the last apply wrote for agent.%s (%s, recorded %s): agentform plan shows the drift and agentform apply rebuilds it",
+			agent, shortDigest(sum), shortDigest(rec.SHA256))), false
+	}
+	return problems, len(problems) == 0
+}
+
+// sameFile reports whether a and b name the same existing file.
+func sameFile(a, b string) bool {
+	ia, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	ib, err := os.Stat(b)
+	return err == nil && os.SameFile(ia, ib)
+}
+
+// shortDigest is "sha256:" and the first 12 hex digits of a digest.
+func shortDigest(d string) string {
+	if len(d) > len("sha256:")+12 {
+		return d[:len("sha256:")+12] + "…"
+	}
+	return d
 }
