@@ -414,7 +414,10 @@ func e2eCheckCrashed(t *testing.T, dir string, known map[string]map[string]bool)
 		case strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp"):
 			temps = append(temps, path)
 		case strings.HasSuffix(name, ".agent.tgz") && e.Type().IsRegular():
-			if v := e2eRun(t, dir, e2eOpts{}, "verify", path); v.code != ExitOK {
+			// Not against the state: a kill between the artifacts and the
+			// state commit leaves new artifacts the state does not record
+			// yet, which the next plan treats as drift.
+			if v := e2eRun(t, dir, e2eOpts{}, "verify", "-state=false", path); v.code != ExitOK {
 				t.Errorf("an artifact fails verification\ngot:\n%s\nwant: exit 0", v)
 			}
 			b, err := os.ReadFile(path)

@@ -268,6 +268,9 @@ func TestVerifyAgainstState(t *testing.T) {
 			t.Errorf("%s of an edited artifact got: exit %d\n%s\nwant: refused", cmd[0], code, stderr)
 		}
 	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "verify", "-state=false", "dist/assistant.agent.tgz"); code != ExitOK {
+		t.Errorf("verify -state=false of the edited artifact got: exit %d\n%s%s\nwant: OK, its own checks only", code, stdout, stderr)
+	}
 	// Outside the workspace's records, a copy is checked on its own.
 	elsewhere := filepath.Join(t.TempDir(), "copy.tgz")
 	must(t, os.WriteFile(elsewhere, applied, 0o644))

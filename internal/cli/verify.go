@@ -37,6 +37,9 @@ Usage: agentform [-chdir=DIR] verify [options] ARTIFACT
 Options:
 
   -lockfile=false  Do not compare with the workspace's lockfile.
+  -state=false     Do not compare with the workspace's state (after an
+                   apply that was interrupted between writing artifacts
+                   and recording them, the new ones are not recorded yet).
   -no-color        Disable colour.
   -chdir=DIR       Use DIR as the workspace: its lockfile is compared,
                    and a relative ARTIFACT path is read from it.
@@ -47,6 +50,7 @@ Options:
 func (c *VerifyCommand) Run(args []string) int {
 	fs := c.flagSet("verify")
 	useLock := fs.Bool("lockfile", true, "compare with the lockfile")
+	useState := fs.Bool("state", true, "compare with the state")
 	if !c.parseFlags(fs, args, c.Help()) {
 		return ExitError
 	}
@@ -85,7 +89,7 @@ func (c *VerifyCommand) Run(args []string) int {
 		problems = append(problems, p.String())
 	}
 	var applied bool
-	if len(problems) == 0 {
+	if len(problems) == 0 && *useState {
 		agent, err := artifact.ParseAgent(a.Files[artifact.AgentName])
 		if err != nil {
 			problems = append(problems, err.Error())
