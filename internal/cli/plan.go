@@ -153,11 +153,15 @@ func (c *PlanCommand) Run(args []string) int {
 		return c.writePlanJSON(plan, diags, *detailed)
 	}
 
-	c.showDiagnostics(diags, cfg.Files)
 	if plan != nil {
 		// Shown even with errors: the matrix helps understand a failed check.
-		render.Plan(c.Stdout, plan, render.PlanOptions{Color: c.color(), Matrix: mode})
+		render.Plan(c.Stdout, plan, render.PlanOptions{Color: c.color(), Matrix: mode, Errors: len(diags.Errs())})
 	}
+	// Last, as Terraform does: the errors (and warnings) are what is read.
+	if plan != nil && len(diags) > 0 {
+		fmt.Fprintln(c.Stderr)
+	}
+	c.showDiagnostics(diags, cfg.Files)
 	if *out != "" && plan != nil && !diags.HasErrors() {
 		fmt.Fprintf(c.Stdout, "\nSaved the plan to: %s\n\nTo perform exactly these actions, run:\n  agentform apply %q\n", *out, *out)
 	}

@@ -33,6 +33,11 @@ type PlanOptions struct {
 	// is plain ASCII (yes / no / override).
 	Color  bool
 	Matrix MatrixMode
+	// Errors is the number of errors the plan has (its own and the
+	// resolution's). A failed plan shows the matrix, denials and checks,
+	// which help to understand it, but no resource or lockfile changes,
+	// which could not be applied, and its last line says it failed.
+	Errors int
 }
 
 type style struct{ color bool }
@@ -75,8 +80,10 @@ func (s style) arrow() string {
 // the summary line.
 func Plan(w io.Writer, p *planner.Plan, opts PlanOptions) {
 	st := style{color: opts.Color}
-	writeResourceChanges(w, p, st)
-	writeLockChanges(w, p, st)
+	if opts.Errors == 0 {
+		writeResourceChanges(w, p, st)
+		writeLockChanges(w, p, st)
+	}
 	m := p.Matrix()
 	if m == nil {
 		return
@@ -91,7 +98,14 @@ func Plan(w io.Writer, p *planner.Plan, opts PlanOptions) {
 	writeCapabilityChanges(w, p, st, summary)
 	writeDenials(w, p, st, summary)
 	writeChecks(w, p, st)
-	fmt.Fprintln(w, SummaryLine(p))
+	switch {
+	case opts.Errors == 1:
+		fmt.Fprintln(w, "Plan failed: 1 error (below). Nothing can be applied until it is fixed.")
+	case opts.Errors > 1:
+		fmt.Fprintf(w, "Plan failed: %d errors (below). Nothing can be applied until they are fixed.\n", opts.Errors)
+	default:
+		fmt.Fprintln(w, SummaryLine(p))
+	}
 }
 
 // SummaryLine is the plan's last line: resource and capability counts, or
