@@ -279,6 +279,23 @@ func TestVerifyAgainstState(t *testing.T) {
 	}
 }
 
+// TestPlanFailedOutput: a plan with errors shows the matrix and checks but
+// no changes it could not apply, ends by saying it failed, and prints the
+// errors after that.
+func TestPlanFailedOutput(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	must(t, os.Remove(filepath.Join(dir, "skills", "research", "SKILL.md")))
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color")
+	if code != ExitError || !strings.HasSuffix(stdout, "Plan failed: 1 error (below). Nothing can be applied until it is fixed.\n") ||
+		!strings.Contains(stdout, "Capability matrix") || !strings.Contains(stdout, "Checks:") ||
+		strings.Contains(stdout, "Lockfile changes") || strings.Contains(stdout, "Plan: ") || strings.Contains(stdout, "+ agent.") {
+		t.Errorf("got: exit %d\n%s\nwant: the matrix and checks, no changes, and the failure last", code, stdout)
+	}
+	if !strings.HasPrefix(stderr, "\nError: Missing SKILL.md") {
+		t.Errorf("stderr got:\n%s\nwant: the error after the plan", stderr)
+	}
+}
+
 func TestPlanJSONOnInvalidInput(t *testing.T) {
 	dir := "../manifest/testdata/invalid/locals_runtime"
 	before := snapshot(t, dir)
