@@ -200,7 +200,7 @@ var ruleSeverities = map[string]Severity{
 	"AF109": SeverityWarning, "AF110": SeverityError,
 	"AF201": SeverityWarning, "AF202": SeverityError, "AF203": SeverityWarning, "AF204": SeverityWarning,
 	"AF301": SeverityWarning, "AF302": SeverityWarning, "AF303": SeverityWarning, "AF304": SeverityWarning,
-	"AF305": SeverityError, "AF306": SeverityError,
+	"AF305": SeverityError, "AF306": SeverityError, "AF307": SeverityWarning,
 	"AF401": SeverityWarning, "AF402": SeverityNote,
 }
 
@@ -265,6 +265,7 @@ func TestRuleMessages(t *testing.T) {
 			`Check "typo" cannot be evaluated`, `no agent named "asistant"`}, nil},
 		{"AF202/hit", "AF202", []string{"MCP tool changed since lock", `"create_issue"`, "lock -upgrade"}, nil},
 		{"AF203/hit", "AF203", []string{"destructiveHint: true", "no annotations", `"github" satisfies "github::repo"`}, nil},
+		{"AF307/hit", "AF307", []string{`Skill "research" ships 1 Python script ("scripts/fetch.py")`, `which agent "assistant" can run through run_skill_script`}, nil},
 		{"AF305/hit", "AF305", []string{`secret(runtime("GITHUB_TOKEN"))`, `header "Authorization"`}, nil},
 		// A literal credential's value never appears in the report.
 		{"AF306/hit", "AF306", []string{"literal"}, []string{"literal-github_token", "literal-anthropic_api_key"}},

@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,6 +46,7 @@ const (
 	RuleHostWriteAccess         = "AF304"
 	RuleCredentialNotSecret     = "AF305"
 	RuleLiteralCredential       = "AF306"
+	RuleSkillPythonScript       = "AF307"
 
 	RuleExpiredWaiver = "AF401"
 	RuleUnusedWaiver  = "AF402"
@@ -157,6 +159,11 @@ var catalog = []Rule{
 		Full:  "A token, API key or authorization header written in an .acl file is readable by everyone with the workspace and stays in version-control history. Rotate it and read it when the agent starts with secret(runtime(\"ENV\")).",
 	},
 	{
+		ID: RuleSkillPythonScript, Name: "SkillPythonScript", Severity: SeverityWarning,
+		Short: "A skill ships Python scripts that an agent can run with the host access of serve's user.",
+		Full:  "run_skill_script runs a skill's .sh script with shell builtins only, confined to a copy of the skill, but a .py script runs in python3 with the file and network access of the user running agentform serve. An agent that can call run_skill_script (skills::execute) can run every such script of every skill, with arguments the model chooses.",
+	},
+	{
 		ID: RuleExpiredWaiver, Name: "ExpiredWaiver", Severity: SeverityWarning,
 		Short: "A waiver has expired.",
 		Full:  "A waiver's expires date forces the accepted risk to be reviewed again. Once it passes, the waiver stops applying and the findings it accepted are reported again.",
@@ -202,7 +209,7 @@ func (a *auditor) runChecks() {
 		a.checkUnresolvedRemotes, a.checkLockDrift, a.checkDestructiveViaBroadTag,
 		a.checkUntaggedRemoteOrShell,
 		a.checkBashNetwork, a.checkBashEnv, a.checkBashCommands, a.checkHostWrites,
-		a.checkCredentials,
+		a.checkCredentials, a.checkSkillPythonScripts,
 	} {
 		check()
 	}
@@ -1038,6 +1045,50 @@ type credential struct {
 	// literal is set when a non-empty literal is written instead.
 	ref     *manifest.RuntimeRef
 	literal bool
+}
+
+// checkSkillPythonScripts reports every skill with .py files while some
+// agent can call run_skill_script (AF307): unlike a .sh script, a Python
+// script is not confined to the skill's copy.
+func (a *auditor) checkSkillPythonScripts() {
+	ri, ok := a.m.ToolIndex("run_skill_script")
+	if a.ws == nil || !ok {
+		return
+	}
+	var runners []string
+	for ai, ag := range a.m.Agents() {
+		if a.m.Allowed(ai, ri) {
+			runners = append(runners, ag.Name)
+		}
+	}
+	if len(runners) == 0 {
+		return
+	}
+	for _, name := range sortedMapKeys(a.ws.Skills) {
+		skill, decl := a.ws.Skills[name], a.skill(name)
+		if skill == nil || decl == nil {
+			continue
+		}
+		var scripts []string
+		for p := range skill.Files {
+			if path.Ext(p) == ".py" {
+				scripts = append(scripts, p)
+			}
+		}
+		if len(scripts) == 0 {
+			continue
+		}
+		slices.Sort(scripts)
+		noun := "agent"
+		if len(runners) > 1 {
+			noun = "agents"
+		}
+		a.add(RuleSkillPythonScript, Finding{
+			Message: fmt.Sprintf("Skill %q ships %s (%s), which %s %s can run through run_skill_script with the file and network access of serve's user: unlike a .sh script, a .py script is not confined to the skill's copy.",
+				name, auditPlural(len(scripts), "Python script"), quoteNames(scripts, 5), noun, quoteNames(runners, 5)),
+			Target: "skill." + name, Range: strRange(decl.Source, decl.DeclRange),
+		}, "")
+	}
 }
 
 // checkCredentials reports credential-like fields read with runtime() but
