@@ -97,6 +97,7 @@ func toolAttrs(t *Tool) []attr {
 	add("card", t.Card)
 	add("card_name", t.CardName)
 	add("card_version", t.CardVersion)
+	add("card_json", t.CardJSON)
 	return out
 }
 

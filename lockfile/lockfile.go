@@ -47,10 +47,14 @@ type Tool struct {
 	// a machine that never saw the old server.
 	Definitions map[string]string
 
-	// a2a: the agent card's sha256, name and version.
+	// a2a: the agent card's sha256, name and version, and CardJSON the
+	// card itself (the canonical JSON Card digests, with non-ASCII
+	// characters escaped), so that a changed card can be shown old beside
+	// new even on a machine that never saw the old one.
 	Card        string
 	CardName    string
 	CardVersion string
+	CardJSON    string
 }
 
 // Skill is the lock entry of a skill with a source directory.

@@ -44,7 +44,7 @@ var kindAttrs = map[string][]string{
 	kindJavaScript: {"source", "deps", "bundle", "bundler"},
 	kindPython:     {"source", "uv_lock", "interpreter"},
 	kindMCP:        {"server", "hashed_fields", "tools", "definitions"},
-	kindA2A:        {"card", "card_name", "card_version"},
+	kindA2A:        {"card", "card_name", "card_version", "card_json"},
 }
 
 var kindNames = []string{kindA2A, kindJavaScript, kindMCP, kindPython}
@@ -255,6 +255,13 @@ func (p *parser) tool(block *hcl.Block) *Tool {
 			t.CardName = p.str(a)
 		case "card_version":
 			t.CardVersion = p.str(a)
+		case "card_json":
+			t.CardJSON = p.str(a)
+			if t.CardJSON != "" && !json.Valid([]byte(t.CardJSON)) {
+				p.errorf(a.Expr.Range(), "Invalid agent card",
+					"card_json is the agent card's canonical JSON; this is not valid JSON. %s", fixHint)
+				t.CardJSON = ""
+			}
 		}
 	}
 	return t

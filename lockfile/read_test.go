@@ -139,6 +139,16 @@ func TestParseErrors(t *testing.T) {
 			summary: "Invalid tool definition", line: 4,
 		},
 		{
+			name:    "card_json not JSON",
+			src:     "tool \"p\" {\n  kind      = \"a2a\"\n  card_json = \"{not json\"\n}\n",
+			summary: "Invalid agent card", line: 3,
+		},
+		{
+			name:    "card_json on another kind",
+			src:     "tool \"p\" {\n  kind      = \"mcp\"\n  card_json = \"{}\"\n}\n",
+			summary: "Unsupported argument", line: 3,
+		},
+		{
 			name:    "empty served tool name",
 			src:     "tool \"gh\" {\n  kind = \"mcp\"\n  tools = {\n    \"\" = \"" + sha("a") + "\"\n  }\n}\n",
 			summary: "Invalid served tool name", line: 4,

@@ -23,13 +23,13 @@ import (
 // block. Each kind's attributes appear in it in that kind's order: kind
 // first, then javascript (source, deps, bundle, bundler), python (source,
 // uv_lock, interpreter), mcp (server, hashed_fields, tools, definitions)
-// and a2a (card, card_name, card_version).
+// and a2a (card, card_name, card_version, card_json).
 var toolAttrOrder = []string{
 	"kind",
 	"source", "deps", "bundle", "bundler",
 	"uv_lock", "interpreter",
 	"server", "hashed_fields", "tools", "definitions",
-	"card", "card_name", "card_version",
+	"card", "card_name", "card_version", "card_json",
 }
 
 // Bytes returns the canonical encoding of the lockfile: the header, then
@@ -177,6 +177,8 @@ func writeTool(b *hclwrite.Body, t *Tool) {
 			setString(b, name, t.CardName)
 		case "card_version":
 			setString(b, name, t.CardVersion)
+		case "card_json":
+			setString(b, name, t.CardJSON)
 		}
 	}
 }

@@ -31,6 +31,7 @@ type Lock struct {
 	Card        string `json:"card,omitempty"`
 	CardName    string `json:"card_name,omitempty"`
 	CardVersion string `json:"card_version,omitempty"`
+	CardJSON    string `json:"card_json,omitempty"`
 }
 
 // LockServer is an mcp server's self-reported identity.
@@ -65,6 +66,7 @@ func NewLock(t *lockfile.Tool) *Lock {
 		Card:         t.Card,
 		CardName:     t.CardName,
 		CardVersion:  t.CardVersion,
+		CardJSON:     t.CardJSON,
 	}
 	if t.ServerName != "" || t.ServerVersion != "" {
 		l.Server = &LockServer{Name: t.ServerName, Version: t.ServerVersion}
@@ -91,6 +93,7 @@ func (l *Lock) Tool() *lockfile.Tool {
 		Card:         l.Card,
 		CardName:     l.CardName,
 		CardVersion:  l.CardVersion,
+		CardJSON:     l.CardJSON,
 	}
 	if l.Server != nil {
 		t.ServerName, t.ServerVersion = l.Server.Name, l.Server.Version

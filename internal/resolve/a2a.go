@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -278,8 +280,9 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		return fail("Invalid A2A agent card", fmt.Sprintf("The agent card at %s cannot be encoded: %s.", where(path), err))
 	}
 	return &Resolved{
-		Tools:   a2aTools(t, card, ""),
-		Pin:     &lockfile.Tool{Kind: "a2a", Card: SHA256(canonical), CardName: card.Name, CardVersion: card.Version},
+		Tools: a2aTools(t, card, ""),
+		Pin: &lockfile.Tool{Kind: "a2a", Card: SHA256(canonical), CardName: card.Name, CardVersion: card.Version,
+			CardJSON: string(jsonASCII(canonical))},
 		Outputs: map[string][]byte{A2ACardOutput: canonical},
 	}, diags
 }
@@ -551,7 +554,7 @@ func a2aTools(t *manifest.Tool, card *a2aCard, lockedName string) []Tool {
 }
 
 func a2aCopyPin(l *lockfile.Tool) *lockfile.Tool {
-	return &lockfile.Tool{Kind: "a2a", Card: l.Card, CardName: l.CardName, CardVersion: l.CardVersion}
+	return &lockfile.Tool{Kind: "a2a", Card: l.Card, CardName: l.CardName, CardVersion: l.CardVersion, CardJSON: l.CardJSON}
 }
 
 // a2aCardLabel renders a lock entry as "Planner 1.2.0, sha256:...".
@@ -608,6 +611,16 @@ func A2ADrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 		}
 		fmt.Fprintf(&b, "  %-12s  locked:  %s\n  %-12s  current: %s\n", r[0], show(r[1]), "", show(r[2]))
 	}
+	switch old := a2aLockedCard(locked); {
+	case old != "" && current.CardJSON != "":
+		b.WriteString("\nWhat changed (locked beside served now):\n\n")
+		b.WriteString(mcpDefinitionDiff(old, current.CardJSON))
+		b.WriteString("\n")
+	case current.CardJSON != "":
+		b.WriteString("\nThe lock entry does not hold the locked card (it was written before agentform recorded cards, or its card_json does not match its card digest), so only the card served now can be shown:\n\n")
+		b.WriteString(mcpShowDefinition(current.CardJSON))
+		b.WriteString("\n")
+	}
 	b.WriteString("\nThe card tells your agents what the remote agent does and how to delegate to it; a card that changes under you can redirect that delegation. ")
 	fmt.Fprintf(&b, "Review the new card (the agent serves it at /%s) and, if you trust it, run \"agentform lock -upgrade\" to pin it.", a2aCardPath)
 	return hcl.Diagnostics{{
@@ -617,4 +630,44 @@ func A2ADrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 		Subject:  rng.Ptr(),
 		Extra:    DriftDetail{Block: block},
 	}}
+}
+
+// a2aLockedCard is the card a lock entry records, or "" when it records
+// none or one that is not the card its digest names (a hand-edited entry).
+func a2aLockedCard(l *lockfile.Tool) string {
+	if l.CardJSON == "" {
+		return ""
+	}
+	tree, err := a2aDecodeJSON([]byte(l.CardJSON))
+	if err != nil {
+		return ""
+	}
+	canonical, err := a2aCanonicalJSON(tree)
+	if err != nil || SHA256(canonical) != l.Card {
+		return ""
+	}
+	return l.CardJSON
+}
+
+// jsonASCII escapes every non-ASCII character of JSON text as \uXXXX
+// (a UTF-16 surrogate pair above U+FFFF). Outside its strings JSON has no
+// such characters, so the text means the same; the lockfile, which
+// normalises its strings to NFC, then keeps it byte for byte.
+func jsonASCII(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			out = append(out, b[i])
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+			out = fmt.Appendf(out, "\\u%04x\\u%04x", r1, r2)
+		} else {
+			out = fmt.Appendf(out, "\\u%04x", r)
+		}
+		i += n
+	}
+	return out
 }
