@@ -265,6 +265,23 @@ func TestInitScaffoldsAValidWorkspace(t *testing.T) {
 	if snapshot(t, dir) != before {
 		t.Errorf("a refused init changed the directory")
 	}
+
+	// A file instead of a directory, named or in the way, is refused with
+	// what init expects, and nothing is created.
+	file := filepath.Join(dir, "agent.acl")
+	for _, tc := range []struct{ arg, want string }{
+		{file, "is a file; init creates a workspace in a directory"},
+		{filepath.Join(dir, "other.acl"), "looks like a manifest file; init takes a directory"},
+		{filepath.Join(file, "sub"), "cannot create the workspace directory " + filepath.Join(file, "sub") + " (" + file + ": not a directory)"},
+	} {
+		code, _, stderr := run(t, "", "init", tc.arg)
+		if code != ExitError || !strings.Contains(stderr, tc.want) {
+			t.Errorf("init %s got: exit %d\n%s\nwant: %q", tc.arg, code, stderr, tc.want)
+		}
+	}
+	if snapshot(t, dir) != before {
+		t.Errorf("a refused init changed the directory")
+	}
 }
 
 const unformatted = `agent "a" {

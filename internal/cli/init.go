@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"text/template"
+
+	"github.com/agentform/agentform/internal/manifest"
 )
 
 //go:embed scaffold
@@ -59,6 +62,15 @@ func (c *InitCommand) Run(args []string) int {
 	dir := c.Dir
 	if fset.NArg() == 1 {
 		dir = c.path(fset.Arg(0))
+		info, err := os.Stat(dir)
+		switch {
+		case err == nil && !info.IsDir():
+			fmt.Fprintf(c.Stderr, "Error: %s is a file; init creates a workspace in a directory (it writes agent.acl there).\n", fset.Arg(0))
+			return ExitError
+		case err != nil && (strings.HasSuffix(dir, manifest.SuffixNative) || strings.HasSuffix(dir, manifest.SuffixJSON)):
+			fmt.Fprintf(c.Stderr, "Error: %s looks like a manifest file; init takes a directory and writes agent.acl in it (agentform init DIR).\n", fset.Arg(0))
+			return ExitError
+		}
 	}
 	name := *agent
 	if name == "" {
@@ -91,7 +103,11 @@ func (c *InitCommand) Run(args []string) int {
 	for _, f := range files {
 		p := filepath.Join(dir, f.path)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			fmt.Fprintf(c.Stderr, "Error: %s\n", err)
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = fmt.Errorf("%s: %w", pe.Path, pe.Err)
+			}
+			fmt.Fprintf(c.Stderr, "Error: cannot create the workspace directory %s (%s).\n", filepath.Dir(p), err)
 			return ExitError
 		}
 		if err := writeFileAtomic(p, f.data); err != nil {
