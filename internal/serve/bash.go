@@ -164,8 +164,13 @@ func newBashTool(h *Host, t *artifact.Tool) (*bashTool, error) {
 			return nil, fmt.Errorf("tool %q: unknown env kind %q (empty, inherit, allow or deny)", t.Name, env.Kind)
 		}
 	}
-	if len(cfg.Commands) > 0 && (cfg.Network == nil || !cfg.Network.Enabled || len(cfg.Network.AllowedURLPrefixes) > 0 || len(cfg.Network.AllowedMethods) > 0) {
-		h.Logf("tool %s: its network policy is not enforced for the external commands it may run (%s); they reach the network as any process of this host does", t.Name, strings.Join(cfg.Commands, ", "))
+	if len(cfg.Commands) > 0 {
+		// The shell is confined; the programs it may start are not.
+		what := "open any path they are given, inside the tool's fs or not"
+		if cfg.Network == nil || !cfg.Network.Enabled || len(cfg.Network.AllowedURLPrefixes) > 0 || len(cfg.Network.AllowedMethods) > 0 {
+			what = "reach the network whatever the tool's network policy says, and " + what
+		}
+		h.Logf("tool %s: the external commands it may run (%s) %s, as any process of this host can", t.Name, strings.Join(cfg.Commands, ", "), what)
 	}
 	return bt, nil
 }

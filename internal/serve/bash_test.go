@@ -545,6 +545,39 @@ func TestBashStartupChecks(t *testing.T) {
 	}
 }
 
+// TestBashExternalCommandWarning: a tool with external commands is
+// announced at startup as not confining them: their file access always,
+// their network access when the tool's policy would restrict it.
+func TestBashExternalCommandWarning(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		network *artifact.BashNetwork
+		want    []string
+		absent  string
+	}{
+		{"no network block", nil, []string{"tool sh: the external commands it may run (ls)", "reach the network whatever the tool's network policy says", "open any path they are given"}, ""},
+		{"network open to all", &artifact.BashNetwork{Enabled: true}, []string{"open any path they are given"}, "reach the network"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logged []string
+			h := &Host{Logf: func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }}
+			bash := &artifact.Bash{Commands: []string{"ls"}, Network: tc.network}
+			if _, err := newBashExecutor(context.Background(), h, "sh", []*artifact.Tool{{Name: "sh", Kind: artifact.KindBash, Bash: bash}}); err != nil {
+				t.Fatal(err)
+			}
+			all := strings.Join(logged, "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("logged:\n%s\nwant: %q", all, w)
+				}
+			}
+			if tc.absent != "" && strings.Contains(all, tc.absent) {
+				t.Errorf("logged:\n%s\nwant no %q", all, tc.absent)
+			}
+		})
+	}
+}
+
 func TestSandboxRel(t *testing.T) {
 	for _, tc := range []struct{ cwd, host, want string }{
 		{"", "", "."},
