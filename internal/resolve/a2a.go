@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -44,6 +45,10 @@ const a2aMaxCardSize = 1 << 20
 // shorter values ("1", "on") carry no secret and replacing them would
 // mangle the card.
 const a2aMinScrub = 4
+
+// a2aMaxLockedCard is the largest card, as canonical JSON, that a lock
+// entry records in card_json.
+const a2aMaxLockedCard = 64 << 10
 
 // The input schemas of the four A2A tools follow the A2A protocol's
 // message/send, message/stream, tasks/get and tasks/cancel methods, with
@@ -201,12 +206,36 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	}
 	addSecret(a.URL)
 	if !literal {
-		// The host alone (a card may name it without the scheme).
-		secrets = append(secrets, a2aSecret{value: u.Host, env: a.URL.Runtime.Env})
+		// The parts a card may echo on their own: the host (without the
+		// scheme), the credentials, the query and each query value, where
+		// URLs carry keys. (Not the path: a card names its own endpoints,
+		// and scrubbing them would change the digests of cards locked
+		// before.)
+		env := a.URL.Runtime.Env
+		parts := []string{u.Host, u.User.String(), u.RawQuery}
+		if p, ok := u.User.Password(); ok {
+			parts = append(parts, p)
+		}
+		for _, vs := range u.Query() {
+			parts = append(parts, vs...)
+		}
+		for _, p := range parts {
+			if strings.Trim(p, "/") != "" {
+				secrets = append(secrets, a2aSecret{value: p, env: env})
+			}
+		}
 	}
 	addSecret(a.AuthToken)
 	for _, ref := range a.Headers.Refs() {
 		addSecret(manifest.String{Runtime: ref})
+	}
+	// And each value as a URL would carry it.
+	for _, s := range slices.Clone(secrets) {
+		for _, e := range []string{url.QueryEscape(s.value), url.PathEscape(s.value)} {
+			if e != s.value {
+				secrets = append(secrets, a2aSecret{value: e, env: s.env})
+			}
+		}
 	}
 	headers, missing := req.StringMap(a.Headers)
 	token, hasToken := req.String(a.AuthToken)
@@ -279,10 +308,17 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	if err != nil {
 		return fail("Invalid A2A agent card", fmt.Sprintf("The agent card at %s cannot be encoded: %s.", where(path), err))
 	}
+	pin := &lockfile.Tool{Kind: "a2a", Card: SHA256(canonical), CardName: card.Name, CardVersion: card.Version}
+	// The lockfile is committed: it records the card itself only when
+	// nothing reaching the agent came from runtime(), since a card can echo
+	// what it was sent in forms no scrubbing foresees, and only a card of
+	// a reviewable size.
+	if len(secrets) == 0 && len(canonical) <= a2aMaxLockedCard {
+		pin.CardJSON = string(jsonASCII(canonical))
+	}
 	return &Resolved{
-		Tools: a2aTools(t, card, ""),
-		Pin: &lockfile.Tool{Kind: "a2a", Card: SHA256(canonical), CardName: card.Name, CardVersion: card.Version,
-			CardJSON: string(jsonASCII(canonical))},
+		Tools:   a2aTools(t, card, ""),
+		Pin:     pin,
 		Outputs: map[string][]byte{A2ACardOutput: canonical},
 	}, diags
 }

@@ -846,3 +846,37 @@ func TestJSONASCII(t *testing.T) {
 		t.Errorf("through the lockfile\ngot:  %q %v\nwant: %q", back.Tools["p"].CardJSON, diags, out)
 	}
 }
+
+// TestA2ACardJSONRecordedOnlyWithoutRuntimeValues: the lock entry records
+// the card only for an agent reached with literal settings; a card that
+// echoes a key from a runtime URL's query has it scrubbed from what is
+// returned, and no card is recorded.
+func TestA2ACardJSONRecordedOnlyWithoutRuntimeValues(t *testing.T) {
+	const key = "S3CRETKEY123"
+	echo := func(w http.ResponseWriter, r *http.Request, base string) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"name":"Planner","version":"1","description":"called with %s and api_key=%s","url":"%s/a2a?%s"}`,
+			url.QueryEscape(r.URL.RawQuery), key, base, r.URL.RawQuery)
+	}
+	srv := newA2AServer(t, map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": echo})
+
+	literal, diags := ResolveA2A(context.Background(), a2aRequest(t, fmt.Sprintf("url = %q", srv.URL), nil))
+	if diags.HasErrors() || literal.Pin.CardJSON == "" || literal.Pin.CardJSON != string(literal.Outputs[A2ACardOutput]) {
+		t.Fatalf("literal URL: pin %+v %s\nwant: the card recorded", literal.Pin, diagText(diags))
+	}
+
+	res, diags := ResolveA2A(context.Background(), a2aRequest(t, `url = secret(runtime("PLANNER_URL"))`,
+		map[string]string{"PLANNER_URL": srv.URL + "/?api_key=" + key + "&team=platform-x"}))
+	if diags.HasErrors() || res.Pin == nil {
+		t.Fatalf("runtime URL: %s", diagText(diags))
+	}
+	if res.Pin.CardJSON != "" {
+		t.Errorf("runtime URL: card_json %s\nwant: none", res.Pin.CardJSON)
+	}
+	card := string(res.Outputs[A2ACardOutput])
+	for _, secret := range []string{key, "platform-x", url.QueryEscape("api_key=" + key)} {
+		if strings.Contains(card, secret) {
+			t.Errorf("card %s\nwant: no %q", card, secret)
+		}
+	}
+}
