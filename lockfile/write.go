@@ -278,6 +278,28 @@ func (f *File) Digest() string {
 	return DigestOf(f.Bytes())
 }
 
+// Fingerprint returns "sha256:<hex>" of the entries' content, without
+// encoding them: files whose Bytes are equal have equal fingerprints, and
+// files that differ in any attribute different ones. Plans use it to tell
+// that the lockfile artifacts embed changed, at a fraction of Digest's
+// cost.
+func (f *File) Fingerprint() string {
+	h := sha256.New()
+	for _, e := range entries(f.Tools, (*Tool).empty) {
+		fmt.Fprintf(h, "tool\x00%s\x00", canon(e.name))
+		for _, a := range toolAttrs(e.value) {
+			fmt.Fprintf(h, "%s\x00%s\x00", a.name, a.value)
+		}
+	}
+	for _, e := range entries(f.Skills, (*Skill).empty) {
+		fmt.Fprintf(h, "skill\x00%s\x00", canon(e.name))
+		for _, a := range skillAttrs(e.value) {
+			fmt.Fprintf(h, "%s\x00%s\x00", a.name, a.value)
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
 // DigestOf is Digest of an encoding f.Bytes() returned.
 func DigestOf(encoded []byte) string {
 	sum := sha256.Sum256(encoded)

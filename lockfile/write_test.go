@@ -157,3 +157,36 @@ func TestCheckThenWrite(t *testing.T) {
 		t.Errorf("written\ngot:  %q\nwant: %q", got, data)
 	}
 }
+
+// TestFingerprint: what Parse reads back from Bytes has the same
+// fingerprint; a change to any attribute or entry gives another.
+func TestFingerprint(t *testing.T) {
+	f := New()
+	f.Tools["p"] = &Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("1", 64), CardName: "Planner", CardJSON: `{"name":"Planner"}`}
+	f.Tools["adder"] = &Tool{Kind: "javascript", Source: "h1:" + strings.Repeat("A", 42) + "E=", Bundler: "esbuild 0.28.2"}
+	f.Skills["notes"] = &Skill{Source: "h1:" + strings.Repeat("B", 42) + "E="}
+	back, diags := Parse(f.Bytes(), FileName)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if back.Fingerprint() != f.Fingerprint() {
+		t.Errorf("read back: fingerprint %s\nwant: %s", back.Fingerprint(), f.Fingerprint())
+	}
+	seen := map[string]string{f.Fingerprint(): "original"}
+	for name, edit := range map[string]func(*File){
+		"card_json":   func(g *File) { g.Tools["p"].CardJSON = `{"name":"Planner 2"}` },
+		"bundler":     func(g *File) { g.Tools["adder"].Bundler = "esbuild 0.28.3" },
+		"skill":       func(g *File) { g.Skills["notes"].Source = "h1:" + strings.Repeat("C", 42) + "E=" },
+		"entry name":  func(g *File) { g.Tools["adder2"], g.Tools["adder"] = g.Tools["adder"], nil },
+		"entry gone":  func(g *File) { delete(g.Skills, "notes") },
+		"skill named": func(g *File) { g.Skills["p"] = &Skill{Source: g.Skills["notes"].Source}; delete(g.Skills, "notes") },
+	} {
+		g, _ := Parse(f.Bytes(), FileName)
+		edit(g)
+		fp := g.Fingerprint()
+		if prev, dup := seen[fp]; dup {
+			t.Errorf("%s: same fingerprint as %s", name, prev)
+		}
+		seen[fp] = name
+	}
+}

@@ -252,7 +252,7 @@ func digestOf(fps map[string]string) string {
 	return resolve.SHA256([]byte(b.String()))
 }
 
-func agentAttributes(ag *manifest.Agent, toolsDigest, skillsDigest string) Attributes {
+func agentAttributes(ag *manifest.Agent, toolsDigest, skillsDigest, lockFP string) Attributes {
 	a := Attributes{
 		"version":           str(ag.Version),
 		"capabilities":      sortedList(ag.Capabilities),
@@ -285,5 +285,9 @@ func agentAttributes(ag *manifest.Agent, toolsDigest, skillsDigest string) Attri
 	// same for every agent (computed once per plan).
 	a["tools"] = toolsDigest
 	a["skills"] = skillsDigest
+	// The artifact embeds the lockfile's digest too (every entry, not only
+	// its own tools'), so any change to the lockfile rebuilds it: else
+	// verify would find the artifact and the lockfile disagree.
+	a.set("lockfile", lockFP)
 	return a
 }

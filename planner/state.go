@@ -123,8 +123,12 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 		p.Addresses = append(p.Addresses, Address{Address: "skill." + s.Name, Type: "skill", Name: s.Name, Kind: "skill", Fingerprint: fp, Attributes: a})
 	}
 	toolsDigest, skillsDigest := digestOf(toolFP), digestOf(skillFP)
+	lockFP := ""
+	if p.Lock != nil {
+		lockFP = p.Lock.Fingerprint()
+	}
 	for _, ag := range cfg.Agents {
-		a := agentAttributes(ag, toolsDigest, skillsDigest)
+		a := agentAttributes(ag, toolsDigest, skillsDigest, lockFP)
 		p.Addresses = append(p.Addresses, Address{Address: "agent." + ag.Name, Type: "agent", Name: ag.Name, Kind: "agent", Fingerprint: a.fingerprint(), Attributes: a})
 	}
 	sort.Slice(p.Addresses, func(i, j int) bool { return p.Addresses[i].Address < p.Addresses[j].Address })

@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -160,5 +161,39 @@ func TestCheckSaved(t *testing.T) {
 	err := planSrc(t, changed, applied).CheckSaved(saved)
 	if !errors.Is(err, ErrPlanInputsChanged) || !strings.Contains(err.Error(), "tool.sh changed") {
 		t.Errorf("changed inputs got: %v\nwant: ErrPlanInputsChanged naming tool.sh", err)
+	}
+}
+
+// TestLockfileChangeUpdatesAgents: an agent's artifact embeds the
+// lockfile's digest, so an agent applied against another lockfile, or by
+// a version that did not record it, is updated.
+func TestLockfileChangeUpdatesAgents(t *testing.T) {
+	first := planSrc(t, stateBase, nil)
+	ad := first.Addresses[slices.IndexFunc(first.Addresses, func(a Address) bool { return a.Address == "agent.a" })]
+	if !strings.HasPrefix(ad.Attributes["lockfile"], "sha256:") {
+		t.Fatalf("agent attributes %v\nwant: the lockfile's fingerprint", ad.Attributes)
+	}
+	for _, tc := range []struct {
+		name, lockfile, want string
+	}{
+		{"other lockfile", "sha256:" + strings.Repeat("0", 64), "lockfile: sha256:000000"},
+		{"not recorded", "", "lockfile: (none) → sha256:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			applied := appliedFrom(first)
+			r := applied.Resources["agent.a"]
+			attrs := maps.Clone(r.Attributes)
+			if tc.lockfile == "" {
+				delete(attrs, "lockfile")
+			} else {
+				attrs["lockfile"] = tc.lockfile
+			}
+			r.Attributes, r.Fingerprint = attrs, attrs.fingerprint()
+			applied.Resources["agent.a"] = r
+			rc := actionOf(planSrc(t, stateBase, applied), "agent.a")
+			if !slices.Equal(rc.Actions, []string{ActionUpdate}) || !slices.ContainsFunc(rc.ChangedAttributes, func(s string) bool { return strings.HasPrefix(s, tc.want) }) {
+				t.Errorf("agent.a got: %+v\nwant: update, %q", rc, tc.want)
+			}
+		})
 	}
 }
