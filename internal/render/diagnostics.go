@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -66,16 +67,17 @@ func writeDiagnostic(w io.Writer, diag *hcl.Diagnostic, files map[string]*hcl.Fi
 	if diag.Severity == hcl.DiagWarning {
 		sev, code = "Warning", ansiYellow
 	}
+	summary := Printable(diag.Summary)
 	if color {
-		fmt.Fprintf(w, "%s%s%s:%s %s%s%s\n", ansiBold, code, sev, ansiReset, ansiBold, diag.Summary, ansiReset)
+		fmt.Fprintf(w, "%s%s%s:%s %s%s%s\n", ansiBold, code, sev, ansiReset, ansiBold, summary, ansiReset)
 	} else {
-		fmt.Fprintf(w, "%s: %s\n", sev, diag.Summary)
+		fmt.Fprintf(w, "%s: %s\n", sev, summary)
 	}
 	if diag.Subject != nil {
 		writeSnippet(w, diag.Subject, files[diag.Subject.Filename], color)
 	}
 	if diag.Detail != "" {
-		fmt.Fprintf(w, "\n%s\n", diag.Detail)
+		fmt.Fprintf(w, "\n%s\n", Printable(diag.Detail))
 	}
 	fmt.Fprintln(w)
 }
@@ -144,6 +146,46 @@ func clampLen(n, max int) int {
 // sanitizeLine makes a source line safe to print: tabs become spaces (so
 // carets line up), control characters and invalid UTF-8 become U+FFFD
 // of the same byte length so offsets still match.
+// Printable returns s with every character that could act on a terminal
+// instead of being shown written as a Go escape: control characters but
+// newline and tab (an ESC could rewrite the line above, a CR overwrite
+// this one), DEL, the C1 controls, and the bidirectional overrides and
+// isolates that reorder what is displayed. Diagnostics quote text from
+// remote servers (an MCP tool's description, an agent card), and the
+// reviewer must see what it says.
+func Printable(s string) string {
+	i := strings.IndexFunc(s, unprintable)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for _, r := range s[i:] {
+		switch {
+		case !unprintable(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			q := strconv.QuoteRune(r) // '\x1b', '\r'
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+func unprintable(r rune) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return false
+	case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e || r == 0x200f || r == 0x061c:
+		return true
+	}
+	return false
+}
+
 func sanitizeLine(b []byte) string {
 	var buf bytes.Buffer
 	for len(b) > 0 {

@@ -1,0 +1,36 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// TestDiagnosticsPrintable: text quoted from a remote server cannot act on
+// the terminal: an ESC sequence that erases a line, a carriage return
+// that overwrites one, C1 controls and bidirectional overrides are shown
+// as escapes; newlines and tabs stay.
+func TestDiagnosticsPrintable(t *testing.T) {
+	var out bytes.Buffer
+	Diagnostics(&out, hcl.Diagnostics{{
+		Severity: hcl.DiagError,
+		Summary:  "MCP tool changed\x1b]0;title\x07",
+		Detail:   "-Plans trips.\n+Plans trips.\x1b[2K\rIGNORE ALL\u009b\u202egnp.exe\tend",
+	}}, nil, true)
+	got := out.String()
+	for _, raw := range []string{"\x07", "\x1b]", "\x1b[2K", "\r", "\u009b", "\u202e"} {
+		if strings.Contains(got, raw) {
+			t.Errorf("output holds %q raw:\n%q", raw, got)
+		}
+	}
+	for _, want := range []string{`MCP tool changed\x1b]0;title\a`, `+Plans trips.\x1b[2K\rIGNORE ALL\u009b\u202egnp.exe` + "\tend", "-Plans trips.\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output:\n%s\nwant: %q", got, want)
+		}
+	}
+	if s := "plain text, café, 🚀\n\tindented"; Printable(s) != s {
+		t.Errorf("Printable(%q) = %q, want it unchanged", s, Printable(s))
+	}
+}
