@@ -239,7 +239,7 @@ func TestVerifyAgainstState(t *testing.T) {
 	must(t, os.WriteFile(art, researcher, 0o644))
 	for _, cmd := range [][]string{{"verify", "dist/assistant.agent.tgz"}, {"serve", "dist/assistant.agent.tgz"}} {
 		code, _, stderr := run(t, "", append([]string{"-chdir=" + dir}, cmd...)...)
-		if code != ExitError || !strings.Contains(stderr, `the file is named for agent "assistant" but holds agent "researcher"`) {
+		if code != ExitError || !strings.Contains(stderr, `the last apply wrote the artifact of agent.assistant here, but this file holds agent "researcher"`) {
 			t.Errorf("%s of a swapped artifact got: exit %d\n%s\nwant: refused", cmd[0], code, stderr)
 		}
 	}
@@ -271,11 +271,14 @@ func TestVerifyAgainstState(t *testing.T) {
 	if code, stdout, stderr := run(t, "", "-chdir="+dir, "verify", "-state=false", "dist/assistant.agent.tgz"); code != ExitOK {
 		t.Errorf("verify -state=false of the edited artifact got: exit %d\n%s%s\nwant: OK, its own checks only", code, stdout, stderr)
 	}
-	// Outside the workspace's records, a copy is checked on its own.
-	elsewhere := filepath.Join(t.TempDir(), "copy.tgz")
-	must(t, os.WriteFile(elsewhere, applied, 0o644))
-	if code, stdout, stderr := run(t, "", "-chdir="+dir, "verify", elsewhere); code != ExitOK || strings.Contains(stdout, "last apply") {
-		t.Errorf("verify of a copy got: exit %d\n%s%s\nwant: OK, not compared with state", code, stdout, stderr)
+	// Outside the workspace's records, a copy is checked on its own,
+	// whatever its name.
+	for _, name := range []string{"copy.tgz", "assistant-1.4.0.agent.tgz", "researcher.agent.tgz"} {
+		elsewhere := filepath.Join(t.TempDir(), name)
+		must(t, os.WriteFile(elsewhere, applied, 0o644))
+		if code, stdout, stderr := run(t, "", "-chdir="+dir, "verify", elsewhere); code != ExitOK || strings.Contains(stdout, "last apply") {
+			t.Errorf("verify of a copy named %s got: exit %d\n%s%s\nwant: OK, not compared with state", name, code, stdout, stderr)
+		}
 	}
 }
 

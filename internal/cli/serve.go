@@ -113,22 +113,29 @@ func (c *ServeCommand) Run(args []string) int {
 // openServer opens the artifact for serving, printing startup errors.
 func (m *Meta) openServer(ctx context.Context, path, override string) (*serve.Server, int) {
 	logf := func(format string, args ...any) { fmt.Fprintf(m.Stderr, format+"\n", args...) }
-	// The checks against the workspace that verify makes: what serve.Open
-	// cannot read it reports itself.
-	if data, err := os.ReadFile(m.path(path)); err == nil {
-		if arch, err := artifact.Read(bytes.NewReader(data)); err == nil {
-			if agent, err := artifact.ParseAgent(arch.Files[artifact.AgentName]); err == nil {
-				if problems, _ := m.appliedProblems(m.path(path), agent.Name, data); len(problems) > 0 {
-					fmt.Fprintf(m.Stderr, "Error: cannot start %s:\n", path)
-					for _, p := range problems {
-						fmt.Fprintf(m.Stderr, "  - %s\n", p)
-					}
-					return nil, ExitError
+	data, err := os.ReadFile(m.path(path))
+	if errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(m.Stderr, "Error: there is no artifact at %s.\n", m.path(path))
+		return nil, ExitError
+	}
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "Error: cannot start %s: %s.\n", path, err)
+		return nil, ExitError
+	}
+	// The check against the state that verify makes, on the bytes served:
+	// what serve cannot read it reports itself.
+	if arch, err := artifact.Read(bytes.NewReader(data)); err == nil {
+		if agent, err := artifact.ParseAgent(arch.Files[artifact.AgentName]); err == nil {
+			if problems, _ := m.appliedProblems(m.path(path), agent.Name, data); len(problems) > 0 {
+				fmt.Fprintf(m.Stderr, "Error: cannot start %s:\n", path)
+				for _, p := range problems {
+					fmt.Fprintf(m.Stderr, "  - %s\n", p)
 				}
+				return nil, ExitError
 			}
 		}
 	}
-	srv, err := serve.Open(ctx, m.path(path), serve.Options{Dir: m.Dir, Lookup: os.LookupEnv, Override: override, Logf: logf})
+	srv, err := serve.OpenData(ctx, m.path(path), data, serve.Options{Dir: m.Dir, Lookup: os.LookupEnv, Override: override, Logf: logf})
 	if err != nil {
 		var missing *serve.MissingError
 		var oe *serve.OpenError

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentform/agentform/internal/artifact"
@@ -30,9 +32,10 @@ Usage: agentform [-chdir=DIR] verify [options] ARTIFACT
   the workspace has agentform.lock.hcl, against the lockfile. Archives with
   unsafe entries (absolute paths, "..", links, duplicates) are rejected.
 
-  Against the workspace too: a file named <x>.agent.tgz must hold agent x,
-  and when the state records the agent's artifact at this path, the file
-  must be the one the last apply wrote (serve makes the same checks).
+  Against the workspace's state too: when it records an agent's artifact at
+  this path, the file must hold that agent and be the one the last apply
+  wrote (serve makes the same check). A copy elsewhere is checked on its
+  own.
 
 Options:
 
@@ -118,16 +121,15 @@ func (c *VerifyCommand) Run(args []string) int {
 }
 
 // appliedProblems checks the artifact file at path, which holds agent,
-// against the workspace. A file named <x>.agent.tgz must hold agent x (a
-// copy of another agent's artifact under its name would otherwise pass).
-// When the state records this agent's artifact at this very path, the file
-// must be the one the last apply wrote: anything else is the drift plan
-// reports. applied is true when it is. A state that cannot be read is
-// reported as a warning: the artifact's own checks still stand.
+// against the workspace's state. When the state records an agent's
+// artifact at this very path, the file must hold that agent and be the
+// file the last apply wrote there: anything else (another agent's artifact
+// copied over it, one repackaged with an edited agent.json) is the drift
+// plan reports. applied is true when it is that file. A file the state
+// does not know (a copy elsewhere) is checked on its own. A state that
+// cannot be read is reported as a warning: the artifact's own checks
+// still stand.
 func (m *Meta) appliedProblems(path, agent string, data []byte) (problems []string, applied bool) {
-	if name, ok := strings.CutSuffix(filepath.Base(path), ".agent.tgz"); ok && name != agent {
-		problems = append(problems, fmt.Sprintf("the file is named for agent %q but holds agent %q", name, agent))
-	}
 	db, err := m.openState(true, 0, "verify")
 	var prior *planner.Applied
 	if err == nil && db != nil {
@@ -138,20 +140,27 @@ func (m *Meta) appliedProblems(path, agent string, data []byte) (problems []stri
 	}
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "Warning: the artifact was not compared with the state: %s.\n", err)
-		return problems, false
+		return nil, false
 	}
 	if prior == nil {
-		return problems, false
+		return nil, false
 	}
-	rec := prior.Resources["agent."+agent].Artifact
-	if rec == nil || !sameFile(m.path(filepath.FromSlash(rec.Path)), path) {
-		return problems, false
+	for _, addr := range slices.Sorted(maps.Keys(prior.Resources)) {
+		res := prior.Resources[addr]
+		rec := res.Artifact
+		if res.Type != "agent" || rec == nil || !sameFile(m.path(filepath.FromSlash(rec.Path)), path) {
+			continue
+		}
+		switch sum := resolve.SHA256(data); {
+		case res.Name != agent:
+			return []string{fmt.Sprintf("the last apply wrote the artifact of agent.%s here, but this file holds agent %q", res.Name, agent)}, false
+		case sum != rec.SHA256:
+			return []string{fmt.Sprintf("it is not the artifact the last apply wrote for agent.%s (%s, recorded %s): agentform plan shows the drift and agentform apply rebuilds it",
+				agent, shortDigest(sum), shortDigest(rec.SHA256))}, false
+		}
+		return nil, true
 	}
-	if sum := resolve.SHA256(data); sum != rec.SHA256 {
-		return append(problems, fmt.Sprintf("it is not the artifact the last apply wrote for agent.%s (%s, recorded %s): agentform plan shows the drift and agentform apply rebuilds it",
-			agent, shortDigest(sum), shortDigest(rec.SHA256))), false
-	}
-	return problems, len(problems) == 0
+	return nil, false
 }
 
 // sameFile reports whether a and b name the same existing file.

@@ -99,12 +99,19 @@ func (e *OpenError) Error() string {
 // agent may call started (an mcp block connects upstream and checks the
 // locked digests now).
 func Open(ctx context.Context, path string, opts Options) (*Server, error) {
-	if opts.Logf == nil {
-		opts.Logf = func(string, ...any) {}
-	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the artifact: %w", err)
+	}
+	return OpenData(ctx, path, data, opts)
+}
+
+// OpenData is Open of an artifact already read from path, for a caller
+// that checked these very bytes first: reading the file again could serve
+// another one.
+func OpenData(ctx context.Context, path string, data []byte, opts Options) (*Server, error) {
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
 	}
 	arch, err := artifact.Read(bytes.NewReader(data))
 	if err != nil {
