@@ -73,6 +73,10 @@ func Run(args []string, streams Streams) int {
 		"validate": func() (hcli.Command, error) { return &ValidateCommand{Meta: meta}, nil },
 		"version":  func() (hcli.Command, error) { return &VersionCommand{Meta: meta}, nil },
 	}
+	// "agentform help [CMD]" is "agentform [CMD] -help".
+	if len(args) > 0 && args[0] == "help" {
+		args = append(args[1:min(2, len(args))], "-help")
+	}
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && commands[args[0]] == nil {
 		fmt.Fprintf(streams.Stderr, "Error: agentform has no command named %q.%s\n\nTo see all of agentform's commands, run:\n  agentform -help\n", args[0], didYouMean(args[0], commands))
 		return ExitError

@@ -107,7 +107,8 @@ func TestHelpListsEveryOption(t *testing.T) {
 			flagSetSeen = func(fs *flag.FlagSet, help string) {
 				seen++
 				fs.VisitAll(func(f *flag.Flag) {
-					if !regexp.MustCompile(`(?m)^\s*-` + regexp.QuoteMeta(f.Name) + `\b`).MatchString(help) {
+					// "-out" must not be found in "-out-dir".
+					if !regexp.MustCompile(`(?m)^\s*-` + regexp.QuoteMeta(f.Name) + `(=|\s|$)`).MatchString(help) {
 						t.Errorf("%s -help does not list -%s", cmd, f.Name)
 					}
 				})
@@ -127,6 +128,15 @@ func TestHelpListsEveryOption(t *testing.T) {
 				t.Errorf("%s parsed no flags", cmd)
 			}
 		})
+	}
+}
+
+func TestHelpCommand(t *testing.T) {
+	if code, stdout, _ := run(t, "", "help"); code != ExitOK || !strings.Contains(stdout, "Commands:") {
+		t.Errorf("agentform help got: exit %d\n%s\nwant: the command list", code, stdout)
+	}
+	if code, stdout, _ := run(t, "", "help", "plan"); code != ExitOK || !strings.HasPrefix(stdout, "Usage: agentform [-chdir=DIR] plan") {
+		t.Errorf("agentform help plan got: exit %d\n%s\nwant: plan's help", code, stdout)
 	}
 }
 
@@ -394,6 +404,9 @@ func TestChdirPaths(t *testing.T) {
 	dir := copyTree(t, quickstart)
 	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-out=saved.plan", "-no-color"); code != ExitOK {
 		t.Fatalf("plan -out: exit %d\n%s", code, stderr)
+	}
+	if _, _, stderr := run(t, "", "-chdir="+dir, "plan", "-out=nodir/saved.plan", "-no-color"); !strings.Contains(stderr, "Error: saving the plan: writing "+filepath.Join(dir, "nodir", "saved.plan")+": cannot create a file in") {
+		t.Errorf("plan -out into a missing directory got:\n%s\nwant: the file named once, and why", stderr)
 	}
 	if code, stdout, stderr := run(t, "", "-chdir="+dir, "show", "-no-color", "saved.plan"); code != ExitOK || !strings.Contains(stdout, "agent.assistant") {
 		t.Errorf("show saved.plan got: exit %d\n%s%s\nwant: the saved plan", code, stdout, stderr)

@@ -144,7 +144,7 @@ func (c *PlanCommand) Run(args []string) int {
 	}
 	if *out != "" && plan != nil && !diags.HasErrors() {
 		if err := c.savePlan(*out, plan, diags); err != nil {
-			fmt.Fprintf(c.Stderr, "Error: saving the plan to %s: %s\n", *out, err)
+			fmt.Fprintf(c.Stderr, "Error: saving the plan: %s.\n", err)
 			return ExitError
 		}
 	}
