@@ -109,17 +109,24 @@ func (c *ApplyCommand) Run(args []string) int {
 	}
 	plan := planner.New(ctx, cfg, planner.Options{Resolution: ws, Lock: lock, LockReadonly: rf.lockMode == "readonly", Applied: prior, OutDir: *outDir})
 	diags = append(diags, plan.Diagnostics...)
-	c.showDiagnostics(diags, cfg.Files)
 	if diags.HasErrors() {
+		c.showDiagnostics(diags, cfg.Files)
 		return ExitError
 	}
 	if saved != nil {
+		c.showDiagnostics(diags, cfg.Files)
 		if err := plan.CheckSaved(saved); err != nil {
 			fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 			return ExitError
 		}
 	} else {
+		// The plan, then its warnings, then the question, as Terraform
+		// and agentform plan show them.
 		render.Plan(c.Stdout, plan, render.PlanOptions{Color: c.color()})
+		if len(diags) > 0 {
+			fmt.Fprintln(c.Stderr)
+		}
+		c.showDiagnostics(diags, cfg.Files)
 	}
 	// A lockfile that differs from the one the plan implies (deleted,
 	// edited, with stale entries) is written even when no artifact

@@ -35,8 +35,9 @@ type PlanOptions struct {
 	Matrix MatrixMode
 	// Errors is the number of errors the plan has (its own and the
 	// resolution's). A failed plan shows the matrix, denials and checks,
-	// which help to understand it, but no resource or lockfile changes,
-	// which could not be applied, and its last line says it failed.
+	// which help to understand it, but no resource, lockfile or capability
+	// changes, which could not be applied, and its last line says it
+	// failed.
 	Errors int
 }
 
@@ -95,7 +96,9 @@ func Plan(w io.Writer, p *planner.Plan, opts PlanOptions) {
 	} else {
 		writeMatrixGrid(w, p, st)
 	}
-	writeCapabilityChanges(w, p, st, summary)
+	if opts.Errors == 0 {
+		writeCapabilityChanges(w, p, st, summary)
+	}
 	writeDenials(w, p, st, summary)
 	writeChecks(w, p, st)
 	switch {
