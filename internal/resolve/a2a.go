@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -46,8 +45,7 @@ const a2aMaxCardSize = 1 << 20
 // mangle the card.
 const a2aMinScrub = 4
 
-// a2aMaxLockedCard is the largest card, as canonical JSON, that a lock
-// entry records in card_json.
+// a2aMaxLockedCard is the largest card_json a lock entry records.
 const a2aMaxLockedCard = 64 << 10
 
 // The input schemas of the four A2A tools follow the A2A protocol's
@@ -152,7 +150,9 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		res := &Resolved{}
 		detail := why
 		if locked != nil {
-			res.Pin = a2aCopyPin(locked)
+			// A card recorded while runtime values reached the agent (by
+			// a version that recorded it then) is not carried on.
+			res.Pin = a2aCopyPin(locked, !a2aUsesRuntime(t.A2A))
 			res.FromLock = true
 			detail += fmt.Sprintf(" agentform uses the card pinned in %s (%s).", lockfile.FileName, a2aCardLabel(locked))
 			res.Tools = a2aTools(t, nil, locked.CardName)
@@ -206,36 +206,12 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	}
 	addSecret(a.URL)
 	if !literal {
-		// The parts a card may echo on their own: the host (without the
-		// scheme), the credentials, the query and each query value, where
-		// URLs carry keys. (Not the path: a card names its own endpoints,
-		// and scrubbing them would change the digests of cards locked
-		// before.)
-		env := a.URL.Runtime.Env
-		parts := []string{u.Host, u.User.String(), u.RawQuery}
-		if p, ok := u.User.Password(); ok {
-			parts = append(parts, p)
-		}
-		for _, vs := range u.Query() {
-			parts = append(parts, vs...)
-		}
-		for _, p := range parts {
-			if strings.Trim(p, "/") != "" {
-				secrets = append(secrets, a2aSecret{value: p, env: env})
-			}
-		}
+		// The host alone (a card may name it without the scheme).
+		secrets = append(secrets, a2aSecret{value: u.Host, env: a.URL.Runtime.Env})
 	}
 	addSecret(a.AuthToken)
 	for _, ref := range a.Headers.Refs() {
 		addSecret(manifest.String{Runtime: ref})
-	}
-	// And each value as a URL would carry it.
-	for _, s := range slices.Clone(secrets) {
-		for _, e := range []string{url.QueryEscape(s.value), url.PathEscape(s.value)} {
-			if e != s.value {
-				secrets = append(secrets, a2aSecret{value: e, env: s.env})
-			}
-		}
 	}
 	headers, missing := req.StringMap(a.Headers)
 	token, hasToken := req.String(a.AuthToken)
@@ -313,8 +289,8 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	// nothing reaching the agent came from runtime(), since a card can echo
 	// what it was sent in forms no scrubbing foresees, and only a card of
 	// a reviewable size.
-	if len(secrets) == 0 && len(canonical) <= a2aMaxLockedCard {
-		pin.CardJSON = string(jsonASCII(canonical))
+	if cardJSON := jsonASCII(canonical); !a2aUsesRuntime(a) && len(cardJSON) <= a2aMaxLockedCard {
+		pin.CardJSON = string(cardJSON)
 	}
 	return &Resolved{
 		Tools:   a2aTools(t, card, ""),
@@ -589,8 +565,19 @@ func a2aTools(t *manifest.Tool, card *a2aCard, lockedName string) []Tool {
 	return tools
 }
 
-func a2aCopyPin(l *lockfile.Tool) *lockfile.Tool {
-	return &lockfile.Tool{Kind: "a2a", Card: l.Card, CardName: l.CardName, CardVersion: l.CardVersion, CardJSON: l.CardJSON}
+func a2aCopyPin(l *lockfile.Tool, withCard bool) *lockfile.Tool {
+	pin := &lockfile.Tool{Kind: "a2a", Card: l.Card, CardName: l.CardName, CardVersion: l.CardVersion}
+	if withCard {
+		pin.CardJSON = l.CardJSON
+	}
+	return pin
+}
+
+// a2aUsesRuntime reports whether anything that reaches the agent (its URL,
+// token or headers) comes from runtime(): then its card may echo a
+// runtime value, and the lockfile does not record it.
+func a2aUsesRuntime(a *manifest.A2ATool) bool {
+	return a != nil && (a.URL.Runtime != nil || a.AuthToken.Runtime != nil || len(a.Headers.Refs()) > 0)
 }
 
 // a2aCardLabel renders a lock entry as "Planner 1.2.0, sha256:...".
