@@ -143,9 +143,6 @@ func clampLen(n, max int) int {
 	return n
 }
 
-// sanitizeLine makes a source line safe to print: tabs become spaces (so
-// carets line up), control characters and invalid UTF-8 become U+FFFD
-// of the same byte length so offsets still match.
 // Printable returns s with every character that could act on a terminal
 // instead of being shown written as a Go escape: control characters but
 // newline and tab (an ESC could rewrite the line above, a CR overwrite
@@ -155,6 +152,10 @@ func clampLen(n, max int) int {
 // reviewer must see what it says.
 func Printable(s string) string {
 	i := strings.IndexFunc(s, unprintable)
+	if !utf8.ValidString(s) {
+		// An invalid byte (0x9b is an 8-bit CSI) becomes U+FFFD below.
+		i = 0
+	}
 	if i < 0 {
 		return s
 	}
@@ -186,6 +187,9 @@ func unprintable(r rune) bool {
 	return false
 }
 
+// sanitizeLine makes a source line safe to print: tabs become spaces (so
+// carets line up), control characters and invalid UTF-8 become U+FFFD
+// of the same byte length so offsets still match.
 func sanitizeLine(b []byte) string {
 	var buf bytes.Buffer
 	for len(b) > 0 {

@@ -34,3 +34,14 @@ func TestDiagnosticsPrintable(t *testing.T) {
 		t.Errorf("Printable(%q) = %q, want it unchanged", s, Printable(s))
 	}
 }
+
+// TestPlanToolNamesPrintable: a served tool name with control characters
+// cannot rewrite the plan's matrix or lists.
+func TestPlanToolNamesPrintable(t *testing.T) {
+	if got := Printable("m__ok\x1b[2K\rfine"); got != `m__ok\x1b[2K\rfine` {
+		t.Errorf("Printable got %q", got)
+	}
+	if got := Printable("bad \x9b byte"); strings.Contains(got, "\x9b") || got != "bad \ufffd byte" {
+		t.Errorf("Printable got %q", got)
+	}
+}

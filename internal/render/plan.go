@@ -180,7 +180,7 @@ func writeResourceChanges(w io.Writer, p *planner.Plan, st style) {
 			}
 		}
 		for _, attr := range rc.ChangedAttributes {
-			fmt.Fprintf(w, "      %s\n", attr)
+			fmt.Fprintf(w, "      %s\n", Printable(attr))
 		}
 	}
 	fmt.Fprintln(w)
@@ -201,7 +201,7 @@ func writeMatrixGrid(w io.Writer, p *planner.Plan, st style) {
 	}
 	toolW := len("TOOL")
 	for _, t := range tools {
-		toolW = max(toolW, len(t.Name))
+		toolW = max(toolW, len(Printable(t.Name)))
 	}
 	colW := make([]int, len(p.Agents))
 	fmt.Fprintf(w, "  %-*s", toolW, "TOOL")
@@ -211,7 +211,9 @@ func writeMatrixGrid(w io.Writer, p *planner.Plan, st style) {
 	}
 	fmt.Fprintln(w)
 	for ti, t := range tools {
-		line := fmt.Sprintf("  %-*s", toolW, t.Name)
+		// Served mcp tool names come from the server: shown as escapes,
+		// a control character cannot hide a row.
+		line := fmt.Sprintf("  %-*s", toolW, Printable(t.Name))
 		for ai := range p.Agents {
 			var mark string
 			var width int
@@ -294,7 +296,7 @@ func writeCapabilityChanges(w io.Writer, p *planner.Plan, st style, summary bool
 		if c.Change != "granted" {
 			sym, code = "-", ansiRed
 		}
-		fmt.Fprintf(w, "  %s %s %s %s  %s\n", st.paint(code, sym), c.Agent, st.arrow(), c.Tool, c.Change)
+		fmt.Fprintf(w, "  %s %s %s %s  %s\n", st.paint(code, sym), c.Agent, st.arrow(), Printable(c.Tool), c.Change)
 	}
 	fmt.Fprintln(w)
 }
@@ -318,7 +320,7 @@ func writeDenials(w io.Writer, p *planner.Plan, st style, summary bool) {
 		}
 		for _, ti := range shown {
 			c := m.Cell(ai, ti)
-			fmt.Fprintf(w, "  %s %s %s %s: missing %s\n", mark, a.Name, st.arrow(), c.Tool, strings.Join(c.Missing, ", "))
+			fmt.Fprintf(w, "  %s %s %s %s: missing %s\n", mark, a.Name, st.arrow(), Printable(c.Tool), strings.Join(c.Missing, ", "))
 		}
 		if len(denied) > len(shown) {
 			fmt.Fprintf(w, "  ... and %d more for %s (agentform plan -json lists every denial)\n", len(denied)-len(shown), a.Name)
