@@ -285,20 +285,33 @@ func (f *File) Digest() string {
 // cost.
 func (f *File) Fingerprint() string {
 	h := sha256.New()
+	// Each part with its length, so that no two files share a sequence;
+	// and the encoding's version, so that a change to Bytes changes it.
+	part := func(s string) { fmt.Fprintf(h, "%d:%s", len(s), s) }
+	part(fingerprintVersion)
 	for _, e := range entries(f.Tools, (*Tool).empty) {
-		fmt.Fprintf(h, "tool\x00%s\x00", canon(e.name))
+		part("tool")
+		part(canon(e.name))
 		for _, a := range toolAttrs(e.value) {
-			fmt.Fprintf(h, "%s\x00%s\x00", a.name, a.value)
+			part(a.name)
+			part(a.value)
 		}
 	}
 	for _, e := range entries(f.Skills, (*Skill).empty) {
-		fmt.Fprintf(h, "skill\x00%s\x00", canon(e.name))
+		part("skill")
+		part(canon(e.name))
 		for _, a := range skillAttrs(e.value) {
-			fmt.Fprintf(h, "%s\x00%s\x00", a.name, a.value)
+			part(a.name)
+			part(a.value)
 		}
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
+
+// fingerprintVersion names how Bytes encodes a file: change it with any
+// change to the encoding, so that artifacts embedding the digest of the
+// old encoding are rebuilt.
+const fingerprintVersion = "agentform.lock.hcl 1"
 
 // DigestOf is Digest of an encoding f.Bytes() returned.
 func DigestOf(encoded []byte) string {

@@ -180,6 +180,10 @@ func TestFingerprint(t *testing.T) {
 		"entry name":  func(g *File) { g.Tools["adder2"], g.Tools["adder"] = g.Tools["adder"], nil },
 		"entry gone":  func(g *File) { delete(g.Skills, "notes") },
 		"skill named": func(g *File) { g.Skills["p"] = &Skill{Source: g.Skills["notes"].Source}; delete(g.Skills, "notes") },
+		// NULs inside a value cannot imitate the boundary of two.
+		"parts shifted": func(g *File) {
+			g.Tools["p"].CardName, g.Tools["p"].Card = "", g.Tools["p"].Card+"\x00card_name\x00Planner"
+		},
 	} {
 		g, _ := Parse(f.Bytes(), FileName)
 		edit(g)

@@ -75,7 +75,11 @@ func Run(args []string, streams Streams) int {
 	}
 	// "agentform help [CMD]" is "agentform [CMD] -help".
 	if len(args) > 0 && args[0] == "help" {
-		args = append(args[1:min(2, len(args))], "-help")
+		if len(args) == 1 || args[1] == "help" {
+			args = []string{"-help"}
+		} else {
+			args = []string{args[1], "-help"}
+		}
 	}
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && commands[args[0]] == nil {
 		fmt.Fprintf(streams.Stderr, "Error: agentform has no command named %q.%s\n\nTo see all of agentform's commands, run:\n  agentform -help\n", args[0], didYouMean(args[0], commands))
@@ -137,7 +141,8 @@ Commands:
 	b.WriteString(`
 Global options (before the command name):
   -chdir=DIR   Use DIR as the workspace instead of the current directory.
-  -help        Show this help, or a command's help: agentform <command> -help.
+  -help        Show this help, or a command's help: agentform <command> -help
+               (or agentform help [command]).
   -version     Show the agentform version.
 `)
 	return b.String()

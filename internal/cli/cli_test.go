@@ -135,6 +135,9 @@ func TestHelpCommand(t *testing.T) {
 	if code, stdout, _ := run(t, "", "help"); code != ExitOK || !strings.Contains(stdout, "Commands:") {
 		t.Errorf("agentform help got: exit %d\n%s\nwant: the command list", code, stdout)
 	}
+	if code, stdout, _ := run(t, "", "help", "help"); code != ExitOK || !strings.Contains(stdout, "Commands:") {
+		t.Errorf("agentform help help got: exit %d\n%s\nwant: the command list", code, stdout)
+	}
 	if code, stdout, _ := run(t, "", "help", "plan"); code != ExitOK || !strings.HasPrefix(stdout, "Usage: agentform [-chdir=DIR] plan") {
 		t.Errorf("agentform help plan got: exit %d\n%s\nwant: plan's help", code, stdout)
 	}
