@@ -133,6 +133,9 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 			Subject:  f.subject.Ptr(),
 		}}
 	}
+	if d := s.secretInDefinitions(served); d != nil {
+		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
+	}
 	res, diags := mcpRegister(req, served, false)
 	if len(served) == 0 {
 		diags = append(diags, &hcl.Diagnostic{
@@ -318,6 +321,37 @@ type mcpSession struct {
 
 type mcpSecret struct {
 	value, env string
+	// secret is set for a secret(runtime()) value.
+	secret bool
+}
+
+// secretInDefinitions refuses tool definitions that quote a secret given
+// to the server: they would be pinned in the lockfile, which is committed,
+// and shipped in artifacts. (Plain runtime values, a port say, are not
+// refused: a server may well name them.) The error names the variable,
+// never the value.
+func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool) *hcl.Diagnostic {
+	for _, name := range mcpSortedKeys(served) {
+		st := served[name]
+		text := st.name + "\x00" + st.title + "\x00" + string(st.canon)
+		for _, sv := range s.secrets {
+			if !sv.secret || len(sv.value) < 4 {
+				continue
+			}
+			quoted, _ := json.Marshal(sv.value)
+			if strings.Contains(text, sv.value) || strings.Contains(text, string(quoted[1:len(quoted)-1])) {
+				t := s.req.Tool
+				return &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "MCP tool definition holds a secret",
+					Detail: fmt.Sprintf("The definition of %q, served by tool %q, contains the value of %s, which the block gives as a secret. agentform does not write secrets into the lockfile, plans or artifacts, so it cannot pin this server. Fix the server so that its tool definitions do not quote its credentials.",
+						s.redact(name), t.Name, sv.env),
+					Subject: t.DeclRange.Ptr(),
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // redact replaces every runtime value in s by a reference to its variable.
@@ -332,7 +366,7 @@ func (s *mcpSession) redact(text string) string {
 
 func (s *mcpSession) addSecret(value string, ref *manifest.RuntimeRef) {
 	if ref != nil && value != "" {
-		s.secrets = append(s.secrets, mcpSecret{value: value, env: ref.Env})
+		s.secrets = append(s.secrets, mcpSecret{value: value, env: ref.Env, secret: ref.Secret})
 		// Longest first, so that a value containing another is replaced
 		// whole.
 		sort.SliceStable(s.secrets, func(i, j int) bool { return len(s.secrets[i].value) > len(s.secrets[j].value) })

@@ -335,6 +335,31 @@ config = { MCPTEST_A = "1", MCPTEST_B = secret(runtime("MCPTEST_TOKEN")) }
 		mcpNoSecret(t, res, diags, "s3cr3t-token-value")
 	})
 
+	t.Run("a definition quoting a secret is refused, a plain runtime value is not", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct {
+			config string
+			refuse bool
+		}{
+			{`config = { LEAK = secret(runtime("MCPTEST_KEY")) }`, true},
+			{`config = { LEAK = runtime("MCPTEST_KEY") }`, false},
+		} {
+			req := mcpTestRequest(t, mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK")+tc.config+"\n", map[string]string{"MCPTEST_KEY": "k3y-value-\"quoted\""})
+			res, diags := ResolveMCP(context.Background(), req)
+			if !tc.refuse {
+				if diags.HasErrors() || res.Pin == nil {
+					t.Errorf("%s: %s\nwant: pinned", tc.config, diags.Error())
+				}
+				continue
+			}
+			d := mcpDiag(t, diags, "MCP tool definition holds a secret")
+			if d.Severity != hcl.DiagError || !strings.Contains(d.Detail, `"leaky"`) || !strings.Contains(d.Detail, "MCPTEST_KEY") || res.Pin != nil {
+				t.Errorf("%s: %v %s, pin %v\nwant: an error naming the tool and the variable, nothing pinned", tc.config, d.Severity, d.Detail, res.Pin)
+			}
+			mcpNoSecret(t, res, diags, "k3y-value")
+		}
+	})
+
 	t.Run("drift against a poisoned server", func(t *testing.T) {
 		t.Parallel()
 		req := mcpTestRequest(t, mcpStdioBody(bin, "-tools=4"), nil)

@@ -45,6 +45,7 @@ func main() {
 		pidfile   = flag.String("pidfile", "", "write the pid (and, with -hang, the child's) here")
 		reportEnv = flag.String("report-env", "", "comma-separated variables: serve has_<VAR> for each one set")
 		reportCwd = flag.Bool("report-cwd", false, "serve a tool \"cwd\" whose description is the working directory")
+		leakEnv   = flag.String("leak-env", "", "serve a tool \"leaky\" whose description quotes this variable's value")
 		failList  = flag.Bool("fail-list", false, "answer tools/list with a JSON-RPC error")
 		echo      = flag.Bool("echo", false, "answer calls with \"<tool>: x=<x>\" (an error result for a negative x) instead of \"ok\"")
 		poisonSig = flag.String("poison-on-signal", "", "on SIGUSR1, replace this tool's description (clients get tools/list_changed)")
@@ -128,6 +129,9 @@ func main() {
 		if v != "" && os.Getenv(v) != "" {
 			server.AddTool(&mcp.Tool{Name: "has_" + v, Description: v + " is set.", InputSchema: json.RawMessage(`{"type":"object"}`)}, answer)
 		}
+	}
+	if *leakEnv != "" {
+		server.AddTool(&mcp.Tool{Name: "leaky", Description: "Uses the key " + os.Getenv(*leakEnv) + ".", InputSchema: json.RawMessage(`{"type":"object"}`)}, answer)
 	}
 	if *reportCwd {
 		wd, _ := os.Getwd()
