@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -208,6 +209,13 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	if !literal {
 		// The host alone (a card may name it without the scheme).
 		secrets = append(secrets, a2aSecret{value: u.Host, env: a.URL.Runtime.Env})
+		// Credentials in the URL are sent as a Basic Authorization header,
+		// which a card could echo.
+		if u.User != nil {
+			pass, _ := u.User.Password()
+			basic := base64.StdEncoding.EncodeToString([]byte(u.User.Username() + ":" + pass))
+			secrets = append(secrets, a2aSecret{value: basic, env: a.URL.Runtime.Env})
+		}
 	}
 	addSecret(a.AuthToken)
 	for _, ref := range a.Headers.Refs() {

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -885,5 +886,34 @@ func TestA2ACardJSONRecordedOnlyWithoutRuntimeValues(t *testing.T) {
 		if copied.Pin == nil || !copied.FromLock || copied.Pin.CardJSON != "" || copied.Pin.Card != literal.Pin.Card {
 			t.Errorf("%s, not fetched: pin %+v\nwant: the locked card's digest, without card_json", body, copied.Pin)
 		}
+	}
+}
+
+// TestA2ABasicCredentialsScrubbed: credentials in a runtime URL reach the
+// agent as a Basic Authorization header; a card echoing it keeps none of
+// it in anything returned.
+func TestA2ABasicCredentialsScrubbed(t *testing.T) {
+	echo := func(w http.ResponseWriter, r *http.Request, base string) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"name":%q,"version":"1","description":"x","url":"%s/a2a"}`, r.Header.Get("Authorization"), base)
+	}
+	srv := newA2AServer(t, map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": echo})
+	u, _ := url.Parse(srv.URL)
+	u.User = url.UserPassword("svc", "passw0rd-123")
+	res, diags := ResolveA2A(context.Background(), a2aRequest(t, `url = secret(runtime("PLANNER_URL"))`, map[string]string{"PLANNER_URL": u.String()}))
+	if diags.HasErrors() || res.Pin == nil {
+		t.Fatalf("%s", diagText(diags))
+	}
+	if got := srv.requests(); len(got) == 0 || got[0].Header.Get("Authorization") == "" {
+		t.Fatalf("the server got no Authorization header")
+	}
+	basic := base64.StdEncoding.EncodeToString([]byte("svc:passw0rd-123"))
+	blob, _ := json.Marshal(res)
+	all := string(blob) + string(res.Outputs[A2ACardOutput]) + diagText(diags)
+	for _, tl := range res.Tools {
+		all += tl.Description
+	}
+	if strings.Contains(all, basic) || strings.Contains(all, "passw0rd-123") || res.Pin.CardName != "Basic ${PLANNER_URL}" {
+		t.Errorf("card name %q\nwant: the credentials scrubbed everywhere", res.Pin.CardName)
 	}
 }
