@@ -114,7 +114,10 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"Terraform and the `agentform` CLI share the workspace's state database (`.agentform/state.db`): either can " +
 			"apply, and the other sees the result. Destroying the resource removes the artifacts it recorded (and " +
 			"`out_dir` when that leaves it empty); the state database and the lockfile stay, and the next apply sees the " +
-			"missing artifacts and rebuilds them.",
+			"missing artifacts and rebuilds them.\n\n" +
+			"Declare one `agentform_build` per workspace directory. A workspace has one state database, so two " +
+			"resources on the same `dir` would each record their build over the other's, move the other's artifacts " +
+			"to their own `out_dir` and never settle; vary the settings of the one resource instead (see the example).",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
