@@ -114,3 +114,10 @@ func (m *Meta) showDiagnostics(diags hcl.Diagnostics, files map[string]*hcl.File
 	}
 	render.Diagnostics(m.Stderr, diags, files, m.colorFor(m.StderrTTY))
 }
+
+// isSet reports whether the option name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}

@@ -183,7 +183,9 @@ Options:
                                updates (default "default").
   -capability-override=SPEC    As for serve: extend:a,b, replace:a,b or
                                inherit, for extensible agents only.
-  -timeout=DURATION            Stop the call after DURATION (default 5m).
+  -timeout=DURATION            Stop the call after DURATION (default: as
+                               serve does, 5m, and 30s for a javascript
+                               tool).
   -json                        Print {output, state, record} as JSON.
   -no-color                    Disable colour.
   -chdir=DIR                   Use DIR as the workspace.
@@ -196,7 +198,7 @@ func (c *InvokeCommand) Run(args []string) int {
 	argsJSON := fs.String("args", "{}", "arguments")
 	session := fs.String("session", "default", "session id")
 	override := fs.String("capability-override", "", "capability override")
-	timeout := fs.Duration("timeout", 5*time.Minute, "call timeout")
+	timeout := fs.Duration("timeout", 0, "call timeout")
 	asJSON := fs.Bool("json", false, "JSON output")
 	operands, ok := c.parseInterspersed(fs, args, c.Help())
 	if !ok {
@@ -210,20 +212,26 @@ func (c *InvokeCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: -args is not valid JSON; pass an object such as -args='{\"text\": \"hello\"}'.\n")
 		return ExitError
 	}
-	if *timeout <= 0 {
+	if *timeout < 0 || isSet(fs, "timeout") && *timeout == 0 {
 		fmt.Fprintf(c.Stderr, "Error: -timeout must be positive.\n")
 		return ExitError
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
 	srv, code := c.openServer(ctx, operands[0], *override)
 	if srv == nil {
 		return code
 	}
 	defer srv.Close()
-	resp, err := srv.Call(ctx, serve.Request{
+	// Without -timeout the call gets serve's: 5 minutes, 30 s for a
+	// javascript tool.
+	callCtx := ctx
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
+	resp, err := srv.Call(callCtx, serve.Request{
 		Tool: operands[1], Args: json.RawMessage(*argsJSON), Session: *session, Via: "invoke", Held: srv.Held(),
 		Event: func(kind string, data any) {
 			b, _ := json.Marshal(data)

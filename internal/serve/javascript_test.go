@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -331,6 +332,25 @@ import kv from "agentc:kv";`, `
 			t.Error(err)
 		}
 	})
+}
+
+// TestJavaScriptDefaultLimitThroughServer: a call through the server
+// (serve's MCP calls, invoke without -timeout) gets the javascript limit,
+// not the server's longer default for other kinds.
+func TestJavaScriptDefaultLimitThroughServer(t *testing.T) {
+	dir := jsWorkspace(t, map[string]string{"spin": jsTool("spin", "", `for (;;) {}`)}, "")
+	_, _, data := buildArtifact(t, dir, "a", nil)
+	s, err := OpenData(context.Background(), filepath.Join(dir, "a.agent.tgz"), data, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	defer func(d time.Duration) { jsCallTimeout = d }(jsCallTimeout)
+	jsCallTimeout = 100 * time.Millisecond
+	resp, err := s.Call(context.Background(), Request{Tool: "spin", Args: json.RawMessage(`{}`), Session: "s", Via: "invoke", Held: s.Held()})
+	if err != nil || resp.Record.Status != StatusError || !strings.Contains(resp.Record.Error, `did not finish within 100ms and was stopped`) {
+		t.Fatalf("got:  %+v %v\nwant: stopped after the javascript limit", resp, err)
+	}
 }
 
 // TestJavaScriptDefaultLimit checks that a call whose context has no

@@ -607,7 +607,9 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 	if call.Progress == nil {
 		call.Progress = func(float64, float64, string) {}
 	}
-	if _, ok := ctx.Deadline(); !ok {
+	// A javascript tool bounds itself, at jsCallTimeout and with a message
+	// saying so; a deadline set here would stretch that to this one.
+	if _, ok := ctx.Deadline(); !ok && tool.Kind != artifact.KindJavaScript {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultCallTimeout)
 		defer cancel()
