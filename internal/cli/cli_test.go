@@ -420,6 +420,13 @@ func TestChdirPaths(t *testing.T) {
 	if code, stdout, stderr := run(t, "", "-chdir="+dir, "verify", "dist/assistant.agent.tgz"); code != ExitOK || !strings.Contains(stdout, "OK") {
 		t.Errorf("verify got: exit %d\n%s%s\nwant: OK", code, stdout, stderr)
 	}
+	// Options may follow an address, as they may follow invoke's operands.
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "state", "show", "agent.assistant", "-json"); code != ExitOK || !json.Valid([]byte(stdout)) {
+		t.Errorf("state show ADDRESS -json got: exit %d\n%s%s\nwant: the address as JSON", code, stdout, stderr)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "state", "list", "agent.assistant"); code != ExitError || !strings.Contains(stderr, "state list takes no address") {
+		t.Errorf("state list ADDRESS got: exit %d\n%s\nwant: refused", code, stderr)
+	}
 	if code, _, stderr := run(t, "", "-chdir="+dir, "verify", "dist/nobody.agent.tgz"); code != ExitError || !strings.Contains(stderr, "there is no artifact at "+filepath.Join(dir, "dist", "nobody.agent.tgz")) {
 		t.Errorf("verify of a missing file got: exit %d\n%s\nwant: there is no artifact at the resolved path", code, stderr)
 	}

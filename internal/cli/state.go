@@ -99,24 +99,30 @@ func (c *StateCommand) Run(args []string) int {
 	fs := c.flagSet("state " + sub)
 	jsonOut := fs.Bool("json", false, "JSON output")
 	timeout := fs.Duration("lock-timeout", 0, "lock timeout")
-	if !c.parseFlags(fs, args[1:], c.Help()) {
+	// Options may follow the address: state show ADDRESS -json.
+	operands, ok := c.parseInterspersed(fs, args[1:], c.Help())
+	if !ok {
 		return ExitError
 	}
 	switch sub {
 	case "list":
+		if len(operands) != 0 {
+			fmt.Fprintf(c.Stderr, "Error: state list takes no address.\n")
+			return ExitError
+		}
 		return c.list(*timeout)
 	case "show":
-		if fs.NArg() != 1 {
+		if len(operands) != 1 {
 			fmt.Fprintf(c.Stderr, "Error: state show needs one address, like agent.assistant.\n")
 			return ExitError
 		}
-		return c.show(fs.Arg(0), *jsonOut, *timeout)
+		return c.show(operands[0], *jsonOut, *timeout)
 	case "rm":
-		if fs.NArg() != 1 {
+		if len(operands) != 1 {
 			fmt.Fprintf(c.Stderr, "Error: state rm needs one address, like tool.adder.\n")
 			return ExitError
 		}
-		return c.rm(fs.Arg(0), *timeout)
+		return c.rm(operands[0], *timeout)
 	}
 	fmt.Fprintf(c.Stderr, "Error: unknown state subcommand %q: use list, show or rm.\n", sub)
 	return ExitError
