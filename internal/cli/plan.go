@@ -47,6 +47,8 @@ Options:
                        Simulate one session's override, e.g.
                        extend:fs::write,net or replace:read. Honoured only
                        for agents with capability_policy = "extensible".
+                       With -json the document names it and is not
+                       applyable.
   -detailed-exitcode   Exit 0 with no changes, 1 on errors, 2 when there
                        are resource, capability or lockfile changes.
   -lock-timeout=D      How long to wait for a state lock held by an
@@ -129,7 +131,7 @@ func (c *PlanCommand) Run(args []string) int {
 		}
 		if err != nil && *jsonOut {
 			// The document is printed even so, with the reason.
-			return c.writePlanJSON(nil, append(diags, stateDiagnostic(err)), *detailed)
+			return c.writePlanJSON(nil, append(diags, stateDiagnostic(err)), *detailed, *overrideFlag)
 		}
 		if err != nil {
 			c.showStateError(err)
@@ -150,7 +152,7 @@ func (c *PlanCommand) Run(args []string) int {
 	}
 
 	if *jsonOut {
-		return c.writePlanJSON(plan, diags, *detailed)
+		return c.writePlanJSON(plan, diags, *detailed, *overrideFlag)
 	}
 
 	if plan != nil {
@@ -169,10 +171,16 @@ func (c *PlanCommand) Run(args []string) int {
 }
 
 // writePlanJSON prints the JSON plan document and returns the exit code.
-func (c *PlanCommand) writePlanJSON(plan *planner.Plan, diags hcl.Diagnostics, detailed bool) int {
+// A plan that simulates a session override says so, and is not
+// applyable: apply applies the configuration as written.
+func (c *PlanCommand) writePlanJSON(plan *planner.Plan, diags hcl.Diagnostics, detailed bool, override string) int {
+	doc := render.PlanJSON(plan, diags)
+	if override != "" {
+		doc.CapabilityOverride, doc.Applyable = override, false
+	}
 	enc := json.NewEncoder(c.Stdout)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(render.PlanJSON(plan, diags)); err != nil {
+	if err := enc.Encode(doc); err != nil {
 		fmt.Fprintf(c.Stderr, "Error: writing JSON: %s\n", err)
 		return ExitError
 	}

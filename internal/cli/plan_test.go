@@ -299,6 +299,24 @@ func TestPlanFailedOutput(t *testing.T) {
 	}
 }
 
+// TestPlanJSONOverride: a plan that simulates a session override cannot
+// be taken for the real one.
+func TestPlanJSONOverride(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	var doc struct {
+		Applyable bool   `json:"applyable"`
+		Override  string `json:"capability_override"`
+	}
+	_, stdout, _ := run(t, "", "-chdir="+dir, "plan", "-json")
+	if json.Unmarshal([]byte(stdout), &doc) != nil || !doc.Applyable || doc.Override != "" {
+		t.Fatalf("plain plan got: %+v\nwant: applyable, no override", doc)
+	}
+	_, stdout, _ = run(t, "", "-chdir="+dir, "plan", "-json", "-capability-override=extend:shell")
+	if json.Unmarshal([]byte(stdout), &doc) != nil || doc.Applyable || doc.Override != "extend:shell" {
+		t.Errorf("simulated plan got: %+v\nwant: not applyable, capability_override extend:shell", doc)
+	}
+}
+
 func TestPlanJSONOnInvalidInput(t *testing.T) {
 	dir := "../manifest/testdata/invalid/locals_runtime"
 	before := snapshot(t, dir)

@@ -22,6 +22,9 @@ type PlanDocument struct {
 	Checks            []JSONCheck      `json:"checks"`
 	LockChanges       []JSONLockChange `json:"lock_changes"`
 	Diagnostics       []JSONDiagnostic `json:"diagnostics"`
+	// CapabilityOverride is the session override the plan simulates
+	// (plan -capability-override); such a plan is never applyable.
+	CapabilityOverride string `json:"capability_override,omitempty"`
 }
 
 // JSONLockChange is one difference between agentform.lock.hcl and what
