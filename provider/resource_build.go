@@ -463,6 +463,21 @@ func (r *buildResource) ImportState(ctx context.Context, req resource.ImportStat
 	if err == nil && prior.Serial == 0 {
 		err = fmt.Errorf("%s has no agentform state (%s)", req.ID, filepath.Join(req.ID, state.DirName, state.FileName))
 	}
+	if err == nil {
+		// The resource's matrix and artifacts are read from the artifact
+		// files: with none left (a destroy removes them), the import would
+		// give an empty resource.
+		present := false
+		for _, a := range appliedArtifacts(prior) {
+			if _, statErr := os.Stat(artifactFile(req.ID, a.Path)); statErr == nil {
+				present = true
+				break
+			}
+		}
+		if !present {
+			err = fmt.Errorf("none of the artifacts the state of %s records is on disk (destroying the resource removes them)", req.ID)
+		}
+	}
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot Import Workspace",
 			fmt.Sprintf("Only a workspace that \"agentform apply\" or Terraform has applied can be imported; the import ID is its directory. Apply it first, or let Terraform create the resource.\n\n%s", err))

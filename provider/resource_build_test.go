@@ -206,6 +206,19 @@ func TestBuildResource(t *testing.T) {
 				ImportStateId:     dir,
 				ImportStateVerify: true,
 			},
+			{
+				// Destroying removes the artifacts; state and lockfile stay.
+				Config:  config,
+				Destroy: true,
+			},
+			{
+				// Without artifacts the import would give an empty resource.
+				Config:        config,
+				ResourceName:  buildAddr,
+				ImportState:   true,
+				ImportStateId: dir,
+				ExpectError:   regexp.MustCompile(`(?s)Cannot Import Workspace.*none of the artifacts`),
+			},
 		},
 	})
 }
