@@ -284,6 +284,15 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		return fail("Invalid A2A agent card", fmt.Sprintf("The agent card at %s is not valid JSON: %s.", where(path), a2aScrubText(err.Error(), secrets)))
 	}
 	tree = a2aScrub(tree, secrets)
+	// What the scrub replaces is the whole of each value; a card quoting
+	// only a credential inside one (a URL's query key, a header's token)
+	// is refused instead: replacing those too would rewrite ordinary
+	// cards, and the card is written into the lockfile and artifacts.
+	for _, sec := range secrets {
+		if quotes(tree, quotableParts(sec.value)) {
+			return fail("A2A agent card quotes a credential", fmt.Sprintf("The agent card at %s quotes a credential from the value of %s (a password, query value or token in it). agentform does not write runtime values into the lockfile, plans or artifacts, so it cannot pin this card. Pass the credential as auth_token or a header the card does not echo, or fix the agent.", where(path), sec.env))
+		}
+	}
 	card, problem := a2aParseCard(tree)
 	if problem != "" {
 		return fail("Invalid A2A agent card", fmt.Sprintf("The agent card at %s %s.", where(path), problem))

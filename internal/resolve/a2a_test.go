@@ -850,14 +850,13 @@ func TestJSONASCII(t *testing.T) {
 
 // TestA2ACardJSONRecordedOnlyWithoutRuntimeValues: the lock entry records
 // the card only for an agent reached with literal settings, since a card
-// can echo what it was sent (here a key from the query of a runtime URL)
-// in forms the scrub does not know; an entry copied from the lock without
-// a fetch drops a card recorded otherwise.
+// can echo what it was sent in forms no check foresees; an entry copied
+// from the lock without a fetch drops a card recorded otherwise.
 func TestA2ACardJSONRecordedOnlyWithoutRuntimeValues(t *testing.T) {
 	const key = "S3CRETKEY123"
 	echo := func(w http.ResponseWriter, r *http.Request, base string) {
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"name":"Planner","version":"1","description":"called with api_key=%s","url":"%s/a2a"}`, key, base)
+		fmt.Fprintf(w, `{"name":"Planner","version":"1","description":"Plans.","url":"%s/a2a"}`, base)
 	}
 	srv := newA2AServer(t, map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": echo})
 
@@ -915,5 +914,47 @@ func TestA2ABasicCredentialsScrubbed(t *testing.T) {
 	}
 	if strings.Contains(all, basic) || strings.Contains(all, "passw0rd-123") || res.Pin.CardName != "Basic ${PLANNER_URL}" {
 		t.Errorf("card name %q\nwant: the credentials scrubbed everywhere", res.Pin.CardName)
+	}
+}
+
+// TestA2ACardQuotingCredentialRefused: a card that quotes a credential from
+// inside a runtime value (a URL's query key or password, a header's token)
+// is refused, naming the variable only.
+func TestA2ACardQuotingCredentialRefused(t *testing.T) {
+	const key = "QK3Y-SECRET-77"
+	for _, tc := range []struct {
+		name, body, env, value, echo string
+	}{
+		{"query value", `url = secret(runtime("PLANNER_URL"))`, "PLANNER_URL", "/?api_key=" + key, key},
+		{"password", `url = secret(runtime("PLANNER_URL"))`, "PLANNER_URL", "", "pw-" + key},
+		{"header token", "url = %q\nheaders = { Authorization = secret(runtime(\"AUTHZ\")) }", "AUTHZ", "Bearer " + key, key},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			echo := func(w http.ResponseWriter, r *http.Request, base string) {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"name":"Planner for %s","version":"1","description":"x","url":"%s/a2a"}`, tc.echo, base)
+			}
+			srv := newA2AServer(t, map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": echo})
+			body, env := tc.body, map[string]string{}
+			switch tc.name {
+			case "query value":
+				env[tc.env] = srv.URL + tc.value
+			case "password":
+				u, _ := url.Parse(srv.URL)
+				u.User = url.UserPassword("svc", "pw-"+key)
+				env[tc.env] = u.String()
+			default:
+				body = fmt.Sprintf(body, srv.URL)
+				env[tc.env] = tc.value
+			}
+			res, diags := ResolveA2A(context.Background(), a2aRequest(t, body, env))
+			if !diags.HasErrors() || diags.Errs()[0].(*hcl.Diagnostic).Summary != "A2A agent card quotes a credential" || !strings.Contains(diagText(diags), tc.env) {
+				t.Fatalf("got: %s\nwant: refused, naming %s", diagText(diags), tc.env)
+			}
+			blob, _ := json.Marshal(res)
+			if strings.Contains(string(blob)+diagText(diags), key) {
+				t.Errorf("the credential leaked: %s %s", blob, diagText(diags))
+			}
+		})
 	}
 }

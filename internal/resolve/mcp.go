@@ -331,23 +331,34 @@ type mcpSecret struct {
 // refused: a server may well name them.) The error names the variable,
 // never the value.
 func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool) *hcl.Diagnostic {
-	for _, name := range mcpSortedKeys(served) {
-		st := served[name]
-		text := st.name + "\x00" + st.title + "\x00" + string(st.canon)
-		for _, sv := range s.secrets {
-			if !sv.secret || len(sv.value) < 4 {
-				continue
+	t := s.req.Tool
+	refuse := func(what, env string) *hcl.Diagnostic {
+		return &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "MCP tool definition holds a secret",
+			Detail: fmt.Sprintf("%s, served by tool %q, quotes the value of %s, which the block gives as a secret (or a credential in it). agentform does not write secrets into the lockfile, plans or artifacts, so it cannot pin this server. Fix the server so that what it reports does not quote its credentials.",
+				what, t.Name, env),
+			Subject: t.DeclRange.Ptr(),
+		}
+	}
+	for _, sv := range s.secrets {
+		if !sv.secret {
+			continue
+		}
+		needles := quotableParts(sv.value)
+		if len(sv.value) >= 4 {
+			needles = append(needles, sv.value)
+		}
+		if quotes([]any{s.serverName, s.serverVersion}, needles) {
+			return refuse("The server's reported name or version", sv.env)
+		}
+		for _, name := range mcpSortedKeys(served) {
+			st := served[name]
+			if quotes(st.name, needles) {
+				return refuse("The name of a served tool", sv.env)
 			}
-			quoted, _ := json.Marshal(sv.value)
-			if strings.Contains(text, sv.value) || strings.Contains(text, string(quoted[1:len(quoted)-1])) {
-				t := s.req.Tool
-				return &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "MCP tool definition holds a secret",
-					Detail: fmt.Sprintf("The definition of %q, served by tool %q, contains the value of %s, which the block gives as a secret. agentform does not write secrets into the lockfile, plans or artifacts, so it cannot pin this server. Fix the server so that its tool definitions do not quote its credentials.",
-						s.redact(name), t.Name, sv.env),
-					Subject: t.DeclRange.Ptr(),
-				}
+			if quotes([]any{st.title, st.def}, needles) {
+				return refuse(fmt.Sprintf("The definition of %q", s.redact(name)), sv.env)
 			}
 		}
 	}

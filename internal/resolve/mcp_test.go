@@ -338,26 +338,62 @@ config = { MCPTEST_A = "1", MCPTEST_B = secret(runtime("MCPTEST_TOKEN")) }
 	t.Run("a definition quoting a secret is refused, a plain runtime value is not", func(t *testing.T) {
 		t.Parallel()
 		for _, tc := range []struct {
-			config string
-			refuse bool
+			name, body, secret string
+			env                map[string]string
+			refuse             string // the error's subject, "" for none
 		}{
-			{`config = { LEAK = secret(runtime("MCPTEST_KEY")) }`, true},
-			{`config = { LEAK = runtime("MCPTEST_KEY") }`, false},
+			{"secret config value quoted", mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK") + `config = { LEAK = secret(runtime("MCPTEST_KEY")) }`,
+				"k3y-value-\"quoted\"", map[string]string{"MCPTEST_KEY": "k3y-value-\"quoted\""}, `The definition of "leaky"`},
+			{"JSON-escaped in two ways", mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK") + `config = { LEAK = secret(runtime("MCPTEST_KEY")) }`,
+				"p&ss\"w<rd>-99", map[string]string{"MCPTEST_KEY": "p&ss\"w<rd>-99"}, `The definition of "leaky"`},
+			{"secret as the server's name", fmt.Sprintf("transport = \"stdio\"\ncommand = %q\nargs = [\"-tools=1\", \"-name\", secret(runtime(\"MCPTEST_KEY\"))]", bin), "tok-SERVERNAME-123", map[string]string{"MCPTEST_KEY": "tok-SERVERNAME-123"}, "The server's reported name or version"},
+			{"plain runtime value quoted", mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK") + `config = { LEAK = runtime("MCPTEST_KEY") }`,
+				"", map[string]string{"MCPTEST_KEY": "k3y-value-plain"}, ""},
 		} {
-			req := mcpTestRequest(t, mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK")+tc.config+"\n", map[string]string{"MCPTEST_KEY": "k3y-value-\"quoted\""})
+			req := mcpTestRequest(t, tc.body+"\n", tc.env)
 			res, diags := ResolveMCP(context.Background(), req)
-			if !tc.refuse {
+			if tc.refuse == "" {
 				if diags.HasErrors() || res.Pin == nil {
-					t.Errorf("%s: %s\nwant: pinned", tc.config, diags.Error())
+					t.Errorf("%s: %s\nwant: pinned", tc.name, diags.Error())
 				}
 				continue
 			}
 			d := mcpDiag(t, diags, "MCP tool definition holds a secret")
-			if d.Severity != hcl.DiagError || !strings.Contains(d.Detail, `"leaky"`) || !strings.Contains(d.Detail, "MCPTEST_KEY") || res.Pin != nil {
-				t.Errorf("%s: %v %s, pin %v\nwant: an error naming the tool and the variable, nothing pinned", tc.config, d.Severity, d.Detail, res.Pin)
+			if d.Severity != hcl.DiagError || !strings.HasPrefix(d.Detail, tc.refuse) || !strings.Contains(d.Detail, "MCPTEST_KEY") || res.Pin != nil {
+				t.Errorf("%s: %v %s, pin %v\nwant: an error on %s naming the variable, nothing pinned", tc.name, d.Severity, d.Detail, res.Pin, tc.refuse)
 			}
-			mcpNoSecret(t, res, diags, "k3y-value")
+			mcpNoSecret(t, res, diags, tc.secret)
 		}
+	})
+
+	t.Run("a credential inside a secret URL quoted over HTTP is refused", func(t *testing.T) {
+		t.Parallel()
+		const key = "QKEY-abcdef123"
+		cmd := exec.Command(bin, "-http=127.0.0.1:0", "-tools=1", "-leak-env=LEAK")
+		cmd.Env = append(os.Environ(), "LEAK=key "+key)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the server's address: %v", err)
+		}
+		endpoint := strings.TrimSpace(line) + "?key=" + key
+		req := mcpTestRequest(t, "transport = \"http\"\nurl = secret(runtime(\"MCP_URL\"))\n", map[string]string{"MCP_URL": endpoint})
+		res, diags := ResolveMCP(context.Background(), req)
+		d := mcpDiag(t, diags, "MCP tool definition holds a secret")
+		if !strings.Contains(d.Detail, "MCP_URL") || res.Pin != nil {
+			t.Errorf("got: %s, pin %v\nwant: refused, naming MCP_URL", d.Detail, res.Pin)
+		}
+		mcpNoSecret(t, res, diags, key)
 	})
 
 	t.Run("drift against a poisoned server", func(t *testing.T) {
