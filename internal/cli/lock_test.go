@@ -212,3 +212,36 @@ tool "planner" {
 		t.Errorf("plan after lock -upgrade got: exit %d\n%s\nwant: the new card accepted", code, stderr)
 	}
 }
+
+// TestPlanEscapesServedToolNames: an MCP server naming a tool with ESC and
+// CR cannot hide its row or a grant in the plan on a terminal.
+func TestPlanEscapesServedToolNames(t *testing.T) {
+	bin := testMCPServer(t)
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`agent "assistant" {
+  capabilities = ["search"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "m" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = %q
+  args         = ["-tools=1", "-add=ok\u001b[2K\rfine"]
+  capabilities = ["search"]
+}
+`, bin)), 0o644))
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color")
+	if code != ExitOK {
+		t.Fatalf("plan: exit %d\n%s", code, stderr)
+	}
+	if strings.ContainsAny(stdout, "\x1b\r") || !strings.Contains(stdout, `m__ok\x1b[2K\rfine`) {
+		t.Errorf("plan printed:\n%q\nwant: the name with its control characters escaped", stdout)
+	}
+}

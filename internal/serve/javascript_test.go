@@ -347,9 +347,23 @@ func TestJavaScriptDefaultLimitThroughServer(t *testing.T) {
 	defer s.Close()
 	defer func(d time.Duration) { jsCallTimeout = d }(jsCallTimeout)
 	jsCallTimeout = 100 * time.Millisecond
-	resp, err := s.Call(context.Background(), Request{Tool: "spin", Args: json.RawMessage(`{}`), Session: "s", Via: "invoke", Held: s.Held()})
-	if err != nil || resp.Record.Status != StatusError || !strings.Contains(resp.Record.Error, `did not finish within 100ms and was stopped`) {
-		t.Fatalf("got:  %+v %v\nwant: stopped after the javascript limit", resp, err)
+	type result struct {
+		resp *Response
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := s.Call(context.Background(), Request{Tool: "spin", Args: json.RawMessage(`{}`), Session: "s", Via: "invoke", Held: s.Held()})
+		done <- result{resp, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil || r.resp.Record.Status != StatusError || !strings.Contains(r.resp.Record.Error, `did not finish within 100ms and was stopped`) {
+			t.Fatalf("got:  %+v %v\nwant: stopped after the javascript limit", r.resp, r.err)
+		}
+	case <-time.After(20 * time.Second):
+		// The spinning call is left to the process's end.
+		t.Fatal("the call was not stopped at the javascript limit")
 	}
 }
 
