@@ -369,24 +369,7 @@ config = { MCPTEST_A = "1", MCPTEST_B = secret(runtime("MCPTEST_TOKEN")) }
 	t.Run("a credential inside a secret URL quoted over HTTP is refused", func(t *testing.T) {
 		t.Parallel()
 		const key = "QKEY-abcdef123"
-		cmd := exec.Command(bin, "-http=127.0.0.1:0", "-tools=1", "-leak-env=LEAK")
-		cmd.Env = append(os.Environ(), "LEAK=key "+key)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		if err != nil {
-			t.Fatalf("reading the server's address: %v", err)
-		}
-		endpoint := strings.TrimSpace(line) + "?key=" + key
+		endpoint := mcpStartHTTP(t, bin, []string{"LEAK=key " + key}, "-tools=1", "-leak-env=LEAK") + "?key=" + key
 		req := mcpTestRequest(t, "transport = \"http\"\nurl = secret(runtime(\"MCP_URL\"))\n", map[string]string{"MCP_URL": endpoint})
 		res, diags := ResolveMCP(context.Background(), req)
 		d := mcpDiag(t, diags, "MCP tool definition holds a secret")
@@ -562,23 +545,7 @@ config = { TOKEN = secret(runtime("MCP_TOKEN")) }
 
 	t.Run("the binary over streamable HTTP with a bearer token", func(t *testing.T) {
 		t.Parallel()
-		cmd := exec.Command(bin, "-http=127.0.0.1:0", "-tools=12", "-page=5", "-token=bin-token-77")
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		if err != nil {
-			t.Fatalf("reading the server's address: %v", err)
-		}
-		endpoint := strings.TrimSpace(line)
+		endpoint := mcpStartHTTP(t, bin, nil, "-tools=12", "-page=5", "-token=bin-token-77")
 		for _, tc := range []struct {
 			token string
 			tools int
@@ -953,4 +920,29 @@ func TestMCPDriftDetail(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got:  %+v\nwant: %+v", got, want)
 	}
+}
+
+// mcpStartHTTP starts the test MCP server binary over streamable HTTP on a
+// free loopback port, with env added to the environment, and returns its
+// endpoint; the server is stopped when the test ends.
+func mcpStartHTTP(t *testing.T, bin string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"-http=127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the server's address: %v", err)
+	}
+	return strings.TrimSpace(line)
 }
