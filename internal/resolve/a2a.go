@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,6 +113,8 @@ type a2aSkill struct {
 type a2aSecret struct {
 	value string
 	env   string
+	// secret is set for a secret(runtime()) value and the auth token.
+	secret bool
 }
 
 var a2aHTTPClient = &http.Client{}
@@ -202,22 +203,18 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 			return
 		}
 		if v, ok := req.String(s); ok {
-			secrets = append(secrets, a2aSecret{value: v, env: s.Runtime.Env})
+			secrets = append(secrets, a2aSecret{value: v, env: s.Runtime.Env, secret: s.Runtime.Secret})
 		}
 	}
 	addSecret(a.URL)
 	if !literal {
 		// The host alone (a card may name it without the scheme).
 		secrets = append(secrets, a2aSecret{value: u.Host, env: a.URL.Runtime.Env})
-		// Credentials in the URL are sent as a Basic Authorization header,
-		// which a card could echo.
-		if u.User != nil {
-			pass, _ := u.User.Password()
-			basic := base64.StdEncoding.EncodeToString([]byte(u.User.Username() + ":" + pass))
-			secrets = append(secrets, a2aSecret{value: basic, env: a.URL.Runtime.Env})
-		}
 	}
 	addSecret(a.AuthToken)
+	if n := len(secrets); n > 0 && a.AuthToken.Runtime != nil && secrets[n-1].env == a.AuthToken.Runtime.Env {
+		secrets[n-1].secret = true // a token is a credential, secret() or not
+	}
 	for _, ref := range a.Headers.Refs() {
 		addSecret(manifest.String{Runtime: ref})
 	}
@@ -283,16 +280,20 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	if err != nil {
 		return fail("Invalid A2A agent card", fmt.Sprintf("The agent card at %s is not valid JSON: %s.", where(path), a2aScrubText(err.Error(), secrets)))
 	}
-	tree = a2aScrub(tree, secrets)
-	// What the scrub replaces is the whole of each value; a card quoting
-	// only a credential inside one (a URL's query key, a header's token)
-	// is refused instead: replacing those too would rewrite ordinary
-	// cards, and the card is written into the lockfile and artifacts.
+	// The scrub replaces each value whole; a card quoting only a
+	// credential inside one (quotableParts: a URL's password, a secret
+	// URL's query key, a secret header's token) is refused instead, since
+	// replacing those too would rewrite ordinary cards, and the card is
+	// written into the lockfile and artifacts. Each value is looked for in
+	// the card with only its own whole occurrences replaced, so that
+	// scrubbing another value cannot break a credential up.
 	for _, sec := range secrets {
-		if quotes(tree, quotableParts(sec.value)) {
+		parts := quotableParts(sec.value, sec.secret)
+		if len(parts) > 0 && quotes(a2aScrub(tree, []a2aSecret{sec}), parts) {
 			return fail("A2A agent card quotes a credential", fmt.Sprintf("The agent card at %s quotes a credential from the value of %s (a password, query value or token in it). agentform does not write runtime values into the lockfile, plans or artifacts, so it cannot pin this card. Pass the credential as auth_token or a header the card does not echo, or fix the agent.", where(path), sec.env))
 		}
 	}
+	tree = a2aScrub(tree, secrets)
 	card, problem := a2aParseCard(tree)
 	if problem != "" {
 		return fail("Invalid A2A agent card", fmt.Sprintf("The agent card at %s %s.", where(path), problem))
@@ -500,6 +501,13 @@ func a2aScrub(v any, secrets []a2aSecret) any {
 	switch x := v.(type) {
 	case string:
 		return a2aScrubText(x, secrets)
+	case json.Number:
+		// A number holding a value (a PIN sent as a header) becomes the
+		// scrubbed text; any other number stays a number.
+		if s := a2aScrubText(string(x), secrets); s != string(x) {
+			return s
+		}
+		return x
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {

@@ -888,10 +888,10 @@ func TestA2ACardJSONRecordedOnlyWithoutRuntimeValues(t *testing.T) {
 	}
 }
 
-// TestA2ABasicCredentialsScrubbed: credentials in a runtime URL reach the
-// agent as a Basic Authorization header; a card echoing it keeps none of
-// it in anything returned.
-func TestA2ABasicCredentialsScrubbed(t *testing.T) {
+// TestA2ABasicCredentialsRefused: credentials in a runtime URL reach the
+// agent as a Basic Authorization header; a card echoing it is refused, and
+// nothing returned holds the credentials.
+func TestA2ABasicCredentialsRefused(t *testing.T) {
 	echo := func(w http.ResponseWriter, r *http.Request, base string) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"name":%q,"version":"1","description":"x","url":"%s/a2a"}`, r.Header.Get("Authorization"), base)
@@ -899,21 +899,17 @@ func TestA2ABasicCredentialsScrubbed(t *testing.T) {
 	srv := newA2AServer(t, map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": echo})
 	u, _ := url.Parse(srv.URL)
 	u.User = url.UserPassword("svc", "passw0rd-123")
-	res, diags := ResolveA2A(context.Background(), a2aRequest(t, `url = secret(runtime("PLANNER_URL"))`, map[string]string{"PLANNER_URL": u.String()}))
-	if diags.HasErrors() || res.Pin == nil {
-		t.Fatalf("%s", diagText(diags))
-	}
+	res, diags := ResolveA2A(context.Background(), a2aRequest(t, `url = runtime("PLANNER_URL")`, map[string]string{"PLANNER_URL": u.String()}))
 	if got := srv.requests(); len(got) == 0 || got[0].Header.Get("Authorization") == "" {
 		t.Fatalf("the server got no Authorization header")
 	}
+	if !strings.Contains(diagText(diags), "A2A agent card quotes a credential") {
+		t.Fatalf("got: %s\nwant: refused, though the URL is not secret(): credentials are credentials", diagText(diags))
+	}
 	basic := base64.StdEncoding.EncodeToString([]byte("svc:passw0rd-123"))
 	blob, _ := json.Marshal(res)
-	all := string(blob) + string(res.Outputs[A2ACardOutput]) + diagText(diags)
-	for _, tl := range res.Tools {
-		all += tl.Description
-	}
-	if strings.Contains(all, basic) || strings.Contains(all, "passw0rd-123") || res.Pin.CardName != "Basic ${PLANNER_URL}" {
-		t.Errorf("card name %q\nwant: the credentials scrubbed everywhere", res.Pin.CardName)
+	if all := string(blob) + diagText(diags); strings.Contains(all, basic) || strings.Contains(all, "passw0rd-123") {
+		t.Errorf("the credentials leaked: %s", all)
 	}
 }
 
@@ -954,6 +950,63 @@ func TestA2ACardQuotingCredentialRefused(t *testing.T) {
 			blob, _ := json.Marshal(res)
 			if strings.Contains(string(blob)+diagText(diags), key) {
 				t.Errorf("the credential leaked: %s %s", blob, diagText(diags))
+			}
+		})
+	}
+}
+
+// TestA2ACredentialChecks: what the check refuses and what it leaves alone.
+func TestA2ACredentialChecks(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		body   string // %s is the server's URL
+		env    func(srv string) map[string]string
+		card   string // the card's description
+		refuse bool
+		absent string // never in anything returned
+	}{
+		{"a secret URL's key, though another value's scrub would cut it", `url = secret(runtime("PLANNER_URL"))` + "\nheaders = { X-Tenant = runtime(\"TENANT\") }",
+			func(srv string) map[string]string {
+				return map[string]string{"PLANNER_URL": srv + "/?key=acme-9f8e7d6c5b", "TENANT": "acme"}
+			}, "key acme-9f8e7d6c5b", true, "9f8e7d6c5b"},
+		{"a plain URL's tenant", `url = runtime("PLANNER_URL")`,
+			func(srv string) map[string]string {
+				return map[string]string{"PLANNER_URL": srv + "/?tenant=contoso-eu"}
+			},
+			"Planner for contoso-eu", false, ""},
+		{"a plain header's words", "url = %q\nheaders = { X-Org = runtime(\"ORG\") }",
+			func(string) map[string]string { return map[string]string{"ORG": "team research"} },
+			"Ask research questions", false, ""},
+		{"a secret header echoed as a number", "url = %q\nheaders = { X-Pin = secret(runtime(\"PIN\")) }",
+			func(string) map[string]string { return map[string]string{"PIN": "987654321"} },
+			"", false, "987654321"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			echo := func(w http.ResponseWriter, r *http.Request, base string) {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"name":"Planner","version":"1","description":%q,"pin":987654321,"url":"%s/a2a"}`, tc.card, base)
+			}
+			srv := newA2AServer(t, map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": echo})
+			body := tc.body
+			if strings.Contains(body, "%q") {
+				body = fmt.Sprintf(body, srv.URL)
+			}
+			res, diags := ResolveA2A(context.Background(), a2aRequest(t, body, tc.env(srv.URL)))
+			refused := strings.Contains(diagText(diags), "A2A agent card quotes a credential")
+			if refused != tc.refuse || !tc.refuse && (diags.HasErrors() || res.Pin == nil) {
+				t.Fatalf("got: %s\nwant: refused %v", diagText(diags), tc.refuse)
+			}
+			if tc.absent != "" {
+				var all strings.Builder
+				blob, _ := json.Marshal(res)
+				all.Write(blob)
+				if res != nil {
+					all.Write(res.Outputs[A2ACardOutput])
+				}
+				all.WriteString(diagText(diags))
+				if strings.Contains(all.String(), tc.absent) {
+					t.Errorf("%q leaked: %s", tc.absent, all.String())
+				}
 			}
 		})
 	}

@@ -325,11 +325,13 @@ type mcpSecret struct {
 	secret bool
 }
 
-// secretInDefinitions refuses tool definitions that quote a secret given
-// to the server: they would be pinned in the lockfile, which is committed,
-// and shipped in artifacts. (Plain runtime values, a port say, are not
-// refused: a server may well name them.) The error names the variable,
-// never the value.
+// secretInDefinitions refuses a server whose pinned tool definitions, or
+// whose reported name or version, quote a secret given to it (the auth
+// token always counts as one) or a credential inside a runtime value
+// (quotableParts): they would be pinned in the lockfile, which is
+// committed, and shipped in artifacts. A plain runtime value quoted whole
+// (a port, a host) is not refused: a server may well name it. The error
+// names the variable, never the value.
 func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool) *hcl.Diagnostic {
 	t := s.req.Tool
 	refuse := func(what, env string) *hcl.Diagnostic {
@@ -341,18 +343,29 @@ func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool) *hcl.
 			Subject: t.DeclRange.Ptr(),
 		}
 	}
-	for _, sv := range s.secrets {
-		if !sv.secret {
-			continue
+	// Only what is pinned counts: the tools expose leaves out are not.
+	var exposed map[string]bool
+	if m := t.MCP; m != nil && (m.Expose.Set || len(m.Expose.Values) > 0) {
+		exposed = map[string]bool{}
+		for _, n := range m.Expose.Values {
+			exposed[n] = true
 		}
-		needles := quotableParts(sv.value)
-		if len(sv.value) >= 4 {
+	}
+	for _, sv := range s.secrets {
+		needles := quotableParts(sv.value, sv.secret)
+		if sv.secret && len(sv.value) >= 4 {
 			needles = append(needles, sv.value)
+		}
+		if len(needles) == 0 {
+			continue
 		}
 		if quotes([]any{s.serverName, s.serverVersion}, needles) {
 			return refuse("The server's reported name or version", sv.env)
 		}
 		for _, name := range mcpSortedKeys(served) {
+			if exposed != nil && !exposed[name] {
+				continue
+			}
 			st := served[name]
 			if quotes(st.name, needles) {
 				return refuse("The name of a served tool", sv.env)
@@ -365,11 +378,17 @@ func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool) *hcl.
 	return nil
 }
 
-// redact replaces every runtime value in s by a reference to its variable.
+// redact replaces every runtime value in s, and every credential inside
+// one (quotableParts), by a reference to its variable.
 func (s *mcpSession) redact(text string) string {
 	for _, sv := range s.secrets {
 		if sv.value != "" {
 			text = strings.ReplaceAll(text, sv.value, fmt.Sprintf("(value of %s)", sv.env))
+		}
+	}
+	for _, sv := range s.secrets {
+		for _, part := range quotableParts(sv.value, sv.secret) {
+			text = strings.ReplaceAll(text, part, fmt.Sprintf("(part of %s)", sv.env))
 		}
 	}
 	return text
@@ -461,9 +480,9 @@ func (s *mcpSession) prepareHTTP() (missing []string) {
 		}
 		s.token = tok
 		// A token is a credential even when written literally.
-		ref := m.AuthToken.Runtime
-		if ref == nil {
-			ref = &manifest.RuntimeRef{Env: "auth_token"}
+		ref := &manifest.RuntimeRef{Env: "auth_token", Secret: true}
+		if r := m.AuthToken.Runtime; r != nil {
+			ref = &manifest.RuntimeRef{Env: r.Env, Secret: true}
 		}
 		s.addSecret(tok, ref)
 	}

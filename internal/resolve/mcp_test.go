@@ -349,6 +349,8 @@ config = { MCPTEST_A = "1", MCPTEST_B = secret(runtime("MCPTEST_TOKEN")) }
 			{"secret as the server's name", fmt.Sprintf("transport = \"stdio\"\ncommand = %q\nargs = [\"-tools=1\", \"-name\", secret(runtime(\"MCPTEST_KEY\"))]", bin), "tok-SERVERNAME-123", map[string]string{"MCPTEST_KEY": "tok-SERVERNAME-123"}, "The server's reported name or version"},
 			{"plain runtime value quoted", mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK") + `config = { LEAK = runtime("MCPTEST_KEY") }`,
 				"", map[string]string{"MCPTEST_KEY": "k3y-value-plain"}, ""},
+			{"a tool expose leaves out", mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK") + `config = { LEAK = secret(runtime("MCPTEST_KEY")) }
+expose = ["tool1"]`, "", map[string]string{"MCPTEST_KEY": "k3y-value-unexposed"}, ""},
 		} {
 			req := mcpTestRequest(t, tc.body+"\n", tc.env)
 			res, diags := ResolveMCP(context.Background(), req)
@@ -370,6 +372,14 @@ config = { MCPTEST_A = "1", MCPTEST_B = secret(runtime("MCPTEST_TOKEN")) }
 		t.Parallel()
 		const key = "QKEY-abcdef123"
 		endpoint := mcpStartHTTP(t, bin, []string{"LEAK=key " + key}, "-tools=1", "-leak-env=LEAK") + "?key=" + key
+		// An auth token is a credential even without secret().
+		tokenEndpoint := mcpStartHTTP(t, bin, []string{"LEAK=tok-plain-12345"}, "-tools=1", "-leak-env=LEAK", "-token=tok-plain-12345")
+		treq := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\nauth_token = runtime(\"TOK\")\n", tokenEndpoint), map[string]string{"TOK": "tok-plain-12345"})
+		tres, tdiags := ResolveMCP(context.Background(), treq)
+		if d := mcpDiag(t, tdiags, "MCP tool definition holds a secret"); !strings.Contains(d.Detail, "TOK") || tres.Pin != nil {
+			t.Errorf("plain auth_token echoed: %s\nwant: refused", d.Detail)
+		}
+		mcpNoSecret(t, tres, tdiags, "tok-plain-12345")
 		req := mcpTestRequest(t, "transport = \"http\"\nurl = secret(runtime(\"MCP_URL\"))\n", map[string]string{"MCP_URL": endpoint})
 		res, diags := ResolveMCP(context.Background(), req)
 		d := mcpDiag(t, diags, "MCP tool definition holds a secret")
