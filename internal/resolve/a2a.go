@@ -113,7 +113,7 @@ type a2aSkill struct {
 type a2aSecret struct {
 	value string
 	env   string
-	// secret is set for a secret(runtime()) value and the auth token.
+	// secret is set for a secret(runtime()) value.
 	secret bool
 }
 
@@ -212,9 +212,6 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		secrets = append(secrets, a2aSecret{value: u.Host, env: a.URL.Runtime.Env})
 	}
 	addSecret(a.AuthToken)
-	if n := len(secrets); n > 0 && a.AuthToken.Runtime != nil && secrets[n-1].env == a.AuthToken.Runtime.Env {
-		secrets[n-1].secret = true // a token is a credential, secret() or not
-	}
 	for _, ref := range a.Headers.Refs() {
 		addSecret(manifest.String{Runtime: ref})
 	}
@@ -502,10 +499,12 @@ func a2aScrub(v any, secrets []a2aSecret) any {
 	case string:
 		return a2aScrubText(x, secrets)
 	case json.Number:
-		// A number holding a value (a PIN sent as a header) becomes the
-		// scrubbed text; any other number stays a number.
-		if s := a2aScrubText(string(x), secrets); s != string(x) {
-			return s
+		// A number that is a value (a PIN sent as a header) becomes its
+		// reference; a number that merely contains one's digits stays.
+		for _, s := range secrets {
+			if string(x) == s.value {
+				return "${" + s.env + "}"
+			}
 		}
 		return x
 	case []any:

@@ -974,6 +974,14 @@ func TestA2ACredentialChecks(t *testing.T) {
 				return map[string]string{"PLANNER_URL": srv + "/?tenant=contoso-eu"}
 			},
 			"Planner for contoso-eu", false, ""},
+		{"a user name that names the agent", `url = runtime("PLANNER_URL")`,
+			func(srv string) map[string]string {
+				return map[string]string{"PLANNER_URL": strings.Replace(srv, "://", "://research:s3cret-pw@", 1)}
+			}, "Research Agent", false, "s3cret-pw"},
+		{"a secret URL's settings", `url = secret(runtime("PLANNER_URL"))`,
+			func(srv string) map[string]string {
+				return map[string]string{"PLANNER_URL": srv + "/?key=abcdef123456&format=markdown"}
+			}, "Answers in markdown", false, "abcdef123456"},
 		{"a plain header's words", "url = %q\nheaders = { X-Org = runtime(\"ORG\") }",
 			func(string) map[string]string { return map[string]string{"ORG": "team research"} },
 			"Ask research questions", false, ""},

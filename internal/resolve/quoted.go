@@ -15,14 +15,18 @@ const (
 	minQuotedPassword = 6
 )
 
+// credentialParams are substrings of the names of query parameters that
+// carry credentials (api_key, access_token, sig, X-Amz-Credential, …);
+// other query values (a region, a format) are settings, not secrets.
+var credentialParams = []string{"key", "token", "secret", "sig", "pass", "auth", "cred", "code", "session"}
+
 // quotableParts lists the credentials inside a runtime value that a remote
-// server may quote on their own, besides the whole value: a URL's user
-// name and password, and the Basic Authorization header Go sends for them,
-// whatever the value; and, for a secret() value, also each query value (as
-// given and decoded) and the token of a header such as "Bearer X" (of
-// "Basic X", the password in X too). Query values and header words of a
-// plain runtime() value are not credentials by construction (a tenant, a
-// format) and are left alone.
+// server may quote on their own, besides the whole value: a URL's password
+// and the Basic Authorization header Go sends for its user info, and its
+// user name when it has no password (a token used as the user name),
+// whatever the value; and, for a secret() value, the values of its query
+// parameters named like credentials (as given and decoded), and the token
+// of a header such as "Bearer X" (of "Basic X", the password in X too).
 func quotableParts(value string, secret bool) []string {
 	var out []string
 	add := func(s string, min int) {
@@ -32,16 +36,20 @@ func quotableParts(value string, secret bool) []string {
 	}
 	if u, err := url.Parse(value); err == nil && u.Scheme != "" && u.Host != "" {
 		if u.User != nil {
-			add(u.User.Username(), minQuotedPart)
 			pass, ok := u.User.Password()
 			if ok {
 				add(pass, minQuotedPassword)
+			} else {
+				add(u.User.Username(), minQuotedPart)
 			}
 			add(base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass)), minQuotedPart)
 		}
 		if secret {
 			for _, kv := range strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
-				_, raw, _ := strings.Cut(kv, "=")
+				name, raw, _ := strings.Cut(kv, "=")
+				if !credentialParam(name) {
+					continue
+				}
 				add(raw, minQuotedPart)
 				if dec, err := url.QueryUnescape(raw); err == nil && dec != raw {
 					add(dec, minQuotedPart)
@@ -63,20 +71,38 @@ func quotableParts(value string, secret bool) []string {
 	return out
 }
 
-// quotes reports whether any string or number of a decoded JSON value
-// (object keys included) contains one of needles, ignoring case. Decoded,
-// so that escapes in the JSON text (\u0026, \") cannot hide a needle.
+// credentialParam reports whether a query parameter's name says it
+// carries a credential.
+func credentialParam(name string) bool {
+	if dec, err := url.QueryUnescape(name); err == nil {
+		name = dec
+	}
+	name = strings.ToLower(name)
+	for _, c := range credentialParams {
+		if strings.Contains(name, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// quotes reports whether any string of a decoded JSON value (object keys
+// included) contains one of needles, or any number is one. Decoded, so
+// that escapes in the JSON text (\u0026, \") cannot hide a needle.
 func quotes(v any, needles []string) bool {
 	switch x := v.(type) {
 	case string:
-		lower := strings.ToLower(x)
 		for _, n := range needles {
-			if n != "" && strings.Contains(lower, strings.ToLower(n)) {
+			if n != "" && strings.Contains(x, n) {
 				return true
 			}
 		}
 	case json.Number:
-		return quotes(string(x), needles)
+		for _, n := range needles {
+			if string(x) == n {
+				return true
+			}
+		}
 	case []any:
 		for _, e := range x {
 			if quotes(e, needles) {

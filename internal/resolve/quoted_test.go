@@ -1,0 +1,74 @@
+package resolve
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestQuotableParts(t *testing.T) {
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	for _, tc := range []struct {
+		value  string
+		secret bool
+		want   []string
+	}{
+		// A password and the Basic form, never the user name beside it.
+		{"https://postgres:hunter22@localhost:5432/app", false, []string{"hunter22", b64("postgres:hunter22")}},
+		// A token used as the user name.
+		{"https://ghpTOKEN12345@host/", false, []string{"ghpTOKEN12345", b64("ghpTOKEN12345:")}},
+		// Credential-named query values of a secret URL, raw and decoded;
+		// settings (format, region) are not credentials.
+		{"https://h/?api_key=abc%2Fdef12345&format=markdown&region=us-east-1", true, []string{"abc%2Fdef12345", "abc/def12345"}},
+		{"https://h/?api_key=abc%2Fdef12345", false, nil},
+		{"Bearer tok-12345678", true, []string{"tok-12345678"}},
+		{"Basic " + b64("svc:passw0rd"), true, []string{b64("svc:passw0rd"), "passw0rd"}},
+		{"Bearer tok-12345678", false, nil},
+		{"Bearer short", true, nil},
+	} {
+		if got := quotableParts(tc.value, tc.secret); !slices.Equal(got, tc.want) {
+			t.Errorf("quotableParts(%q, %v)\ngot:  %q\nwant: %q", tc.value, tc.secret, got, tc.want)
+		}
+	}
+}
+
+func TestQuotes(t *testing.T) {
+	var tree any
+	if err := json.Unmarshal([]byte(`{"a":[{"b":"x tok-12345678 y"}],"pin":987654321,"size":9876543210,"k\u0026ey":1}`), &tree); err != nil {
+		t.Fatal(err)
+	}
+	// As the resolvers decode: numbers as json.Number.
+	d := json.NewDecoder(strings.NewReader(`{"pin":987654321,"size":9876543210}`))
+	d.UseNumber()
+	var nums any
+	if err := d.Decode(&nums); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		v      any
+		needle string
+		want   bool
+	}{
+		{tree, "tok-12345678", true},
+		{tree, "k&ey", true},
+		{tree, "TOK-12345678", false},
+		{nums, "987654321", true},
+		{nums, "98765432", false},
+	} {
+		if got := quotes(tc.v, []string{tc.needle}); got != tc.want {
+			t.Errorf("quotes(%v, %q) = %v, want %v", tc.v, tc.needle, got, tc.want)
+		}
+	}
+}
+
+// TestMCPRedactParts: error text from a server loses the credentials
+// inside a runtime value, not only the whole value.
+func TestMCPRedactParts(t *testing.T) {
+	s := &mcpSession{secrets: []mcpSecret{{value: "https://h/mcp?api_key=QKEY-abcdef123", env: "MCP_URL", secret: true}}}
+	got := s.redact("JSON-RPC error: bad api key QKEY-abcdef123 for https://h/mcp?api_key=QKEY-abcdef123")
+	if strings.Contains(got, "QKEY") || !strings.Contains(got, "(part of MCP_URL)") || !strings.Contains(got, "(value of MCP_URL)") {
+		t.Errorf("redact got %q", got)
+	}
+}
