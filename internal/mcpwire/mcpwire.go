@@ -267,6 +267,7 @@ type Tail struct {
 
 	mu  sync.Mutex
 	buf []byte
+	cut bool // bytes were dropped from the front
 }
 
 // Write implements io.Writer.
@@ -276,15 +277,25 @@ func (b *Tail) Write(p []byte) (int, error) {
 	b.buf = append(b.buf, p...)
 	if len(b.buf) > b.Max {
 		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.Max:]...)
+		b.cut = true
 	}
 	return len(p), nil
 }
 
-// String returns what the buffer holds.
+// String returns the whole lines the buffer holds. When bytes were dropped
+// from the front, the first line is only the end of one, and is left out:
+// a secret cut in two there would no longer be recognised and scrubbed.
 func (b *Tail) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return string(b.buf)
+	if !b.cut {
+		return string(b.buf)
+	}
+	i := bytes.IndexByte(b.buf, '\n')
+	if i < 0 {
+		return ""
+	}
+	return string(b.buf[i+1:])
 }
 
 // KillGroup kills a started command's whole process group (stdio servers

@@ -36,11 +36,21 @@ func TestCapture(t *testing.T) {
 }
 
 func TestTail(t *testing.T) {
-	b := &Tail{Max: 5}
-	b.Write([]byte("abc"))
-	b.Write([]byte("defg"))
-	if got := b.String(); got != "cdefg" {
-		t.Errorf("Tail: %q, want the last 5 bytes", got)
+	b := &Tail{Max: 10}
+	b.Write([]byte("abc\n"))
+	b.Write([]byte("defg\n"))
+	if got := b.String(); got != "abc\ndefg\n" {
+		t.Errorf("Tail: %q, want everything", got)
+	}
+	// Once bytes are dropped, the partial first line goes too: a secret
+	// cut there could not be recognised any more.
+	b.Write([]byte("tok-SECRET\nhi\n"))
+	if got := b.String(); got != "hi\n" {
+		t.Errorf("Tail: %q, want the whole lines of the last 10 bytes", got)
+	}
+	b.Write([]byte("0123456789abc"))
+	if got := b.String(); got != "" {
+		t.Errorf("Tail: %q, want nothing: no whole line is left", got)
 	}
 }
 

@@ -21,12 +21,15 @@ const (
 var credentialParams = []string{"key", "token", "secret", "sig", "pass", "auth", "cred", "code", "session"}
 
 // quotableParts lists the credentials inside a runtime value that a remote
-// server may quote on their own, besides the whole value: a URL's password
-// and the Basic Authorization header Go sends for its user info, and its
-// user name when it has no password (a token used as the user name),
-// whatever the value; and, for a secret() value, the values of its query
-// parameters named like credentials (as given and decoded), and the token
-// of a header such as "Bearer X" (of "Basic X", the password in X too).
+// server may quote on their own, besides the whole value. For any URL:
+// its password (as written and decoded) unless it is the user name again
+// (a local default such as postgres:postgres), and the Basic Authorization
+// header Go sends for the user info. For a secret() value also: the user
+// name when the password is empty or absent (a token used as the user
+// name), the values of query parameters named like credentials (as written
+// and decoded), and the token of a header such as "Bearer X" (of
+// "Basic X", the password in X too). A plain runtime() value's user name,
+// query settings and header words are not credentials by construction.
 func quotableParts(value string, secret bool) []string {
 	var out []string
 	add := func(s string, min int) {
@@ -36,13 +39,20 @@ func quotableParts(value string, secret bool) []string {
 	}
 	if u, err := url.Parse(value); err == nil && u.Scheme != "" && u.Host != "" {
 		if u.User != nil {
-			pass, ok := u.User.Password()
-			if ok {
+			name := u.User.Username()
+			pass, _ := u.User.Password()
+			if pass != "" && pass != name {
 				add(pass, minQuotedPassword)
-			} else {
-				add(u.User.Username(), minQuotedPart)
+				// As written in the URL, percent-escapes and all.
+				if _, raw, ok := strings.Cut(u.User.String(), ":"); ok && raw != pass {
+					add(raw, minQuotedPassword)
+				}
+				add(base64.StdEncoding.EncodeToString([]byte(name+":"+pass)), minQuotedPart)
 			}
-			add(base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass)), minQuotedPart)
+			if pass == "" && secret {
+				add(name, minQuotedPart)
+				add(base64.StdEncoding.EncodeToString([]byte(name+":")), minQuotedPart)
+			}
 		}
 		if secret {
 			for _, kv := range strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {

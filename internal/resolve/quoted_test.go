@@ -15,10 +15,17 @@ func TestQuotableParts(t *testing.T) {
 		secret bool
 		want   []string
 	}{
-		// A password and the Basic form, never the user name beside it.
+		// A password (also as written) and the Basic form, never the user
+		// name beside it; not a password that repeats the user name.
 		{"https://postgres:hunter22@localhost:5432/app", false, []string{"hunter22", b64("postgres:hunter22")}},
-		// A token used as the user name.
-		{"https://ghpTOKEN12345@host/", false, []string{"ghpTOKEN12345", b64("ghpTOKEN12345:")}},
+		{"postgresql://app:Xk9%40pL2%23qR7@db:5432/app", false, []string{"Xk9@pL2#qR7", "Xk9%40pL2%23qR7", b64("app:Xk9@pL2#qR7")}},
+		{"postgresql://postgres:postgres@localhost/app", false, nil},
+		{"postgresql://postgres@localhost/app", false, nil},
+		// A token used as the user name, with or without an empty password,
+		// in a secret value.
+		{"https://ghpTOKEN12345@host/", true, []string{"ghpTOKEN12345", b64("ghpTOKEN12345:")}},
+		{"https://sk_live_51HabcdEFGH1234:@api.example.com/mcp", true, []string{"sk_live_51HabcdEFGH1234", b64("sk_live_51HabcdEFGH1234:")}},
+		{"https://ghpTOKEN12345@host/", false, nil},
 		// Credential-named query values of a secret URL, raw and decoded;
 		// settings (format, region) are not credentials.
 		{"https://h/?api_key=abc%2Fdef12345&format=markdown&region=us-east-1", true, []string{"abc%2Fdef12345", "abc/def12345"}},
