@@ -288,22 +288,20 @@ func (f *File) Fingerprint() string {
 	// Each part with its length, so that no two files share a sequence;
 	// and the encoding's version, so that a change to Bytes changes it.
 	part := func(s string) { fmt.Fprintf(h, "%d:%s", len(s), s) }
-	part(fingerprintVersion)
-	for _, e := range entries(f.Tools, (*Tool).empty) {
-		part("tool")
-		part(canon(e.name))
-		for _, a := range toolAttrs(e.value) {
+	entry := func(kind, name string, attrs []attr) {
+		part(kind)
+		part(canon(name))
+		for _, a := range attrs {
 			part(a.name)
 			part(a.value)
 		}
 	}
+	part(fingerprintVersion)
+	for _, e := range entries(f.Tools, (*Tool).empty) {
+		entry("tool", e.name, toolAttrs(e.value))
+	}
 	for _, e := range entries(f.Skills, (*Skill).empty) {
-		part("skill")
-		part(canon(e.name))
-		for _, a := range skillAttrs(e.value) {
-			part(a.name)
-			part(a.value)
-		}
+		entry("skill", e.name, skillAttrs(e.value))
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
