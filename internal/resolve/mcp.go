@@ -133,10 +133,10 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 			Subject:  f.subject.Ptr(),
 		}}
 	}
-	if d := s.secretInDefinitions(served); d != nil {
+	res, diags := mcpRegister(req, served, false)
+	if d := s.secretInDefinitions(served, res.Tools); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 	}
-	res, diags := mcpRegister(req, served, false)
 	if len(served) == 0 {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,
@@ -332,7 +332,7 @@ type mcpSecret struct {
 // committed, and shipped in artifacts. A plain runtime value quoted whole
 // (a port, a host) is not refused: a server may well name it. The error
 // names the variable, never the value.
-func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool) *hcl.Diagnostic {
+func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool, registered []Tool) *hcl.Diagnostic {
 	t := s.req.Tool
 	refuse := func(what, env string) *hcl.Diagnostic {
 		return &hcl.Diagnostic{
@@ -341,14 +341,6 @@ func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool) *hcl.
 			Detail: fmt.Sprintf("%s, served by tool %q, quotes the value of %s, which the block gives as a secret (or a credential in it). agentform does not write secrets into the lockfile, plans or artifacts, so it cannot pin this server. Fix the server so that what it reports does not quote its credentials.",
 				what, t.Name, env),
 			Subject: t.DeclRange.Ptr(),
-		}
-	}
-	// Only what is pinned counts: the tools expose leaves out are not.
-	var exposed map[string]bool
-	if m := t.MCP; m != nil && (m.Expose.Set || len(m.Expose.Values) > 0) {
-		exposed = map[string]bool{}
-		for _, n := range m.Expose.Values {
-			exposed[n] = true
 		}
 	}
 	for _, sv := range s.secrets {
@@ -362,10 +354,10 @@ func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool) *hcl.
 		if quotes([]any{s.serverName, s.serverVersion}, needles) {
 			return refuse("The server's reported name or version", sv.env)
 		}
-		for _, name := range mcpSortedKeys(served) {
-			if exposed != nil && !exposed[name] {
-				continue
-			}
+		// Only what is pinned counts: the registered tools, not those
+		// expose leaves out.
+		for _, rt := range registered {
+			name := rt.Served
 			st := served[name]
 			if quotes(st.name, needles) {
 				return refuse("The name of a served tool", sv.env)
