@@ -188,8 +188,8 @@ func unprintable(r rune) bool {
 }
 
 // sanitizeLine makes a source line safe to print: tabs become spaces (so
-// carets line up), control characters and invalid UTF-8 become U+FFFD
-// of the same byte length so offsets still match.
+// carets line up), control characters and invalid UTF-8 become as many
+// "?" as they had bytes, so that offsets still match.
 func sanitizeLine(b []byte) string {
 	var buf bytes.Buffer
 	for len(b) > 0 {
