@@ -18,6 +18,7 @@ import (
 
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
+	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
 	"github.com/evanw/esbuild/pkg/api"
 	"github.com/hashicorp/hcl/v2"
@@ -505,17 +506,21 @@ var jsPreludeProgram = sync.OnceValues(func() (*goja.Program, error) {
 
 // jsRead is what the prelude's reader reports about the export.
 type jsRead struct {
-	ExportsType string   `json:"exportsType"`
-	Names       []string `json:"names"`
-	Found       bool     `json:"found"`
-	ToolType    string   `json:"toolType"`
-	Name        *jsField `json:"name"`
-	Description *jsField `json:"description"`
-	Parameters  *struct {
-		jsField
-		JSON  *string `json:"json"`
-		Error string  `json:"error"`
-	} `json:"parameters"`
+	ExportsType string            `json:"exportsType"`
+	Names       []string          `json:"names"`
+	Found       bool              `json:"found"`
+	ToolType    string            `json:"toolType"`
+	Name        *jsField          `json:"name"`
+	Description *jsField          `json:"description"`
+	Parameters  *jsParameterField `json:"parameters"`
+}
+
+// jsParameterField is the parameters property: a field, and for an object
+// its JSON or why JSON.stringify refused it.
+type jsParameterField struct {
+	jsField
+	JSON  *string `json:"json"`
+	Error string  `json:"error"`
 }
 
 // jsField is one property of the tool object: its JavaScript type and, for
@@ -565,6 +570,12 @@ func jsReport(ctx context.Context, raw string, err error, pkg *jsPackage, export
 	if err := json.Unmarshal([]byte(raw), &r); err != nil {
 		return jsTool{}, jsError(subject, "Invalid tool definition", "Reading the export %q of %s: %s.", export, pkg.rel, err)
 	}
+	return jsReportRead(&r, pkg, export, subject, exportSubject)
+}
+
+// jsReportRead turns what the reader reported about the export into the
+// tool definition or the diagnostics that explain why there is none.
+func jsReportRead(r *jsRead, pkg *jsPackage, export string, subject, exportSubject *hcl.Range) (jsTool, hcl.Diagnostics) {
 	if !r.Found {
 		sort.Strings(r.Names)
 		found := "it exports nothing"
@@ -590,7 +601,7 @@ func jsReport(ctx context.Context, raw string, err error, pkg *jsPackage, export
 		}
 		tool.description = *d.Value
 	}
-	params, diags := jsParameters(&r, pkg, export, subject)
+	params, diags := jsParameters(r, pkg, export, subject)
 	if diags.HasErrors() {
 		return jsTool{}, diags
 	}
@@ -681,6 +692,40 @@ func jsEvaluate(ctx context.Context, cjs []byte, pkg *jsPackage, export string, 
 // function defined as the global helper (not enumerable, writable or
 // configurable) for a script from jsScript.
 func jsEvaluateWith(ctx context.Context, cjs []byte, helper string, pkg *jsPackage, export string, timeout time.Duration) (report string, err error) {
+	prog, err := jsParse(cjs)
+	if err != nil {
+		return "", err
+	}
+	return jsEvaluateProgram(ctx, prog, helper, export, timeout)
+}
+
+// jsParse parses a bundle or script for jsEvaluateProgram. Only its inline
+// source map is read: a sourceMappingURL naming a file or URL must not make
+// a plan read it.
+func jsParse(cjs []byte) (prog *ast.Program, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the JavaScript engine stopped: %v", p)
+		}
+	}()
+	return goja.Parse("bundle.js", string(cjs), parser.WithSourceMapLoader(func(string) ([]byte, error) {
+		return nil, errors.New("source maps are read only inline")
+	}))
+}
+
+// jsCompile compiles a program jsParse returned, as a script (not strict
+// unless it says so).
+func jsCompile(prog *ast.Program) (code *goja.Program, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the JavaScript engine stopped: %v", p)
+		}
+	}()
+	return goja.CompileAST(prog, false)
+}
+
+// jsEvaluateProgram is jsEvaluateWith for a parsed program.
+func jsEvaluateProgram(ctx context.Context, prog *ast.Program, helper string, export string, timeout time.Duration) (report string, err error) {
 	vm := goja.New()
 	vm.SetMaxCallStackSize(4096)
 	timer := time.AfterFunc(timeout, func() { vm.Interrupt(&jsTimeoutError{}) })
@@ -711,15 +756,7 @@ func jsEvaluateWith(ctx context.Context, cjs []byte, helper string, pkg *jsPacka
 			return "", err
 		}
 	}
-	// Only the inline source map of the build is read: a sourceMappingURL
-	// naming a file or URL must not make a plan read it.
-	prog, err := goja.Parse("bundle.js", string(cjs), parser.WithSourceMapLoader(func(string) ([]byte, error) {
-		return nil, errors.New("source maps are read only inline")
-	}))
-	if err != nil {
-		return "", err
-	}
-	code, err := goja.CompileAST(prog, false)
+	code, err := jsCompile(prog)
 	if err != nil {
 		return "", err
 	}

@@ -350,7 +350,19 @@ func jsReadScript(ctx context.Context, bundle []byte, pkg *jsPackage, export str
 	if !ok {
 		return jsTool{}, nil, false
 	}
-	raw, err := jsEvaluateWith(ctx, script, helper, pkg, export, timeout)
+	prog, err := jsParse(script)
+	if err != nil {
+		return jsTool{}, nil, false
+	}
+	if r, ok := jsStaticRead(prog, helper, export); ok {
+		// Compiling raises goja's early errors, as evaluating would.
+		if _, err := jsCompile(prog); err != nil {
+			return jsTool{}, nil, false
+		}
+		tool, diags = jsReportRead(&r, pkg, export, subject, exportSubject)
+		return tool, diags, true
+	}
+	raw, err := jsEvaluateProgram(ctx, prog, helper, export, timeout)
 	var stopped *jsTimeoutError
 	if err != nil && !errors.As(err, &stopped) {
 		return jsTool{}, nil, false

@@ -1,0 +1,306 @@
+package resolve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// jsStaticScript is module as jsScript would give it for an export clause
+// exporting tool (and, when other is set, other as well).
+func jsStaticScript(module string, other bool) string {
+	pairs := `"tool", function () { return tool; }`
+	if other {
+		pairs += `, "other", function () { return other; }`
+	}
+	return "H([" + pairs + "]); " + module
+}
+
+// jsStaticCompare reads export from script statically and, when that
+// applies, by evaluation too; it fails t when the two differ. It reports
+// whether the static read applied.
+func jsStaticCompare(t testing.TB, script, export string) bool {
+	t.Helper()
+	prog, err := jsParse([]byte(script))
+	if err != nil {
+		return false
+	}
+	got, ok := jsStaticRead(prog, "H", export)
+	if !ok {
+		return false
+	}
+	if _, err := jsCompile(prog); err != nil {
+		// jsReadScript declines too: evaluation reports the early error.
+		return false
+	}
+	evalProg, err := jsParse([]byte(script))
+	if err != nil {
+		t.Fatalf("parsing again: %v", err)
+	}
+	raw, err := jsEvaluateProgram(context.Background(), evalProg, "H", export, 5*time.Second)
+	if err != nil {
+		t.Fatalf("read statically, but evaluating fails: %v\n%s", err, script)
+	}
+	var want jsRead
+	if err := json.Unmarshal([]byte(raw), &want); err != nil {
+		t.Fatal(err)
+	}
+	// The schema's JSON is compared as jsParameters compares it: in
+	// canonical form.
+	canon := func(r *jsRead) {
+		if r.Parameters != nil && r.Parameters.JSON != nil {
+			c, err := jsCanonicalJSON([]byte(*r.Parameters.JSON))
+			if err != nil {
+				t.Fatalf("canonical JSON of %s: %v", *r.Parameters.JSON, err)
+			}
+			s := string(c)
+			r.Parameters.JSON = &s
+		}
+	}
+	canon(&got)
+	canon(&want)
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		t.Fatalf("static read differs from evaluation\nscript: %s\ngot:  %s\nwant: %s", script, g, w)
+	}
+	return true
+}
+
+// jsStaticGen writes random modules of the shapes the static reader
+// takes, and some it must decline.
+type jsStaticGen struct {
+	r      *rand.Rand
+	consts []string
+	b      strings.Builder
+}
+
+var jsStaticStrings = []string{
+	`"x"`, `""`, `'single'`, `"line\nbreak"`, `"tab\there"`, `"quote\"d"`, `"back\\slash"`,
+	`"é"`, `"\u00e9"`, `"😀"`, `"\ud83d\ude00"`, `"\u2028"`, `"<a&b>"`, `"\x41"`, `"\0"`,
+	"`template`", "`multi\nline`", `"__proto__"`, `"toString"`, `"ctrl\u0001"`, `"\uD800"`,
+}
+
+var jsStaticNumbers = []string{
+	"0", "-0", "1", "-1", "1.5", "-2.25", "1e21", "1e20", "1e-7", "0.000001", "123456789012345678901234",
+	"0x1F", "1_000", ".5", "5.", "0b101", "0o17", "5e-324", "1.7976931348623157e308", "1e400", "-1e400",
+	"9007199254740993", "9007199254740992", "0.1", "100", "+3", "- -4", "010", "1n",
+}
+
+var jsStaticKeys = []string{
+	"a", "b", "type", "name", `"quoted key"`, `"1"`, "1", "1.5", "0x10", "1e3", "-0x0", `""`, "default", "if",
+	"constructor", "valueOf", "toJSON", "__proto__", `"__proto__"`,
+}
+
+func (g *jsStaticGen) value(depth int) string {
+	n := g.r.IntN(20)
+	if depth > 3 && n > 11 {
+		n = g.r.IntN(12)
+	}
+	switch n {
+	case 0, 1, 2:
+		return jsStaticStrings[g.r.IntN(len(jsStaticStrings))]
+	case 3, 4:
+		return jsStaticNumbers[g.r.IntN(len(jsStaticNumbers))]
+	case 5:
+		return []string{"true", "false", "null", "void 0", "!0", "!1", `!""`, "!null"}[g.r.IntN(8)]
+	case 6:
+		return []string{"/a+/g", "/\\s+/", "() => 1", "function () { return 1; }", "async function named() {}", "function* gen() {}"}[g.r.IntN(6)]
+	case 7:
+		if len(g.consts) > 0 {
+			return g.consts[g.r.IntN(len(g.consts))]
+		}
+		return "1"
+	case 8:
+		// What must decline, now and then.
+		return []string{"undefined", "NaN", "Math.PI", "f()", "[...[1]]", "`a${1}b`", "typeof 1", "1 + 1", "new Date()", "later", "class {}"}[g.r.IntN(11)]
+	case 9, 10, 11:
+		return []string{`"string"`, `"object"`, `"integer"`, `"number"`, `"boolean"`, `"array"`}[g.r.IntN(6)]
+	case 12, 13, 14, 15:
+		return g.object(depth + 1)
+	default:
+		return g.array(depth + 1)
+	}
+}
+
+func (g *jsStaticGen) object(depth int) string {
+	var parts []string
+	for range g.r.IntN(5) {
+		key := jsStaticKeys[g.r.IntN(len(jsStaticKeys))]
+		switch g.r.IntN(12) {
+		case 0:
+			parts = append(parts, key+"() { return 1; }")
+		case 1:
+			if len(g.consts) > 0 {
+				parts = append(parts, g.consts[g.r.IntN(len(g.consts))])
+				continue
+			}
+			parts = append(parts, key+": 1")
+		case 2:
+			parts = append(parts, []string{"get " + key + "() { return 1; }", "[" + key + "]: 1", "...{}"}[g.r.IntN(3)])
+		default:
+			parts = append(parts, key+": "+g.value(depth))
+		}
+	}
+	return "{ " + strings.Join(parts, ", ") + " }"
+}
+
+func (g *jsStaticGen) array(depth int) string {
+	var parts []string
+	for range g.r.IntN(4) {
+		if g.r.IntN(8) == 0 {
+			parts = append(parts, "")
+			continue
+		}
+		parts = append(parts, g.value(depth))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// module is a module that declares a few bindings and a tool.
+func (g *jsStaticGen) module() string {
+	g.consts = g.consts[:0]
+	g.b.Reset()
+	for i := range g.r.IntN(4) {
+		name := fmt.Sprintf("c%d", i)
+		kind := []string{"var", "let", "const"}[g.r.IntN(3)]
+		fmt.Fprintf(&g.b, "%s %s = %s;\n", kind, name, g.value(1))
+		g.consts = append(g.consts, name)
+	}
+	if g.r.IntN(3) == 0 {
+		g.b.WriteString("function helper(x) { return x + 1; }\n")
+		g.consts = append(g.consts, "helper")
+	}
+	name := `"tool"`
+	if g.r.IntN(6) == 0 {
+		name = g.value(1)
+	}
+	description := `"Does a thing."`
+	if g.r.IntN(4) == 0 {
+		description = g.value(1)
+	}
+	params := `{ type: "object", properties: ` + g.object(1) + ` }`
+	if g.r.IntN(5) == 0 {
+		params = g.value(0)
+	}
+	props := []string{"name: " + name, "description: " + description, "parameters: " + params, "async execute({ args }) { return { output: helper2(args) }; }"}
+	g.r.Shuffle(len(props), func(i, j int) { props[i], props[j] = props[j], props[i] })
+	fmt.Fprintf(&g.b, "var tool = { %s };\n", strings.Join(props, ",\n  "))
+	if g.r.IntN(4) == 0 {
+		g.b.WriteString("function helper2(a) { return String(a); }\n")
+	}
+	return g.b.String()
+}
+
+// TestJSStaticReadMatchesEvaluation reads generated modules both ways:
+// whatever the static reader takes, evaluation must report the same.
+func TestJSStaticReadMatchesEvaluation(t *testing.T) {
+	g := &jsStaticGen{r: rand.New(rand.NewPCG(1, 2))}
+	static := 0
+	const n = 1500
+	for range n {
+		if jsStaticCompare(t, jsStaticScript(g.module(), false), "tool") {
+			static++
+		}
+	}
+	// The generator must exercise the static reader, not only its refusals.
+	if static < n/3 {
+		t.Fatalf("only %d of %d generated modules were read statically", static, n)
+	}
+	t.Logf("%d of %d generated modules read statically", static, n)
+}
+
+// TestJSStaticReadTakes pins modules the static reader must take (the
+// tools most packages hold), with what it reads.
+func TestJSStaticReadTakes(t *testing.T) {
+	tests := []struct{ name, module, export string }{
+		{"bench tool", "var SEPARATOR = /\\s+/;\nfunction words(t) { return t.split(SEPARATOR); }\nvar tool = {\n  name: \"tool\",\n  description: \"Counts.\",\n  parameters: { type: \"object\", properties: { text: { type: \"string\", minimum: 1 } }, required: [\"text\"] },\n  async execute({ args }) { return { output: words(args.text).length }; }\n};\n", "tool"},
+		{"description from a constant", "const DESCRIPTION = `Adds two numbers.`;\nconst schema = { type: \"object\" };\nvar tool = { name: \"adder\", description: DESCRIPTION, parameters: schema, execute: (a) => a };\n", "tool"},
+		{"second export", "var tool = { name: \"a\", parameters: { type: \"object\" } };\nvar other = { name: \"b\", parameters: { type: \"object\", properties: { x: { enum: [1, -0, 1e21, \"é\"] } } } };\n", "other"},
+		{"no description", "let tool = { name: \"a\", parameters: { type: \"object\" } };\n", "tool"},
+		{"invalid parameters", "var tool = { name: \"a\", parameters: [1] };\n", "tool"},
+		{"function parameters", "var tool = { name: \"a\", parameters() {} };\n", "tool"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !jsStaticCompare(t, jsStaticScript(tt.module, true), tt.export) {
+				t.Fatalf("not read statically:\n%s", tt.module)
+			}
+		})
+	}
+}
+
+// TestJSStaticReadDeclines pins what the static reader must leave to
+// evaluation: code that runs, may fail, or reads differently than it
+// looks.
+func TestJSStaticReadDeclines(t *testing.T) {
+	tool := "var tool = { name: \"a\", parameters: { type: \"object\" } };\n"
+	tests := []struct{ name, module string }{
+		{"a call", tool + "helper();\nfunction helper() {}\n"},
+		{"an expression statement", tool + "tool.name = \"b\";\n"},
+		{"a class", "class Tool {}\n" + tool},
+		{"a loop", tool + "for (;;) {}\n"},
+		{"a global", "var tool = { name: String(1), parameters: { type: \"object\" } };\n"},
+		{"undefined by name", "var tool = { name: \"a\", description: undefined, parameters: { type: \"object\" } };\n"},
+		{"a binding not yet initialised", "var tool = { name: NAME, parameters: { type: \"object\" } };\nconst NAME = \"a\";\n"},
+		{"a var not yet assigned", "var tool = { name: NAME, parameters: { type: \"object\" } };\nvar NAME = \"a\";\n"},
+		{"a getter", "var tool = { get name() { return \"a\"; }, parameters: { type: \"object\" } };\n"},
+		{"a spread", "var base = { name: \"a\" };\nvar tool = { ...base, parameters: { type: \"object\" } };\n"},
+		{"a computed key", "var tool = { [\"name\"]: \"a\", parameters: { type: \"object\" } };\n"},
+		{"__proto__", "var tool = { __proto__: { name: \"a\" }, parameters: { type: \"object\" } };\n"},
+		{"toJSON in the schema", "var tool = { name: \"a\", parameters: { type: \"object\", toJSON() { return {}; } } };\n"},
+		{"a BigInt", "var tool = { name: \"a\", parameters: { type: \"object\", maximum: 1n } };\n"},
+		{"an unpaired surrogate", "var tool = { name: \"a\", parameters: { type: \"object\", description: \"\\ud800\" } };\n"},
+		{"a declared global", "var undefined = 1;\n" + tool},
+		{"a lexical global", "let NaN = 1;\n" + tool},
+		{"the prelude's console", "var console = 1;\n" + tool},
+		{"a name declared twice", "var a = 1;\nvar a = 2;\n" + tool},
+		{"a function and a var", "function a() {}\nvar a = 2;\n" + tool},
+		{"a destructuring", "var { a } = { a: 1 };\n" + tool},
+		{"a template with a substitution", "var tool = { name: `a${1}`, parameters: { type: \"object\" } };\n"},
+		{"a tagged template", "function tag() {}\nvar tool = { name: tag`a`, parameters: { type: \"object\" } };\n"},
+		{"a function export", "function tool() {}\n"},
+		{"an undefined export", "var tool;\n"},
+		{"a regexp export", "var tool = /a/;\n"},
+		{"a missing export", "var other = { name: \"a\" };\n"},
+		{"an operator", "var tool = { name: \"a\" + \"b\", parameters: { type: \"object\" } };\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			script := jsStaticScript(tt.module, false)
+			prog, err := jsParse([]byte(script))
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			if r, ok := jsStaticRead(prog, "H", "tool"); ok {
+				t.Fatalf("read statically: %+v\n%s", r, tt.module)
+			}
+		})
+	}
+	// The helper call must be jsScript's, with the helper's name.
+	prog, err := jsParse([]byte("G([\"tool\", function () { return tool; }]); " + tool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := jsStaticRead(prog, "H", "tool"); ok {
+		t.Fatal("read statically behind another helper's name")
+	}
+}
+
+// FuzzJSStaticRead holds the static reader to evaluation on any module:
+// whatever it reads, evaluation must report the same.
+func FuzzJSStaticRead(f *testing.F) {
+	g := &jsStaticGen{r: rand.New(rand.NewPCG(3, 4))}
+	for range 20 {
+		f.Add(g.module())
+	}
+	f.Add("var tool = { name: \"a\", parameters: { type: \"object\", x: 1e21, y: -0, z: [, 1] } };\n")
+	f.Fuzz(func(t *testing.T, module string) {
+		jsStaticCompare(t, jsStaticScript(module, true), "tool")
+	})
+}
