@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -97,8 +98,20 @@ func Build(files []File) ([]byte, error) {
 		sumsLine(&sums, f.Path, f.Data)
 	}
 
-	var tarBuf bytes.Buffer
-	tw := tar.NewWriter(&tarBuf)
+	// The tar stream goes straight into the compressor (klauspost's flate
+	// cuts blocks by its window, not by writes, so the bytes are those of
+	// compressing the whole stream at once), counted for the size limit.
+	var out bytes.Buffer
+	out.Grow(int(size/4) + 4096)
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(zw)
+	zw.Reset(&out)
+	// The zero Header has no name, comment or extra field, and a zero
+	// ModTime, which gzip writes as MTIME 0. OS defaults to 255 already;
+	// it is set so that a change of default cannot change the bytes.
+	zw.Header = gzip.Header{OS: gzipOS}
+	stream := &countingWriter{w: zw}
+	tw := tar.NewWriter(stream)
 	for _, f := range sorted {
 		if err := writeEntry(tw, f.Path, f.Data, f.Executable); err != nil {
 			return nil, err
@@ -110,25 +123,25 @@ func Build(files []File) ([]byte, error) {
 	if err := tw.Close(); err != nil {
 		return nil, fmt.Errorf("building artifact: %w", err)
 	}
-	if int64(tarBuf.Len()) > MaxBytes {
-		return nil, fmt.Errorf("building artifact: %w (the tar stream is %d bytes, more than %d)", ErrTooLarge, tarBuf.Len(), MaxBytes)
-	}
-
-	var out bytes.Buffer
-	zw := gzipWriters.Get().(*gzip.Writer)
-	defer gzipWriters.Put(zw)
-	zw.Reset(&out)
-	// The zero Header has no name, comment or extra field, and a zero
-	// ModTime, which gzip writes as MTIME 0. OS defaults to 255 already;
-	// it is set so that a change of default cannot change the bytes.
-	zw.Header = gzip.Header{OS: gzipOS}
-	if _, err := zw.Write(tarBuf.Bytes()); err != nil {
-		return nil, fmt.Errorf("building artifact: %w", err)
+	if stream.n > MaxBytes {
+		return nil, fmt.Errorf("building artifact: %w (the tar stream is %d bytes, more than %d)", ErrTooLarge, stream.n, MaxBytes)
 	}
 	if err := zw.Close(); err != nil {
 		return nil, fmt.Errorf("building artifact: %w", err)
 	}
 	return out.Bytes(), nil
+}
+
+// countingWriter counts what it passes on.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // writeEntry writes one regular-file entry. Leaving the header's Format

@@ -402,3 +402,52 @@ func childBuild(t *testing.T, out string) {
 		t.Fatal(err)
 	}
 }
+
+// TestBuildStreamsAsOneWrite: Build compresses the tar stream as it is
+// written, entry by entry; the bytes must be those of compressing the
+// whole stream in one write, as it did before, also for entries larger
+// than the compressor's window and blocks.
+func TestBuildStreamsAsOneWrite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	text := func(n int) []byte {
+		words := []string{"agent", "tool", "capability", "{\n  \"name\": ", "schema", "\"type\": \"object\"", "\n"}
+		var b bytes.Buffer
+		for b.Len() < n {
+			b.WriteString(words[rng.IntN(len(words))])
+		}
+		return b.Bytes()[:n]
+	}
+	noise := make([]byte, 200_000)
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
+	files := []File{
+		{Path: "agent.json", Data: text(700_000)},
+		{Path: "tools/a/bundle.js", Data: text(65_535)},
+		{Path: "tools/b/bundle.js", Data: noise},
+		{Path: "tools/c/bundle.js", Data: text(1)},
+		{Path: "tools/c/src/" + strings.Repeat("long-name/", 12) + "x.py", Data: text(90_000), Executable: true},
+	}
+	got, err := Build(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The reference: the tar stream whole, then compressed in one write.
+	stream := tarStream(t, got)
+	zw, err := kgzip.NewWriterLevel(nil, CompressionLevel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	zw.Reset(&want)
+	zw.Header = kgzip.Header{OS: gzipOS}
+	if _, err := zw.Write(stream); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("Build gave %d bytes, compressing its tar stream in one write %d: they differ", len(got), want.Len())
+	}
+}
