@@ -143,13 +143,20 @@ func TestJSReadScriptMatchesCommonJS(t *testing.T) {
 		{name: "dynamic import", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "const where = \"./x.js\";\nexport const later = () => import(where);\n"}, export: "counter", wantErr: "Unexpected reserved word"},
 		{name: "dynamic import of its own file", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "export const later = () => import(\"./lazy\");\n", "lazy.ts": "export const x = 1;\n"}, export: "counter", direct: true},
 		{name: "import.meta", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "export const where = import.meta.url;\n"}, export: "counter"},
+		// The static read compiles what it reads: goja's compiler refuses
+		// these regular expressions, which esbuild keeps.
+		{name: "a regexp goja refuses", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "export const pattern = /a/d;\n"}, export: "counter", wantErr: "Invalid tool definition"},
+		{name: "a unicode set goja refuses", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "export const pattern = /[a&&b]/v;\n"}, export: "counter", wantErr: "Invalid tool definition"},
+		// The helper defines __esModule itself: exporting the tool under
+		// that name fails in the script, and the conversion reports it.
+		{name: "exported as __esModule", files: map[string]string{"package.json": pkgJSON, "index.ts": strings.Replace(jsBenchSource, "export const counter =", "const counter =", 1) + "export { counter as __esModule };\n"}, export: "__esModule", wantErr: "is a boolean"},
 		{name: "reads exports early", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "if (typeof module !== \"undefined\") { throw new Error(\"module is visible\"); }\n"}, export: "counter", wantErr: "module is visible"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			block := tt.export
-			if block == "default" || block == "other" {
+			if block == "default" || block == "other" || block == "__esModule" {
 				block = "counter"
 			}
 			extra := ""

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"math"
 	"sort"
+	"strconv"
 	"sync"
 	"unicode/utf16"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/ftoa"
 	"github.com/dop251/goja/token"
 	"github.com/dop251/goja/unistring"
 )
@@ -27,8 +29,10 @@ import (
 // a loop, an import helper call), a reference to a global or to a binding
 // not yet initialised, a getter, a spread, a computed key, __proto__, a
 // toJSON method, a BigInt, a string with an unpaired surrogate, a declared
-// name the runtime already defines, a name declared twice, or an export
-// that is not an object literal. A declined read costs one walk of the
+// name the runtime already defines (or the helper's), a name declared
+// twice, an export named __esModule (the helper defines it) or twice, a
+// helper call jsScript would not write, or an export that is not an object
+// literal. A declined read costs one walk of the
 // top-level statements, stopping at the first it cannot take.
 //
 // What it reports is what evaluation reports, field for field: a test
@@ -86,7 +90,7 @@ func jsStaticRead(prog *ast.Program, helper, export string) (r jsRead, ok bool) 
 	reserved := jsGlobalNames()
 	declared := map[unistring.String]bool{}
 	declare := func(name unistring.String) bool {
-		if declared[name] || reserved[name.String()] {
+		if declared[name] || reserved[name.String()] || name.String() == helper {
 			return false
 		}
 		declared[name] = true
@@ -190,13 +194,22 @@ func jsStaticExports(st ast.Statement, helper string) ([]jsStaticExport, bool) {
 		return nil, false
 	}
 	var out []jsStaticExport
+	seen := map[string]bool{}
 	for i := 0; i < len(pairs.Value); i += 2 {
 		name, ok := pairs.Value[i].(*ast.StringLiteral)
 		if !ok {
 			return nil, false
 		}
+		// The helper defines __esModule itself; defining it, or any name,
+		// twice throws.
+		exported := name.Value.String()
+		if exported == "__esModule" || seen[exported] {
+			return nil, false
+		}
+		seen[exported] = true
 		fn, ok := pairs.Value[i+1].(*ast.FunctionLiteral)
-		if !ok || fn.Body == nil || len(fn.Body.List) != 1 {
+		if !ok || fn.Async || fn.Generator || fn.Body == nil || len(fn.Body.List) != 1 ||
+			fn.ParameterList == nil || len(fn.ParameterList.List) != 0 || fn.ParameterList.Rest != nil {
 			return nil, false
 		}
 		ret, ok := fn.Body.List[0].(*ast.ReturnStatement)
@@ -207,7 +220,7 @@ func jsStaticExports(st ast.Statement, helper string) ([]jsStaticExport, bool) {
 		if !ok {
 			return nil, false
 		}
-		out = append(out, jsStaticExport{exported: name.Value.String(), local: id.Name})
+		out = append(out, jsStaticExport{exported: exported, local: id.Name})
 	}
 	return out, true
 }
@@ -474,21 +487,24 @@ func jsStaticJSON(buf *bytes.Buffer, v any) bool {
 	return true
 }
 
-// jsNumbers formats numbers as goja does (ToString); a runtime no tool's
-// code ever runs in.
-var jsNumbers struct {
-	sync.Mutex
-	vm *goja.Runtime
-}
-
-// jsNumberString is ToString(n) as goja computes it.
+// jsNumberString is ToString(n) as goja computes it: an integer up to 2^53
+// as an integer (goja keeps those as integers), anything else by goja's
+// own ftoa.
 func jsNumberString(n float64) string {
-	jsNumbers.Lock()
-	defer jsNumbers.Unlock()
-	if jsNumbers.vm == nil {
-		jsNumbers.vm = goja.New()
+	const maxInt = 1 << 53
+	switch {
+	case n == 0:
+		return "0" // -0 too
+	case math.IsNaN(n):
+		return "NaN"
+	case math.IsInf(n, 1):
+		return "Infinity"
+	case math.IsInf(n, -1):
+		return "-Infinity"
+	case n == math.Trunc(n) && n >= -maxInt && n <= maxInt:
+		return strconv.FormatInt(int64(n), 10)
 	}
-	return jsNumbers.vm.ToValue(n).String()
+	return string(ftoa.FToStr(n, ftoa.ModeStandard, 0, nil))
 }
 
 // jsGlobalNames are the global object's properties once the prelude has

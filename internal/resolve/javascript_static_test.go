@@ -94,7 +94,7 @@ var jsStaticNumbers = []string{
 
 var jsStaticKeys = []string{
 	"a", "b", "type", "name", `"quoted key"`, `"1"`, "1", "1.5", "0x10", "1e3", "-0x0", `""`, "default", "if",
-	"constructor", "valueOf", "toJSON", "__proto__", `"__proto__"`,
+	"constructor", "valueOf", "toJSON", "__proto__", `"__proto__"`, "1e400", "1e21", "0.1", "5e-324",
 }
 
 func (g *jsStaticGen) value(depth int) string {
@@ -118,7 +118,8 @@ func (g *jsStaticGen) value(depth int) string {
 		return "1"
 	case 8:
 		// What must decline, now and then.
-		return []string{"undefined", "NaN", "Math.PI", "f()", "[...[1]]", "`a${1}b`", "typeof 1", "1 + 1", "new Date()", "later", "class {}"}[g.r.IntN(11)]
+		return []string{"undefined", "NaN", "Math.PI", "f()", "[...[1]]", "`a${1}b`", "typeof 1", "1 + 1", "new Date()", "later", "class {}",
+			`-"1"`, "+true", "-null", "-[]", "-{}", "~1", `+""`, "-void 0"}[g.r.IntN(19)]
 	case 9, 10, 11:
 		return []string{`"string"`, `"object"`, `"integer"`, `"number"`, `"boolean"`, `"array"`}[g.r.IntN(6)]
 	case 12, 13, 14, 15:
@@ -269,6 +270,21 @@ func TestJSStaticReadDeclines(t *testing.T) {
 		{"a regexp export", "var tool = /a/;\n"},
 		{"a missing export", "var other = { name: \"a\" };\n"},
 		{"an operator", "var tool = { name: \"a\" + \"b\", parameters: { type: \"object\" } };\n"},
+		{"minus a string", "var tool = { name: \"a\", parameters: { type: \"object\", minimum: -\"1\" } };\n"},
+		{"plus a boolean", "var tool = { name: \"a\", parameters: { type: \"object\", minimum: +true } };\n"},
+		{"the helper's name", "var H = \"x\";\nvar tool = { name: H, parameters: { type: \"object\" } };\n"},
+		{"the helper's name as a function", "function H() {}\n" + tool},
+	}
+	// Pairs jsScript never writes, which evaluation reads otherwise.
+	helperCalls := []struct{ name, call string }{
+		{"an export named __esModule", `H(["__esModule", function () { return tool; }]); `},
+		{"an export named twice", `H(["tool", function () { return tool; }, "tool", function () { return tool; }]); `},
+		{"an async getter", `H(["tool", async function () { return tool; }]); `},
+		{"a generator getter", `H(["tool", function* () { return tool; }]); `},
+		{"a getter with a parameter", `H(["tool", function (tool) { return tool; }]); `},
+		{"a getter with a rest parameter", `H(["tool", function (...tool) { return tool; }]); `},
+		{"an arrow getter", `H(["tool", () => { return tool; }]); `},
+		{"two arguments", `H(["tool", function () { return tool; }], 1); `},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -279,6 +295,19 @@ func TestJSStaticReadDeclines(t *testing.T) {
 			}
 			if r, ok := jsStaticRead(prog, "H", "tool"); ok {
 				t.Fatalf("read statically: %+v\n%s", r, tt.module)
+			}
+		})
+	}
+	for _, tt := range helperCalls {
+		t.Run(tt.name, func(t *testing.T) {
+			prog, err := jsParse([]byte(tt.call + tool))
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			for _, export := range []string{"tool", "__esModule"} {
+				if r, ok := jsStaticRead(prog, "H", export); ok {
+					t.Fatalf("read %s statically: %+v", export, r)
+				}
 			}
 		})
 	}
