@@ -225,6 +225,10 @@ type Options struct {
 	// (new agents beside the others, else DefaultOutDir); a directory
 	// given moves artifacts that live elsewhere.
 	OutDir string
+	// EncodeLock encodes the lockfile (LockBytes, LockDigest) in the
+	// background as soon as it is known, while the rest of the plan is
+	// computed: apply writes it, and every artifact waits for its digest.
+	EncodeLock bool
 }
 
 // New plans the workspace described by cfg.
@@ -233,6 +237,9 @@ func New(ctx context.Context, cfg *manifest.Config, opts Options) *Plan {
 	p.Tools = p.registerTools(cfg, opts.Resolution)
 	if opts.Resolution != nil {
 		p.compareLock(cfg, opts)
+		if opts.EncodeLock && p.Lock != nil {
+			go p.lockEncoding()
+		}
 	}
 	p.Agents = p.effectiveAgents(cfg, opts.Override)
 	p.computeMatrix()

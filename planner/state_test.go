@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"maps"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/lockfile"
 )
 
 const stateBase = `
@@ -195,5 +197,26 @@ func TestLockfileChangeUpdatesAgents(t *testing.T) {
 				t.Errorf("agent.a got: %+v\nwant: update, %q", rc, tc.want)
 			}
 		})
+	}
+}
+
+// TestEncodeLockEarly: with EncodeLock the lockfile is encoded while the
+// rest of the plan is computed; what LockBytes and LockDigest return is
+// the encoding of the plan's lockfile all the same (run with -race).
+func TestEncodeLockEarly(t *testing.T) {
+	cfg, diags := manifest.LoadSources("", map[string][]byte{"agent.acl": []byte(stateBase)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	ws, _ := resolve.Run(context.Background(), cfg, resolve.Options{})
+	for range 20 {
+		p := New(context.Background(), cfg, Options{Resolution: ws, EncodeLock: true})
+		want := p.Lock.Bytes()
+		if got := p.LockBytes(); !bytes.Equal(got, want) {
+			t.Fatalf("LockBytes:\n%s\nwant:\n%s", got, want)
+		}
+		if got, want := p.LockDigest(), lockfile.DigestOf(want); got != want {
+			t.Fatalf("LockDigest: got %s, want %s", got, want)
+		}
 	}
 }

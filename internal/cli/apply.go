@@ -107,7 +107,7 @@ func (c *ApplyCommand) Run(args []string) int {
 		c.showDiagnostics(diags, cfg.Files)
 		return ExitError
 	}
-	plan := planner.New(ctx, cfg, planner.Options{Resolution: ws, Lock: lock, LockReadonly: rf.lockMode == "readonly", Applied: prior, OutDir: *outDir})
+	plan := planner.New(ctx, cfg, planner.Options{Resolution: ws, Lock: lock, LockReadonly: rf.lockMode == "readonly", Applied: prior, OutDir: *outDir, EncodeLock: true})
 	diags = append(diags, plan.Diagnostics...)
 	if diags.HasErrors() {
 		c.showDiagnostics(diags, cfg.Files)
