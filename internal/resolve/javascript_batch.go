@@ -695,6 +695,9 @@ func newJSOwners(pkgs []*jsPackage) *jsOwners {
 	o := &jsOwners{dirs: make(map[string]*jsPackage, len(pkgs))}
 	for _, p := range pkgs {
 		o.dirs[p.dir] = p
+		// A package's directory is a real path already (locate compares
+		// real paths with it): its entry point needs no look-up.
+		o.realDirs.Store(p.dir, p.dir)
 	}
 	return o
 }
