@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/evanw/esbuild/pkg/api"
@@ -59,7 +60,10 @@ type jsBuilt struct {
 // (one, normally: esbuild parses, links and prints the entry points in
 // parallel, and a second build per package was most of the cost of a cold
 // plan); then read each tool's definition from its bundle and store the
-// result (in parallel). each(n, f) must call f(i) for every i in [0, n)
+// result: one reader starts on a build's packages as soon as it is done,
+// while the next build runs (most definitions are read without running
+// anything now, and a build leaves a core idle part of the time), and
+// every worker takes what is left once bundling ends. each(n, f) must call f(i) for every i in [0, n)
 // and return when all have returned.
 func jsResolveAll(ctx context.Context, jobs []*jsJob, each func(n int, f func(int))) {
 	each(len(jobs), func(i int) { jobs[i].prepare(ctx) })
@@ -82,15 +86,68 @@ func jsResolveAll(ctx context.Context, jobs []*jsJob, each func(n int, f func(in
 		}
 		return
 	}
-	jsBundleAll(misses)
-	each(len(misses), func(i int) {
-		misses[i].finish(ctx)
-		if misses[i].put != nil {
+	finish := func(j *jsJob) {
+		j.finish(ctx)
+		if j.put != nil {
 			// A cache that cannot be written only costs the next plan a
 			// rebuild.
-			_ = misses[i].req.Cache.Put("javascript", misses[i].key, misses[i].put)
+			_ = j.req.Cache.Put("javascript", j.key, j.put)
+		}
+	}
+	// Definitions are read while later builds run: one reader takes the
+	// jobs of each build as it completes, and once bundling is done every
+	// worker takes what is left.
+	var (
+		mu      sync.Mutex
+		queue   []*jsJob
+		queued  = map[*jsJob]bool{}
+		next    int
+		more    = make(chan struct{}, 1)
+		bundled atomic.Bool
+	)
+	add := func(js []*jsJob) {
+		mu.Lock()
+		for _, j := range js {
+			if !queued[j] {
+				queued[j] = true
+				queue = append(queue, j)
+			}
+		}
+		mu.Unlock()
+		select {
+		case more <- struct{}{}:
+		default:
+		}
+	}
+	claim := func() *jsJob {
+		mu.Lock()
+		defer mu.Unlock()
+		if next < len(queue) {
+			next++
+			return queue[next-1]
+		}
+		return nil
+	}
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		for !bundled.Load() {
+			if j := claim(); j != nil {
+				finish(j)
+				continue
+			}
+			<-more
+		}
+	}()
+	jsBundleAll(misses, add)
+	bundled.Store(true)
+	add(misses)
+	each(len(misses), func(int) {
+		for j := claim(); j != nil; j = claim() {
+			finish(j)
 		}
 	})
+	<-readerDone
 }
 
 // end records the job's outcome once.
@@ -378,7 +435,10 @@ func jsReadScript(ctx context.Context, bundle []byte, pkg *jsPackage, export str
 // that reports any error is repeated package by package, so that each
 // error is reported for the package it belongs to exactly as a build of
 // its own would.
-func jsBundleAll(jobs []*jsJob) {
+//
+// Each shared build that succeeds passes its jobs to every onBuilt
+// function as soon as it is done.
+func jsBundleAll(jobs []*jsJob, onBuilt ...func([]*jsJob)) {
 	type unit struct {
 		pkg  *jsPackage
 		jobs []*jsJob
@@ -443,8 +503,13 @@ func jsBundleAll(jobs []*jsJob) {
 				alone = append(alone, chunk...)
 				continue
 			}
+			var done []*jsJob
 			for i, u := range chunk {
 				set(u, built[i])
+				done = append(done, u.jobs...)
+			}
+			for _, f := range onBuilt {
+				f(done)
 			}
 		}
 	}
