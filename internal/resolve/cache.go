@@ -354,13 +354,7 @@ func (c *Cache) write(pending map[cacheID][]byte, found map[cacheID]time.Time) (
 		return cmp.Or(strings.Compare(a.kind, b.kind), strings.Compare(a.key, b.key))
 	})
 	var db *bbolt.DB
-	// Not synced: a crash that leaves the database damaged costs a
-	// rebuild of what it held (a damaged database is replaced), while
-	// syncing cost every resolution that bundled four waits for the disk,
-	// with nothing else to do.
-	if !cacheGuard(func() {
-		db, err = bbolt.Open(c.path, 0o644, &bbolt.Options{Timeout: cacheLockTimeout, NoSync: true, NoGrowSync: true})
-	}) {
+	if !cacheGuard(func() { db, err = bbolt.Open(c.path, 0o644, &bbolt.Options{Timeout: cacheLockTimeout}) }) {
 		return opened, errCacheDamaged
 	}
 	if err != nil {
