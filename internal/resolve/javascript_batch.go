@@ -129,14 +129,20 @@ func jsResolveAll(ctx context.Context, jobs []*jsJob, each func(n int, f func(in
 		return nil
 	}
 	readerDone := make(chan struct{})
+	// The reader holds no slot of Run's, as the builds it runs beside do
+	// not: it adds one definition read at a time to them. It stops when
+	// the resolution is cancelled, as the workers do.
 	go func() {
 		defer close(readerDone)
-		for !bundled.Load() {
+		for !bundled.Load() && ctx.Err() == nil {
 			if j := claim(); j != nil {
 				finish(j)
 				continue
 			}
-			<-more
+			select {
+			case <-more:
+			case <-ctx.Done():
+			}
 		}
 	}()
 	jsBundleAll(misses, add)

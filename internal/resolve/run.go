@@ -50,7 +50,9 @@ var resolvers = map[string]Resolver{
 }
 
 // Run resolves the workspace's enabled tools and its skills in parallel,
-// at most GOMAXPROCS at a time. Disabled tools (enabled = false) are not
+// at most GOMAXPROCS at a time (besides javascript's esbuild builds, and
+// the one reader that reads the definitions of finished builds while the
+// next runs: see jsResolveAll). Disabled tools (enabled = false) are not
 // resolved. Diagnostics come back in a stable order.
 func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, hcl.Diagnostics) {
 	dir, err := filepath.Abs(cfg.Dir)
