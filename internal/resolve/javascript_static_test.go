@@ -333,3 +333,47 @@ func FuzzJSStaticRead(f *testing.F) {
 		jsStaticCompare(t, jsStaticScript(module, true), "tool")
 	})
 }
+
+// BenchmarkJSReadDefinition reads the definition of a typical tool's bundle
+// (the benchmark harness's) from its syntax tree, as plan does, and by
+// evaluating it, as plan does for any other bundle; each includes parsing,
+// compiling and checking the schema.
+func BenchmarkJSReadDefinition(b *testing.B) {
+	module := "var SEPARATOR = /\\s+/;\nfunction words(text) {\n  const parts = text.trim().split(SEPARATOR);\n  return parts[0] === \"\" ? [] : parts;\n}\n" +
+		"var tool = {\n  name: \"tool\",\n  description: \"Counts the words in a text.\",\n  parameters: {\n    type: \"object\",\n    properties: {\n      text: { type: \"string\", description: \"The text to read.\" },\n      limit: { type: \"integer\", description: \"How many words to list.\", minimum: 1 }\n    },\n    required: [\"text\"]\n  },\n  async execute({ args }) {\n    return { output: String(words(args.text).length) };\n  }\n};\n"
+	script := []byte(jsStaticScript(module, false))
+	pkg := &jsPackage{rel: "tools/tool"}
+	b.Run("syntax-tree", func(b *testing.B) {
+		for b.Loop() {
+			prog, err := jsParse(script)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, ok := jsStaticRead(prog, "H", "tool")
+			if !ok {
+				b.Fatal("not read statically")
+			}
+			if _, err := jsCompile(prog); err != nil {
+				b.Fatal(err)
+			}
+			if _, diags := jsReportRead(&r, pkg, "tool", nil, nil); diags.HasErrors() {
+				b.Fatal(diags)
+			}
+		}
+	})
+	b.Run("evaluated", func(b *testing.B) {
+		for b.Loop() {
+			prog, err := jsParse(script)
+			if err != nil {
+				b.Fatal(err)
+			}
+			raw, err := jsEvaluateProgram(context.Background(), prog, "H", "tool", 5*time.Second)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, diags := jsReport(context.Background(), raw, nil, pkg, "tool", 5*time.Second, nil, nil); diags.HasErrors() {
+				b.Fatal(diags)
+			}
+		}
+	})
+}
