@@ -63,8 +63,8 @@ type jsBuilt struct {
 // result: one reader starts on a build's packages as soon as it is done,
 // while the next build runs (most definitions are read without running
 // anything now, and a build leaves a core idle part of the time), and
-// every worker takes what is left once bundling ends. each(n, f) must call f(i) for every i in [0, n)
-// and return when all have returned.
+// every worker takes what is left once bundling ends. each(n, f) must
+// call f(i) for every i in [0, n) and return when all have returned.
 func jsResolveAll(ctx context.Context, jobs []*jsJob, each func(n int, f func(int))) {
 	each(len(jobs), func(i int) { jobs[i].prepare(ctx) })
 	// Every lookup is done: let other agentform processes write the cache.
