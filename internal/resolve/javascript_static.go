@@ -32,8 +32,8 @@ import (
 // name the runtime already defines (or the helper's), a name declared
 // twice, an export named __esModule (the helper defines it) or twice, a
 // helper call jsScript would not write, or an export that is not an object
-// literal. A declined read costs one walk of the
-// top-level statements, stopping at the first it cannot take.
+// literal. A declined read costs one walk of the top-level statements,
+// stopping at the first it cannot take.
 //
 // What it reports is what evaluation reports, field for field: a test
 // (TestJSStaticReadMatchesEvaluation) and a fuzz target compare the two on
