@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentform/agentform/internal/artifact"
+	"github.com/agentform/agentform/internal/render"
 	"github.com/agentform/agentform/internal/serve"
 )
 
@@ -112,7 +113,12 @@ func (c *ServeCommand) Run(args []string) int {
 
 // openServer opens the artifact for serving, printing startup errors.
 func (m *Meta) openServer(ctx context.Context, path, override string) (*serve.Server, int) {
-	logf := func(format string, args ...any) { fmt.Fprintf(m.Stderr, format+"\n", args...) }
+	// What serve logs quotes upstream servers and agents (names,
+	// versions, messages): it reaches the terminal as text, never as
+	// control sequences.
+	logf := func(format string, args ...any) {
+		fmt.Fprintln(m.Stderr, render.Printable(fmt.Sprintf(format, args...)))
+	}
 	data, err := os.ReadFile(m.path(path))
 	if errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(m.Stderr, "Error: there is no artifact at %s.\n", m.path(path))
@@ -235,14 +241,14 @@ func (c *InvokeCommand) Run(args []string) int {
 		Tool: operands[1], Args: json.RawMessage(*argsJSON), Session: *session, Via: "invoke", Held: srv.Held(),
 		Event: func(kind string, data any) {
 			b, _ := json.Marshal(data)
-			fmt.Fprintf(c.Stderr, "[%s] %s\n", kind, b)
+			fmt.Fprintln(c.Stderr, render.Printable(fmt.Sprintf("[%s] %s", kind, b)))
 		},
 		Progress: func(progress, total float64, message string) {
-			fmt.Fprintf(c.Stderr, "[progress] %g %s\n", progress, message)
+			fmt.Fprintln(c.Stderr, render.Printable(fmt.Sprintf("[progress] %g %s", progress, message)))
 		},
 	})
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", render.Printable(err.Error()))
 		return ExitError
 	}
 	if *asJSON {
@@ -253,13 +259,16 @@ func (c *InvokeCommand) Run(args []string) int {
 		}{resp.Output, resp.State, resp.Record}, "", "  ")
 		fmt.Fprintln(c.Stdout, string(out))
 	} else {
-		fmt.Fprintf(c.Stdout, "Output:\n%s\n\nState (session %s):\n%s\n\nCall %s: %s in %.1f ms", indentJSON(resp.Output), resp.Record.Session, indentJSON(resp.State), resp.Record.ID, resp.Status, resp.Record.DurationMS)
+		// A tool's output and error may quote a remote server or agent:
+		// shown as text, never as control sequences (-json prints them as
+		// they are).
+		fmt.Fprintf(c.Stdout, "Output:\n%s\n\nState (session %s):\n%s\n\nCall %s: %s in %.1f ms", render.Printable(indentJSON(resp.Output)), render.Printable(resp.Record.Session), render.Printable(indentJSON(resp.State)), resp.Record.ID, resp.Status, resp.Record.DurationMS)
 		if resp.Record.PatchApplied {
 			fmt.Fprint(c.Stdout, ", state updated")
 		}
 		fmt.Fprintln(c.Stdout)
 		if resp.Error != "" {
-			fmt.Fprintf(c.Stderr, "Error: %s.\n", strings.TrimSuffix(resp.Error, "."))
+			fmt.Fprintf(c.Stderr, "Error: %s.\n", render.Printable(strings.TrimSuffix(resp.Error, ".")))
 		}
 	}
 	switch resp.Status {
@@ -349,17 +358,24 @@ func (c *CallsCommand) Run(args []string) int {
 		if r.PatchApplied {
 			patch = "updated"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%.1f ms\t%s\t%s\n", r.Time.Format(time.RFC3339), r.Agent, r.Tool, r.Session, r.Via, r.Status, r.DurationMS, patch, oneLine(r.Error))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%.1f ms\t%s\t%s\n", r.Time.Format(time.RFC3339), cell(r.Agent), cell(r.Tool), cell(r.Session), cell(r.Via), cell(string(r.Status)), r.DurationMS, patch, oneLine(r.Error))
 	}
 	w.Flush()
 	return ExitOK
 }
 
-// oneLine shortens an error to one line for the table.
+// oneLine shortens an error to one printable line of at most 120
+// characters for the table (an error may quote a remote server).
 func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > 120 {
-		s = s[:117] + "..."
+	s = cell(s)
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:117]) + "..."
 	}
 	return s
+}
+
+// cell is s as one printable table cell: control characters escaped
+// (render.Printable), and newlines and tabs, which it keeps, as spaces.
+func cell(s string) string {
+	return strings.NewReplacer("\n", " ", "\t", " ").Replace(render.Printable(s))
 }

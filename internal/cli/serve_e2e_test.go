@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -468,5 +469,47 @@ func TestServeInspector(t *testing.T) {
 	call := run("--method", "tools/call", "--tool-name", "word_count", "--tool-arg", "text=alpha beta")
 	if !strings.Contains(call, "2 words") {
 		t.Errorf("inspector tools/call word_count:\n%s", call)
+	}
+}
+
+// TestInvokeAndCallsPrintable: what invoke and calls print for people
+// (a session name, a tool's state, an error) reaches the terminal as text:
+// an ESC or a bidirectional override is written as an escape, and -json
+// keeps the values as they are.
+func TestInvokeAndCallsPrintable(t *testing.T) {
+	dir := serveWorkspace(t)
+	session := "s\x1b]0;pwned\x07"
+	r := e2eMust(t, dir, e2eOpts{}, 0, "invoke", "dist/assistant.agent.tgz", "remember", "-args", `{"note": "a\u202eb"}`, "-session", session)
+	for _, bad := range []string{"\x1b", "\x07", "\u202e"} {
+		if strings.Contains(r.stdout, bad) || strings.Contains(r.stderr, bad) {
+			t.Errorf("invoke printed %q raw:\n%s", bad, r)
+		}
+	}
+	if !strings.Contains(r.stdout, `s\x1b]0;pwned\a`) || !strings.Contains(r.stdout, `a\u202eb`) {
+		t.Errorf("invoke output does not show the session and the note escaped:\n%s", r.stdout)
+	}
+	j := e2eMust(t, dir, e2eOpts{}, 0, "invoke", "-json", "dist/assistant.agent.tgz", "remember", "-args", `{"note": "c"}`, "-session", session)
+	var out struct {
+		Record struct {
+			Session string `json:"session"`
+		} `json:"record"`
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &out); err != nil || out.Record.Session != session {
+		t.Errorf("invoke -json: session %q, want %q as it is (%v)", out.Record.Session, session, err)
+	}
+	table := e2eMust(t, dir, e2eOpts{}, 0, "calls")
+	if strings.Contains(table.stdout, "\x1b") || !strings.Contains(table.stdout, `s\x1b]0;pwned\a`) {
+		t.Errorf("calls table does not show the session escaped:\n%s", table.stdout)
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	long := strings.Repeat("é", 130)
+	got := oneLine(long)
+	if !utf8.ValidString(got) || utf8.RuneCountInString(got) != 120 || !strings.HasSuffix(got, "...") {
+		t.Errorf("oneLine of 130 × é: %q (%d runes), want 117 of them and ...", got, utf8.RuneCountInString(got))
+	}
+	if got, want := oneLine("line one\nline\ttwo \x1b[2K\u202e"), `line one line two \x1b[2K\u202e`; got != want {
+		t.Errorf("oneLine:\ngot:  %q\nwant: %q", got, want)
 	}
 }
