@@ -368,6 +368,21 @@ expose = ["tool1"]`, "", map[string]string{"MCPTEST_KEY": "k3y-value-unexposed"}
 		}
 	})
 
+	t.Run("an unset runtime value in config or args is reported, not a crash", func(t *testing.T) {
+		t.Parallel()
+		for _, body := range []string{
+			mcpStdioBody(bin, "-tools=1") + `config = { K = runtime("MCPTEST_UNSET_K") }`,
+			fmt.Sprintf("transport = \"stdio\"\ncommand = %q\nargs = [\"-tools=1\", \"-name\", runtime(\"MCPTEST_UNSET_K\")]", bin),
+		} {
+			req := mcpTestRequest(t, body+"\n", nil)
+			res, diags := ResolveMCP(context.Background(), req)
+			d := mcpDiag(t, diags, "MCP tools unresolved")
+			if diags.HasErrors() || !strings.Contains(d.Detail, "MCPTEST_UNSET_K") || !res.Unresolved {
+				t.Errorf("%s\ngot: %s, unresolved %v\nwant: a warning naming MCPTEST_UNSET_K", body, diags.Error(), res.Unresolved)
+			}
+		}
+	})
+
 	t.Run("a credential inside a secret URL quoted over HTTP is refused", func(t *testing.T) {
 		t.Parallel()
 		const key = "QKEY-abcdef123"

@@ -64,8 +64,12 @@ func (r Request) Strings(l manifest.StringList) (values []string, missing []stri
 	for i, s := range l.Values {
 		if i < len(l.ElemRuntime) && l.ElemRuntime[i] != nil {
 			v, ok := r.lookup(l.ElemRuntime[i])
+			if !ok {
+				missing = append(missing, l.ElemRuntime[i].Env)
+				continue
+			}
 			sv, err := convert.Convert(v, cty.String)
-			if !ok || err != nil || sv.IsNull() {
+			if err != nil || sv.IsNull() {
 				missing = append(missing, l.ElemRuntime[i].Env)
 				continue
 			}
@@ -92,8 +96,12 @@ func (r Request) StringMap(d manifest.Dynamic) (values map[string]string, missin
 		k, ev := it.Element()
 		if ref, ok := refOf(ev); ok {
 			v, ok := r.lookup(ref)
+			if !ok {
+				missing = append(missing, ref.Env)
+				continue
+			}
 			sv, err := convert.Convert(v, cty.String)
-			if !ok || err != nil || sv.IsNull() {
+			if err != nil || sv.IsNull() {
 				missing = append(missing, ref.Env)
 				continue
 			}
