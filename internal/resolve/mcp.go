@@ -79,9 +79,6 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		}}
 	}
 	m := t.MCP
-	if !req.Refresh {
-		return mcpFallback(req, "-refresh=false skips contacting MCP servers")
-	}
 	transport := m.Transport.Value
 	if transport == "" {
 		if m.Command.Set {
@@ -91,6 +88,17 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		}
 	}
 	s := &mcpSession{req: req, transport: transport}
+	if !req.Refresh {
+		// Nothing is contacted; the runtime values are read all the same,
+		// so that the lock's definitions are checked for them.
+		switch transport {
+		case manifest.TransportStdio:
+			s.prepareStdio()
+		case manifest.TransportHTTP:
+			s.prepareHTTP()
+		}
+		return mcpFallback(req, s, "-refresh=false skips contacting MCP servers")
+	}
 	var missing []string
 	switch transport {
 	case manifest.TransportStdio:
@@ -108,7 +116,7 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	if len(missing) > 0 {
 		sort.Strings(missing)
 		missing = mcpDedupe(missing)
-		return mcpFallback(req, missingEnvDetail(missing))
+		return mcpFallback(req, s, missingEnvDetail(missing))
 	}
 	if d := s.check(); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
@@ -124,7 +132,7 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	if err != nil {
 		f := s.classify(opCtx, ctx, err, timeout)
 		if f.unreachable {
-			return mcpFallback(req, f.detail)
+			return mcpFallback(req, s, f.detail)
 		}
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -250,8 +258,10 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool) (
 
 // mcpFallback answers from the lock entry, or marks the block unresolved
 // when there is none. reason says why the server was not used; it must
-// not hold a runtime value.
-func mcpFallback(req Request, reason string) (*Resolved, hcl.Diagnostics) {
+// not hold a runtime value. s holds the runtime values that could be read
+// for the block: a lock entry quoting a secret among them is refused, as
+// the server's own answer would be.
+func mcpFallback(req Request, s *mcpSession, reason string) (*Resolved, hcl.Diagnostics) {
 	reason = strings.TrimSuffix(reason, ".")
 	locked := req.Locked
 	if locked == nil || locked.Kind != manifest.KindMCP {
@@ -277,6 +287,14 @@ func mcpFallback(req Request, reason string) (*Resolved, hcl.Diagnostics) {
 		served[name] = st
 	}
 	res, diags := mcpRegister(req, served, true)
+	// A lock pinned before agentform refused such definitions (or by hand)
+	// may quote a secret the block now gives: checked as a live answer is,
+	// with the runtime values that could be read.
+	s.serverName, s.serverVersion = locked.ServerName, locked.ServerVersion
+	if d := s.secretInDefinitions(served, res.Tools); d != nil {
+		d.Detail += fmt.Sprintf(" The entry for %q in %s, pinned by an earlier plan, holds it already: rotate the credential, then run agentform lock -upgrade where the fixed server can be reached.", req.Tool.Name, lockfile.FileName)
+		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
+	}
 	pin := *locked
 	pin.HashedFields = append([]string(nil), locked.HashedFields...)
 	pin.Served = maps.Clone(locked.Served)

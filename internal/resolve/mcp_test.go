@@ -383,6 +383,35 @@ expose = ["tool1"]`, "", map[string]string{"MCPTEST_KEY": "k3y-value-unexposed"}
 		}
 	})
 
+	t.Run("a lock quoting a secret is refused without the server", func(t *testing.T) {
+		t.Parallel()
+		const key = "k3y-pinned-earlier-77"
+		body := mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK")
+		// Pinned while the block gave the value as a plain runtime value
+		// (as a lock written before agentform refused such definitions).
+		live, diags := ResolveMCP(context.Background(), mcpTestRequest(t, body+`config = { LEAK = runtime("MCPTEST_KEY") }`+"\n", map[string]string{"MCPTEST_KEY": key}))
+		if diags.HasErrors() || live.Pin == nil || !strings.Contains(fmt.Sprint(live.Pin.Definitions), key) {
+			t.Fatalf("pinning a definition that quotes the value: %s, pin %v", diags.Error(), live.Pin)
+		}
+		secretBody := body + `config = { LEAK = secret(runtime("MCPTEST_KEY")) }` + "\n"
+		req := mcpTestRequest(t, secretBody, map[string]string{"MCPTEST_KEY": key})
+		req.Locked, req.Refresh = live.Pin, false
+		res, diags := ResolveMCP(context.Background(), req)
+		d := mcpDiag(t, diags, "MCP tool definition holds a secret")
+		if d.Severity != hcl.DiagError || !strings.Contains(d.Detail, "MCPTEST_KEY") || !strings.Contains(d.Detail, "agentform.lock.hcl") || res.Pin != nil || len(res.Tools) != 0 {
+			t.Errorf("-refresh=false with the lock quoting a secret: %v %s, pin %v\nwant: an error naming the variable and the lockfile, nothing registered", d.Severity, d.Detail, res.Pin)
+		}
+		mcpNoSecret(t, res, diags, key)
+		// Without the value there is nothing to compare with: the lock is
+		// used, with its warning.
+		req = mcpTestRequest(t, secretBody, nil)
+		req.Locked, req.Refresh = live.Pin, false
+		res, diags = ResolveMCP(context.Background(), req)
+		if diags.HasErrors() || !res.FromLock {
+			t.Errorf("-refresh=false without the value: %s, FromLock %v\nwant: the lock used", diags.Error(), res.FromLock)
+		}
+	})
+
 	t.Run("a credential inside a secret URL quoted over HTTP is refused", func(t *testing.T) {
 		t.Parallel()
 		const key = "QKEY-abcdef123"
