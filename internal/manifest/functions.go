@@ -35,14 +35,20 @@ var runtimeFunc = function.New(&function.Spec{
 	Description: "A value supplied from the environment when the agent starts.",
 	// env is dynamic so that runtime(true) is an error rather than the
 	// environment variable "true".
+	// A bare null has no type: without AllowDynamicType cty would not call
+	// Impl and would give an unknown value, which dropped the attribute
+	// without a word.
 	Params: []function.Parameter{
-		{Name: "env", Type: cty.DynamicPseudoType},
+		{Name: "env", Type: cty.DynamicPseudoType, AllowNull: true, AllowDynamicType: true},
 	},
-	VarParam: &function.Parameter{Name: "default", Type: cty.DynamicPseudoType, AllowNull: true},
+	VarParam: &function.Parameter{Name: "default", Type: cty.DynamicPseudoType, AllowNull: true, AllowDynamicType: true},
 	Type:     function.StaticReturnType(runtimeRefType),
 	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 		if len(args) > 2 {
 			return cty.NilVal, function.NewArgErrorf(2, "runtime() takes an environment variable name and an optional default, got %d arguments", len(args))
+		}
+		if args[0].IsNull() {
+			return cty.NilVal, function.NewArgErrorf(0, "the environment variable name must be a string, like runtime(\"API_URL\"), not null")
 		}
 		if args[0].Type() != cty.String {
 			return cty.NilVal, function.NewArgErrorf(0, "the environment variable name must be a string, like runtime(\"API_URL\"), not %s", args[0].Type().FriendlyName())
@@ -56,6 +62,9 @@ var runtimeFunc = function.New(&function.Spec{
 			if _, isRef := refFromValue(args[1]); isRef {
 				return cty.NilVal, function.NewArgErrorf(1, "the default of runtime() must be a constant, not another runtime() value")
 			}
+			if args[1].IsNull() {
+				return cty.NilVal, function.NewArgErrorf(1, "the default of runtime() cannot be null: leave it out, as in runtime(%q), for a value that must be set", env)
+			}
 			ref.Default = args[1]
 		}
 		return cty.CapsuleVal(runtimeRefType, ref), nil
@@ -66,7 +75,7 @@ var runtimeFunc = function.New(&function.Spec{
 var secretFunc = function.New(&function.Spec{
 	Description: "Marks a runtime value as sensitive.",
 	Params: []function.Parameter{
-		{Name: "value", Type: cty.DynamicPseudoType, AllowNull: true},
+		{Name: "value", Type: cty.DynamicPseudoType, AllowNull: true, AllowDynamicType: true},
 	},
 	Type: function.StaticReturnType(runtimeRefType),
 	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
