@@ -383,6 +383,24 @@ expose = ["tool1"]`, "", map[string]string{"MCPTEST_KEY": "k3y-value-unexposed"}
 		}
 	})
 
+	t.Run("args as one runtime value are read as serve reads them", func(t *testing.T) {
+		t.Parallel()
+		body := fmt.Sprintf("transport = \"stdio\"\ncommand = %q\nargs = runtime(\"MCPTEST_ARGS\", [\"-tools=1\"])\n", bin)
+		for _, tc := range []struct {
+			env  string
+			want int
+		}{{"", 1}, {"-tools=2", 2}, {`["-tools=3"]`, 3}, {" -tools=4 , ", 4}} {
+			env := map[string]string{}
+			if tc.env != "" {
+				env["MCPTEST_ARGS"] = tc.env
+			}
+			res, diags := ResolveMCP(context.Background(), mcpTestRequest(t, body, env))
+			if diags.HasErrors() || len(res.Tools) != tc.want {
+				t.Errorf("MCPTEST_ARGS=%q: %d tools, %s\nwant: %d tools", tc.env, len(res.Tools), diags.Error(), tc.want)
+			}
+		}
+	})
+
 	t.Run("a lock quoting a secret is refused without the server", func(t *testing.T) {
 		t.Parallel()
 		const key = "k3y-pinned-earlier-77"

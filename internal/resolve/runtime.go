@@ -1,7 +1,9 @@
 package resolve
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
@@ -51,6 +53,14 @@ func (r Request) Strings(l manifest.StringList) (values []string, missing []stri
 		if !ok {
 			return nil, []string{l.Runtime.Env}
 		}
+		if v.Type() == cty.String {
+			// From the environment: read as serve reads it (serve.Env
+			// Strings), a JSON list of strings when the default is a list,
+			// else the text split at commas.
+			// (A secret's default is withheld from the artifact, so serve
+			// splits its text.)
+			return envList(v.AsString(), l.Runtime.HasDefault() && !l.Runtime.Secret), nil
+		}
 		if lv, err := convert.Convert(v, cty.List(cty.String)); err == nil && !lv.IsNull() {
 			for it := lv.ElementIterator(); it.Next(); {
 				_, ev := it.Element()
@@ -78,6 +88,26 @@ func (r Request) Strings(l manifest.StringList) (values []string, missing []stri
 		values = append(values, s)
 	}
 	return values, missing
+}
+
+// envList is a list-valued runtime reference's environment text as serve
+// reads it: a JSON list of strings when the reference has a (list)
+// default, else, and when the text is no such list, its comma-separated
+// parts, trimmed, empty ones left out.
+func envList(text string, listDefault bool) []string {
+	if listDefault {
+		var out []string
+		if json.Unmarshal([]byte(text), &out) == nil {
+			return out
+		}
+	}
+	var out []string
+	for _, p := range strings.Split(text, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // StringMap returns a string-valued object argument (headers, an MCP
