@@ -145,16 +145,18 @@ func (m *Meta) openServer(ctx context.Context, path, override string) (*serve.Se
 	if err != nil {
 		var missing *serve.MissingError
 		var oe *serve.OpenError
+		// An upstream server that fails to start is quoted (its standard
+		// error): as text, like what serve logs.
 		switch {
 		case errors.As(err, &missing):
 			fmt.Fprintf(m.Stderr, "Error: cannot start %s: %s.\n\nSet them in the environment of agentform (secrets have no default in the artifact).\n", path, err)
 		case errors.As(err, &oe):
 			fmt.Fprintf(m.Stderr, "Error: cannot start %s:\n", path)
 			for _, p := range oe.Problems {
-				fmt.Fprintf(m.Stderr, "  - %s\n", p)
+				fmt.Fprintf(m.Stderr, "  - %s\n", render.Printable(p))
 			}
 		default:
-			fmt.Fprintf(m.Stderr, "Error: cannot start %s: %s.\n", path, err)
+			fmt.Fprintf(m.Stderr, "Error: cannot start %s: %s.\n", path, render.Printable(err.Error()))
 		}
 		return nil, ExitError
 	}

@@ -513,3 +513,46 @@ func TestOneLine(t *testing.T) {
 		t.Errorf("oneLine:\ngot:  %q\nwant: %q", got, want)
 	}
 }
+
+// TestServeStartErrorPrintable: an upstream MCP server that fails when
+// serve starts it is quoted (its standard error) as text: an ESC sequence
+// it writes does not reach the terminal.
+func TestServeStartErrorPrintable(t *testing.T) {
+	bin := testMCPServer(t)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "broken")
+	script := filepath.Join(dir, "server.sh")
+	src := fmt.Sprintf("#!/bin/sh\nif [ -e %q ]; then printf '\\033[31mRED\\033]0;pwned\\007 \\342\\200\\256 done\\n' >&2; exit 3; fi\nexec %q -tools=1\n", marker, bin)
+	if err := os.WriteFile(script, []byte(src), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	acl := fmt.Sprintf(`agent "a" {
+  capabilities = ["m"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "m" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = %q
+  capabilities = ["m"]
+}
+`, script)
+	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(acl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e2eMust(t, dir, e2eOpts{}, 0, "apply", "-auto-approve")
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := e2eMust(t, dir, e2eOpts{}, 1, "invoke", "dist/a.agent.tgz", "m__tool1")
+	if strings.ContainsAny(r.stderr, "\x1b\x07\u202e") || !strings.Contains(r.stderr, `\x1b[31mRED`) {
+		t.Errorf("invoke with a server failing to start:\n%q\nwant: its standard error quoted with escapes", r.stderr)
+	}
+}
