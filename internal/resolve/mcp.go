@@ -289,9 +289,12 @@ func mcpFallback(req Request, s *mcpSession, reason string) (*Resolved, hcl.Diag
 	res, diags := mcpRegister(req, served, true)
 	// A lock pinned before agentform refused such definitions (or by hand)
 	// may quote a secret the block now gives: checked as a live answer is,
-	// with the runtime values that could be read.
+	// with the runtime values that could be read, except that a whole
+	// secret value must be 8 bytes or longer: plans that skip the server
+	// (-refresh=false in CI) often run with placeholder values, and a
+	// "test" or "none" is no credential a lock could hold.
 	s.serverName, s.serverVersion = locked.ServerName, locked.ServerVersion
-	if d := s.secretInDefinitions(served, res.Tools); d != nil {
+	if d := s.secretInDefinitionsFrom(served, res.Tools, 8); d != nil {
 		d.Detail += fmt.Sprintf(" The entry for %q in %s, pinned by an earlier plan, holds it already: rotate the credential, then run agentform lock -upgrade where the fixed server can be reached.", req.Tool.Name, lockfile.FileName)
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 	}
@@ -351,6 +354,12 @@ type mcpSecret struct {
 // (a port, a host) is not refused: a server may well name it. The error
 // names the variable, never the value.
 func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool, registered []Tool) *hcl.Diagnostic {
+	return s.secretInDefinitionsFrom(served, registered, 4)
+}
+
+// secretInDefinitionsFrom is secretInDefinitions looking for whole secret
+// values of at least minWhole bytes.
+func (s *mcpSession) secretInDefinitionsFrom(served map[string]*mcpServedTool, registered []Tool, minWhole int) *hcl.Diagnostic {
 	t := s.req.Tool
 	refuse := func(what, env string) *hcl.Diagnostic {
 		return &hcl.Diagnostic{
@@ -363,7 +372,7 @@ func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool, regis
 	}
 	for _, sv := range s.secrets {
 		needles := quotableParts(sv.value, sv.secret)
-		if sv.secret && len(sv.value) >= 4 {
+		if sv.secret && len(sv.value) >= minWhole {
 			needles = append(needles, sv.value)
 		}
 		if len(needles) == 0 {

@@ -420,6 +420,13 @@ expose = ["tool1"]`, "", map[string]string{"MCPTEST_KEY": "k3y-value-unexposed"}
 			t.Errorf("-refresh=false with the lock quoting a secret: %v %s, pin %v\nwant: an error naming the variable and the lockfile, nothing registered", d.Severity, d.Detail, res.Pin)
 		}
 		mcpNoSecret(t, res, diags, key)
+		// A short placeholder (CI) that happens to appear in the lock is no
+		// credential: the lock is used.
+		req = mcpTestRequest(t, secretBody, map[string]string{"MCPTEST_KEY": "tool"})
+		req.Locked, req.Refresh = live.Pin, false
+		if res, diags = ResolveMCP(context.Background(), req); diags.HasErrors() || !res.FromLock {
+			t.Errorf("-refresh=false with a 4-byte placeholder found in the lock: %s\nwant: the lock used", diags.Error())
+		}
 		// Without the value there is nothing to compare with: the lock is
 		// used, with its warning.
 		req = mcpTestRequest(t, secretBody, nil)
