@@ -142,7 +142,7 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		}}
 	}
 	res, diags := mcpRegister(req, served, false)
-	if d := s.secretInDefinitions(served, res.Tools); d != nil {
+	if d := s.secretInDefinitions(served, res.Tools, 4); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 	}
 	if len(served) == 0 {
@@ -294,7 +294,7 @@ func mcpFallback(req Request, s *mcpSession, reason string) (*Resolved, hcl.Diag
 	// (-refresh=false in CI) often run with placeholder values, and a
 	// "test" or "none" is no credential a lock could hold.
 	s.serverName, s.serverVersion = locked.ServerName, locked.ServerVersion
-	if d := s.secretInDefinitionsFrom(served, res.Tools, 8); d != nil {
+	if d := s.secretInDefinitions(served, res.Tools, 8); d != nil {
 		d.Detail += fmt.Sprintf(" The entry for %q in %s, pinned by an earlier plan, holds it already: rotate the credential, then run agentform lock -upgrade where the fixed server can be reached.", req.Tool.Name, lockfile.FileName)
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 	}
@@ -352,14 +352,9 @@ type mcpSecret struct {
 // (quotableParts): they would be pinned in the lockfile, which is
 // committed, and shipped in artifacts. A plain runtime value quoted whole
 // (a port, a host) is not refused: a server may well name it. The error
-// names the variable, never the value.
-func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool, registered []Tool) *hcl.Diagnostic {
-	return s.secretInDefinitionsFrom(served, registered, 4)
-}
-
-// secretInDefinitionsFrom is secretInDefinitions looking for whole secret
-// values of at least minWhole bytes.
-func (s *mcpSession) secretInDefinitionsFrom(served map[string]*mcpServedTool, registered []Tool, minWhole int) *hcl.Diagnostic {
+// names the variable, never the value. A whole secret value is looked for
+// when it is at least minWhole bytes long.
+func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool, registered []Tool, minWhole int) *hcl.Diagnostic {
 	t := s.req.Tool
 	refuse := func(what, env string) *hcl.Diagnostic {
 		return &hcl.Diagnostic{
