@@ -318,11 +318,7 @@ func (p *parser) checkHash(expr hcl.Expression, name, s, prefix string) bool {
 	if validHash(s, prefix) {
 		return true
 	}
-	want := `"sha256:" followed by 64 lowercase hexadecimal digits`
-	if prefix == prefixH1 {
-		want = `a dirhash "h1:" digest: "h1:" followed by the standard base64 of 32 bytes`
-	}
-	p.errorf(expr.Range(), "Invalid hash", "The %q value must be %s. %s", name, want, fixHint)
+	p.errorf(expr.Range(), "Invalid hash", "The %q value must be %s. %s", name, hashForm(prefix), fixHint)
 	return false
 }
 

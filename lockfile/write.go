@@ -328,38 +328,45 @@ func WriteDir(dir string, f *File) error {
 // umask), then renamed over path, and the directory synced. A crash or an
 // error leaves the old file intact and no temporary file behind. A File
 // whose encoding would not parse back (a tool without a kind, a malformed
-// hash) is refused without touching path.
+// hash; see Validate) is refused without touching path.
 func Write(path string, f *File) error {
-	return WriteEncoded(path, f.Bytes())
-}
-
-// WriteEncoded is Write of an encoding f.Bytes() returned, for a caller
-// that has it already.
-func WriteEncoded(path string, data []byte) error {
-	c, err := Check(path, data)
-	if err != nil {
-		return err
+	if err := f.Validate(); err != nil {
+		return refusal(path, err)
 	}
-	return WriteChecked(c)
+	return WriteChecked(Checked{path: path, data: f.Bytes()})
 }
 
-// Checked is an encoding Check found to parse back, ready for
+// Checked is a lockfile encoding found to parse back, ready for
 // WriteChecked.
 type Checked struct {
 	path string
 	data []byte
 }
 
-// Check parses data, an encoding f.Bytes() returned, as Write does before
-// writing it to path, and returns the error Write would refuse it with.
-// Splitting the check from the write lets a caller check while it does
-// other work (parsing a lockfile of a few hundred entries takes
-// milliseconds) and write only once that work is done.
-func Check(path string, data []byte) (Checked, error) {
-	if _, diags := Parse(data, path); diags.HasErrors() {
-		return Checked{}, fmt.Errorf("refusing to write %s: the lock entries are invalid: %s", path, diags.Errs()[0])
+// CheckEncoded validates f (Validate) as Write does before writing it to
+// path, for a caller that has f's encoding, data, already: data must be
+// f.Bytes(). It returns the error Write would refuse f with. Splitting the
+// check from the write lets a caller refuse a bad lockfile before it does
+// other work, and write it only once that work is done.
+func CheckEncoded(path string, f *File, data []byte) (Checked, error) {
+	if err := f.Validate(); err != nil {
+		return Checked{}, refusal(path, err)
 	}
 	return Checked{path: path, data: data}, nil
+}
+
+// Check is CheckEncoded for an encoding without its File: it parses data
+// back, which for a lockfile of a few hundred entries takes tens of
+// milliseconds.
+func Check(path string, data []byte) (Checked, error) {
+	if _, diags := Parse(data, path); diags.HasErrors() {
+		return Checked{}, refusal(path, diags.Errs()[0])
+	}
+	return Checked{path: path, data: data}, nil
+}
+
+func refusal(path string, err error) error {
+	return fmt.Errorf("refusing to write %s: the lock entries are invalid: %w", path, err)
 }
 
 // WriteChecked writes what Check accepted to its path, atomically, as

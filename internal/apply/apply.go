@@ -111,20 +111,17 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 		}
 		build = append(build, a)
 	}
-	// The lockfile's encoding is checked (parsed back) while the artifacts
-	// are built, and no artifact is written before it passes: artifacts
+	// The lockfile is checked before any artifact is built: artifacts
 	// carry its digest, so a lockfile that could not be written must not
 	// leave artifacts naming it.
 	writeLock := opts.WriteLock && plan.Lock != nil && len(plan.LockChanges) > 0
 	var lock lockfile.Checked
-	var lockErr error
-	lockChecked := make(chan struct{})
-	go func() {
-		defer close(lockChecked)
-		if writeLock {
-			lock, lockErr = lockfile.Check(filepath.Join(opts.Dir, lockfile.FileName), plan.LockBytes())
+	if writeLock {
+		var err error
+		if lock, err = lockfile.CheckEncoded(filepath.Join(opts.Dir, lockfile.FileName), plan.Lock, plan.LockBytes()); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", lockfile.FileName, err)
 		}
-	}()
+	}
 	built := make([]state.Artifact, len(build))
 	errs := make([]error, len(build))
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
@@ -135,10 +132,10 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 		go func() {
 			defer wg.Done()
 			// A build slot is held while the artifact is built, not while
-			// it waits for the lockfile check or is written and synced:
-			// that time is another artifact's to build. A write slot is
-			// taken before the build slot is given up, so that built
-			// artifacts cannot pile up in memory waiting to be written.
+			// it is written and synced: that time is another artifact's
+			// to build. A write slot is taken before the build slot is
+			// given up, so that built artifacts cannot pile up in memory
+			// waiting to be written.
 			sem <- struct{}{}
 			if err := ctx.Err(); err != nil {
 				<-sem
@@ -155,10 +152,6 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 			writing <- struct{}{}
 			<-sem
 			defer func() { <-writing }()
-			// A refused lockfile is reported after wg.Wait.
-			if <-lockChecked; lockErr != nil {
-				return
-			}
 			rec, err := writeArtifact(plan, opts, a.Name, data)
 			if err != nil {
 				errs[i] = fmt.Errorf("writing the artifact of %s: %w", a.Address, err)
@@ -169,10 +162,6 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 		}()
 	}
 	wg.Wait()
-	<-lockChecked
-	if lockErr != nil {
-		return nil, fmt.Errorf("writing %s: %w", lockfile.FileName, lockErr)
-	}
 	// The first failure in plan order is the one reported; what was built
 	// is consistent (each artifact is written whole) and the state still
 	// describes the previous apply.

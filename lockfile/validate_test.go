@@ -1,0 +1,211 @@
+package lockfile
+
+import (
+	"maps"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// validates holds Validate to Parse: Validate accepts f exactly when
+// f.Bytes() parses without errors.
+func validates(t *testing.T, f *File) error {
+	t.Helper()
+	err := f.Validate()
+	b := f.Bytes()
+	if _, diags := Parse(b, FileName); (err == nil) != !diags.HasErrors() {
+		t.Fatalf("Validate: %v\nParse of Bytes: %v\nwant: both to accept or both to refuse:\n%s", err, diags, b)
+	}
+	return err
+}
+
+// FuzzValidate builds lockfiles from fuzzed strings, each field empty, a
+// valid value or the fuzzed string as sel says, and holds Validate to
+// Parse(Bytes()) on each.
+func FuzzValidate(f *testing.F) {
+	f.Add(uint64(0x9249_2492_4924_9249), uint64(0), uint8(0), "adder", "x", "y", "{}")
+	f.Add(uint64(0x9249_2492_4924_9249), uint64(0), uint8(1), "py", "embedded", "static", "[1]")
+	f.Add(uint64(0x9249_2492_4924_9249), uint64(0), uint8(2), "gh", "", "create_issue", `{"name":"a"}`)
+	f.Add(uint64(0x9249_2492_4924_9249), uint64(0), uint8(3), "card", "1.0", "Planner", `{"name":"p"}`)
+	f.Add(uint64(0x2492_4924_9249_2492), uint64(0), uint8(4), "", "h1:"+strings.Repeat("A", 43)+"=", "sha256:"+strings.Repeat("0", 64), "\xff")
+	f.Add(uint64(0xffff_ffff_ffff_ffff), uint64(0), uint8(2), "e\u0301", "\u037e", "${x}", `{"a":"\u212b"}`)
+	// Every field valid but one, fuzzed to an invalid value, for each
+	// kind: the field alone decides.
+	const allValid = 0x2492_4924_9249_2492 // 21 fields of 0b010
+	for field := range 42 {
+		sel := [2]uint64{allValid, allValid}
+		sel[field/21] = sel[field/21]&^(7<<(3*(field%21))) | 1<<(3*(field%21))
+		for kind := range 6 {
+			for _, s2 := range []string{"", "y"} {
+				f.Add(sel[0], sel[1], uint8(kind), "t", "x", s2, "{")
+			}
+		}
+	}
+	// Every field valid, fields of other kinds kept.
+	for kind := range 6 {
+		f.Add(uint64(allValid), uint64(allValid), uint8(kind|0x80), "t", "x", "y", "{")
+	}
+	f.Fuzz(func(t *testing.T, sel, sel2 uint64, kindSel uint8, name, s1, s2, s3 string) {
+		field := 0
+		// pick returns "" (0), the fuzzed string (1) or a valid value
+		// (2 to 7), as the next three bits of sel (then sel2) say: most
+		// fields are valid, so that one bad field is not hidden by
+		// another.
+		pick := func(valid, fuzzed string) string {
+			bits := sel
+			if field%42 >= 21 {
+				bits = sel2
+			}
+			v := bits >> (3 * (field % 21)) & 7
+			field++
+			switch v {
+			case 0:
+				return ""
+			case 1:
+				return fuzzed
+			}
+			return valid
+		}
+		kinds := []string{kindJavaScript, kindPython, kindMCP, kindA2A, "", s1}
+		tool := &Tool{
+			Kind:          kinds[int(kindSel&0x7f)%len(kinds)],
+			Source:        pick(h1(s1), s1),
+			Deps:          pick(sha(s2), s2),
+			Bundle:        pick(sha(s3), s3),
+			Bundler:       pick("esbuild 0.28.2", s1),
+			UVLock:        pick(sha(s1), s2),
+			Interpreter:   pick(pythonInterpreters[len(s1)%2], s3),
+			ServerName:    pick("server", s1),
+			ServerVersion: pick("1.0.0", s2),
+			Card:          pick(sha(s3), s3),
+			CardName:      pick("card", s1),
+			CardVersion:   pick("1", s2),
+			CardJSON:      pick(`{"name":"card"}`, s3),
+		}
+		if f := pick("name", s1); f != "" {
+			tool.HashedFields = []string{f, pick("description", s2)}
+		}
+		if sel2>>63 == 0 {
+			key := pick("a", s2)
+			tool.Served = map[string]string{key: pick(sha(key), s3), pick("b", s1): sha("b")}
+			key = pick("a", s2)
+			tool.Definitions = map[string]string{key: pick(`{"name":"a"}`, s3), s1: pick("{}", s2)}
+		}
+		// Fields of other kinds make every entry invalid; they stay
+		// only when kindSel's top bit is set.
+		if kindSel&0x80 == 0 {
+			tool = onlyFieldsOf(tool)
+		}
+		// Each entry alone, then all of them.
+		all := New()
+		for _, lf := range []*File{
+			{Tools: map[string]*Tool{name: tool}},
+			{Tools: map[string]*Tool{pick("other", s2): {Kind: pick(kindJavaScript, s3), Source: pick(h1("o"), s1)}}},
+			{Skills: map[string]*Skill{pick("skill", name): {Source: pick(h1(name), s3)}}},
+		} {
+			validates(t, lf)
+			maps.Copy(all.Tools, lf.Tools)
+			maps.Copy(all.Skills, lf.Skills)
+		}
+		validates(t, all)
+	})
+}
+
+// onlyFieldsOf returns t with only the fields its kind has (all of them
+// for an unknown kind).
+func onlyFieldsOf(t *Tool) *Tool {
+	o := &Tool{Kind: t.Kind}
+	switch t.Kind {
+	case kindJavaScript:
+		o.Source, o.Deps, o.Bundle, o.Bundler = t.Source, t.Deps, t.Bundle, t.Bundler
+	case kindPython:
+		o.Source, o.UVLock, o.Interpreter = t.Source, t.UVLock, t.Interpreter
+	case kindMCP:
+		o.ServerName, o.ServerVersion, o.HashedFields, o.Served, o.Definitions = t.ServerName, t.ServerVersion, t.HashedFields, t.Served, t.Definitions
+	case kindA2A:
+		o.Card, o.CardName, o.CardVersion, o.CardJSON = t.Card, t.CardName, t.CardVersion, t.CardJSON
+	default:
+		return t
+	}
+	return o
+}
+
+// TestValidate: each File is refused by Validate, with a message naming
+// the entry and the reason, and by Parse of its encoding; valid ones are
+// accepted by both.
+func TestValidate(t *testing.T) {
+	js := func(mod func(*Tool)) *File {
+		f := New()
+		tool := &Tool{Kind: kindJavaScript, Source: h1("a"), Bundle: sha("a"), Bundler: "esbuild 0.28.2"}
+		mod(tool)
+		f.Tools["adder"] = tool
+		return f
+	}
+	for _, tc := range []struct {
+		name string
+		file *File
+		want string // "" means accepted
+	}{
+		{"nil", nil, ""},
+		{"empty", New(), ""},
+		{"full", fullFile(), ""},
+		{"big", bigFile(), ""},
+		{"an empty tool is left out", &File{Tools: map[string]*Tool{"": {}, "x": nil}}, ""},
+		{"no kind", js(func(t *Tool) { t.Kind = "" }), `tool "adder": it has no kind`},
+		{"bash", js(func(t *Tool) { t.Kind = "bash" }), `tool "adder": the kind is one of "a2a", "javascript", "mcp", "python"; got "bash"`},
+		{"attribute of another kind", js(func(t *Tool) { t.CardName = "x" }), `tool "adder": a javascript entry has no "card_name" argument`},
+		{"malformed source", js(func(t *Tool) { t.Source = "h1:abc" }), `tool "adder": the "source" value must be a dirhash "h1:" digest`},
+		{"uppercase bundle", js(func(t *Tool) { t.Bundle = strings.ToUpper(sha("a")) }), `tool "adder": the "bundle" value must be "sha256:"`},
+		{"unknown interpreter", &File{Tools: map[string]*Tool{"py": {Kind: kindPython, Interpreter: "pypy"}}}, `tool "py": the interpreter is one of "embedded", "static"; got "pypy"`},
+		{"served digest", &File{Tools: map[string]*Tool{"gh": {Kind: kindMCP, Served: map[string]string{"a": "sha256:x"}}}}, `tool "gh": the "tools[\"a\"]" value must be`},
+		{"served name empty", &File{Tools: map[string]*Tool{"gh": {Kind: kindMCP, Served: map[string]string{"": sha("a")}}}}, `tool "gh": a served tool name in "tools" is empty`},
+		{"definition not JSON", &File{Tools: map[string]*Tool{"gh": {Kind: kindMCP, Definitions: map[string]string{"a": "{"}}}}, `tool "gh": the definition of "a" is not valid JSON`},
+		{"card_json not JSON", &File{Tools: map[string]*Tool{"c": {Kind: kindA2A, CardJSON: "nope"}}}, `tool "c": card_json is not valid JSON`},
+		{"tool name empty", &File{Tools: map[string]*Tool{"": {Kind: kindA2A, CardName: "x"}}}, `a tool entry has an empty name`},
+		{"skill source", &File{Skills: map[string]*Skill{"s": {Source: sha("s")}}}, `skill "s": the "source" value must be a dirhash "h1:" digest`},
+		{"skill name empty", &File{Skills: map[string]*Skill{"": {Source: h1("s")}}}, `a skill entry has an empty name`},
+		// Strings are checked as Parse reads them back: canonical.
+		{"a definition valid once invalid bytes are replaced", &File{Tools: map[string]*Tool{"gh": {Kind: kindMCP, Definitions: map[string]string{"a": "\"\xff\""}}}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := validates(t, tc.file)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("got:  %v\nwant: accepted", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("got:  %v\nwant: an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestCheckEncoded: CheckEncoded refuses what Write refuses, with the
+// entry named, and accepts the encoding of a valid File.
+func TestCheckEncoded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	bad := &File{Tools: map[string]*Tool{"adder": {Kind: kindJavaScript, Source: "not a hash"}}}
+	if _, err := CheckEncoded(path, bad, bad.Bytes()); err == nil || !strings.Contains(err.Error(), `refusing to write `+path+`: the lock entries are invalid: tool "adder": the "source" value`) {
+		t.Errorf("got:  %v\nwant: refused, naming the entry", err)
+	}
+	good := fullFile()
+	c, err := CheckEncoded(path, good, good.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteChecked(c); err != nil {
+		t.Fatal(err)
+	}
+	if names := dirNames(t, filepath.Dir(path)); len(names) != 1 {
+		t.Errorf("got: %v\nwant: the lockfile alone", names)
+	}
+}
+
+func BenchmarkValidate(b *testing.B) {
+	f := bigFile()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := f.Validate(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
