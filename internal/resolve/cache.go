@@ -19,6 +19,8 @@ import (
 
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/agentform/agentform/internal/boltfile"
 )
 
 // CacheFile is the resolution cache's database, relative to the workspace.
@@ -354,7 +356,9 @@ func (c *Cache) write(pending map[cacheID][]byte, found map[cacheID]time.Time) (
 		return cmp.Or(strings.Compare(a.kind, b.kind), strings.Compare(a.key, b.key))
 	})
 	var db *bbolt.DB
-	if !cacheGuard(func() { db, err = bbolt.Open(c.path, 0o644, &bbolt.Options{Timeout: cacheLockTimeout}) }) {
+	if !cacheGuard(func() {
+		db, err = boltfile.OpenWriter(c.path, 0o644, bbolt.Options{Timeout: cacheLockTimeout})
+	}) {
 		return opened, errCacheDamaged
 	}
 	if err != nil {

@@ -87,3 +87,24 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCommitFresh is the first apply's commit: into a database just
+// created, which grows as the transaction writes it.
+func BenchmarkCommitFresh(b *testing.B) {
+	c := benchCommit()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		db, err := state.Open(b.TempDir(), state.Options{Operation: "apply", Version: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := db.Commit(c); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		db.Close()
+		b.StartTimer()
+	}
+}

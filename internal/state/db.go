@@ -12,6 +12,8 @@ import (
 
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/agentform/agentform/internal/boltfile"
 )
 
 // Paths of the state database inside a workspace.
@@ -91,7 +93,14 @@ func Open(workspace string, opts Options) (*DB, error) {
 	if timeout <= 0 {
 		timeout = failFast
 	}
-	bdb, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: timeout, ReadOnly: opts.ReadOnly})
+	bopts := bbolt.Options{Timeout: timeout, ReadOnly: opts.ReadOnly}
+	var bdb *bbolt.DB
+	var err error
+	if opts.ReadOnly {
+		bdb, err = bbolt.Open(path, 0o600, &bopts)
+	} else {
+		bdb, err = boltfile.OpenWriter(path, 0o600, bopts)
+	}
 	if err != nil {
 		return nil, openError(dir, path, opts.ReadOnly, err)
 	}
