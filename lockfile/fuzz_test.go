@@ -158,6 +158,19 @@ func BenchmarkBytes(b *testing.B) {
 	}
 }
 
+// BenchmarkBytesJavaScript is the lockfile of 200 javascript tools, whose
+// blocks are all plain (plainBlock).
+func BenchmarkBytesJavaScript(b *testing.B) {
+	f := New()
+	for i := range 200 {
+		f.Tools[fmt.Sprintf("js%d", i)] = &Tool{Kind: "javascript", Source: h1(fmt.Sprint(i)), Bundle: sha(fmt.Sprint(i)), Bundler: "esbuild 0.28.2"}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		f.Bytes()
+	}
+}
+
 func BenchmarkParse(b *testing.B) {
 	src := bigFile().Bytes()
 	b.SetBytes(int64(len(src)))

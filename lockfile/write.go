@@ -57,6 +57,10 @@ func (f *File) Bytes() []byte {
 	// every core.
 	blocks := make([][]byte, len(skills)+len(tools))
 	encode := func(i int) {
+		if b, ok := plainBlock(skills, tools, i); ok {
+			blocks[i] = b
+			return
+		}
 		hf := hclwrite.NewEmptyFile()
 		if i < len(skills) {
 			e := skills[i]
@@ -94,6 +98,83 @@ func (f *File) Bytes() []byte {
 		buf.Write(b)
 	}
 	return buf.Bytes()
+}
+
+// plainBlock writes block i of Bytes (skills, then tools) the way hclwrite
+// formats it, when the block is plain: string attributes only (no server,
+// hashed_fields, tools or definitions), and a name and values that
+// hclwrite quotes verbatim (printable ASCII without quotes, backslashes or
+// template sequences). ok is false for any other block, which hclwrite
+// writes. Most lock entries are plain, and writing them directly takes a
+// fraction of hclwrite's time and memory (BenchmarkBytes); FuzzBytes and
+// TestBytesBlockByBlock hold the two to the same bytes.
+func plainBlock(skills []entry[*Skill], tools []entry[*Tool], i int) (b []byte, ok bool) {
+	var typ, name string
+	var attrs [][2]string
+	if i < len(skills) {
+		typ, name = "skill", skills[i].name
+		attrs = [][2]string{{"source", skills[i].value.Source}}
+	} else {
+		e := tools[i-len(skills)]
+		t := e.value
+		if t.ServerName != "" || t.ServerVersion != "" || len(t.HashedFields) > 0 || len(t.Served) > 0 || len(t.Definitions) > 0 {
+			return nil, false
+		}
+		typ, name = "tool", e.name
+		attrs = [][2]string{
+			{"kind", t.Kind}, {"source", t.Source}, {"deps", t.Deps}, {"bundle", t.Bundle}, {"bundler", t.Bundler},
+			{"uv_lock", t.UVLock}, {"interpreter", t.Interpreter},
+			{"card", t.Card}, {"card_name", t.CardName}, {"card_version", t.CardVersion}, {"card_json", t.CardJSON},
+		}
+	}
+	if !plainString(name) {
+		return nil, false
+	}
+	width := 0
+	for _, a := range attrs {
+		if a[1] == "" {
+			continue
+		}
+		if !plainString(a[1]) {
+			return nil, false
+		}
+		width = max(width, len(a[0]))
+	}
+	buf := make([]byte, 0, 256)
+	buf = append(buf, typ...)
+	buf = append(buf, ` "`...)
+	buf = append(buf, name...)
+	buf = append(buf, "\" {\n"...)
+	for _, a := range attrs {
+		if a[1] == "" {
+			continue
+		}
+		buf = append(buf, "  "...)
+		buf = append(buf, a[0]...)
+		for range width - len(a[0]) {
+			buf = append(buf, ' ')
+		}
+		buf = append(buf, ` = "`...)
+		buf = append(buf, a[1]...)
+		buf = append(buf, "\"\n"...)
+	}
+	buf = append(buf, "}\n"...)
+	return buf, true
+}
+
+// plainString reports whether hclwrite writes s between quotes as it is,
+// and HCL reads it back unchanged: printable ASCII other than a quote or a
+// backslash, with no "${" or "%{".
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e || c == '"' || c == '\\':
+			return false
+		case (c == '$' || c == '%') && i+1 < len(s) && s[i+1] == '{':
+			return false
+		}
+	}
+	return true
 }
 
 // parallelBlocks is the number of blocks from which Bytes formats them
