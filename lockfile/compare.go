@@ -92,12 +92,12 @@ func toolAttrs(t *Tool) []attr {
 		out = append(out, attr{attrRank["tools"], "tools[" + hclQuote(e.name) + "]", canon(e.value)})
 	}
 	for _, e := range entries(t.Definitions, func(s string) bool { return s == "" }) {
-		out = append(out, attr{attrRank["definitions"], "definitions[" + hclQuote(e.name) + "]", canon(e.value)})
+		out = append(out, attr{attrRank["definitions"], "definitions[" + hclQuote(e.name) + "]", canonJSON(e.value)})
 	}
 	add("card", t.Card)
 	add("card_name", t.CardName)
 	add("card_version", t.CardVersion)
-	add("card_json", t.CardJSON)
+	add("card_json", canonJSON(t.CardJSON))
 	return out
 }
 

@@ -185,6 +185,32 @@ func TestBytesEmpty(t *testing.T) {
 	}
 }
 
+// TestCanonJSON: a JSON text stays the same JSON once normalised, even
+// where a combining mark follows an escape sequence it would join.
+func TestCanonJSON(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"a":"b"}`, `{"a":"b"}`},
+		{"\"e\u0301\"", "\"\u00e9\""}, // no escape before it: normalised as any string
+		{"\"\\u000c\u0301\"", `"\u000c\u0301"`},
+		{"\"\\n\u0303\u0301x\u0301\"", "\"\\n\\u0303\\u0301x\u0301\""},
+		{"\"\\u001e\U0001d165\"", `"\u001e\ud834\udd65"`},
+		{"\"\\\\\u0301\"", `"\\\u0301"`},
+		{`"\`, `"\`},
+		{"\\u00\u0301", "\\u00\u0301"}, // not JSON either way
+	} {
+		got := canonJSON(tc.in)
+		if got != tc.want {
+			t.Errorf("canonJSON(%q)\ngot:  %q\nwant: %q", tc.in, got, tc.want)
+		}
+		var before, after any
+		if json.Unmarshal([]byte(tc.in), &before) == nil {
+			if err := json.Unmarshal([]byte(got), &after); err != nil {
+				t.Errorf("canonJSON(%q) = %q is no JSON: %v", tc.in, got, err)
+			}
+		}
+	}
+}
+
 // TestRoundTripStrings checks strings that need escaping or
 // normalising: what Bytes writes, Parse reads back Equal.
 func TestRoundTripStrings(t *testing.T) {
@@ -195,6 +221,7 @@ func TestRoundTripStrings(t *testing.T) {
 		"control \x00\x01\x7f",
 		"invalid utf-8 \xff\xfe",
 		"combining e\u0301",
+		"escapes then combining marks \x0c\u0301 \n\u0303 <\u0338 \x1e\u0301\u0301 \x0e\U0001d165",
 		"emoji 🧮",
 		strings.Repeat("a long description ", 5000),
 	} {

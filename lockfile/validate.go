@@ -86,7 +86,7 @@ func (t *Tool) validate() error {
 				if d.name == "" {
 					return fmt.Errorf("a served tool name in %q is empty", "definitions")
 				}
-				if !json.Valid([]byte(canon(d.value))) {
+				if !json.Valid([]byte(canonJSON(d.value))) {
 					return fmt.Errorf("the definition of %q is not valid JSON", d.name)
 				}
 			}
@@ -96,7 +96,7 @@ func (t *Tool) validate() error {
 		{"card_name", t.CardName != "", nil},
 		{"card_version", t.CardVersion != "", nil},
 		{"card_json", t.CardJSON != "", func() error {
-			if !json.Valid([]byte(canon(t.CardJSON))) {
+			if !json.Valid([]byte(canonJSON(t.CardJSON))) {
 				return fmt.Errorf("card_json is not valid JSON")
 			}
 			return nil

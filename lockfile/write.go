@@ -6,17 +6,21 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/agentform/agentform/internal/safefile"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/agentform/agentform/internal/safefile"
 )
 
 // toolAttrOrder is the order attributes are written in within a tool
@@ -247,7 +251,11 @@ func writeTool(b *hclwrite.Body, t *Tool) {
 			for _, e := range kvs {
 				toks = append(toks, quoted(e.name)...)
 				toks = append(toks, &hclwrite.Token{Type: hclsyntax.TokenEqual, Bytes: []byte("=")})
-				toks = append(toks, quoted(e.value)...)
+				value := e.value
+				if name == "definitions" {
+					value = canonJSON(value)
+				}
+				toks = append(toks, quoted(value)...)
 				toks = append(toks, &hclwrite.Token{Type: hclsyntax.TokenNewline, Bytes: []byte("\n")})
 			}
 			toks = append(toks, &hclwrite.Token{Type: hclsyntax.TokenCBrace, Bytes: []byte("}")})
@@ -259,7 +267,7 @@ func writeTool(b *hclwrite.Body, t *Tool) {
 		case "card_version":
 			setString(b, name, t.CardVersion)
 		case "card_json":
-			setString(b, name, t.CardJSON)
+			setString(b, name, canonJSON(t.CardJSON))
 		}
 	}
 }
@@ -289,6 +297,43 @@ func canon(s string) string {
 		return s // ASCII is valid UTF-8 and already NFC
 	}
 	return cty.NormalizeString(string([]rune(s)))
+}
+
+// canonJSON is canon for a JSON text (a definition, card_json). A
+// character that normalisation would join to the escape sequence before it
+// ("\u000c" or "\n" followed by a combining mark: "\u000ć" is no JSON) is
+// escaped first, so that the text stays JSON, and the same JSON, once
+// normalised. Every other character is left as it is.
+func canonJSON(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return canon(s)
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		n := 2 // \n, \", \\ ...
+		if i+1 < len(s) && s[i+1] == 'u' {
+			n = 6 // \uXXXX
+		}
+		n = min(n, len(s)-i)
+		b.WriteString(s[i : i+n])
+		i += n
+		// Characters with no boundary before them, each escaped in turn.
+		for i < len(s) && s[i] >= utf8.RuneSelf && !norm.NFC.PropertiesString(s[i:]).BoundaryBefore() {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+				fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+			i += size
+		}
+	}
+	return canon(b.String())
 }
 
 // entry is one map entry under its canonical name.
