@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
@@ -60,13 +62,7 @@ func (p *Plan) ArtifactFiles(agent string) ([]artifact.File, error) {
 	blockEntries := make([]artifact.Encoded, 0, len(p.cfg.Tools))
 	for i, t := range p.cfg.Tools {
 		res := p.resolved(t.Name)
-		e, err := entries.get(entryKey{block: true, index: i}, func() (artifact.Encoded, error) {
-			block := artifact.Block{Name: t.Name, Kind: t.Kind}
-			if p.Lock != nil && p.Lock.Tools[t.Name] != nil {
-				block.Lock = artifact.NewLock(p.Lock.Tools[t.Name])
-			}
-			return artifact.EncodeBlock(block)
-		})
+		e, err := entries.get(entryKey{block: true, index: i}, func() (artifact.Encoded, error) { return p.blockEntry(t) })
 		if err != nil {
 			return nil, fmt.Errorf("encoding the block of tool %q: %w", t.Name, err)
 		}
@@ -83,14 +79,7 @@ func (p *Plan) ArtifactFiles(agent string) ([]artifact.File, error) {
 		}
 	}
 	tools := p.matrix.Tools()
-	// By name: a search of cfg.Tools for each registered tool made the
-	// artifacts of 1,000 agents × 1,000 tools spend 3.5 s comparing names.
-	blocks := make(map[string]*manifest.Tool, len(p.cfg.Tools))
-	for _, t := range p.cfg.Tools {
-		if blocks[t.Name] == nil {
-			blocks[t.Name] = t
-		}
-	}
+	blocks := p.blocksByName()
 	toolEntries := make([]artifact.Encoded, 0, len(p.Tools))
 	for i, rt := range p.Tools {
 		t := blocks[blockName(rt.Block)]
@@ -155,6 +144,87 @@ func (p *Plan) ArtifactFiles(agent string) ([]artifact.File, error) {
 	}
 	files = append(files, artifact.File{Path: artifact.AgentName, Data: data})
 	return files, nil
+}
+
+// blocksByName returns the tool blocks by name, the first of each name.
+// A search of cfg.Tools for each registered tool made the artifacts of
+// 1,000 agents × 1,000 tools spend 3.5 s comparing names.
+func (p *Plan) blocksByName() map[string]*manifest.Tool {
+	blocks := make(map[string]*manifest.Tool, len(p.cfg.Tools))
+	for _, t := range p.cfg.Tools {
+		if blocks[t.Name] == nil {
+			blocks[t.Name] = t
+		}
+	}
+	return blocks
+}
+
+// blockEntry encodes the agent.json "blocks" entry of the tool block t.
+func (p *Plan) blockEntry(t *manifest.Tool) (artifact.Encoded, error) {
+	block := artifact.Block{Name: t.Name, Kind: t.Kind}
+	if p.Lock != nil && p.Lock.Tools[t.Name] != nil {
+		block.Lock = artifact.NewLock(p.Lock.Tools[t.Name])
+	}
+	return artifact.EncodeBlock(block)
+}
+
+// EncodeArtifactEntries encodes the agent.json entries the artifacts of
+// agents share (see ArtifactFiles) on every core, once each, so that the
+// artifacts, built side by side, find them encoded instead of each
+// encoding all of them at the same moment. ArtifactFiles works without
+// it; an entry that fails to encode is left for ArtifactFiles to report.
+func (p *Plan) EncodeArtifactEntries(agents []string) {
+	if p.cfg == nil || p.matrix == nil || len(agents) == 0 {
+		return
+	}
+	entries := p.artifactEntries()
+	type job struct {
+		key    entryKey
+		encode func() (artifact.Encoded, error)
+	}
+	var jobs []job
+	for i, t := range p.cfg.Tools {
+		jobs = append(jobs, job{entryKey{block: true, index: i}, func() (artifact.Encoded, error) { return p.blockEntry(t) }})
+	}
+	// Each registered tool's entry as the agents need it: with its block
+	// shipped, without, or both.
+	blocks := p.blocksByName()
+	need := map[bool][]bool{false: make([]bool, len(p.Tools)), true: make([]bool, len(p.Tools))}
+	for _, name := range agents {
+		ag := p.cfg.Agent(name)
+		ai, ok := p.matrix.AgentIndex(name)
+		if ag == nil || !ok {
+			continue
+		}
+		shipped := p.shippedBlocks(ag, ai)
+		for i, rt := range p.Tools {
+			t := blocks[blockName(rt.Block)]
+			need[t != nil && shipped(t.Name)][i] = true
+		}
+	}
+	for i, rt := range p.Tools {
+		t := blocks[blockName(rt.Block)]
+		for _, ship := range []bool{false, true} {
+			if need[ship][i] {
+				jobs = append(jobs, job{entryKey{index: i, shipped: ship}, func() (artifact.Encoded, error) {
+					return artifact.EncodeTool(p.artifactTool(rt, t, ship))
+				}})
+			}
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(jobs); i = int(next.Add(1)) - 1 {
+				// A failure is ArtifactFiles' to report.
+				_, _ = entries.get(jobs[i].key, jobs[i].encode)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // artifactTool is the agent.json entry of the registered tool rt, whose

@@ -186,6 +186,28 @@ func TestArtifactFilesShareEntries(t *testing.T) {
 		}
 	}
 
+	// Encoded ahead (EncodeArtifactEntries), for all agents or one: the
+	// same documents, and the builds find every entry they need encoded.
+	memoSize := func(p *Plan) int {
+		m := p.artifactEntries()
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return len(m.m)
+	}
+	for _, set := range [][]string{agents, {"locked"}, {"runtime_caps"}} {
+		ahead := New(context.Background(), cfg, opts)
+		ahead.EncodeArtifactEntries(set)
+		encoded := memoSize(ahead)
+		for _, agent := range set {
+			if got := agentJSON(ahead, agent); !bytes.Equal(got, want[agent]) {
+				t.Errorf("%s: built after EncodeArtifactEntries(%v)\ngot:\n%s\nwant:\n%s", agent, set, got, want[agent])
+			}
+		}
+		if after := memoSize(ahead); after != encoded || encoded == 0 {
+			t.Errorf("entries after EncodeArtifactEntries(%v)\ngot:  %d, then %d once the artifacts were built\nwant: every entry the artifacts need encoded ahead", set, encoded, after)
+		}
+	}
+
 	// Entries carry lock digests: a new Lock must not be served from
 	// the entries encoded for the old one.
 	relocked := New(context.Background(), cfg, opts)

@@ -122,6 +122,13 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 			return nil, fmt.Errorf("writing %s: %w", lockfile.FileName, err)
 		}
 	}
+	// The agent.json entries the artifacts share are encoded once, on
+	// every core, before they are built side by side.
+	names := make([]string, len(build))
+	for i, a := range build {
+		names[i] = a.Name
+	}
+	plan.EncodeArtifactEntries(names)
 	built := make([]state.Artifact, len(build))
 	errs := make([]error, len(build))
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
