@@ -42,7 +42,9 @@ var toolAttrOrder = []string{
 // map entries omitted, map keys sorted and a trailing newline. The same
 // content always gives the same bytes, whatever the maps' insertion
 // order. Nil entries and entries with nothing set are left out. Strings
-// are written as HCL reads them back: NFC-normalised valid UTF-8.
+// are written as HCL reads them back: NFC-normalised valid UTF-8; in the
+// JSON values (definitions, card_json) a combining mark that follows an
+// escape sequence is escaped first (canonJSON), so that they stay JSON.
 //
 // Bytes writes what it is given; a File whose entries Parse would reject
 // (a tool without a kind, a malformed hash) encodes to bytes that do not
