@@ -197,10 +197,14 @@ func TestCanonJSON(t *testing.T) {
 		{"\"\\\\\u0301\"", `"\\\u0301"`},
 		{`"\`, `"\`},
 		{"\\u00\u0301", "\\u00\u0301"}, // not JSON either way
+		{"\\u0\x81\u03230", "\\u0\ufffd\u03230"}, // no \uXXXX: not one escape
 	} {
 		got := canonJSON(tc.in)
 		if got != tc.want {
 			t.Errorf("canonJSON(%q)\ngot:  %q\nwant: %q", tc.in, got, tc.want)
+		}
+		if again := canonJSON(got); again != got {
+			t.Errorf("canonJSON(canonJSON(%q))\ngot:  %q\nwant: %q (idempotent)", tc.in, again, got)
 		}
 		var before, after any
 		if json.Unmarshal([]byte(tc.in), &before) == nil {

@@ -2,7 +2,6 @@ package lockfile
 
 import (
 	"maps"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -176,27 +175,6 @@ func TestValidate(t *testing.T) {
 				t.Errorf("got:  %v\nwant: an error containing %q", err, tc.want)
 			}
 		})
-	}
-}
-
-// TestCheckEncoded: CheckEncoded refuses what Write refuses, with the
-// entry named, and accepts the encoding of a valid File.
-func TestCheckEncoded(t *testing.T) {
-	path := filepath.Join(t.TempDir(), FileName)
-	bad := &File{Tools: map[string]*Tool{"adder": {Kind: kindJavaScript, Source: "not a hash"}}}
-	if _, err := CheckEncoded(path, bad, bad.Bytes()); err == nil || !strings.Contains(err.Error(), `refusing to write `+path+`: the lock entries are invalid: tool "adder": the "source" value`) {
-		t.Errorf("got:  %v\nwant: refused, naming the entry", err)
-	}
-	good := fullFile()
-	c, err := CheckEncoded(path, good, good.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteChecked(c); err != nil {
-		t.Fatal(err)
-	}
-	if names := dirNames(t, filepath.Dir(path)); len(names) != 1 {
-		t.Errorf("got: %v\nwant: the lockfile alone", names)
 	}
 }
 

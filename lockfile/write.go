@@ -317,11 +317,10 @@ func canonJSON(s string) string {
 			i++
 			continue
 		}
-		n := 2 // \n, \", \\ ...
-		if i+1 < len(s) && s[i+1] == 'u' {
+		n := min(2, len(s)-i) // \n, \", \\ ...
+		if i+6 <= len(s) && s[i+1] == 'u' && isHex4(s[i+2:i+6]) {
 			n = 6 // \uXXXX
 		}
-		n = min(n, len(s)-i)
 		b.WriteString(s[i : i+n])
 		i += n
 		// Characters with no boundary before them, each escaped in turn.
@@ -336,6 +335,15 @@ func canonJSON(s string) string {
 		}
 	}
 	return canon(b.String())
+}
+
+func isHex4(s string) bool {
+	for i := 0; i < 4; i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // entry is one map entry under its canonical name.
@@ -464,7 +472,7 @@ func Write(path string, f *File) error {
 	return WriteChecked(Checked{path: path, data: f.Bytes()})
 }
 
-// Checked is a lockfile encoding found to parse back, ready for
+// Checked is a lockfile encoding CheckEncoded accepted, ready for
 // WriteChecked.
 type Checked struct {
 	path string
@@ -483,22 +491,12 @@ func CheckEncoded(path string, f *File, data []byte) (Checked, error) {
 	return Checked{path: path, data: data}, nil
 }
 
-// Check is CheckEncoded for an encoding without its File: it parses data
-// back, which for a lockfile of a few hundred entries takes tens of
-// milliseconds.
-func Check(path string, data []byte) (Checked, error) {
-	if _, diags := Parse(data, path); diags.HasErrors() {
-		return Checked{}, refusal(path, diags.Errs()[0])
-	}
-	return Checked{path: path, data: data}, nil
-}
-
 func refusal(path string, err error) error {
 	return fmt.Errorf("refusing to write %s: the lock entries are invalid: %w", path, err)
 }
 
-// WriteChecked writes what Check accepted to its path, atomically, as
-// Write does. The zero Checked is refused.
+// WriteChecked writes what CheckEncoded accepted to its path, atomically,
+// as Write does. The zero Checked is refused.
 func WriteChecked(c Checked) error {
 	if c.path == "" {
 		return errors.New("writing a lockfile: nothing was checked")

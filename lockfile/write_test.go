@@ -126,14 +126,15 @@ func TestWriteFailures(t *testing.T) {
 	}
 }
 
-// TestCheckThenWrite: Check refuses what Write refuses, writes nothing,
-// and WriteChecked writes exactly what was checked; the zero Checked is
-// refused.
+// TestCheckThenWrite: CheckEncoded refuses what Write refuses, naming
+// the entry, writes nothing, and WriteChecked writes exactly what was
+// checked; the zero Checked is refused.
 func TestCheckThenWrite(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, FileName)
-	if _, err := Check(path, (&File{Tools: map[string]*Tool{"adder": {Source: "not a hash"}}}).Bytes()); err == nil || !strings.Contains(err.Error(), "refusing to write") {
-		t.Errorf("Check of invalid entries\ngot:  %v\nwant: refused", err)
+	bad := &File{Tools: map[string]*Tool{"adder": {Kind: "javascript", Source: "not a hash"}}}
+	if _, err := CheckEncoded(path, bad, bad.Bytes()); err == nil || !strings.Contains(err.Error(), `refusing to write `+path+`: the lock entries are invalid: tool "adder": the "source" value`) {
+		t.Errorf("CheckEncoded of invalid entries\ngot:  %v\nwant: refused, naming the entry", err)
 	}
 	if err := WriteChecked(Checked{}); err == nil {
 		t.Error("WriteChecked of the zero Checked\ngot:  nil\nwant: an error")
@@ -142,7 +143,7 @@ func TestCheckThenWrite(t *testing.T) {
 		t.Errorf("files after the refusals\ngot:  %v\nwant: none", names)
 	}
 	data := fullFile().Bytes()
-	c, err := Check(path, data)
+	c, err := CheckEncoded(path, fullFile(), data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,10 +79,10 @@ func (p *Plan) ArtifactFiles(agent string) ([]artifact.File, error) {
 		}
 	}
 	tools := p.matrix.Tools()
-	blocks := p.blocksByName()
+	owners := p.toolOwners()
 	toolEntries := make([]artifact.Encoded, 0, len(p.Tools))
 	for i, rt := range p.Tools {
-		t := blocks[blockName(rt.Block)]
+		t := owners.block[i]
 		ship := t != nil && shipped(t.Name)
 		e, err := entries.get(entryKey{index: i, shipped: ship}, func() (artifact.Encoded, error) {
 			return artifact.EncodeTool(p.artifactTool(rt, t, ship))
@@ -146,17 +146,42 @@ func (p *Plan) ArtifactFiles(agent string) ([]artifact.File, error) {
 	return files, nil
 }
 
-// blocksByName returns the tool blocks by name, the first of each name.
-// A search of cfg.Tools for each registered tool made the artifacts of
-// 1,000 agents × 1,000 tools spend 3.5 s comparing names.
-func (p *Plan) blocksByName() map[string]*manifest.Tool {
-	blocks := make(map[string]*manifest.Tool, len(p.cfg.Tools))
-	for _, t := range p.cfg.Tools {
-		if blocks[t.Name] == nil {
-			blocks[t.Name] = t
+// toolOwners is how artifacts find a registered tool's block.
+type toolOwners struct {
+	// block is the block of each registered tool (p.Tools[i]): the
+	// first tool block of its name, nil for the built-in skill tools.
+	block []*manifest.Tool
+	// matrixBlock is the block name of each tool of the matrix, in the
+	// matrix's order.
+	matrixBlock []string
+}
+
+// toolOwners returns the plan's toolOwners, computed on first use. Looked
+// up by name, not by searching cfg.Tools for each registered tool (that
+// made the artifacts of 1,000 agents × 1,000 tools spend 3.5 s comparing
+// names), and once per plan, not once per agent.
+func (p *Plan) toolOwners() *toolOwners {
+	p.ownersOnce.Do(func() {
+		blocks := make(map[string]*manifest.Tool, len(p.cfg.Tools))
+		for _, t := range p.cfg.Tools {
+			if blocks[t.Name] == nil {
+				blocks[t.Name] = t
+			}
 		}
-	}
-	return blocks
+		o := &toolOwners{block: make([]*manifest.Tool, len(p.Tools))}
+		byName := make(map[string]string, len(p.Tools)) // registered name → block
+		for i, rt := range p.Tools {
+			o.block[i] = blocks[blockName(rt.Block)]
+			byName[rt.Name] = blockName(rt.Block)
+		}
+		if p.matrix != nil {
+			for _, t := range p.matrix.Tools() {
+				o.matrixBlock = append(o.matrixBlock, byName[t.Name])
+			}
+		}
+		p.owners = o
+	})
+	return p.owners
 }
 
 // blockEntry encodes the agent.json "blocks" entry of the tool block t.
@@ -187,42 +212,66 @@ func (p *Plan) EncodeArtifactEntries(agents []string) {
 		jobs = append(jobs, job{entryKey{block: true, index: i}, func() (artifact.Encoded, error) { return p.blockEntry(t) }})
 	}
 	// Each registered tool's entry as the agents need it: with its block
-	// shipped, without, or both.
-	blocks := p.blocksByName()
-	need := map[bool][]bool{false: make([]bool, len(p.Tools)), true: make([]bool, len(p.Tools))}
-	for _, name := range agents {
-		ag := p.cfg.Agent(name)
-		ai, ok := p.matrix.AgentIndex(name)
-		if ag == nil || !ok {
-			continue
+	// shipped, without, or both. Working that out is a pass over each
+	// agent's matrix row, done on every core.
+	owner := p.toolOwners().block
+	var mu sync.Mutex
+	need := [2][]bool{make([]bool, len(p.Tools)), make([]bool, len(p.Tools))} // [unshipped, shipped]
+	onEveryCore(len(agents), func(next func() (int, bool)) {
+		local := [2][]bool{make([]bool, len(p.Tools)), make([]bool, len(p.Tools))}
+		for a, ok := next(); ok; a, ok = next() {
+			ag := p.cfg.Agent(agents[a])
+			ai, found := p.matrix.AgentIndex(agents[a])
+			if ag == nil || !found {
+				continue
+			}
+			shipped := p.shippedBlocks(ag, ai)
+			for i, t := range owner {
+				if t != nil && shipped(t.Name) {
+					local[1][i] = true
+				} else {
+					local[0][i] = true
+				}
+			}
 		}
-		shipped := p.shippedBlocks(ag, ai)
-		for i, rt := range p.Tools {
-			t := blocks[blockName(rt.Block)]
-			need[t != nil && shipped(t.Name)][i] = true
+		mu.Lock()
+		defer mu.Unlock()
+		for v := range need {
+			for i, n := range local[v] {
+				need[v][i] = need[v][i] || n
+			}
 		}
-	}
+	})
 	for i, rt := range p.Tools {
-		t := blocks[blockName(rt.Block)]
-		for _, ship := range []bool{false, true} {
-			if need[ship][i] {
+		t := owner[i]
+		for v, ship := range []bool{false, true} {
+			if need[v][i] {
 				jobs = append(jobs, job{entryKey{index: i, shipped: ship}, func() (artifact.Encoded, error) {
 					return artifact.EncodeTool(p.artifactTool(rt, t, ship))
 				}})
 			}
 		}
 	}
-	var next atomic.Int64
+	onEveryCore(len(jobs), func(next func() (int, bool)) {
+		for i, ok := next(); ok; i, ok = next() {
+			// A failure is ArtifactFiles' to report.
+			_, _ = entries.get(jobs[i].key, jobs[i].encode)
+		}
+	})
+}
+
+// onEveryCore runs work on GOMAXPROCS goroutines (at most n) and waits
+// for them; next hands out the indexes 0 to n-1, each once, until it
+// returns false.
+func onEveryCore(n int, work func(next func() (int, bool))) {
+	var counter atomic.Int64
+	next := func() (int, bool) {
+		i := int(counter.Add(1)) - 1
+		return i, i < n
+	}
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < len(jobs); i = int(next.Add(1)) - 1 {
-				// A failure is ArtifactFiles' to report.
-				_, _ = entries.get(jobs[i].key, jobs[i].encode)
-			}
-		}()
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() { work(next) })
 	}
 	wg.Wait()
 }
@@ -338,14 +387,10 @@ func (p *Plan) shippedBlocks(ag *manifest.Agent, ai int) func(block string) bool
 	if policy.Runtime != nil || policy.Value != manifest.PolicyLocked || caps.Runtime != nil || slices.ContainsFunc(caps.ElemRuntime, func(r *manifest.RuntimeRef) bool { return r != nil }) {
 		return func(string) bool { return true }
 	}
-	blocks := make(map[string]string, len(p.Tools)) // registered name → block
-	for _, rt := range p.Tools {
-		blocks[rt.Name] = blockName(rt.Block)
-	}
 	allowed := map[string]bool{}
-	for ti, t := range p.matrix.Tools() {
+	for ti, block := range p.toolOwners().matrixBlock {
 		if p.matrix.Allowed(ai, ti) {
-			allowed[blocks[t.Name]] = true
+			allowed[block] = true
 		}
 	}
 	return func(block string) bool { return allowed[block] }

@@ -73,6 +73,11 @@ type Plan struct {
 	// shares between agents (artifactEntries).
 	entriesMu sync.Mutex
 	entries   *entryMemo
+
+	// owners maps tools to their blocks for the artifacts, once per plan
+	// (toolOwners).
+	ownersOnce sync.Once
+	owners     *toolOwners
 }
 
 // LockDigest returns p.Lock.Digest(), computed once per lockfile: every

@@ -19,9 +19,12 @@ import (
 const MmapSize = 32 << 20
 
 // AllocSize is how far beyond what a transaction needs a writer grows the
-// file. bbolt grows it to the whole mapping while the mapping is at most
-// its AllocSize (16 MiB by default), which with MmapSize would make every
-// database file 32 MiB.
+// file. bbolt grows the file to the whole mapping while the mapping is at
+// most its AllocSize (16 MiB by default), and by AllocSize beyond what is
+// needed once the mapping is larger: with MmapSize and bbolt's default,
+// every database file would be at least 16 MiB. With this, a new
+// database's file is about 280 KiB (32 KiB with bbolt's own sizing), and a
+// growing one is extended, and synced, in steps of 256 KiB.
 const AllocSize = 256 << 10
 
 // OpenWriter is bbolt.Open for writing with MmapSize and AllocSize. On

@@ -18,16 +18,19 @@ func TestOpenWriterFileSize(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("OpenWriter is bbolt.Open on Windows")
 	}
-	plain := fill(t, func(path string) (*bbolt.DB, error) { return bbolt.Open(path, 0o600, nil) })
-	got := fill(t, func(path string) (*bbolt.DB, error) { return OpenWriter(path, 0o600, bbolt.Options{}) })
-	if got > plain+AllocSize {
-		t.Errorf("file size\ngot:  %d bytes\nwant: at most %d (bbolt.Open's %d and AllocSize; the mapping is %d)", got, plain+AllocSize, plain, MmapSize)
+	for _, n := range []int{1, 2000} {
+		plain := fill(t, n, func(path string) (*bbolt.DB, error) { return bbolt.Open(path, 0o600, nil) })
+		got := fill(t, n, func(path string) (*bbolt.DB, error) { return OpenWriter(path, 0o600, bbolt.Options{}) })
+		if got > plain+AllocSize {
+			t.Errorf("file size with %d keys\ngot:  %d bytes\nwant: at most %d (bbolt.Open's %d and AllocSize; the mapping is %d)", n, got, plain+AllocSize, plain, MmapSize)
+		}
 	}
 }
 
-// fill writes about 2 MB in four transactions to a new database opened by
-// open, checks it reads back, and returns the file's size.
-func fill(t *testing.T, open func(string) (*bbolt.DB, error)) int64 {
+// fill writes n values of 1,000 bytes in four transactions (one for
+// n < 4) to a new database opened by open, checks they read back, and
+// returns the file's size.
+func fill(t *testing.T, n int, open func(string) (*bbolt.DB, error)) int64 {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "x.db")
 	db, err := open(path)
@@ -35,15 +38,15 @@ func fill(t *testing.T, open func(string) (*bbolt.DB, error)) int64 {
 		t.Fatal(err)
 	}
 	value := bytes.Repeat([]byte("v"), 1000)
-	const n = 2000 // about 2 MB of values
-	for batch := range 4 {
+	batches := min(n, 4)
+	for batch := range batches {
 		if err := db.Update(func(tx *bbolt.Tx) error {
 			b, err := tx.CreateBucketIfNotExists([]byte("b"))
 			if err != nil {
 				return err
 			}
-			for i := range n / 4 {
-				if err := b.Put(fmt.Appendf(nil, "%06d", batch*n/4+i), value); err != nil {
+			for i := range n / batches {
+				if err := b.Put(fmt.Appendf(nil, "%06d", batch*n/batches+i), value); err != nil {
 					return err
 				}
 			}
