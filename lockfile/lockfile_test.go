@@ -196,7 +196,7 @@ func TestCanonJSON(t *testing.T) {
 		{"\"\\u001e\U0001d165\"", `"\u001e\ud834\udd65"`},
 		{"\"\\\\\u0301\"", `"\\\u0301"`},
 		{`"\`, `"\`},
-		{"\\u00\u0301", "\\u00\u0301"}, // not JSON either way
+		{"\\u00\u0301", "\\u00\u0301"},           // not JSON either way
 		{"\\u0\x81\u03230", "\\u0\ufffd\u03230"}, // no \uXXXX: not one escape
 	} {
 		got := canonJSON(tc.in)
