@@ -115,36 +115,29 @@ func (f *File) Bytes() []byte {
 // fraction of hclwrite's time and memory (BenchmarkBytes); FuzzBytes and
 // TestBytesBlockByBlock hold the two to the same bytes.
 func plainBlock(skills []entry[*Skill], tools []entry[*Tool], i int) (b []byte, ok bool) {
+	// The attributes set, in the order Bytes writes them, with the values
+	// it writes (toolAttrs, skillAttrs).
 	var typ, name string
-	var attrs [][2]string
+	var attrs []attr
 	if i < len(skills) {
-		typ, name = "skill", skills[i].name
-		attrs = [][2]string{{"source", skills[i].value.Source}}
+		typ, name, attrs = "skill", skills[i].name, skillAttrs(skills[i].value)
 	} else {
 		e := tools[i-len(skills)]
 		t := e.value
 		if t.ServerName != "" || t.ServerVersion != "" || len(t.HashedFields) > 0 || len(t.Served) > 0 || len(t.Definitions) > 0 {
 			return nil, false
 		}
-		typ, name = "tool", e.name
-		attrs = [][2]string{
-			{"kind", t.Kind}, {"source", t.Source}, {"deps", t.Deps}, {"bundle", t.Bundle}, {"bundler", t.Bundler},
-			{"uv_lock", t.UVLock}, {"interpreter", t.Interpreter},
-			{"card", t.Card}, {"card_name", t.CardName}, {"card_version", t.CardVersion}, {"card_json", t.CardJSON},
-		}
+		typ, name, attrs = "tool", e.name, toolAttrs(t)
 	}
 	if !plainString(name) {
 		return nil, false
 	}
 	width := 0
 	for _, a := range attrs {
-		if a[1] == "" {
-			continue
-		}
-		if !plainString(a[1]) {
+		if !plainString(a.value) {
 			return nil, false
 		}
-		width = max(width, len(a[0]))
+		width = max(width, len(a.name))
 	}
 	buf := make([]byte, 0, 256)
 	buf = append(buf, typ...)
@@ -152,16 +145,13 @@ func plainBlock(skills []entry[*Skill], tools []entry[*Tool], i int) (b []byte, 
 	buf = append(buf, name...)
 	buf = append(buf, "\" {\n"...)
 	for _, a := range attrs {
-		if a[1] == "" {
-			continue
-		}
 		buf = append(buf, "  "...)
-		buf = append(buf, a[0]...)
-		for range width - len(a[0]) {
+		buf = append(buf, a.name...)
+		for range width - len(a.name) {
 			buf = append(buf, ' ')
 		}
 		buf = append(buf, ` = "`...)
-		buf = append(buf, a[1]...)
+		buf = append(buf, a.value...)
 		buf = append(buf, "\"\n"...)
 	}
 	buf = append(buf, "}\n"...)
