@@ -6,14 +6,14 @@ import (
 	"os"
 
 	"github.com/agentform/agentform/internal/cli"
-	"github.com/agentform/agentform/internal/memtune"
+	// Collect garbage at 4× the live heap under a 256 MiB soft limit while
+	// the heap is small, Go's defaults once it is not (internal/memtune),
+	// from package initialisation on; GOGC and GOMEMLIMIT in the
+	// environment win.
+	_ "github.com/agentform/agentform/internal/memtune/early"
 )
 
 func main() {
-	// Collect garbage at 4× the live heap under a 256 MiB soft limit while
-	// the heap is small, Go's defaults once it is not (internal/memtune);
-	// GOGC and GOMEMLIMIT in the environment win.
-	memtune.Start()
 	os.Exit(cli.Run(os.Args[1:], cli.Streams{
 		Stdin:     os.Stdin,
 		Stdout:    os.Stdout,
