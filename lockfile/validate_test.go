@@ -2,18 +2,29 @@ package lockfile
 
 import (
 	"maps"
+	"reflect"
 	"strings"
 	"testing"
 )
 
 // validates holds Validate to Parse: Validate accepts f exactly when
-// f.Bytes() parses without errors.
+// f.Bytes() parses without errors. It holds Stored to Parse too: each
+// entry of a file both accept is read back as its Stored copy.
 func validates(t *testing.T, f *File) error {
 	t.Helper()
 	err := f.Validate()
 	b := f.Bytes()
-	if _, diags := Parse(b, FileName); (err == nil) != !diags.HasErrors() {
+	parsed, diags := Parse(b, FileName)
+	if (err == nil) != !diags.HasErrors() {
 		t.Fatalf("Validate: %v\nParse of Bytes: %v\nwant: both to accept or both to refuse:\n%s", err, diags, b)
+	}
+	if err == nil && f != nil {
+		// The entries Bytes writes: of names the same once canonical, one.
+		for _, e := range entries(f.Tools, func(t *Tool) bool { return t.empty() }) {
+			if got, want := parsed.Tools[e.name], e.value.Stored(); !reflect.DeepEqual(got, want) {
+				t.Fatalf("entry %q read back:\n%#v\nStored:\n%#v\nwant: the same, parsing:\n%s", e.name, got, want, b)
+			}
+		}
 	}
 	return err
 }
@@ -185,5 +196,36 @@ func BenchmarkValidate(b *testing.B) {
 		if err := f.Validate(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestStored: entries whose strings change when stored (not NFC, an escape
+// followed by a combining mark in JSON, hashed fields out of order, an
+// empty map value) are read back as their Stored copies, which differ from
+// them.
+func TestStored(t *testing.T) {
+	nfd := "cafe\u0301"
+	def := `{"description":"` + nfd + " \\n\u0301" + `","name":"` + nfd + `"}`
+	f := New()
+	f.Tools["mcp"] = &Tool{Kind: kindMCP, ServerName: nfd, ServerVersion: "v\u212b",
+		HashedFields: []string{"name", nfd, "description", "name"},
+		Served:       map[string]string{nfd: sha("a"), "empty": ""},
+		Definitions:  map[string]string{nfd: def}}
+	f.Tools["a2a"] = &Tool{Kind: kindA2A, Card: sha("card"), CardName: nfd, CardVersion: "\u212b",
+		CardJSON: `{"name":"` + nfd + "\\t\u0301" + `"}`}
+	f.Tools["js"] = &Tool{Kind: kindJavaScript, Source: h1("js"), Bundle: sha("b"), Bundler: "esbuild 0.28.2"}
+	if err := validates(t, f); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	for _, name := range []string{"mcp", "a2a"} {
+		if reflect.DeepEqual(f.Tools[name].Stored(), f.Tools[name]) {
+			t.Errorf("%s: Stored returned the entry unchanged; the test needs strings that change when stored", name)
+		}
+	}
+	if js := f.Tools["js"]; !reflect.DeepEqual(js.Stored(), js) {
+		t.Errorf("js: Stored changed an entry of ASCII strings:\n%#v", js.Stored())
+	}
+	if (*Tool)(nil).Stored() != nil {
+		t.Error("Stored of nil is not nil")
 	}
 }
