@@ -471,7 +471,7 @@ func (p *Plan) fillTool(at *artifact.Tool, t *manifest.Tool, rt RegisteredTool, 
 		}
 		am.Headers = dynJSON(m.Headers)
 		if resolvedTool != nil {
-			am.Served, am.Title = resolvedTool.Served, resolvedTool.Title
+			am.Served = resolvedTool.Served
 			am.OutputSchema, am.Annotations = artifact.JSON(resolvedTool.OutputSchema), artifact.JSON(resolvedTool.Annotations)
 			if p.Lock != nil && p.Lock.Tools[t.Name] != nil {
 				am.Digest = p.Lock.Tools[t.Name].Served[resolvedTool.Served]

@@ -72,11 +72,12 @@ type MCP struct {
 	Headers   JSON    `json:"headers,omitempty"`
 	// Served is the tool's name on the server.
 	Served string `json:"served"`
-	// Title, OutputSchema and Annotations are as the server listed them;
-	// omitted when absent.
-	Title        string `json:"title,omitempty"`
-	OutputSchema JSON   `json:"output_schema,omitempty"`
-	Annotations  JSON   `json:"annotations,omitempty"`
+	// OutputSchema and Annotations are as the server listed them (and the
+	// lock pins them); omitted when absent. The tool's title is not here:
+	// the lock does not pin it, so a build from the lock (-refresh=false)
+	// could not reproduce it.
+	OutputSchema JSON `json:"output_schema,omitempty"`
+	Annotations  JSON `json:"annotations,omitempty"`
 	// Digest is the locked digest of the served tool's definition
 	// ("sha256:<hex>"), the lock entry's tools[Served].
 	Digest string `json:"digest"`

@@ -157,7 +157,15 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 			res.Pin = a2aCopyPin(locked, !a2aUsesRuntime(t.A2A))
 			res.FromLock = true
 			detail += fmt.Sprintf(" agentform uses the card pinned in %s (%s).", lockfile.FileName, a2aCardLabel(locked))
-			res.Tools = a2aTools(t, nil, locked.CardName)
+			// The card itself, when the lock records it, describes the
+			// tools and ships as it would from the agent: the artifacts
+			// are the same as a plan that fetched it builds.
+			if card, canonical := a2aCardFromLock(res.Pin); card != nil {
+				res.Tools = a2aTools(t, card, "")
+				res.Outputs = map[string][]byte{A2ACardOutput: canonical}
+			} else {
+				res.Tools = a2aTools(t, nil, locked.CardName)
+			}
 		} else {
 			detail += " Its four tools are registered from the A2A protocol, but no card is pinned, so a changed card cannot be detected until agentform fetches it."
 			res.Tools = a2aTools(t, nil, "")
@@ -682,18 +690,43 @@ func A2ADrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 // a2aLockedCard is the card a lock entry records, or "" when it records
 // none or one that is not the card its digest names (a hand-edited entry).
 func a2aLockedCard(l *lockfile.Tool) string {
-	if l.CardJSON == "" {
-		return ""
-	}
-	tree, err := a2aDecodeJSON([]byte(l.CardJSON))
-	if err != nil {
-		return ""
-	}
-	canonical, err := a2aCanonicalJSON(tree)
-	if err != nil || SHA256(canonical) != l.Card {
+	if _, canonical := a2aLockedTree(l); canonical == nil {
 		return ""
 	}
 	return l.CardJSON
+}
+
+// a2aCardFromLock returns the card a lock entry records, read as a fetched
+// card is, and the canonical JSON its digest is over; nil when
+// a2aLockedCard has no card.
+func a2aCardFromLock(l *lockfile.Tool) (*a2aCard, []byte) {
+	tree, canonical := a2aLockedTree(l)
+	if canonical == nil {
+		return nil, nil
+	}
+	card, problem := a2aParseCard(tree)
+	if problem != "" {
+		return nil, nil
+	}
+	return card, canonical
+}
+
+// a2aLockedTree decodes the card a lock entry records and returns it with
+// its canonical JSON; a nil canonical JSON when there is none or it is not
+// the card the entry's digest names.
+func a2aLockedTree(l *lockfile.Tool) (any, []byte) {
+	if l == nil || l.CardJSON == "" {
+		return nil, nil
+	}
+	tree, err := a2aDecodeJSON([]byte(l.CardJSON))
+	if err != nil {
+		return nil, nil
+	}
+	canonical, err := a2aCanonicalJSON(tree)
+	if err != nil || SHA256(canonical) != l.Card {
+		return nil, nil
+	}
+	return tree, canonical
 }
 
 // jsonASCII escapes every non-ASCII character of JSON text as \uXXXX

@@ -141,6 +141,7 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 			Subject:  f.subject.Ptr(),
 		}}
 	}
+	mcpStoreDefinitions(served)
 	res, diags := mcpRegister(req, served, false)
 	if d := s.secretInDefinitions(served, res.Tools, 4); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
@@ -169,7 +170,7 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	for _, tl := range res.Tools {
 		def := served[tl.Served].canon
 		pin.Served[tl.Served] = SHA256(def)
-		pin.Definitions[tl.Served] = string(def)
+		pin.Definitions[tl.Served] = lockfile.StoredJSON(string(def))
 	}
 	res.Pin = pin
 	return res, diags
@@ -183,6 +184,26 @@ type mcpServedTool struct {
 	def map[string]any
 	// canon is the canonical JSON of def.
 	canon []byte
+}
+
+// mcpStoreDefinitions makes each served tool's definition what the
+// lockfile stores (lockfile.StoredJSON: NFC-normalised text, the same
+// JSON), which is what a plan from the lock registers: the descriptions
+// and schemas of a live answer and of its lock entry are then the same,
+// and so are the artifacts built from either. The digest, canon, stays
+// over what the server sent, which is what serve compares at startup.
+func mcpStoreDefinitions(served map[string]*mcpServedTool) {
+	for _, st := range served {
+		stored := lockfile.StoredJSON(string(st.canon))
+		if stored == string(st.canon) {
+			continue
+		}
+		if v, err := mcpDecodeJSON([]byte(stored)); err == nil {
+			if obj, ok := v.(map[string]any); ok {
+				st.def = obj
+			}
+		}
+	}
 }
 
 // mcpRegister turns served tools into registered tools, applying expose

@@ -73,7 +73,10 @@ type Tool struct {
 	// "a2a_planner_send").
 	Name string
 	// Served is the name the MCP server uses, for mcp tools.
-	Served      string
+	Served string
+	// Title is the MCP server's title for the tool. The lock does not
+	// pin it (DESIGN §6's hashed fields leave it out), so nothing built
+	// from a plan (artifacts) carries it.
 	Title       string
 	Description string
 	// InputSchema is the JSON Schema of the arguments (javascript

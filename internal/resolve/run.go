@@ -123,6 +123,10 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 			defer mu.Unlock()
 			diags = append(diags, d...)
 			if res != nil {
+				// The pin as the lockfile stores it, whether it came from
+				// the server or from the lock: a plan from either then
+				// records, builds and compares the same strings.
+				res.Pin = res.Pin.Stored()
 				ws.Tools[t.Name] = res
 			}
 		})

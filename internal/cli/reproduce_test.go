@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentform/agentform/internal/artifact"
+)
+
+// TestMCPArtifactsSameFromLock: an agent with an MCP tool builds to the
+// same bytes from a live answer and from the lock alone (-refresh=false,
+// as in CI without the server), and a plan from the lock after a live
+// apply has nothing to change. The server's tools have titles, which the
+// lock does not pin, and one description that is not NFC-normalised (the
+// server reports its working directory, here a directory named with a
+// combining accent), which the lockfile stores normalised.
+func TestMCPArtifactsSameFromLock(t *testing.T) {
+	bin := testMCPServer(t)
+	dir := filepath.Join(t.TempDir(), "cafe\u0301")
+	must(t, os.Mkdir(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`
+agent "a" {
+  capabilities = ["search"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "m" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = %q
+  args         = ["-tools=2", "-report-cwd"]
+  capabilities = ["search"]
+}
+`, bin)), 0o644))
+	live := sameFromLock(t, dir, "a")
+	lock, err := os.ReadFile(filepath.Join(dir, "agentform.lock.hcl"))
+	must(t, err)
+	if !strings.Contains(string(lock), "caf\u00e9") || strings.Contains(string(lock), "cafe\u0301") {
+		t.Errorf("the lockfile holds the working directory as sent, not NFC-normalised:\n%s", lock)
+	}
+	if doc := agentJSON(t, live); !strings.Contains(doc, "caf\u00e9") || strings.Contains(doc, "cafe\u0301") || strings.Contains(doc, `"Tool 1"`) {
+		t.Errorf("agent.json holds a description not NFC-normalised, or a served tool's title:\n%s", doc)
+	}
+}
+
+// TestA2AArtifactsSameFromLock is TestMCPArtifactsSameFromLock for an A2A
+// agent whose card's name is not NFC-normalised.
+func TestA2AArtifactsSameFromLock(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/.well-known/agent-card.json" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"name":"Plane\u0301r","version":"1.2\u212b","description":"Plans trips to Malme\u0301.","url":"http://%s/a2a","skills":[{"id":"plan","name":"Plan a trip"}]}`, r.Host)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(`agent "a" {
+  capabilities = ["a2a::planner"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "planner" {
+  kind         = "a2a"
+  url          = "`+srv.URL+`"
+  capabilities = ["a2a::planner"]
+}
+`), 0o644))
+	sameFromLock(t, dir, "a")
+}
+
+// sameFromLock applies the workspace in dir from its servers, checks that
+// a plan from the lock alone then has nothing to change, applies it from
+// the lock alone without state or artifacts, and checks that agent's
+// artifact came out the same. It returns the artifact.
+func sameFromLock(t *testing.T, dir, agent string) []byte {
+	t.Helper()
+	artifact := filepath.Join(dir, "dist", agent+".agent.tgz")
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	live, err := os.ReadFile(artifact)
+	must(t, err)
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-refresh=false", "-detailed-exitcode", "-no-color")
+	if code != ExitOK {
+		t.Errorf("plan -refresh=false after a live apply: exit %d, want 0 (no changes)\n%s%s", code, stdout, stderr)
+	}
+	must(t, os.RemoveAll(filepath.Join(dir, "dist")))
+	must(t, os.RemoveAll(filepath.Join(dir, ".agentform")))
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-refresh=false", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply -refresh=false: exit %d\n%s", code, stderr)
+	}
+	fromLock, err := os.ReadFile(artifact)
+	must(t, err)
+	if !bytes.Equal(live, fromLock) {
+		t.Errorf("the artifact built from the lock differs from the one built from the server\nfrom the server:\n%s\nfrom the lock:\n%s", agentJSON(t, live), agentJSON(t, fromLock))
+	}
+	return live
+}
+
+// agentJSON returns the agent.json of an artifact's bytes.
+func agentJSON(t *testing.T, tgz []byte) string {
+	t.Helper()
+	a, err := artifact.Read(bytes.NewReader(tgz))
+	if err != nil {
+		t.Fatalf("reading the artifact: %v", err)
+	}
+	return string(a.Files["agent.json"])
+}
