@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/render"
@@ -367,13 +368,27 @@ func (c *CallsCommand) Run(args []string) int {
 }
 
 // oneLine shortens an error to one printable line of at most 120
-// characters for the table (an error may quote a remote server).
+// characters for the table (an error may quote a remote server). A
+// shortened line ends at a whole character of the error: never inside an
+// escape sequence cell writes for one (\x1b, \u202e).
 func oneLine(s string) string {
-	s = cell(s)
-	if r := []rune(s); len(r) > 120 {
-		s = string(r[:117]) + "..."
+	const width = 120
+	line := cell(s)
+	if utf8.RuneCountInString(line) <= width {
+		return line
 	}
-	return s
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		c := cell(string(r))
+		k := utf8.RuneCountInString(c)
+		if n+k > width-3 {
+			break
+		}
+		b.WriteString(c)
+		n += k
+	}
+	return b.String() + "..."
 }
 
 // cell is s as one printable table cell: control characters escaped

@@ -512,6 +512,21 @@ func TestOneLine(t *testing.T) {
 	if got, want := oneLine("line one\nline\ttwo \x1b[2K\u202e"), `line one line two \x1b[2K\u202e`; got != want {
 		t.Errorf("oneLine:\ngot:  %q\nwant: %q", got, want)
 	}
+	// Shortened where an escape would have been cut: it is left out whole.
+	for pad := 110; pad < 118; pad++ {
+		s := strings.Repeat("a", pad) + "\x1b\u202e" + strings.Repeat("b", 20)
+		got := oneLine(s)
+		want := strings.Repeat("a", pad)
+		if pad+4 <= 117 {
+			want += `\x1b`
+		}
+		if pad+10 <= 117 {
+			want += `\u202e` + strings.Repeat("b", 117-pad-10)
+		}
+		if want += "..."; got != want {
+			t.Errorf("oneLine of %d × a, ESC, U+202E, 20 × b:\ngot:  %s\nwant: %s", pad, got, want)
+		}
+	}
 }
 
 // TestServeStartErrorPrintable: an upstream MCP server that fails when
