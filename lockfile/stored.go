@@ -6,8 +6,8 @@ package lockfile
 // JSON), hashed_fields distinct and sorted, map entries without a value
 // left out. A lock entry made by resolving and one read from the file then
 // hold the same text, so that what is built from either (an artifact's
-// block lock, a served tool's description) is the same byte for byte.
-// Stored returns nil for a nil tool.
+// block lock) is the same byte for byte. Stored returns nil for a nil
+// tool.
 func (t *Tool) Stored() *Tool {
 	if t == nil {
 		return nil
@@ -32,10 +32,10 @@ func (t *Tool) Stored() *Tool {
 	}
 }
 
-// StoredJSON returns a JSON text (an MCP tool's definition) as the
-// lockfile stores it: NFC-normalised, and the same JSON value.
-func StoredJSON(s string) string {
-	return canonJSON(s)
+// Keeps reports whether the lockfile stores s as it is: valid UTF-8 in
+// normal form C (NFC), as HCL reads every string back.
+func Keeps(s string) bool {
+	return canon(s) == s
 }
 
 // storedMap is m as the lockfile stores it: keys and values canonical,

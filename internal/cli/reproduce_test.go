@@ -17,9 +17,11 @@ import (
 // same bytes from a live answer and from the lock alone (-refresh=false,
 // as in CI without the server), and a plan from the lock after a live
 // apply has nothing to change. The server's tools have titles, which the
-// lock does not pin, and one description that is not NFC-normalised (the
+// lock does not pin; one description is not NFC-normalised text (the
 // server reports its working directory, here a directory named with a
-// combining accent), which the lockfile stores normalised.
+// combining accent), which both builds keep as the server sent it; and one
+// tool's name is not NFC, which the lockfile cannot hold: it is left out,
+// with a warning.
 func TestMCPArtifactsSameFromLock(t *testing.T) {
 	bin := testMCPServer(t)
 	dir := filepath.Join(t.TempDir(), "cafe\u0301")
@@ -40,18 +42,32 @@ tool "m" {
   kind         = "mcp"
   transport    = "stdio"
   command      = %q
-  args         = ["-tools=2", "-report-cwd"]
+  args         = ["-tools=2", "-report-cwd", "-nfd"]
   capabilities = ["search"]
 }
 `, bin)), 0o644))
+	code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color")
+	if code != ExitOK || !strings.Contains(stderr, "MCP tool name cannot be pinned") || !strings.Contains(stderr, "re\u0301sume\u0301") {
+		t.Errorf("plan: exit %d, want 0 and a warning about the tool name that is not NFC:\n%s", code, stderr)
+	}
 	live := sameFromLock(t, dir, "a")
+	doc := agentJSON(t, live)
+	if !strings.Contains(doc, "cafe\u0301") || strings.Contains(doc, "caf\u00e9") {
+		t.Errorf("agent.json does not hold the working directory as the server sent it:\n%s", doc)
+	}
+	if strings.Contains(doc, `"Tool 1"`) || strings.Contains(doc, "sume") {
+		t.Errorf("agent.json holds a served tool's title, or the tool whose name is not NFC:\n%s", doc)
+	}
 	lock, err := os.ReadFile(filepath.Join(dir, "agentform.lock.hcl"))
 	must(t, err)
-	if !strings.Contains(string(lock), "caf\u00e9") || strings.Contains(string(lock), "cafe\u0301") {
-		t.Errorf("the lockfile holds the working directory as sent, not NFC-normalised:\n%s", lock)
+	if !strings.Contains(string(lock), `cafe\\u0301`) {
+		t.Errorf("the lockfile does not hold the working directory escaped:\n%s", lock)
 	}
-	if doc := agentJSON(t, live); !strings.Contains(doc, "caf\u00e9") || strings.Contains(doc, "cafe\u0301") || strings.Contains(doc, `"Tool 1"`) {
-		t.Errorf("agent.json holds a description not NFC-normalised, or a served tool's title:\n%s", doc)
+	// The artifact built from the lock serves its tools: their digests are
+	// the ones serve computes from what the server lists. (Not cwd, whose
+	// description is the directory serve starts the server in.)
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "invoke", filepath.Join(dir, "dist", "a.agent.tgz"), "m__tool1", `-args={"x":1}`, "-no-color"); code != ExitOK || !strings.Contains(stdout, "success") {
+		t.Errorf("invoke m__tool1: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
 

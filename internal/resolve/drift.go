@@ -9,6 +9,7 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/hashicorp/hcl/v2"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/agentform/agentform/lockfile"
 )
@@ -177,6 +178,10 @@ func mcpDefinitionDiff(oldDef, newDef string) string {
 			continue
 		}
 		diff := udiff.Unified("locked/"+f, "served now/"+f, o, n)
+		if norm.NFC.String(o) == norm.NFC.String(n) {
+			// The lines look the same: say what differs.
+			diff += "(The same characters, composed differently: the text changed only in its Unicode normalisation.)\n"
+		}
 		fmt.Fprintf(&b, "%s:\n%s\n", f, mcpIndent(diff))
 	}
 	return strings.TrimRight(b.String(), "\n")

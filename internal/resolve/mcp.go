@@ -141,8 +141,9 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 			Subject:  f.subject.Ptr(),
 		}}
 	}
-	mcpStoreDefinitions(served)
-	res, diags := mcpRegister(req, served, false)
+	diags := mcpUnstorableNames(req, served)
+	res, d := mcpRegister(req, served, false)
+	diags = append(diags, d...)
 	if d := s.secretInDefinitions(served, res.Tools, 4); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 	}
@@ -170,7 +171,11 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	for _, tl := range res.Tools {
 		def := served[tl.Served].canon
 		pin.Served[tl.Served] = SHA256(def)
-		pin.Definitions[tl.Served] = lockfile.StoredJSON(string(def))
+		// Non-ASCII characters escaped, as card_json is: the lockfile
+		// normalises its text (NFC), which would change what a definition
+		// says (a property name, an enum value), and a plan from the lock
+		// registers the tools from these definitions.
+		pin.Definitions[tl.Served] = string(jsonASCII(def))
 	}
 	res.Pin = pin
 	return res, diags
@@ -186,24 +191,28 @@ type mcpServedTool struct {
 	canon []byte
 }
 
-// mcpStoreDefinitions makes each served tool's definition what the
-// lockfile stores (lockfile.StoredJSON: NFC-normalised text, the same
-// JSON), which is what a plan from the lock registers: the descriptions
-// and schemas of a live answer and of its lock entry are then the same,
-// and so are the artifacts built from either. The digest, canon, stays
-// over what the server sent, which is what serve compares at startup.
-func mcpStoreDefinitions(served map[string]*mcpServedTool) {
-	for _, st := range served {
-		stored := lockfile.StoredJSON(string(st.canon))
-		if stored == string(st.canon) {
+// mcpUnstorableNames leaves out of served, with a warning each, the tools
+// whose names the lockfile cannot hold as they are: names are keys of its
+// maps, which HCL reads back NFC-normalised, so a name that is not NFC
+// (a decomposed accent) or not valid UTF-8 would be pinned under another
+// name than the one the server answers to. MCP tool names are normally
+// ASCII letters, digits, "_", "-" and ".".
+func mcpUnstorableNames(req Request, served map[string]*mcpServedTool) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, name := range mcpSortedKeys(served) {
+		if lockfile.Keeps(name) {
 			continue
 		}
-		if v, err := mcpDecodeJSON([]byte(stored)); err == nil {
-			if obj, ok := v.(map[string]any); ok {
-				st.def = obj
-			}
-		}
+		delete(served, name)
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "MCP tool name cannot be pinned",
+			Detail: fmt.Sprintf("The MCP server of %q serves a tool named %q, which is not Unicode text in normal form C (NFC). %s stores names normalised, so it could not pin this tool under the name the server uses: it is not registered. Rename it on the server (MCP tool names are normally ASCII letters, digits, \"_\", \"-\" and \".\").",
+				req.Tool.Name, name, lockfile.FileName),
+			Subject: req.Tool.DeclRange.Ptr(),
+		})
 	}
+	return diags
 }
 
 // mcpRegister turns served tools into registered tools, applying expose

@@ -1001,6 +1001,31 @@ func TestMCPDriftDetail(t *testing.T) {
 	}
 }
 
+// TestMCPDriftNormalisation: a description that changed only in how its
+// accents are composed is drift (the digest is over the text as sent), and
+// the diff, whose lines look the same, says what changed. The lock holds
+// definitions with non-ASCII characters escaped, so the old text is exact.
+func TestMCPDriftNormalisation(t *testing.T) {
+	def := func(desc string) string {
+		return string(jsonASCII([]byte(`{"description":"` + desc + `","name":"a"}`)))
+	}
+	locked := &lockfile.Tool{Kind: "mcp", Served: map[string]string{"a": "sha256:" + strings.Repeat("1", 64)},
+		Definitions: map[string]string{"a": def("Cafe\u0301 menu")}}
+	current := &lockfile.Tool{Kind: "mcp", Served: map[string]string{"a": "sha256:" + strings.Repeat("2", 64)},
+		Definitions: map[string]string{"a": def("Caf\u00e9 menu")}}
+	diags := MCPDrift("srv", locked, current, hcl.Range{})
+	if len(diags) != 1 || diags[0].Summary != "MCP tool changed since lock" {
+		t.Fatalf("got: %v\nwant: one MCP tool changed since lock", diags)
+	}
+	if d := diags[0].Detail; !strings.Contains(d, "-Cafe\u0301 menu") || !strings.Contains(d, "+Caf\u00e9 menu") || !strings.Contains(d, "only in its Unicode normalisation") {
+		t.Errorf("detail:\n%s\nwant: the old and new text, and that they differ only in normalisation", d)
+	}
+	current.Definitions["a"] = def("Cafe menu")
+	if d := MCPDrift("srv", locked, current, hcl.Range{}); len(d) != 1 || strings.Contains(d[0].Detail, "normalisation") {
+		t.Errorf("a real change is said to be one of normalisation:\n%v", d)
+	}
+}
+
 // mcpStartHTTP starts the test MCP server binary over streamable HTTP on a
 // free loopback port, with env added to the environment, and returns its
 // endpoint; the server is stopped when the test ends.

@@ -36,6 +36,7 @@ func main() {
 		poison    = flag.String("poison", "", "tool whose description is replaced")
 		drop      = flag.String("drop", "", "tool left out")
 		add       = flag.String("add", "", "extra tool to serve")
+		nfd       = flag.Bool("nfd", false, "serve a tool whose name is not NFC-normalised (\"re\\u0301sume\\u0301\", which HCL cannot write)")
 		name      = flag.String("name", "agentform-test-server", "server name")
 		version   = flag.String("version", "1.0.0", "server version")
 		httpAddr  = flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
@@ -124,6 +125,9 @@ func main() {
 	}
 	if *add != "" {
 		server.AddTool(&mcp.Tool{Name: *add, Description: "Added later.", InputSchema: json.RawMessage(`{"type":"object"}`)}, answer)
+	}
+	if *nfd {
+		server.AddTool(&mcp.Tool{Name: "re\u0301sume\u0301", Description: "Named with combining accents.", InputSchema: json.RawMessage(`{"type":"object"}`)}, answer)
 	}
 	for _, v := range strings.Split(*reportEnv, ",") {
 		if v != "" && os.Getenv(v) != "" {
