@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/url"
 	"strings"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Lengths below which a part of a value is not looked for on its own: a
@@ -98,12 +100,14 @@ func credentialParam(name string) bool {
 
 // quotes reports whether any string of a decoded JSON value (object keys
 // included) contains one of needles, or any number is one. Decoded, so
-// that escapes in the JSON text (\u0026, \") cannot hide a needle.
+// that escapes in the JSON text (\u0026, \") cannot hide a needle; and
+// compared NFC-normalised too, so that composing its accents differently
+// cannot (the lockfile stores names normalised).
 func quotes(v any, needles []string) bool {
 	switch x := v.(type) {
 	case string:
 		for _, n := range needles {
-			if n != "" && strings.Contains(x, n) {
+			if n != "" && (strings.Contains(x, n) || strings.Contains(norm.NFC.String(x), norm.NFC.String(n))) {
 				return true
 			}
 		}

@@ -63,6 +63,9 @@ func TestQuotes(t *testing.T) {
 		{tree, "TOK-12345678", false},
 		{nums, "987654321", true},
 		{nums, "98765432", false},
+		{"token p\u00e4ss-word here", "pa\u0308ss-word", true},
+		{"token pa\u0308ss-word here", "p\u00e4ss-word", true},
+		{"token pass-word here", "p\u00e4ss-word", false},
 	} {
 		if got := quotes(tc.v, []string{tc.needle}); got != tc.want {
 			t.Errorf("quotes(%v, %q) = %v, want %v", tc.v, tc.needle, got, tc.want)
