@@ -38,6 +38,11 @@ func Keeps(s string) bool {
 	return canon(s) == s
 }
 
+// Canonical returns s as the lockfile stores it.
+func Canonical(s string) string {
+	return canon(s)
+}
+
 // storedMap is m as the lockfile stores it: keys and values canonical,
 // entries without a value left out (of keys that are the same once
 // canonical, the one Bytes writes), nil when none is left.

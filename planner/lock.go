@@ -33,7 +33,9 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 		var d hcl.Diagnostics
 		switch t.Kind {
 		case manifest.KindMCP:
-			d = resolve.MCPDrift(t.Name, old, res.Pin, t.DeclRange)
+			// Tools an earlier agentform pinned under a name the lockfile
+			// cannot hold are left out now, with a warning: not drift.
+			d = resolve.MCPDrift(t.Name, resolve.MCPLockedWithout(old, res.Unpinnable), res.Pin, t.DeclRange)
 		case manifest.KindA2A:
 			d = resolve.A2ADrift(t.Name, old, res.Pin, t.DeclRange)
 		}

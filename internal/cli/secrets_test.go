@@ -132,3 +132,53 @@ tool "search" {
 		}
 	}
 }
+
+// TestSecretInServedToolNames: warnings that name served tools (one whose
+// name the lockfile cannot hold, the list of served tools for an expose
+// entry that matches none) never print a runtime value a name quotes.
+func TestSecretInServedToolNames(t *testing.T) {
+	bin := testMCPServer(t)
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`
+agent "a" {
+  capabilities = ["search"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "m" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = %[1]q
+  args         = ["-tools=1", "-add-nfd", secret(runtime("NFD_SECRET"))]
+  capabilities = ["search"]
+}
+
+tool "n" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = %[1]q
+  args         = ["-tools=1", "-add", secret(runtime("ADD_SECRET"))]
+  expose       = ["tool1", "missing"]
+  capabilities = ["search"]
+}
+`, bin)), 0o644))
+	const nfdSecret, addSecret = "nfd-SECRET-7731", "add-SECRET-8842"
+	t.Setenv("NFD_SECRET", nfdSecret)
+	t.Setenv("ADD_SECRET", addSecret)
+	for _, args := range [][]string{{"plan", "-no-color"}, {"plan", "-json"}} {
+		code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...)
+		out := stdout + stderr
+		if strings.Contains(out, nfdSecret) || strings.Contains(out, addSecret) {
+			t.Errorf("%s printed a secret (exit %d):\n%s", strings.Join(args, " "), code, out)
+		}
+		if !strings.Contains(out, "(value of NFD_SECRET)") || !strings.Contains(out, "(value of ADD_SECRET)") {
+			t.Errorf("%s: want both warnings, with the values replaced (exit %d):\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+}

@@ -141,9 +141,10 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 			Subject:  f.subject.Ptr(),
 		}}
 	}
-	diags := mcpUnstorableNames(req, served)
-	res, d := mcpRegister(req, served, false)
+	diags, unpinnable := mcpUnstorableNames(req, s, served)
+	res, d := mcpRegister(req, served, false, s.redact)
 	diags = append(diags, d...)
+	res.Unpinnable = unpinnable
 	if d := s.secretInDefinitions(served, res.Tools, 4); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 	}
@@ -196,28 +197,56 @@ type mcpServedTool struct {
 // maps, which HCL reads back NFC-normalised, so a name that is not NFC
 // (a decomposed accent) or not valid UTF-8 would be pinned under another
 // name than the one the server answers to. MCP tool names are normally
-// ASCII letters, digits, "_", "-" and ".".
-func mcpUnstorableNames(req Request, served map[string]*mcpServedTool) hcl.Diagnostics {
+// ASCII letters, digits, "_", "-" and ".". It returns the names left out,
+// as the lockfile would hold them: an earlier agentform pinned such tools
+// under those names, and their entries are dropped, not drift.
+func mcpUnstorableNames(req Request, s *mcpSession, served map[string]*mcpServedTool) (hcl.Diagnostics, []string) {
 	var diags hcl.Diagnostics
+	var left []string
 	for _, name := range mcpSortedKeys(served) {
 		if lockfile.Keeps(name) {
 			continue
 		}
 		delete(served, name)
+		stored := lockfile.Canonical(name)
+		left = append(left, stored)
+		// The name as the server sent it, a runtime value it quotes
+		// replaced, and quoted in ASCII so that its combining marks show.
+		detail := fmt.Sprintf("The MCP server of %q serves a tool named %+q, which is not Unicode text in normal form C (NFC). %s stores names normalised, so it could not pin this tool under the name the server uses: it is not registered. Rename it on the server (MCP tool names are normally ASCII letters, digits, \"_\", \"-\" and \".\").",
+			req.Tool.Name, s.redact(name), lockfile.FileName)
+		if req.Locked != nil && req.Locked.Served[stored] != "" {
+			detail += fmt.Sprintf(" An earlier agentform pinned it under the normalised name %+q: that entry is dropped from %s.", s.redact(stored), lockfile.FileName)
+		}
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,
 			Summary:  "MCP tool name cannot be pinned",
-			Detail: fmt.Sprintf("The MCP server of %q serves a tool named %q, which is not Unicode text in normal form C (NFC). %s stores names normalised, so it could not pin this tool under the name the server uses: it is not registered. Rename it on the server (MCP tool names are normally ASCII letters, digits, \"_\", \"-\" and \".\").",
-				req.Tool.Name, name, lockfile.FileName),
-			Subject: req.Tool.DeclRange.Ptr(),
+			Detail:   detail,
+			Subject:  req.Tool.DeclRange.Ptr(),
 		})
 	}
-	return diags
+	return diags, left
+}
+
+// MCPLockedWithout returns the lock entry l without the served tools
+// names (Resolved.Unpinnable), for MCPDrift: l itself when there are
+// none.
+func MCPLockedWithout(l *lockfile.Tool, names []string) *lockfile.Tool {
+	if l == nil || len(names) == 0 {
+		return l
+	}
+	c := *l
+	c.Served, c.Definitions = maps.Clone(l.Served), maps.Clone(l.Definitions)
+	for _, n := range names {
+		delete(c.Served, n)
+		delete(c.Definitions, n)
+	}
+	return &c
 }
 
 // mcpRegister turns served tools into registered tools, applying expose
-// and tool_capabilities. fromLock changes the wording of the warnings.
-func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool) (*Resolved, hcl.Diagnostics) {
+// and tool_capabilities. fromLock changes the wording of the warnings;
+// redact scrubs runtime values from the served names they list.
+func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, redact func(string) string) (*Resolved, hcl.Diagnostics) {
 	m := req.Tool.MCP
 	var diags hcl.Diagnostics
 	where := "the MCP server does not serve it"
@@ -243,7 +272,7 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool) (
 				Severity: hcl.DiagWarning,
 				Summary:  "Exposed tool not served",
 				Detail: fmt.Sprintf("expose lists %q, but %s, so no tool is registered for it. Served tools: %s. Fix the name or remove it from expose.",
-					name, where, mcpQuotedList(mcpSortedKeys(served))),
+					name, where, mcpQuotedList(mcpSortedKeys(served), redact)),
 				Subject: rng.Ptr(),
 			})
 		}
@@ -304,7 +333,8 @@ func mcpFallback(req Request, s *mcpSession, reason string) (*Resolved, hcl.Diag
 		}}
 	}
 	served := map[string]*mcpServedTool{}
-	for name := range locked.Served {
+	var altered []string
+	for _, name := range mcpSortedKeys(locked.Served) {
 		st := &mcpServedTool{name: name, def: map[string]any{"name": name}}
 		if raw, ok := locked.Definitions[name]; ok {
 			if v, err := mcpDecodeJSON([]byte(raw)); err == nil {
@@ -312,11 +342,27 @@ func mcpFallback(req Request, s *mcpSession, reason string) (*Resolved, hcl.Diag
 					st.def = obj
 				}
 			}
+			// What ships is the recorded definition: it must be the one
+			// its digest names, or a lockfile edited by hand could give
+			// the model any text while serve still finds the server's
+			// tool unchanged.
+			if canon, err := mcpCanonicalJSON(st.def); err != nil || SHA256(canon) != locked.Served[name] {
+				altered = append(altered, name)
+			}
 		}
 		st.canon, _ = mcpCanonicalJSON(st.def)
 		served[name] = st
 	}
-	res, diags := mcpRegister(req, served, true)
+	if len(altered) > 0 {
+		return &Resolved{Unresolved: true}, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "MCP lock entry does not match its digests",
+			Detail: fmt.Sprintf("Served tools of %q could not be listed (%s), and %s records definitions of %s that are not the ones their digests name: the file was edited, or written by an earlier agentform, which stored definitions with their text normalised. agentform does not build from them. Run agentform lock where the server can be reached, review the change and commit %s.",
+				req.Tool.Name, reason, lockfile.FileName, mcpQuotedList(altered, s.redact), lockfile.FileName),
+			Subject: req.Tool.DeclRange.Ptr(),
+		}}
+	}
+	res, diags := mcpRegister(req, served, true, s.redact)
 	// A lock pinned before agentform refused such definitions (or by hand)
 	// may quote a secret the block now gives: checked as a live answer is,
 	// with the runtime values that could be read, except that a whole
@@ -1033,13 +1079,13 @@ func mcpSortedKeys[V any](m map[string]V) []string {
 }
 
 // mcpQuotedList renders names as "a", "b", or "none".
-func mcpQuotedList(names []string) string {
+func mcpQuotedList(names []string, redact func(string) string) string {
 	if len(names) == 0 {
 		return "none"
 	}
 	q := make([]string, len(names))
 	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
+		q[i] = fmt.Sprintf("%q", redact(n))
 	}
 	return strings.Join(q, ", ")
 }

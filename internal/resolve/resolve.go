@@ -65,6 +65,10 @@ type Resolved struct {
 	// Unresolved is set when the tools could not be determined at all:
 	// the planner shows the block as one unresolved column.
 	Unresolved bool
+	// Unpinnable are the served tools of an mcp block left out because
+	// the lockfile cannot hold their names, by the names it would hold
+	// them under (MCPLockedWithout).
+	Unpinnable []string
 }
 
 // Tool is one registered tool as resolved.

@@ -36,7 +36,8 @@ func main() {
 		poison    = flag.String("poison", "", "tool whose description is replaced")
 		drop      = flag.String("drop", "", "tool left out")
 		add       = flag.String("add", "", "extra tool to serve")
-		nfd       = flag.Bool("nfd", false, "serve a tool whose name is not NFC-normalised (\"re\\u0301sume\\u0301\", which HCL cannot write)")
+		addNFD    = flag.String("add-nfd", "", "extra tool named \"e\\u0301\" and this value: not NFC-normalised, which HCL cannot write")
+		uni       = flag.Bool("uni", false, "serve a tool \"uni\" whose description and schema hold text that NFC-normalising would change: property names \"e\\u0301\" and \"\\u00e9\" side by side, an enum value \"e\\u0301\"")
 		name      = flag.String("name", "agentform-test-server", "server name")
 		version   = flag.String("version", "1.0.0", "server version")
 		httpAddr  = flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
@@ -126,8 +127,12 @@ func main() {
 	if *add != "" {
 		server.AddTool(&mcp.Tool{Name: *add, Description: "Added later.", InputSchema: json.RawMessage(`{"type":"object"}`)}, answer)
 	}
-	if *nfd {
-		server.AddTool(&mcp.Tool{Name: "re\u0301sume\u0301", Description: "Named with combining accents.", InputSchema: json.RawMessage(`{"type":"object"}`)}, answer)
+	if *addNFD != "" {
+		server.AddTool(&mcp.Tool{Name: "e\u0301" + *addNFD, Description: "Named with a combining accent.", InputSchema: json.RawMessage(`{"type":"object"}`)}, answer)
+	}
+	if *uni {
+		server.AddTool(&mcp.Tool{Name: "uni", Description: "Cafe\u0301 menu, \u212b units.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"e\u0301":{"type":"string","enum":["e\u0301"]},"\u00e9":{"type":"string"}}}`)}, answer)
 	}
 	for _, v := range strings.Split(*reportEnv, ",") {
 		if v != "" && os.Getenv(v) != "" {
