@@ -57,7 +57,13 @@ func fakeMCPPin(served map[string]json.RawMessage) *lockfile.Tool {
 	}
 	for name, ann := range served {
 		def := fmt.Sprintf(`{"annotations":%s,"name":%q}`, ann, name)
-		pin.Served[name] = ruleDigest(def)
+		// The digest a server's answer gets, so that the entry is one
+		// agentform builds from without the server.
+		_, digest, err := resolve.MCPToolDigest(json.RawMessage(def))
+		if err != nil {
+			panic(fmt.Sprintf("fake.json: %s: %v", name, err))
+		}
+		pin.Served[name] = digest
 		pin.Definitions[name] = def
 	}
 	return pin
