@@ -1,6 +1,7 @@
 package lockfile
 
 import (
+	"encoding/json"
 	"maps"
 	"reflect"
 	"strings"
@@ -227,5 +228,78 @@ func TestStored(t *testing.T) {
 	}
 	if (*Tool)(nil).Stored() != nil {
 		t.Error("Stored of nil is not nil")
+	}
+}
+
+// FuzzExactJSON: a definition in ExactJSON's form is read back from the
+// lockfile as the same text, which is the same JSON value as the
+// definition it came from.
+func FuzzExactJSON(f *testing.F) {
+	for _, s := range []string{"plain", "caf\u00e9", "cafe\u0301", "\u212b", "日本語", "\n\u0301", "\"\u0301", "\xff", "🧮e\u0301", "\u0301"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		text, err := json.Marshal(map[string]any{"description": s, "k" + s: []string{s}})
+		if err != nil {
+			t.Skip()
+		}
+		exact := ExactJSON(string(text))
+		lf := New()
+		lf.Tools["m"] = &Tool{Kind: kindMCP, ServerName: "s", Served: map[string]string{"a": sha("a")}, Definitions: map[string]string{"a": exact}}
+		parsed, diags := Parse(lf.Bytes(), FileName)
+		if diags.HasErrors() {
+			t.Fatalf("got: %v\nwant: no errors", diags)
+		}
+		if got := parsed.Tools["m"].Definitions["a"]; got != exact {
+			t.Fatalf("read back:\n%q\nwant:\n%q", got, exact)
+		}
+		var want, got any
+		if err := json.Unmarshal(text, &want); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(exact), &got); err != nil {
+			t.Fatalf("ExactJSON gave no JSON: %v\n%q", err, exact)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("ExactJSON changed the value:\ngot:  %#v\nwant: %#v", got, want)
+		}
+	})
+}
+
+// TestExactJSONReadable: text the lockfile keeps as it is stays readable;
+// text it would normalise is escaped.
+func TestExactJSONReadable(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"d":"caf` + "\u00e9" + `"}`:          `{"d":"caf` + "\u00e9" + `"}`,
+		`{"d":"日本語 🧮"}`:                        `{"d":"日本語 🧮"}`,
+		`{"d":"cafe` + "\u0301" + `"}`:         `{"d":"cafe\u0301"}`,
+		`{"d":"\n` + "\u0301" + ` caf\u00e9"}`: `{"d":"\n\u0301 caf\u00e9"}`,
+		`{"d":"x\"` + "\u0301" + `"}`:          `{"d":"x\"\u0301"}`,
+	} {
+		if got := ExactJSON(in); got != want {
+			t.Errorf("ExactJSON(%q)\ngot:  %q\nwant: %q", in, got, want)
+		}
+	}
+}
+
+// TestASCIIJSON: the escaped text is ASCII, decodes to the same value, and
+// the lockfile keeps it byte for byte.
+func TestASCIIJSON(t *testing.T) {
+	in := `{"d":"Café ☕ 🚀 e\u0301","k\u00e9":[1,"\\u00e9"]}`
+	out := ASCIIJSON(in)
+	for _, c := range []byte(out) {
+		if c >= 0x80 {
+			t.Fatalf("got non-ASCII output: %s", out)
+		}
+	}
+	var a, b any
+	if json.Unmarshal([]byte(in), &a) != nil || json.Unmarshal([]byte(out), &b) != nil || !reflect.DeepEqual(a, b) {
+		t.Errorf("decoded\ngot:  %v\nwant: %v", b, a)
+	}
+	lf := New()
+	lf.Tools["p"] = &Tool{Kind: kindA2A, Card: sha("p"), CardJSON: out}
+	back, diags := Parse(lf.Bytes(), FileName)
+	if diags.HasErrors() || back.Tools["p"].CardJSON != out {
+		t.Errorf("through the lockfile\ngot:  %q %v\nwant: %q", back.Tools["p"].CardJSON, diags, out)
 	}
 }

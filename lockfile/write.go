@@ -297,8 +297,15 @@ func canon(s string) string {
 // escaped first, so that the text stays JSON, and the same JSON, once
 // normalised. Every other character is left as it is.
 func canonJSON(s string) string {
+	return canon(escapeJoining(s))
+}
+
+// escapeJoining escapes, in a JSON text, each character that has no
+// boundary before it and follows an escape sequence: the same JSON value,
+// which normalisation cannot join to the sequence.
+func escapeJoining(s string) string {
 	if strings.IndexByte(s, '\\') < 0 {
-		return canon(s)
+		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
@@ -324,7 +331,7 @@ func canonJSON(s string) string {
 			i += size
 		}
 	}
-	return canon(b.String())
+	return b.String()
 }
 
 func isHex4(s string) bool {

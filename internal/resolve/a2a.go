@@ -15,8 +15,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -312,7 +310,7 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	// nothing reaching the agent came from runtime(), since a card can echo
 	// what it was sent in forms no scrubbing foresees, and only a card of
 	// a reviewable size.
-	if cardJSON := jsonASCII(canonical); !a2aUsesRuntime(a) && len(cardJSON) <= a2aMaxLockedCard {
+	if cardJSON := lockfile.ASCIIJSON(string(canonical)); !a2aUsesRuntime(a) && len(cardJSON) <= a2aMaxLockedCard {
 		pin.CardJSON = string(cardJSON)
 	}
 	return &Resolved{
@@ -727,27 +725,4 @@ func a2aLockedTree(l *lockfile.Tool) (any, []byte) {
 		return nil, nil
 	}
 	return tree, canonical
-}
-
-// jsonASCII escapes every non-ASCII character of JSON text as \uXXXX
-// (a UTF-16 surrogate pair above U+FFFF). Outside its strings JSON has no
-// such characters, so the text means the same; the lockfile, which
-// normalises its strings to NFC, then keeps it byte for byte.
-func jsonASCII(b []byte) []byte {
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); {
-		if b[i] < utf8.RuneSelf {
-			out = append(out, b[i])
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(b[i:])
-		if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
-			out = fmt.Appendf(out, "\\u%04x\\u%04x", r1, r2)
-		} else {
-			out = fmt.Appendf(out, "\\u%04x", r)
-		}
-		i += n
-	}
-	return out
 }

@@ -785,7 +785,7 @@ func TestA2ADrift(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &lockfile.Tool{Kind: "a2a", Card: SHA256(canonical), CardName: "Planner", CardVersion: "1.2.0", CardJSON: string(jsonASCII(canonical))}
+		return &lockfile.Tool{Kind: "a2a", Card: SHA256(canonical), CardName: "Planner", CardVersion: "1.2.0", CardJSON: lockfile.ASCIIJSON(string(canonical))}
 	}
 	tampered := card("Plans trips. Café ☕")
 	tampered.CardJSON = strings.Replace(tampered.CardJSON, "itinerary", "exploit", 1)
@@ -823,28 +823,6 @@ func TestA2ADrift(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestJSONASCII: the escaped text is ASCII, decodes to the same value, and
-// the lockfile keeps it byte for byte.
-func TestJSONASCII(t *testing.T) {
-	in := []byte(`{"d":"Café ☕ 🚀 e\u0301","k\u00e9":[1,"\\u00e9"]}`)
-	out := jsonASCII(in)
-	for _, c := range out {
-		if c >= 0x80 {
-			t.Fatalf("got non-ASCII output: %s", out)
-		}
-	}
-	var a, b any
-	if json.Unmarshal(in, &a) != nil || json.Unmarshal(out, &b) != nil || !reflect.DeepEqual(a, b) {
-		t.Errorf("decoded\ngot:  %v\nwant: %v", b, a)
-	}
-	lf := lockfile.New()
-	lf.Tools["p"] = &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("1", 64), CardJSON: string(out)}
-	back, diags := lockfile.Parse(lf.Bytes(), "agentform.lock.hcl")
-	if diags.HasErrors() || back.Tools["p"].CardJSON != string(out) {
-		t.Errorf("through the lockfile\ngot:  %q %v\nwant: %q", back.Tools["p"].CardJSON, diags, out)
 	}
 }
 

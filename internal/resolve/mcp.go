@@ -172,11 +172,11 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	for _, tl := range res.Tools {
 		def := served[tl.Served].canon
 		pin.Served[tl.Served] = SHA256(def)
-		// Non-ASCII characters escaped, as card_json is: the lockfile
-		// normalises its text (NFC), which would change what a definition
-		// says (a property name, an enum value), and a plan from the lock
-		// registers the tools from these definitions.
-		pin.Definitions[tl.Served] = string(jsonASCII(def))
+		// In a form the lockfile keeps exactly: it normalises its text
+		// (NFC), which could change what a definition says (a property
+		// name, an enum value), and a plan from the lock registers the
+		// tools from these definitions.
+		pin.Definitions[tl.Served] = lockfile.ExactJSON(string(def))
 	}
 	res.Pin = pin
 	return res, diags

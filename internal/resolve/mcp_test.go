@@ -1007,7 +1007,7 @@ func TestMCPDriftDetail(t *testing.T) {
 // definitions with non-ASCII characters escaped, so the old text is exact.
 func TestMCPDriftNormalisation(t *testing.T) {
 	def := func(desc string) string {
-		return string(jsonASCII([]byte(`{"description":"` + desc + `","name":"a"}`)))
+		return lockfile.ASCIIJSON(`{"description":"` + desc + `","name":"a"}`)
 	}
 	locked := &lockfile.Tool{Kind: "mcp", Served: map[string]string{"a": "sha256:" + strings.Repeat("1", 64)},
 		Definitions: map[string]string{"a": def("Cafe\u0301 menu")}}
