@@ -1,6 +1,7 @@
 package lockfile
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
 	"reflect"
@@ -238,11 +239,16 @@ func FuzzExactJSON(f *testing.F) {
 	for _, s := range []string{"plain", "caf\u00e9", "cafe\u0301", "\u212b", "日本語", "\n\u0301", "\"\u0301", "\xff", "🧮e\u0301", "\u0301"} {
 		f.Add(s)
 	}
+	f.Add("<a & b>́")
 	f.Fuzz(func(t *testing.T, s string) {
-		text, err := json.Marshal(map[string]any{"description": s, "k" + s: []string{s}})
-		if err != nil {
+		// As MCP definitions are encoded: <, > and & as they are.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(map[string]any{"description": s, "k" + s: []string{s}}); err != nil {
 			t.Skip()
 		}
+		text := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 		exact := ExactJSON(string(text))
 		lf := New()
 		lf.Tools["m"] = &Tool{Kind: kindMCP, ServerName: "s", Served: map[string]string{"a": sha("a")}, Definitions: map[string]string{"a": exact}}

@@ -56,9 +56,13 @@ func fakeMCPPin(served map[string]json.RawMessage) *lockfile.Tool {
 		Served:       map[string]string{}, Definitions: map[string]string{},
 	}
 	for name, ann := range served {
-		def := fmt.Sprintf(`{"annotations":%s,"name":%q}`, ann, name)
-		// The digest a server's answer gets, so that the entry is one
-		// agentform builds from without the server.
+		// The canonical text and digest a server's answer gets, so that
+		// the entry is one agentform builds from without the server.
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, ann); err != nil {
+			panic(fmt.Sprintf("fake.json: %s: %v", name, err))
+		}
+		def := fmt.Sprintf(`{"annotations":%s,"name":%q}`, compact.Bytes(), name)
 		_, digest, err := resolve.MCPToolDigest(json.RawMessage(def))
 		if err != nil {
 			panic(fmt.Sprintf("fake.json: %s: %v", name, err))

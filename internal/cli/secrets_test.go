@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/lockfile"
 )
 
 // TestSecretsNeverWritten resolves tools that need runtime secrets to be
@@ -179,6 +182,60 @@ tool "n" {
 		}
 		if !strings.Contains(out, "(value of NFD_SECRET)") || !strings.Contains(out, "(value of ADD_SECRET)") {
 			t.Errorf("%s: want both warnings, with the values replaced (exit %d):\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+}
+
+// TestSecretInLockNotShownByDrift: a lock entry that quotes a secret the
+// block now gives (pinned before agentform refused such text, or by hand)
+// is refused when the server is reached too, before its text could be
+// shown beside the server's answer as drift.
+func TestSecretInLockNotShownByDrift(t *testing.T) {
+	bin := testMCPServer(t)
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`
+agent "a" {
+  capabilities = ["search"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "m" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = %q
+  args         = ["-tools=1"]
+  config       = { TOK = secret(runtime("LOCK_SECRET")) }
+  capabilities = ["search"]
+}
+`, bin)), 0o644))
+	const secret = "lock-SECRET-5521"
+	t.Setenv("LOCK_SECRET", secret)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "lock"); code != ExitOK {
+		t.Fatalf("lock: exit %d\n%s", code, stderr)
+	}
+	f, diags := lockfile.Load(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	def := `{"description":"Uses the key ` + secret + `.","name":"gone"}`
+	_, digest, err := resolve.MCPToolDigest(json.RawMessage(def))
+	must(t, err)
+	f.Tools["m"].Served["gone"], f.Tools["m"].Definitions["gone"] = digest, def
+	must(t, os.WriteFile(filepath.Join(dir, lockfile.FileName), f.Bytes(), 0o644))
+
+	for _, args := range [][]string{{"plan", "-no-color"}, {"plan", "-json"}, {"plan", "-refresh=false", "-no-color"}} {
+		code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...)
+		if strings.Contains(stdout+stderr, secret) {
+			t.Errorf("%s printed the secret (exit %d):\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+		}
+		if code == ExitOK || !strings.Contains(stdout+stderr, "holds it already") {
+			t.Errorf("%s: exit %d, want the lock entry refused\n%s%s", strings.Join(args, " "), code, stdout, stderr)
 		}
 	}
 }

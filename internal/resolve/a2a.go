@@ -720,8 +720,11 @@ func a2aLockedTree(l *lockfile.Tool) (any, []byte) {
 	if err != nil {
 		return nil, nil
 	}
+	// The text too is the one agentform writes for the card, which is
+	// what ships in the artifact's lock: not merely text that reads as it
+	// (a duplicate key the reading skips).
 	canonical, err := a2aCanonicalJSON(tree)
-	if err != nil || SHA256(canonical) != l.Card {
+	if err != nil || SHA256(canonical) != l.Card || l.CardJSON != lockfile.ASCIIJSON(string(canonical)) {
 		return nil, nil
 	}
 	return tree, canonical

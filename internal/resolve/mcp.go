@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zclconf/go-cty/cty"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/mcpwire"
@@ -148,6 +149,19 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	if d := s.secretInDefinitions(served, res.Tools, 4); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 	}
+	// The lock entry is shown beside this answer when they differ
+	// (MCPDrift): every tool it records is checked as it would be without
+	// the server.
+	if locked := req.Locked; locked != nil && locked.Kind == manifest.KindMCP {
+		lockedServed, _ := mcpServedFromLock(locked)
+		all := make([]Tool, 0, len(lockedServed))
+		for _, name := range mcpSortedKeys(lockedServed) {
+			all = append(all, Tool{Served: name})
+		}
+		if d := s.lockedSecret(locked, lockedServed, all); d != nil {
+			return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
+		}
+	}
 	if len(served) == 0 {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,
@@ -207,14 +221,18 @@ func mcpUnstorableNames(req Request, s *mcpSession, served map[string]*mcpServed
 		if lockfile.Keeps(name) {
 			continue
 		}
+		st := served[name]
 		delete(served, name)
-		stored := lockfile.Canonical(name)
-		left = append(left, stored)
 		// The name as the server sent it, a runtime value it quotes
 		// replaced, and quoted in ASCII so that its combining marks show.
 		detail := fmt.Sprintf("The MCP server of %q serves a tool named %+q, which is not Unicode text in normal form C (NFC). %s stores names normalised, so it could not pin this tool under the name the server uses: it is not registered. Rename it on the server (MCP tool names are normally ASCII letters, digits, \"_\", \"-\" and \".\").",
 			req.Tool.Name, s.redact(name), lockfile.FileName)
-		if req.Locked != nil && req.Locked.Served[stored] != "" {
+		// An earlier agentform pinned such a tool under the normalised
+		// name, with the digest of what the server sent: that entry is
+		// this tool's, unless the server serves a tool of that name too.
+		stored := lockfile.Canonical(name)
+		if _, clash := served[stored]; !clash && req.Locked != nil && req.Locked.Served[stored] == SHA256(st.canon) {
+			left = append(left, stored)
 			detail += fmt.Sprintf(" An earlier agentform pinned it under the normalised name %+q: that entry is dropped from %s.", s.redact(stored), lockfile.FileName)
 		}
 		diags = append(diags, &hcl.Diagnostic{
@@ -315,6 +333,53 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, r
 	return res, diags
 }
 
+// lockedSecret refuses a lock entry that quotes a runtime value the block
+// gives (pinned before agentform refused such text, or by hand): served
+// are the tools it records, registered those of them that are checked. A
+// whole secret value counts from 8 bytes: plans that skip the server
+// (-refresh=false in CI) often run with placeholder values, and a "test"
+// or "none" is no credential a lock could hold.
+func (s *mcpSession) lockedSecret(locked *lockfile.Tool, served map[string]*mcpServedTool, registered []Tool) *hcl.Diagnostic {
+	ls := *s
+	ls.serverName, ls.serverVersion = locked.ServerName, locked.ServerVersion
+	d := ls.secretInDefinitions(served, registered, 8)
+	if d != nil {
+		d.Detail += fmt.Sprintf(" The entry for %q in %s, pinned by an earlier plan, holds it already: rotate the credential, then run agentform lock -upgrade where the fixed server can be reached.", s.req.Tool.Name, lockfile.FileName)
+	}
+	return d
+}
+
+// mcpServedFromLock returns the served tools a lock entry records, read
+// from its definitions, and the names of those it cannot be trusted for:
+// what ships is the recorded definition, so it must be there, be the one
+// its digest names, under its own name, and in the text agentform writes
+// for it (lockfile.ExactJSON, or ASCIIJSON as versions before wrote it), or
+// a lockfile edited by hand could give the model any text (a duplicate key
+// the digest's reading skips, another tool's definition) while serve still
+// finds the server's tool unchanged.
+func mcpServedFromLock(locked *lockfile.Tool) (map[string]*mcpServedTool, []string) {
+	served := map[string]*mcpServedTool{}
+	var altered []string
+	for _, name := range mcpSortedKeys(locked.Served) {
+		st := &mcpServedTool{name: name, def: map[string]any{"name": name}}
+		raw, ok := locked.Definitions[name]
+		if ok {
+			if v, err := mcpDecodeJSON([]byte(raw)); err == nil {
+				if obj, ok := v.(map[string]any); ok {
+					st.def = obj
+				}
+			}
+		}
+		st.canon, _ = mcpCanonicalJSON(st.def)
+		if !ok || st.def["name"] != name || SHA256(st.canon) != locked.Served[name] ||
+			raw != lockfile.ExactJSON(string(st.canon)) && raw != lockfile.ASCIIJSON(string(st.canon)) {
+			altered = append(altered, name)
+		}
+		served[name] = st
+	}
+	return served, altered
+}
+
 // mcpFallback answers from the lock entry, or marks the block unresolved
 // when there is none. reason says why the server was not used; it must
 // not hold a runtime value. s holds the runtime values that could be read
@@ -332,32 +397,12 @@ func mcpFallback(req Request, s *mcpSession, reason string) (*Resolved, hcl.Diag
 			Subject: req.Tool.DeclRange.Ptr(),
 		}}
 	}
-	served := map[string]*mcpServedTool{}
-	var altered []string
-	for _, name := range mcpSortedKeys(locked.Served) {
-		st := &mcpServedTool{name: name, def: map[string]any{"name": name}}
-		if raw, ok := locked.Definitions[name]; ok {
-			if v, err := mcpDecodeJSON([]byte(raw)); err == nil {
-				if obj, ok := v.(map[string]any); ok {
-					st.def = obj
-				}
-			}
-			// What ships is the recorded definition: it must be the one
-			// its digest names, or a lockfile edited by hand could give
-			// the model any text while serve still finds the server's
-			// tool unchanged.
-			if canon, err := mcpCanonicalJSON(st.def); err != nil || SHA256(canon) != locked.Served[name] {
-				altered = append(altered, name)
-			}
-		}
-		st.canon, _ = mcpCanonicalJSON(st.def)
-		served[name] = st
-	}
+	served, altered := mcpServedFromLock(locked)
 	if len(altered) > 0 {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "MCP lock entry does not match its digests",
-			Detail: fmt.Sprintf("Served tools of %q could not be listed (%s), and %s records definitions of %s that are not the ones their digests name: the file was edited, or written by an earlier agentform, which stored definitions with their text normalised. agentform does not build from them. Run agentform lock where the server can be reached, review the change and commit %s.",
+			Detail: fmt.Sprintf("Served tools of %q could not be listed (%s), and %s records no definition, or not the one its digest names, for %s: the file was edited, or written by an earlier agentform, which recorded digests only or stored definitions with their text normalised. agentform does not build from them. Run agentform lock where the server can be reached, review the change and commit %s.",
 				req.Tool.Name, reason, lockfile.FileName, mcpQuotedList(altered, s.redact), lockfile.FileName),
 			Subject: req.Tool.DeclRange.Ptr(),
 		}}
@@ -369,9 +414,7 @@ func mcpFallback(req Request, s *mcpSession, reason string) (*Resolved, hcl.Diag
 	// secret value must be 8 bytes or longer: plans that skip the server
 	// (-refresh=false in CI) often run with placeholder values, and a
 	// "test" or "none" is no credential a lock could hold.
-	s.serverName, s.serverVersion = locked.ServerName, locked.ServerVersion
-	if d := s.secretInDefinitions(served, res.Tools, 8); d != nil {
-		d.Detail += fmt.Sprintf(" The entry for %q in %s, pinned by an earlier plan, holds it already: rotate the credential, then run agentform lock -upgrade where the fixed server can be reached.", req.Tool.Name, lockfile.FileName)
+	if d := s.lockedSecret(locked, served, res.Tools); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 	}
 	pin := *locked
@@ -471,14 +514,26 @@ func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool, regis
 // redact replaces every runtime value in s, and every credential inside
 // one (quotableParts), by a reference to its variable.
 func (s *mcpSession) redact(text string) string {
-	for _, sv := range s.secrets {
-		if sv.value != "" {
-			text = strings.ReplaceAll(text, sv.value, fmt.Sprintf("(value of %s)", sv.env))
+	replace := func(text string, form func(string) string) string {
+		for _, sv := range s.secrets {
+			if sv.value != "" {
+				text = strings.ReplaceAll(text, form(sv.value), fmt.Sprintf("(value of %s)", sv.env))
+			}
 		}
+		for _, sv := range s.secrets {
+			for _, part := range quotableParts(sv.value, sv.secret) {
+				text = strings.ReplaceAll(text, form(part), fmt.Sprintf("(part of %s)", sv.env))
+			}
+		}
+		return text
 	}
-	for _, sv := range s.secrets {
-		for _, part := range quotableParts(sv.value, sv.secret) {
-			text = strings.ReplaceAll(text, part, fmt.Sprintf("(part of %s)", sv.env))
+	text = replace(text, func(v string) string { return v })
+	// A value quoted with its accents composed differently is found in
+	// the text normalised (as quotes finds it); the text is kept as it
+	// was unless that finds one.
+	if n := norm.NFC.String(text); n != text {
+		if r := replace(n, norm.NFC.String); r != n {
+			text = r
 		}
 	}
 	return text
@@ -747,7 +802,9 @@ func (s *mcpSession) list(ctx context.Context, cs *mcp.ClientSession, capture *m
 				return nil, fmt.Errorf("tools/list page %d, tool %d: %v", page+1, i+1, err)
 			}
 			if _, dup := served[st.name]; dup {
-				return nil, fmt.Errorf("tools/list lists the tool %q twice", st.name)
+				// Redacted before it is quoted: quoting escapes what the
+				// redaction looks for.
+				return nil, fmt.Errorf("tools/list lists the tool %q twice", s.redact(st.name))
 			}
 			served[st.name] = st
 		}

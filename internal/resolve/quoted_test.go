@@ -82,3 +82,15 @@ func TestMCPRedactParts(t *testing.T) {
 		t.Errorf("redact got %q", got)
 	}
 }
+
+// TestMCPRedactComposition: a value quoted with its accents composed
+// differently is replaced; text without a value keeps its form.
+func TestMCPRedactComposition(t *testing.T) {
+	s := &mcpSession{secrets: []mcpSecret{{value: "Caf\u00e9-SECRET-1", env: "KEY", secret: true}}}
+	if got := s.redact("tool e\u0301Cafe\u0301-SECRET-1"); strings.Contains(got, "SECRET") || !strings.Contains(got, "(value of KEY)") {
+		t.Errorf("redact of the value decomposed: %q", got)
+	}
+	if in := "tool re\u0301sume\u0301"; s.redact(in) != in {
+		t.Errorf("redact changed text that quotes no value: %q", s.redact(in))
+	}
+}
