@@ -36,6 +36,13 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 			// Tools an earlier agentform pinned under a name the lockfile
 			// cannot hold are left out now, with a warning: not drift.
 			d = resolve.MCPDrift(t.Name, resolve.MCPLockedWithout(old, res.Unpinnable), res.Pin, t.DeclRange)
+			// Drift shows the lock's text and the server's: neither with a
+			// runtime value in it.
+			if res.Redact != nil {
+				for _, diag := range d {
+					diag.Summary, diag.Detail = res.Redact(diag.Summary), res.Redact(diag.Detail)
+				}
+			}
 		case manifest.KindA2A:
 			d = resolve.A2ADrift(t.Name, old, res.Pin, t.DeclRange)
 		}

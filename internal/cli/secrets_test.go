@@ -188,12 +188,20 @@ tool "n" {
 
 // TestSecretInLockNotShownByDrift: a lock entry that quotes a secret the
 // block now gives (pinned before agentform refused such text, or by hand)
-// is refused when the server is reached too, before its text could be
-// shown beside the server's answer as drift.
+// is refused, with the server reached or not, before its text could be
+// shown beside the server's answer as drift or built into an artifact;
+// even a tool expose leaves out is checked, since the artifact's lock
+// holds it. A value too short for that (under 8 bytes, where placeholders
+// are common) is replaced in what drift shows.
 func TestSecretInLockNotShownByDrift(t *testing.T) {
-	bin := testMCPServer(t)
-	dir := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`
+	for _, tc := range []struct {
+		secret  string
+		refused bool
+	}{{"lock-SECRET-5521", true}, {"hunt3r", false}} {
+		t.Run(tc.secret, func(t *testing.T) {
+			bin := testMCPServer(t)
+			dir := t.TempDir()
+			must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`
 agent "a" {
   capabilities = ["search"]
   graph {
@@ -209,33 +217,46 @@ tool "m" {
   kind         = "mcp"
   transport    = "stdio"
   command      = %q
-  args         = ["-tools=1"]
+  args         = ["-tools=2"]
+  expose       = ["tool1"]
   config       = { TOK = secret(runtime("LOCK_SECRET")) }
   capabilities = ["search"]
 }
 `, bin)), 0o644))
-	const secret = "lock-SECRET-5521"
-	t.Setenv("LOCK_SECRET", secret)
-	if code, _, stderr := run(t, "", "-chdir="+dir, "lock"); code != ExitOK {
-		t.Fatalf("lock: exit %d\n%s", code, stderr)
-	}
-	f, diags := lockfile.Load(dir)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	def := `{"description":"Uses the key ` + secret + `.","name":"gone"}`
-	_, digest, err := resolve.MCPToolDigest(json.RawMessage(def))
-	must(t, err)
-	f.Tools["m"].Served["gone"], f.Tools["m"].Definitions["gone"] = digest, def
-	must(t, os.WriteFile(filepath.Join(dir, lockfile.FileName), f.Bytes(), 0o644))
+			t.Setenv("LOCK_SECRET", tc.secret)
+			if code, _, stderr := run(t, "", "-chdir="+dir, "lock"); code != ExitOK {
+				t.Fatalf("lock: exit %d\n%s", code, stderr)
+			}
+			f, diags := lockfile.Load(dir)
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			def := `{"description":"Uses the key ` + tc.secret + `.","name":"gone"}`
+			_, digest, err := resolve.MCPToolDigest(json.RawMessage(def))
+			must(t, err)
+			f.Tools["m"].Served["gone"], f.Tools["m"].Definitions["gone"] = digest, def
+			must(t, os.WriteFile(filepath.Join(dir, lockfile.FileName), f.Bytes(), 0o644))
 
-	for _, args := range [][]string{{"plan", "-no-color"}, {"plan", "-json"}, {"plan", "-refresh=false", "-no-color"}} {
-		code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...)
-		if strings.Contains(stdout+stderr, secret) {
-			t.Errorf("%s printed the secret (exit %d):\n%s%s", strings.Join(args, " "), code, stdout, stderr)
-		}
-		if code == ExitOK || !strings.Contains(stdout+stderr, "holds it already") {
-			t.Errorf("%s: exit %d, want the lock entry refused\n%s%s", strings.Join(args, " "), code, stdout, stderr)
-		}
+			runs := [][]string{{"plan", "-no-color"}, {"plan", "-json"}}
+			if tc.refused {
+				runs = append(runs, []string{"apply", "-refresh=false", "-auto-approve", "-no-color"})
+			}
+			for _, args := range runs {
+				code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...)
+				if strings.Contains(stdout+stderr, tc.secret) {
+					t.Errorf("%s printed the secret (exit %d):\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+				}
+				want := "(value of LOCK_SECRET)"
+				if tc.refused {
+					want = "holds it already"
+				}
+				if code == ExitOK || !strings.Contains(stdout+stderr, want) {
+					t.Errorf("%s: exit %d, want an error with %q\n%s%s", strings.Join(args, " "), code, want, stdout, stderr)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, "dist")); !os.IsNotExist(err) {
+				t.Errorf("dist/ was written (%v)", err)
+			}
+		})
 	}
 }

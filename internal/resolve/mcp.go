@@ -152,16 +152,15 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	// The lock entry is shown beside this answer when they differ
 	// (MCPDrift): every tool it records is checked as it would be without
 	// the server.
+	// A value too short for that check (under 8 bytes) is replaced in
+	// what drift shows (Resolved.Redact).
 	if locked := req.Locked; locked != nil && locked.Kind == manifest.KindMCP {
 		lockedServed, _ := mcpServedFromLock(locked)
-		all := make([]Tool, 0, len(lockedServed))
-		for _, name := range mcpSortedKeys(lockedServed) {
-			all = append(all, Tool{Served: name})
-		}
-		if d := s.lockedSecret(locked, lockedServed, all); d != nil {
+		if d := s.lockedSecret(locked, lockedServed, mcpAllTools(lockedServed)); d != nil {
 			return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 		}
 	}
+	res.Redact = s.redact
 	if len(served) == 0 {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,
@@ -360,6 +359,12 @@ func (s *mcpSession) lockedSecret(locked *lockfile.Tool, served map[string]*mcpS
 func mcpServedFromLock(locked *lockfile.Tool) (map[string]*mcpServedTool, []string) {
 	served := map[string]*mcpServedTool{}
 	var altered []string
+	// A definition with no digest is checked by nothing, yet ships.
+	for _, name := range mcpSortedKeys(locked.Definitions) {
+		if _, ok := locked.Served[name]; !ok {
+			altered = append(altered, name)
+		}
+	}
 	for _, name := range mcpSortedKeys(locked.Served) {
 		st := &mcpServedTool{name: name, def: map[string]any{"name": name}}
 		raw, ok := locked.Definitions[name]
@@ -371,13 +376,30 @@ func mcpServedFromLock(locked *lockfile.Tool) (map[string]*mcpServedTool, []stri
 			}
 		}
 		st.canon, _ = mcpCanonicalJSON(st.def)
-		if !ok || st.def["name"] != name || SHA256(st.canon) != locked.Served[name] ||
-			raw != lockfile.ExactJSON(string(st.canon)) && raw != lockfile.ASCIIJSON(string(st.canon)) {
+		if !ok || st.def["name"] != name || SHA256(st.canon) != locked.Served[name] || !mcpWrittenForm(raw, string(st.canon)) {
 			altered = append(altered, name)
 		}
 		served[name] = st
 	}
+	sort.Strings(altered)
 	return served, altered
+}
+
+// mcpWrittenForm reports whether raw is a text some agentform writes for
+// the canonical definition canon: ExactJSON (this version), ASCIIJSON, or
+// the text normalised as it was (versions before these two, whose entries
+// still hold the digest's value when normalising changed nothing).
+func mcpWrittenForm(raw, canon string) bool {
+	return raw == lockfile.ExactJSON(canon) || raw == lockfile.ASCIIJSON(canon) || raw == lockfile.Canonical(canon)
+}
+
+// mcpAllTools lists served as tools to check, every one of them.
+func mcpAllTools(served map[string]*mcpServedTool) []Tool {
+	all := make([]Tool, 0, len(served))
+	for _, name := range mcpSortedKeys(served) {
+		all = append(all, Tool{Served: name})
+	}
+	return all
 }
 
 // mcpFallback answers from the lock entry, or marks the block unresolved
@@ -402,19 +424,18 @@ func mcpFallback(req Request, s *mcpSession, reason string) (*Resolved, hcl.Diag
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "MCP lock entry does not match its digests",
-			Detail: fmt.Sprintf("Served tools of %q could not be listed (%s), and %s records no definition, or not the one its digest names, for %s: the file was edited, or written by an earlier agentform, which recorded digests only or stored definitions with their text normalised. agentform does not build from them. Run agentform lock where the server can be reached, review the change and commit %s.",
+			Detail: fmt.Sprintf("Served tools of %q could not be listed (%s), and %s records no definition, or not the one its digest names in a form agentform writes, for %s: the file was edited, or written by an earlier agentform, which stored definitions with their text normalised. agentform does not build from them. Run agentform lock where the server can be reached, review the change and commit %s.",
 				req.Tool.Name, reason, lockfile.FileName, mcpQuotedList(altered, s.redact), lockfile.FileName),
 			Subject: req.Tool.DeclRange.Ptr(),
 		}}
 	}
 	res, diags := mcpRegister(req, served, true, s.redact)
+	res.Redact = s.redact
 	// A lock pinned before agentform refused such definitions (or by hand)
 	// may quote a secret the block now gives: checked as a live answer is,
-	// with the runtime values that could be read, except that a whole
-	// secret value must be 8 bytes or longer: plans that skip the server
-	// (-refresh=false in CI) often run with placeholder values, and a
-	// "test" or "none" is no credential a lock could hold.
-	if d := s.lockedSecret(locked, served, res.Tools); d != nil {
+	// every tool it records (all of them ship in the artifact's lock), with
+	// the runtime values that could be read.
+	if d := s.lockedSecret(locked, served, mcpAllTools(served)); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 	}
 	pin := *locked
@@ -531,10 +552,8 @@ func (s *mcpSession) redact(text string) string {
 	// A value quoted with its accents composed differently is found in
 	// the text normalised (as quotes finds it); the text is kept as it
 	// was unless that finds one.
-	if n := norm.NFC.String(text); n != text {
-		if r := replace(n, norm.NFC.String); r != n {
-			text = r
-		}
+	if n := norm.NFC.String(text); replace(n, norm.NFC.String) != n {
+		text = replace(n, norm.NFC.String)
 	}
 	return text
 }

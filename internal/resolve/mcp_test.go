@@ -1050,3 +1050,22 @@ func mcpStartHTTP(t *testing.T, bin string, env []string, args ...string) string
 	}
 	return strings.TrimSpace(line)
 }
+
+// TestMCPServedFromLockForms: an entry is trusted in each text some
+// agentform writes for its definition, and in no other.
+func TestMCPServedFromLockForms(t *testing.T) {
+	canon := `{"description":"Say \"` + "\u0301" + `\" caf` + "\u00e9" + `","name":"t"}`
+	digest := SHA256([]byte(canon))
+	for text, want := range map[string]bool{
+		lockfile.ExactJSON(canon): true,
+		lockfile.ASCIIJSON(canon): true,
+		lockfile.Canonical(canon): true, // versions that wrote the text normalised
+		`{"name":"t","description":"Say \"` + "\u0301" + `\" caf` + "\u00e9" + `"}`: false, // same value, keys out of order
+		strings.Replace(canon, `{`, `{"description":"x",`, 1):                       false, // a duplicate key
+	} {
+		locked := &lockfile.Tool{Kind: "mcp", Served: map[string]string{"t": digest}, Definitions: map[string]string{"t": text}}
+		if _, altered := mcpServedFromLock(locked); (len(altered) == 0) != want {
+			t.Errorf("%q: altered %v, want trusted %v", text, altered, want)
+		}
+	}
+}

@@ -90,6 +90,10 @@ func TestMCPRedactComposition(t *testing.T) {
 	if got := s.redact("tool e\u0301Cafe\u0301-SECRET-1"); strings.Contains(got, "SECRET") || !strings.Contains(got, "(value of KEY)") {
 		t.Errorf("redact of the value decomposed: %q", got)
 	}
+	d := &mcpSession{secrets: []mcpSecret{{value: "Cafe\u0301-SECRET-1", env: "KEY", secret: true}}}
+	if got := d.redact("tool Caf\u00e9-SECRET-1"); strings.Contains(got, "SECRET") {
+		t.Errorf("redact of a decomposed value quoted composed: %q", got)
+	}
 	if in := "tool re\u0301sume\u0301"; s.redact(in) != in {
 		t.Errorf("redact changed text that quotes no value: %q", s.redact(in))
 	}

@@ -69,6 +69,10 @@ type Resolved struct {
 	// the lockfile cannot hold their names, by the names it would hold
 	// them under (MCPLockedWithout).
 	Unpinnable []string
+	// Redact replaces the runtime values the block was resolved with, and
+	// the credentials inside them, in text shown about it (drift); nil
+	// when there is nothing to replace.
+	Redact func(string) string `json:"-"`
 }
 
 // Tool is one registered tool as resolved.
