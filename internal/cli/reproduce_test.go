@@ -25,29 +25,9 @@ import (
 // tool's name is not NFC, which the lockfile cannot hold: it is left out,
 // with a warning.
 func TestMCPArtifactsSameFromLock(t *testing.T) {
-	bin := testMCPServer(t)
 	dir := filepath.Join(t.TempDir(), "cafe\u0301")
 	must(t, os.Mkdir(dir, 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`
-agent "a" {
-  capabilities = ["search"]
-  graph {
-    type = "react"
-  }
-  model {
-    provider = "anthropic"
-    name     = "claude-haiku-4-5"
-  }
-}
-
-tool "m" {
-  kind         = "mcp"
-  transport    = "stdio"
-  command      = %q
-  args         = ["-tools=2", "-report-cwd", "-add-nfd=sume", "-uni", "-add=caf\u00e9"]
-  capabilities = ["search"]
-}
-`, bin)), 0o644))
+	mcpTestWorkspace(t, dir, `"-tools=2", "-report-cwd", "-add-nfd=sume", "-uni", "-add=caf\u00e9"`, "", "")
 	code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color")
 	if code != ExitOK || !strings.Contains(stderr, "MCP tool name cannot be pinned") || !strings.Contains(stderr, `"e\u0301sume"`) {
 		t.Errorf("plan: exit %d, want 0 and a warning about the tool name that is not NFC:\n%s", code, stderr)
@@ -116,26 +96,7 @@ func TestMCPLockEditedRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`
-agent "a" {
-  capabilities = ["search"]
-  graph {
-    type = "react"
-  }
-  model {
-    provider = "anthropic"
-    name     = "claude-haiku-4-5"
-  }
-}
-
-tool "m" {
-  kind         = "mcp"
-  transport    = "stdio"
-  command      = %q
-  args         = ["-tools=2"]
-  capabilities = ["search"]
-}
-`, testMCPServer(t))), 0o644))
+			mcpTestWorkspace(t, dir, `"-tools=2"`, "", "")
 			if code, _, stderr := run(t, "", "-chdir="+dir, "lock"); code != ExitOK {
 				t.Fatalf("lock: exit %d\n%s", code, stderr)
 			}
@@ -171,26 +132,7 @@ tool "m" {
 // left out, and the lock entry of the second is not taken for it.
 func TestMCPUnpinnableNameBesideItsNFCForm(t *testing.T) {
 	dir := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`
-agent "a" {
-  capabilities = ["search"]
-  graph {
-    type = "react"
-  }
-  model {
-    provider = "anthropic"
-    name     = "claude-haiku-4-5"
-  }
-}
-
-tool "m" {
-  kind         = "mcp"
-  transport    = "stdio"
-  command      = %q
-  args         = ["-tools=1", "-add=\u00e9x", "-add-nfd=x"]
-  capabilities = ["search"]
-}
-`, testMCPServer(t))), 0o644))
+	mcpTestWorkspace(t, dir, `"-tools=1", "-add=\u00e9x", "-add-nfd=x"`, "", "")
 	if code, _, stderr := run(t, "", "-chdir="+dir, "lock"); code != ExitOK {
 		t.Fatalf("lock: exit %d\n%s", code, stderr)
 	}
@@ -207,26 +149,7 @@ tool "m" {
 // lock with a warning, not reported as removed by the server.
 func TestMCPUnpinnableNameFromEarlierLock(t *testing.T) {
 	dir := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`
-agent "a" {
-  capabilities = ["search"]
-  graph {
-    type = "react"
-  }
-  model {
-    provider = "anthropic"
-    name     = "claude-haiku-4-5"
-  }
-}
-
-tool "m" {
-  kind         = "mcp"
-  transport    = "stdio"
-  command      = %q
-  args         = ["-tools=1", "-add-nfd=sume"]
-  capabilities = ["search"]
-}
-`, testMCPServer(t))), 0o644))
+	mcpTestWorkspace(t, dir, `"-tools=1", "-add-nfd=sume"`, "", "")
 	if code, _, stderr := run(t, "", "-chdir="+dir, "lock"); code != ExitOK {
 		t.Fatalf("lock: exit %d\n%s", code, stderr)
 	}
@@ -320,4 +243,33 @@ func agentJSON(t *testing.T, tgz []byte) string {
 		t.Fatalf("reading the artifact: %v", err)
 	}
 	return string(a.Files["agent.json"])
+}
+
+// mcpTestWorkspace writes agent.acl to dir: agent "a", holding "search",
+// and the mcp tool "m" of the test MCP server with args (HCL list
+// elements) and extra lines in its block, then more blocks. It returns
+// dir.
+func mcpTestWorkspace(t *testing.T, dir, args, extra, more string) string {
+	t.Helper()
+	src := fmt.Sprintf(`agent "a" {
+  capabilities = ["search"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "m" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = %q
+  args         = [%s]
+%s  capabilities = ["search"]
+}
+%s`, testMCPServer(t), args, extra, more)
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(src), 0o644))
+	return dir
 }

@@ -142,35 +142,16 @@ tool "search" {
 func TestSecretInServedToolNames(t *testing.T) {
 	bin := testMCPServer(t)
 	dir := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`
-agent "a" {
-  capabilities = ["search"]
-  graph {
-    type = "react"
-  }
-  model {
-    provider = "anthropic"
-    name     = "claude-haiku-4-5"
-  }
-}
-
-tool "m" {
-  kind         = "mcp"
-  transport    = "stdio"
-  command      = %[1]q
-  args         = ["-tools=1", "-add-nfd", secret(runtime("NFD_SECRET"))]
-  capabilities = ["search"]
-}
-
+	mcpTestWorkspace(t, dir, `"-tools=1", "-add-nfd", secret(runtime("NFD_SECRET"))`, "", fmt.Sprintf(`
 tool "n" {
   kind         = "mcp"
   transport    = "stdio"
-  command      = %[1]q
+  command      = %q
   args         = ["-tools=1", "-add", secret(runtime("ADD_SECRET"))]
   expose       = ["tool1", "missing"]
   capabilities = ["search"]
 }
-`, bin)), 0o644))
+`, bin))
 	const nfdSecret, addSecret = "nfd-SECRET-7731", "add-SECRET-8842"
 	t.Setenv("NFD_SECRET", nfdSecret)
 	t.Setenv("ADD_SECRET", addSecret)
@@ -199,30 +180,8 @@ func TestSecretInLockNotShownByDrift(t *testing.T) {
 		refused bool
 	}{{"lock-SECRET-5521", true}, {"hunt3r", false}} {
 		t.Run(tc.secret, func(t *testing.T) {
-			bin := testMCPServer(t)
 			dir := t.TempDir()
-			must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`
-agent "a" {
-  capabilities = ["search"]
-  graph {
-    type = "react"
-  }
-  model {
-    provider = "anthropic"
-    name     = "claude-haiku-4-5"
-  }
-}
-
-tool "m" {
-  kind         = "mcp"
-  transport    = "stdio"
-  command      = %q
-  args         = ["-tools=2"]
-  expose       = ["tool1"]
-  config       = { TOK = secret(runtime("LOCK_SECRET")) }
-  capabilities = ["search"]
-}
-`, bin)), 0o644))
+			mcpTestWorkspace(t, dir, `"-tools=2"`, "  expose       = [\"tool1\"]\n  config       = { TOK = secret(runtime(\"LOCK_SECRET\")) }\n", "")
 			t.Setenv("LOCK_SECRET", tc.secret)
 			if code, _, stderr := run(t, "", "-chdir="+dir, "lock"); code != ExitOK {
 				t.Fatalf("lock: exit %d\n%s", code, stderr)
