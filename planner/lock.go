@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -34,15 +35,9 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 		switch t.Kind {
 		case manifest.KindMCP:
 			// Tools an earlier agentform pinned under a name the lockfile
-			// cannot hold are left out now, with a warning: not drift.
-			d = resolve.MCPDrift(t.Name, resolve.MCPLockedWithout(old, res.Unpinnable), res.Pin, t.DeclRange)
-			// Drift shows the lock's text and the server's: neither with a
-			// runtime value in it.
-			if res.Redact != nil {
-				for _, diag := range d {
-					diag.Summary, diag.Detail = res.Redact(diag.Summary), res.Redact(diag.Detail)
-				}
-			}
+			// cannot hold are left out now, with a warning, and tools
+			// expose no longer lists leave the lock: neither is drift.
+			d = resolve.MCPDrift(t.Name, resolve.MCPLockedWithout(old, slices.Concat(res.Unpinnable, unexposed(t, old))), res.Pin, t.DeclRange)
 		case manifest.KindA2A:
 			d = resolve.A2ADrift(t.Name, old, res.Pin, t.DeclRange)
 		}
@@ -98,6 +93,21 @@ func driftErrors(diags hcl.Diagnostics) hcl.Diagnostics {
 	for _, d := range diags {
 		if d.Severity == hcl.DiagError {
 			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// unexposed lists the tools an mcp block's lock entry pins that its expose
+// list, when it has one, no longer names.
+func unexposed(t *manifest.Tool, locked *lockfile.Tool) []string {
+	if t.MCP == nil || !(t.MCP.Expose.Set || len(t.MCP.Expose.Values) > 0) {
+		return nil
+	}
+	var out []string
+	for name := range locked.Served {
+		if !slices.Contains(t.MCP.Expose.Values, name) {
+			out = append(out, name)
 		}
 	}
 	return out

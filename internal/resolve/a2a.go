@@ -157,11 +157,22 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 			detail += fmt.Sprintf(" agentform uses the card pinned in %s (%s).", lockfile.FileName, a2aCardLabel(locked))
 			// The card itself, when the lock records it, describes the
 			// tools and ships as it would from the agent: the artifacts
-			// are the same as a plan that fetched it builds.
-			if card, canonical := a2aCardFromLock(res.Pin); card != nil {
+			// are the same as a plan that fetched it builds. A recorded
+			// card that is not the one the entry's digest, name and
+			// version name (edited by hand) is not built from.
+			switch card, canonical := a2aCardFromLock(res.Pin); {
+			case card != nil:
 				res.Tools = a2aTools(t, card, "")
 				res.Outputs = map[string][]byte{A2ACardOutput: canonical}
-			} else {
+			case res.Pin.CardJSON != "":
+				return &Resolved{Unresolved: true}, hcl.Diagnostics{{
+					Severity: hcl.DiagError,
+					Summary:  "A2A lock entry does not match its digest",
+					Detail: fmt.Sprintf("%s %s records a card for %q that is not the one its digest, card_name and card_version name: the file was edited. agentform does not build from it. Run agentform lock where the agent can be reached, review the change and commit %s.",
+						why, lockfile.FileName, t.Name, lockfile.FileName),
+					Subject: rng.Ptr(),
+				}}
+			default:
 				res.Tools = a2aTools(t, nil, locked.CardName)
 			}
 		} else {
@@ -703,7 +714,9 @@ func a2aCardFromLock(l *lockfile.Tool) (*a2aCard, []byte) {
 		return nil, nil
 	}
 	card, problem := a2aParseCard(tree)
-	if problem != "" {
+	// The entry's name and version, which the digest does not cover, are
+	// the card's (as the lockfile stores them).
+	if problem != "" || l.CardName != lockfile.Canonical(card.Name) || l.CardVersion != lockfile.Canonical(card.Version) {
 		return nil, nil
 	}
 	return card, canonical

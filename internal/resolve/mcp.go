@@ -34,7 +34,7 @@ import (
 // covers, in the (sorted) order they appear in lockfile.Tool.HashedFields.
 // The digest is the sha256 of the canonical JSON object holding those of
 // the fields the server sent (absent and null fields are left out); title
-// and _meta are not covered.
+// and _meta are not covered, and are not kept.
 var MCPHashedFields = []string{"annotations", "description", "inputSchema", "name", "outputSchema"}
 
 // mcpMaxPages bounds tools/list pagination, so that a server that keeps
@@ -48,8 +48,8 @@ const mcpClientVersion = "0.1.0"
 // subprocess or streamable HTTP), calling initialize and tools/list (all
 // pages), and registering one tool per served tool as "<block>__<served>"
 // (only those in expose, when set). Its Pin records the server's identity
-// and, for each registered served tool, the digest and canonical JSON of
-// MCPHashedFields.
+// and, for each registered served tool, the digest of the canonical JSON of
+// MCPHashedFields and that JSON (in lockfile.ExactJSON's form).
 //
 // When the server is not contacted (-refresh=false, a runtime value that is
 // unset without a default) or cannot be reached (connection refused, no
@@ -61,10 +61,11 @@ const mcpClientVersion = "0.1.0"
 // is then Unresolved. Runtime values are used to reach the server only:
 // they never appear in the result or in a diagnostic.
 //
-// ResolveMCP does not compare against the lock: the caller reports drift
-// with MCPDrift(block, req.Locked, resolved.Pin, rng) when FromLock and
-// Unresolved are both false. Results are not cached, because the drift
-// check needs the server's current answer.
+// ResolveMCP does not report drift: the caller does, with
+// MCPDrift(block, req.Locked, resolved.Pin, rng) when FromLock and
+// Unresolved are both false. It refuses a lock entry that quotes a secret
+// the block gives, since drift would show it. Results are not cached,
+// because the drift check needs the server's current answer.
 func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	t := req.Tool
 	if t == nil || t.MCP == nil {
@@ -146,21 +147,20 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	res, d := mcpRegister(req, served, false, s.redact)
 	diags = append(diags, d...)
 	res.Unpinnable = unpinnable
-	if d := s.secretInDefinitions(served, res.Tools, 4); d != nil {
+	if d := s.secretInDefinitions(served, res.Tools, 4, false); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 	}
 	// The lock entry is shown beside this answer when they differ
 	// (MCPDrift): every tool it records is checked as it would be without
 	// the server.
-	// A value too short for that check (under 8 bytes) is replaced in
-	// what drift shows (Resolved.Redact).
+	// The values are the ones that reached the server, so a whole secret
+	// counts from 4 bytes, as in its answer.
 	if locked := req.Locked; locked != nil && locked.Kind == manifest.KindMCP {
 		lockedServed, _ := mcpServedFromLock(locked)
-		if d := s.lockedSecret(locked, lockedServed, mcpAllTools(lockedServed)); d != nil {
+		if d := s.lockedSecret(locked, lockedServed, mcpAllTools(lockedServed), 4); d != nil {
 			return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 		}
 	}
-	res.Redact = s.redact
 	if len(served) == 0 {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,
@@ -197,8 +197,7 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 
 // mcpServedTool is one tool as listed by an MCP server (or the lock).
 type mcpServedTool struct {
-	name  string
-	title string
+	name string
 	// def holds the hashed fields, decoded with json.Number.
 	def map[string]any
 	// canon is the canonical JSON of def.
@@ -266,9 +265,9 @@ func MCPLockedWithout(l *lockfile.Tool, names []string) *lockfile.Tool {
 func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, redact func(string) string) (*Resolved, hcl.Diagnostics) {
 	m := req.Tool.MCP
 	var diags hcl.Diagnostics
-	where := "the MCP server does not serve it"
+	where, fix := "the MCP server does not serve it", "Fix the name or remove it from expose."
 	if fromLock {
-		where = "the lock entry does not list it"
+		where, fix = "the lock entry does not list it", "Fix the name, or run agentform lock where the server can be reached to pin it."
 	}
 	var exposed map[string]bool
 	if m.Expose.Set || len(m.Expose.Values) > 0 {
@@ -288,8 +287,8 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, r
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
 				Summary:  "Exposed tool not served",
-				Detail: fmt.Sprintf("expose lists %q, but %s, so no tool is registered for it. Served tools: %s. Fix the name or remove it from expose.",
-					name, where, mcpQuotedList(mcpSortedKeys(served), redact)),
+				Detail: fmt.Sprintf("expose lists %q, but %s, so no tool is registered for it. Served tools: %s. %s",
+					name, where, mcpQuotedList(mcpSortedKeys(served), redact), fix),
 				Subject: rng.Ptr(),
 			})
 		}
@@ -315,7 +314,6 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, r
 		tl := Tool{
 			Name:         req.Tool.Name + "__" + name,
 			Served:       name,
-			Title:        st.title,
 			InputSchema:  mcpCanonField(st.def["inputSchema"]),
 			OutputSchema: mcpCanonField(st.def["outputSchema"]),
 			Annotations:  mcpCanonField(st.def["annotations"]),
@@ -334,25 +332,19 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, r
 
 // lockedSecret refuses a lock entry that quotes a runtime value the block
 // gives (pinned before agentform refused such text, or by hand): served
-// are the tools it records, registered those of them that are checked. A
-// whole secret value counts from 8 bytes: plans that skip the server
-// (-refresh=false in CI) often run with placeholder values, and a "test"
-// or "none" is no credential a lock could hold.
-func (s *mcpSession) lockedSecret(locked *lockfile.Tool, served map[string]*mcpServedTool, registered []Tool) *hcl.Diagnostic {
+// are the tools it records, registered those of them that are checked, and
+// a whole secret value counts from minWhole bytes.
+func (s *mcpSession) lockedSecret(locked *lockfile.Tool, served map[string]*mcpServedTool, registered []Tool, minWhole int) *hcl.Diagnostic {
 	ls := *s
 	ls.serverName, ls.serverVersion = locked.ServerName, locked.ServerVersion
-	d := ls.secretInDefinitions(served, registered, 8)
-	if d != nil {
-		d.Detail += fmt.Sprintf(" The entry for %q in %s, pinned by an earlier plan, holds it already: rotate the credential, then run agentform lock -upgrade where the fixed server can be reached.", s.req.Tool.Name, lockfile.FileName)
-	}
-	return d
+	return ls.secretInDefinitions(served, registered, minWhole, true)
 }
 
 // mcpServedFromLock returns the served tools a lock entry records, read
 // from its definitions, and the names of those it cannot be trusted for:
 // what ships is the recorded definition, so it must be there, be the one
-// its digest names, under its own name, and in the text agentform writes
-// for it (lockfile.ExactJSON, or ASCIIJSON as versions before wrote it), or
+// its digest names, under its own name, and in a text agentform writes
+// for it (mcpWrittenForm), or
 // a lockfile edited by hand could give the model any text (a duplicate key
 // the digest's reading skips, another tool's definition) while serve still
 // finds the server's tool unchanged.
@@ -386,11 +378,11 @@ func mcpServedFromLock(locked *lockfile.Tool) (map[string]*mcpServedTool, []stri
 }
 
 // mcpWrittenForm reports whether raw is a text some agentform writes for
-// the canonical definition canon: ExactJSON (this version), ASCIIJSON, or
-// the text normalised as it was (versions before these two, whose entries
-// still hold the digest's value when normalising changed nothing).
+// the canonical definition canon: ExactJSON (this version), or the text
+// normalised as it was (earlier versions, whose entries still hold the
+// digest's value when normalising changed nothing).
 func mcpWrittenForm(raw, canon string) bool {
-	return raw == lockfile.ExactJSON(canon) || raw == lockfile.ASCIIJSON(canon) || raw == lockfile.Canonical(canon)
+	return raw == lockfile.ExactJSON(canon) || raw == lockfile.Canonical(canon)
 }
 
 // mcpAllTools lists served as tools to check, every one of them.
@@ -430,18 +422,24 @@ func mcpFallback(req Request, s *mcpSession, reason string) (*Resolved, hcl.Diag
 		}}
 	}
 	res, diags := mcpRegister(req, served, true, s.redact)
-	res.Redact = s.redact
 	// A lock pinned before agentform refused such definitions (or by hand)
 	// may quote a secret the block now gives: checked as a live answer is,
-	// every tool it records (all of them ship in the artifact's lock), with
-	// the runtime values that could be read.
-	if d := s.lockedSecret(locked, served, mcpAllTools(served)); d != nil {
+	// every tool it records, with the runtime values that could be read,
+	// except that a whole secret value counts from 8 bytes: plans that
+	// skip the server (-refresh=false in CI) often run with placeholder
+	// values, and a "test" or "none" is no credential a lock could hold.
+	if d := s.lockedSecret(locked, served, mcpAllTools(served), 8); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 	}
+	// The pin covers the registered tools, as a live one does: a tool
+	// expose no longer lists leaves the lock.
 	pin := *locked
 	pin.HashedFields = append([]string(nil), locked.HashedFields...)
-	pin.Served = maps.Clone(locked.Served)
-	pin.Definitions = maps.Clone(locked.Definitions)
+	pin.Served, pin.Definitions = map[string]string{}, map[string]string{}
+	for _, tl := range res.Tools {
+		pin.Served[tl.Served] = locked.Served[tl.Served]
+		pin.Definitions[tl.Served] = locked.Definitions[tl.Served]
+	}
 	res.Pin = &pin
 	warn := &hcl.Diagnostic{
 		Severity: hcl.DiagWarning,
@@ -494,9 +492,18 @@ type mcpSecret struct {
 // (a port, a host) is not refused: a server may well name it. The error
 // names the variable, never the value. A whole secret value is looked for
 // when it is at least minWhole bytes long.
-func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool, registered []Tool, minWhole int) *hcl.Diagnostic {
+func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool, registered []Tool, minWhole int, fromLock bool) *hcl.Diagnostic {
 	t := s.req.Tool
 	refuse := func(what, env string) *hcl.Diagnostic {
+		if fromLock {
+			return &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Lock entry quotes a secret",
+				Detail: fmt.Sprintf("The entry for %q in %s, pinned by an earlier plan or edited by hand, quotes the value of %s, which the block gives as a secret (or a credential in it): %s. agentform does not print, build from or write it again. Rotate the credential, then run agentform lock -upgrade where the server can be reached.",
+					t.Name, lockfile.FileName, env, strings.ToLower(what[:1])+what[1:]),
+				Subject: t.DeclRange.Ptr(),
+			}
+		}
 		return &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "MCP tool definition holds a secret",
@@ -524,7 +531,7 @@ func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool, regis
 			if quotes(st.name, needles) {
 				return refuse("The name of a served tool", sv.env)
 			}
-			if quotes([]any{st.title, st.def}, needles) {
+			if quotes(st.def, needles) {
 				return refuse(fmt.Sprintf("The definition of %q", s.redact(name)), sv.env)
 			}
 		}
@@ -853,9 +860,6 @@ func mcpParseServedTool(raw json.RawMessage) (*mcpServedTool, error) {
 		return nil, errors.New("a tool has no name")
 	}
 	st := &mcpServedTool{name: name, def: map[string]any{}}
-	if title, ok := obj["title"].(string); ok {
-		st.title = title
-	}
 	for _, f := range MCPHashedFields {
 		if fv, ok := obj[f]; ok && fv != nil {
 			st.def[f] = fv

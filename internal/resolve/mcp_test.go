@@ -234,8 +234,8 @@ func TestResolveMCPStdio(t *testing.T) {
 				tool2 = tl
 			}
 		}
-		if tool2.Name != "srv__tool2" || tool2.Title != "Tool 2" || tool2.Description != "Tool number 2 adds 2 to x." {
-			t.Errorf("tool2\ngot:  %+v\nwant: srv__tool2, title \"Tool 2\", its description", tool2)
+		if tool2.Name != "srv__tool2" || tool2.Description != "Tool number 2 adds 2 to x." {
+			t.Errorf("tool2\ngot:  %+v\nwant: srv__tool2, its description", tool2)
 		}
 		if got, want := string(tool2.InputSchema), `{"properties":{"x":{"description":"the input","maximum":100.0,"type":"number"}},"required":["x"],"type":"object"}`; got != want {
 			t.Errorf("tool2 input schema (numbers as sent)\ngot:  %s\nwant: %s", got, want)
@@ -415,7 +415,7 @@ expose = ["tool1"]`, "", map[string]string{"MCPTEST_KEY": "k3y-value-unexposed"}
 		req := mcpTestRequest(t, secretBody, map[string]string{"MCPTEST_KEY": key})
 		req.Locked, req.Refresh = live.Pin, false
 		res, diags := ResolveMCP(context.Background(), req)
-		d := mcpDiag(t, diags, "MCP tool definition holds a secret")
+		d := mcpDiag(t, diags, "Lock entry quotes a secret")
 		if d.Severity != hcl.DiagError || !strings.Contains(d.Detail, "MCPTEST_KEY") || !strings.Contains(d.Detail, "agentform.lock.hcl") || res.Pin != nil || len(res.Tools) != 0 {
 			t.Errorf("-refresh=false with the lock quoting a secret: %v %s, pin %v\nwant: an error naming the variable and the lockfile, nothing registered", d.Severity, d.Detail, res.Pin)
 		}
@@ -853,14 +853,9 @@ func TestResolveMCPFallback(t *testing.T) {
 			if !res.FromLock || res.Unresolved {
 				t.Errorf("flags\ngot:  FromLock=%v Unresolved=%v\nwant: FromLock only", res.FromLock, res.Unresolved)
 			}
-			// The lock's definitions give back the live tools (titles
-			// are not pinned).
-			want := append([]Tool(nil), live.Tools...)
-			for i := range want {
-				want[i].Title = ""
-			}
-			if !reflect.DeepEqual(res.Tools, want) {
-				t.Errorf("tools from lock\ngot:  %+v\nwant: %+v", res.Tools, want)
+			// The lock's definitions give back the live tools.
+			if !reflect.DeepEqual(res.Tools, live.Tools) {
+				t.Errorf("tools from lock\ngot:  %+v\nwant: %+v", res.Tools, live.Tools)
 			}
 			if !reflect.DeepEqual(res.Pin, live.Pin) {
 				t.Errorf("pin from lock\ngot:  %+v\nwant: %+v", res.Pin, live.Pin)
@@ -1058,8 +1053,8 @@ func TestMCPServedFromLockForms(t *testing.T) {
 	digest := SHA256([]byte(canon))
 	for text, want := range map[string]bool{
 		lockfile.ExactJSON(canon): true,
-		lockfile.ASCIIJSON(canon): true,
-		lockfile.Canonical(canon): true, // versions that wrote the text normalised
+		lockfile.ASCIIJSON(canon): false, // written only by builds never released
+		lockfile.Canonical(canon): true,  // versions that wrote the text normalised
 		`{"name":"t","description":"Say \"` + "\u0301" + `\" caf` + "\u00e9" + `"}`: false, // same value, keys out of order
 		strings.Replace(canon, `{`, `{"description":"x",`, 1):                       false, // a duplicate key
 	} {

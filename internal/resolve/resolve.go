@@ -69,10 +69,6 @@ type Resolved struct {
 	// the lockfile cannot hold their names, by the names it would hold
 	// them under (MCPLockedWithout).
 	Unpinnable []string
-	// Redact replaces the runtime values the block was resolved with, and
-	// the credentials inside them, in text shown about it (drift); nil
-	// when there is nothing to replace.
-	Redact func(string) string `json:"-"`
 }
 
 // Tool is one registered tool as resolved.
@@ -81,11 +77,7 @@ type Tool struct {
 	// "a2a_planner_send").
 	Name string
 	// Served is the name the MCP server uses, for mcp tools.
-	Served string
-	// Title is the MCP server's title for the tool. The lock does not
-	// pin it (DESIGN §6's hashed fields leave it out), so nothing built
-	// from a plan (artifacts) carries it.
-	Title       string
+	Served      string
 	Description string
 	// InputSchema is the JSON Schema of the arguments (javascript
 	// parameters, python schema, MCP inputSchema); nil when unknown.
