@@ -37,7 +37,13 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 			// Tools an earlier agentform pinned under a name the lockfile
 			// cannot hold are left out now, with a warning, and tools
 			// expose no longer lists leave the lock: neither is drift.
-			d = resolve.MCPDrift(t.Name, resolve.MCPLockedWithout(old, slices.Concat(res.Unpinnable, unexposed(t, old))), res.Pin, t.DeclRange)
+			// And the entry is shown without text that quotes a runtime
+			// value (LockShown).
+			shown := old
+			if res.LockShown != nil {
+				shown = res.LockShown
+			}
+			d = resolve.MCPDrift(t.Name, resolve.MCPLockedWithout(shown, slices.Concat(res.Unpinnable, unexposed(t, old))), res.Pin, t.DeclRange)
 		case manifest.KindA2A:
 			d = resolve.A2ADrift(t.Name, old, res.Pin, t.DeclRange)
 		}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -169,19 +170,19 @@ tool "n" {
 
 // TestSecretInLockNotShownByDrift: a lock entry that quotes a secret the
 // block now gives (pinned before agentform refused such text, or by hand)
-// is refused, with the server reached or not, before its text could be
-// shown beside the server's answer as drift or built into an artifact;
-// even a tool expose leaves out is checked. With the server reached the
-// values are real, so a 6-byte one counts; without it, whole values count
-// from 8 bytes (placeholders are common in CI).
+// is shown by drift with that text left out, since with the server reached
+// the values are the real ones (a 6-byte one counts); lock -upgrade then
+// replaces it. Without the server it is refused rather than built from,
+// for whole values of 8 bytes or more (placeholders are common in CI).
 func TestSecretInLockNotShownByDrift(t *testing.T) {
 	for _, tc := range []struct {
-		secret  string
-		refused bool
+		secret string
+		// refusedFromLock: apply -refresh=false refuses the entry.
+		refusedFromLock bool
 	}{{"lock-SECRET-5521", true}, {"hunt3r", false}} {
 		t.Run(tc.secret, func(t *testing.T) {
 			dir := t.TempDir()
-			mcpTestWorkspace(t, dir, `"-tools=2"`, "  expose       = [\"tool1\"]\n  config       = { TOK = secret(runtime(\"LOCK_SECRET\")) }\n", "")
+			mcpTestWorkspace(t, dir, `"-tools=2"`, "  expose       = [\"tool1\", \"gone\"]\n  config       = { TOK = secret(runtime(\"LOCK_SECRET\")) }\n", "")
 			t.Setenv("LOCK_SECRET", tc.secret)
 			if code, _, stderr := run(t, "", "-chdir="+dir, "lock"); code != ExitOK {
 				t.Fatalf("lock: exit %d\n%s", code, stderr)
@@ -196,22 +197,29 @@ func TestSecretInLockNotShownByDrift(t *testing.T) {
 			f.Tools["m"].Served["gone"], f.Tools["m"].Definitions["gone"] = digest, def
 			must(t, os.WriteFile(filepath.Join(dir, lockfile.FileName), f.Bytes(), 0o644))
 
-			runs := [][]string{{"plan", "-no-color"}, {"plan", "-json"}}
-			if tc.refused {
-				runs = append(runs, []string{"apply", "-refresh=false", "-auto-approve", "-no-color"})
+			if tc.refusedFromLock {
+				code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-refresh=false", "-auto-approve", "-no-color")
+				if strings.Contains(stdout+stderr, tc.secret) || code == ExitOK || !strings.Contains(stderr, "Lock entry quotes a secret") {
+					t.Errorf("apply -refresh=false: exit %d, want the entry refused, the secret not printed\n%s%s", code, stdout, stderr)
+				}
+				if _, err := os.Stat(filepath.Join(dir, "dist")); !os.IsNotExist(err) {
+					t.Errorf("dist/ was written (%v)", err)
+				}
 			}
-			for _, args := range runs {
+			for _, args := range [][]string{{"plan", "-no-color"}, {"plan", "-json"}} {
 				code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...)
 				if strings.Contains(stdout+stderr, tc.secret) {
 					t.Errorf("%s printed the secret (exit %d):\n%s%s", strings.Join(args, " "), code, stdout, stderr)
 				}
-				const want = "Lock entry quotes a secret"
-				if code == ExitOK || !strings.Contains(stdout+stderr, want) {
-					t.Errorf("%s: exit %d, want an error with %q\n%s%s", strings.Join(args, " "), code, want, stdout, stderr)
+				if code == ExitOK || !strings.Contains(stdout+stderr, "removed since lock") || !strings.Contains(stdout+stderr, "not shown: it quotes the value of LOCK_SECRET") {
+					t.Errorf("%s: exit %d, want the removal as drift, its text left out\n%s%s", strings.Join(args, " "), code, stdout, stderr)
 				}
 			}
-			if _, err := os.Stat(filepath.Join(dir, "dist")); !os.IsNotExist(err) {
-				t.Errorf("dist/ was written (%v)", err)
+			if code, _, stderr := run(t, "", "-chdir="+dir, "lock", "-upgrade"); code != ExitOK {
+				t.Fatalf("lock -upgrade: exit %d\n%s", code, stderr)
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, lockfile.FileName)); err != nil || bytes.Contains(b, []byte(tc.secret)) {
+				t.Errorf("after lock -upgrade the lockfile still quotes the secret (%v):\n%s", err, b)
 			}
 		})
 	}

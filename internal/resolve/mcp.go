@@ -61,11 +61,11 @@ const mcpClientVersion = "0.1.0"
 // is then Unresolved. Runtime values are used to reach the server only:
 // they never appear in the result or in a diagnostic.
 //
-// ResolveMCP does not report drift: the caller does, with
-// MCPDrift(block, req.Locked, resolved.Pin, rng) when FromLock and
-// Unresolved are both false. It refuses a lock entry that quotes a secret
-// the block gives, since drift would show it. Results are not cached,
-// because the drift check needs the server's current answer.
+// ResolveMCP does not report drift: the caller does, with MCPDrift when
+// FromLock and Unresolved are both false, comparing the lock entry as it
+// may be shown (LockShown, less the Unpinnable tools and those expose no
+// longer lists, MCPLockedWithout) with resolved.Pin. Results are not
+// cached, because the drift check needs the server's current answer.
 func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	t := req.Tool
 	if t == nil || t.MCP == nil {
@@ -150,16 +150,13 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	if d := s.secretInDefinitions(served, res.Tools, 4, false); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 	}
-	// The lock entry is shown beside this answer when they differ
-	// (MCPDrift): every tool it records is checked as it would be without
-	// the server.
-	// The values are the ones that reached the server, so a whole secret
-	// counts from 4 bytes, as in its answer.
+	// The lock entry is shown beside this answer where they differ
+	// (MCPDrift), so it is shown with its text that quotes a runtime value
+	// the block gives left out (as the answer is checked: a whole secret
+	// from 4 bytes). It is not refused: the answer is clean, and lock
+	// -upgrade replaces the entry with it.
 	if locked := req.Locked; locked != nil && locked.Kind == manifest.KindMCP {
-		lockedServed, _ := mcpServedFromLock(locked)
-		if d := s.lockedSecret(locked, lockedServed, mcpAllTools(lockedServed), 4); d != nil {
-			return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
-		}
+		res.LockShown = s.withholdSecrets(locked)
 	}
 	if len(served) == 0 {
 		diags = append(diags, &hcl.Diagnostic{
@@ -330,6 +327,48 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, r
 	return res, diags
 }
 
+// withholdSecrets returns the lock entry as drift may show it: a
+// definition that quotes a runtime value the block gives (a whole secret
+// from 4 bytes, or a credential inside one) replaced by one saying so, a
+// served tool whose name quotes one left out, and such a server identity
+// replaced; locked itself when nothing quotes one.
+func (s *mcpSession) withholdSecrets(locked *lockfile.Tool) *lockfile.Tool {
+	served, _ := mcpServedFromLock(locked)
+	shown := *locked
+	shown.Served, shown.Definitions = maps.Clone(locked.Served), maps.Clone(locked.Definitions)
+	changed := false
+	for _, sv := range s.secrets {
+		needles := quotableParts(sv.value, sv.secret)
+		if sv.secret && len(sv.value) >= 4 {
+			needles = append(needles, sv.value)
+		}
+		if len(needles) == 0 {
+			continue
+		}
+		if quotes([]any{shown.ServerName, shown.ServerVersion}, needles) {
+			shown.ServerName, shown.ServerVersion = "(not shown: it quotes the value of "+sv.env+")", ""
+			changed = true
+		}
+		for _, name := range mcpSortedKeys(served) {
+			switch {
+			case quotes(name, needles):
+				delete(shown.Served, name)
+				delete(shown.Definitions, name)
+			case quotes(served[name].def, needles):
+				note, _ := json.Marshal(map[string]string{"name": name, "description": "(not shown: it quotes the value of " + sv.env + ")"})
+				shown.Definitions[name] = string(note)
+			default:
+				continue
+			}
+			changed = true
+		}
+	}
+	if !changed {
+		return locked
+	}
+	return &shown
+}
+
 // lockedSecret refuses a lock entry that quotes a runtime value the block
 // gives (pinned before agentform refused such text, or by hand): served
 // are the tools it records, registered those of them that are checked, and
@@ -445,7 +484,7 @@ func mcpFallback(req Request, s *mcpSession, reason string) (*Resolved, hcl.Diag
 		Severity: hcl.DiagWarning,
 		Summary:  "Served tools taken from " + lockfile.FileName,
 		Detail: fmt.Sprintf("served tools taken from %s: %s. The plan uses the %d tools pinned for %q and cannot tell whether the server changed them.",
-			lockfile.FileName, reason, len(locked.Served), req.Tool.Name),
+			lockfile.FileName, reason, len(res.Tools), req.Tool.Name),
 		Subject: req.Tool.DeclRange.Ptr(),
 	}
 	return res, append(hcl.Diagnostics{warn}, diags...)
