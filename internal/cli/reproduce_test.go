@@ -186,23 +186,7 @@ func TestA2AArtifactsSameFromLock(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(`agent "a" {
-  capabilities = ["a2a::planner"]
-  graph {
-    type = "react"
-  }
-  model {
-    provider = "anthropic"
-    name     = "claude-haiku-4-5"
-  }
-}
-
-tool "planner" {
-  kind         = "a2a"
-  url          = "`+srv.URL+`"
-  capabilities = ["a2a::planner"]
-}
-`), 0o644))
+	a2aTestWorkspace(t, dir, srv.URL)
 	sameFromLock(t, dir, "a")
 }
 
@@ -246,23 +230,7 @@ func TestA2ALockEditedRefused(t *testing.T) {
 			}))
 			defer srv.Close()
 			dir := t.TempDir()
-			must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(`agent "a" {
-  capabilities = ["a2a::planner"]
-  graph {
-    type = "react"
-  }
-  model {
-    provider = "anthropic"
-    name     = "claude-haiku-4-5"
-  }
-}
-
-tool "planner" {
-  kind         = "a2a"
-  url          = "`+srv.URL+`"
-  capabilities = ["a2a::planner"]
-}
-`), 0o644))
+			a2aTestWorkspace(t, dir, srv.URL)
 			if code, _, stderr := run(t, "", "-chdir="+dir, "lock"); code != ExitOK {
 				t.Fatalf("lock: exit %d\n%s", code, stderr)
 			}
@@ -349,4 +317,27 @@ tool "m" {
 %s`, testMCPServer(t), args, extra, more)
 	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(src), 0o644))
 	return dir
+}
+
+// a2aTestWorkspace writes agent.acl to dir: agent "a", holding
+// "a2a::planner", and the a2a tool "planner" of the agent at url.
+func a2aTestWorkspace(t *testing.T, dir, url string) {
+	t.Helper()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`agent "a" {
+  capabilities = ["a2a::planner"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "planner" {
+  kind         = "a2a"
+  url          = %q
+  capabilities = ["a2a::planner"]
+}
+`, url)), 0o644))
 }
