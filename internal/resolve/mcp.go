@@ -338,10 +338,7 @@ func (s *mcpSession) withholdSecrets(locked *lockfile.Tool) *lockfile.Tool {
 	shown.Served, shown.Definitions = maps.Clone(locked.Served), maps.Clone(locked.Definitions)
 	changed := false
 	for _, sv := range s.secrets {
-		needles := quotableParts(sv.value, sv.secret)
-		if sv.secret && len(sv.value) >= 4 {
-			needles = append(needles, sv.value)
-		}
+		needles := sv.needles(4)
 		if len(needles) == 0 {
 			continue
 		}
@@ -523,6 +520,17 @@ type mcpSecret struct {
 	secret bool
 }
 
+// needles are what text must not quote of the value: the credentials
+// inside it (quotableParts) and, for a secret of minWhole bytes or more,
+// the whole value.
+func (sv mcpSecret) needles(minWhole int) []string {
+	needles := quotableParts(sv.value, sv.secret)
+	if sv.secret && len(sv.value) >= minWhole {
+		needles = append(needles, sv.value)
+	}
+	return needles
+}
+
 // secretInDefinitions refuses a server whose pinned tool definitions, or
 // whose reported name or version, quote a secret given to it (the auth
 // token always counts as one) or a credential inside a runtime value
@@ -552,10 +560,7 @@ func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool, regis
 		}
 	}
 	for _, sv := range s.secrets {
-		needles := quotableParts(sv.value, sv.secret)
-		if sv.secret && len(sv.value) >= minWhole {
-			needles = append(needles, sv.value)
-		}
+		needles := sv.needles(minWhole)
 		if len(needles) == 0 {
 			continue
 		}
