@@ -224,3 +224,46 @@ func TestSecretInLockNotShownByDrift(t *testing.T) {
 		})
 	}
 }
+
+// TestSecretInLockNamesAndOddDefinitions: a lock entry whose tool name
+// quotes a secret the block gives is refused with the server reached too,
+// since names show in drift and lock changes as they are; a definition
+// that is no object is shown with a quoted value left out, like any.
+func TestSecretInLockNamesAndOddDefinitions(t *testing.T) {
+	const secret = "name-SECRET-6630"
+	for _, tc := range []struct {
+		name, want string
+		edit       func(m *lockfile.Tool)
+	}{
+		{"tool name", "Lock entry quotes a secret", func(m *lockfile.Tool) {
+			m.Served["x_"+secret] = "sha256:" + strings.Repeat("1", 64)
+		}},
+		{"definition that is a string", "not shown: it quotes the value of LOCK_SECRET", func(m *lockfile.Tool) {
+			m.Served["gone"], m.Definitions["gone"] = "sha256:"+strings.Repeat("2", 64), `"Uses the key `+secret+`."`
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			mcpTestWorkspace(t, dir, `"-tools=1"`, "  config       = { TOK = secret(runtime(\"LOCK_SECRET\")) }\n", "")
+			t.Setenv("LOCK_SECRET", secret)
+			if code, _, stderr := run(t, "", "-chdir="+dir, "lock"); code != ExitOK {
+				t.Fatalf("lock: exit %d\n%s", code, stderr)
+			}
+			f, diags := lockfile.Load(dir)
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			tc.edit(f.Tools["m"])
+			must(t, os.WriteFile(filepath.Join(dir, lockfile.FileName), f.Bytes(), 0o644))
+			for _, args := range [][]string{{"plan", "-no-color"}, {"plan", "-json"}, {"plan", "-lockfile=readonly", "-no-color"}, {"audit"}} {
+				code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...)
+				if strings.Contains(stdout+stderr, secret) {
+					t.Errorf("%s printed the secret (exit %d):\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+				}
+				if code == ExitOK || !strings.Contains(stdout+stderr, tc.want) {
+					t.Errorf("%s: exit %d, want a failure with %q\n%s%s", strings.Join(args, " "), code, tc.want, stdout, stderr)
+				}
+			}
+		})
+	}
+}

@@ -151,11 +151,14 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 	}
 	// The lock entry is shown beside this answer where they differ
-	// (MCPDrift), so it is shown with its text that quotes a runtime value
-	// the block gives left out (as the answer is checked: a whole secret
-	// from 4 bytes). It is not refused: the answer is clean, and lock
-	// -upgrade replaces the entry with it.
+	// (MCPDrift), so it is shown with the text of its definitions that
+	// quotes a runtime value the block gives left out (as the answer is
+	// checked: a whole secret from 4 bytes). For that it is not refused:
+	// the answer is clean, and lock -upgrade replaces the entry with it.
 	if locked := req.Locked; locked != nil && locked.Kind == manifest.KindMCP {
+		if d := s.lockedNames(locked); d != nil {
+			return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
+		}
 		res.LockShown = s.withholdSecrets(locked)
 	}
 	if len(served) == 0 {
@@ -327,43 +330,88 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, r
 	return res, diags
 }
 
-// withholdSecrets returns the lock entry as drift may show it: a
-// definition that quotes a runtime value the block gives (a whole secret
-// from 4 bytes, or a credential inside one) replaced by one saying so, a
-// served tool whose name quotes one left out, and such a server identity
-// replaced; locked itself when nothing quotes one.
+// withholdSecrets returns the lock entry as drift may show it beside a
+// live answer: in each definition, every string that quotes a runtime value
+// the block gives (a whole secret from 4 bytes, or a credential inside
+// one) replaced by a note saying so; locked itself when none does. Names
+// and the server's identity are not changed here: a lock entry quoting a
+// secret there is refused (lockedNames).
 func (s *mcpSession) withholdSecrets(locked *lockfile.Tool) *lockfile.Tool {
-	served, _ := mcpServedFromLock(locked)
-	shown := *locked
-	shown.Served, shown.Definitions = maps.Clone(locked.Served), maps.Clone(locked.Definitions)
-	changed := false
-	for _, sv := range s.secrets {
-		needles := sv.needles(4)
-		if len(needles) == 0 {
+	var shown *lockfile.Tool
+	for _, name := range mcpSortedKeys(locked.Definitions) {
+		// What drift shows: the definition's fields, or its text when it
+		// is no object.
+		v := any(mcpFields(locked.Definitions[name]))
+		changed := false
+		for _, sv := range s.secrets {
+			if needles := sv.needles(4); len(needles) > 0 {
+				v = mcpWithhold(v, needles, "(not shown: it quotes the value of "+sv.env+")", &changed)
+			}
+		}
+		if !changed {
 			continue
 		}
-		if quotes([]any{shown.ServerName, shown.ServerVersion}, needles) {
-			shown.ServerName, shown.ServerVersion = "(not shown: it quotes the value of "+sv.env+")", ""
-			changed = true
+		if shown == nil {
+			c := *locked
+			c.Definitions = maps.Clone(locked.Definitions)
+			shown = &c
 		}
-		for _, name := range mcpSortedKeys(served) {
-			switch {
-			case quotes(name, needles):
-				delete(shown.Served, name)
-				delete(shown.Definitions, name)
-			case quotes(served[name].def, needles):
-				note, _ := json.Marshal(map[string]string{"name": name, "description": "(not shown: it quotes the value of " + sv.env + ")"})
-				shown.Definitions[name] = string(note)
-			default:
-				continue
-			}
-			changed = true
-		}
+		text, _ := mcpCanonicalJSON(v)
+		shown.Definitions[name] = string(text)
 	}
-	if !changed {
+	if shown == nil {
 		return locked
 	}
-	return &shown
+	return shown
+}
+
+// mcpWithhold returns v with every string (object keys included) that
+// quotes one of needles replaced by note, setting *changed when it
+// replaces one.
+func mcpWithhold(v any, needles []string, note string, changed *bool) any {
+	switch x := v.(type) {
+	case string:
+		if quotes(x, needles) {
+			*changed = true
+			return note
+		}
+	case json.Number:
+		if quotes(x, needles) {
+			*changed = true
+			return note
+		}
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = mcpWithhold(e, needles, note, changed)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if quotes(k, needles) {
+				*changed = true
+				k = note
+			}
+			out[k] = mcpWithhold(e, needles, note, changed)
+		}
+		return out
+	}
+	return v
+}
+
+// lockedNames refuses, with the server reached, a lock entry whose served
+// tool names or server identity quote a runtime value the block gives (a
+// whole secret from 8 bytes, or a credential inside one): those show in
+// drift and lock changes as they are. Shorter values count only in
+// definitions, where drift leaves them out: a name that happens to be a
+// short value is taken for a word.
+func (s *mcpSession) lockedNames(locked *lockfile.Tool) *hcl.Diagnostic {
+	served := map[string]*mcpServedTool{}
+	for name := range locked.Served {
+		served[name] = &mcpServedTool{name: name}
+	}
+	return s.lockedSecret(locked, served, mcpAllTools(served), 8)
 }
 
 // lockedSecret refuses a lock entry that quotes a runtime value the block

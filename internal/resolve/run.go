@@ -243,8 +243,13 @@ func (ws *Workspace) Pins(cfg *manifest.Config, current *lockfile.File) *lockfil
 	out := lockfile.New()
 	for _, t := range cfg.Tools {
 		if res, ok := ws.Tools[t.Name]; ok {
-			if res.Pin != nil {
+			switch {
+			case res.Pin != nil:
 				out.Tools[t.Name] = res.Pin
+			case res.Unresolved && current != nil && current.Tools[t.Name] != nil:
+				// Nothing was learnt (the entry was refused, or the
+				// server is out of reach): the entry stays as it is.
+				out.Tools[t.Name] = current.Tools[t.Name]
 			}
 			continue
 		}
