@@ -238,6 +238,9 @@ func TestSecretInLockNamesAndOddDefinitions(t *testing.T) {
 		{"tool name", "Lock entry quotes a secret", func(m *lockfile.Tool) {
 			m.Served["x_"+secret] = "sha256:" + strings.Repeat("1", 64)
 		}},
+		{"definition key with no digest", "Lock entry quotes a secret", func(m *lockfile.Tool) {
+			m.Definitions["x_"+secret] = `{"name":"x"}`
+		}},
 		{"definition that is a string", "not shown: it quotes the value of LOCK_SECRET", func(m *lockfile.Tool) {
 			m.Served["gone"], m.Definitions["gone"] = "sha256:"+strings.Repeat("2", 64), `"Uses the key `+secret+`."`
 		}},

@@ -388,10 +388,15 @@ func mcpWithhold(v any, needles []string, note string, changed *bool) any {
 		return out
 	case map[string]any:
 		out := make(map[string]any, len(x))
-		for k, e := range x {
+		// Keys in order, each one replaced numbered, so that two keys
+		// quoting a value stay two, the same two on every run.
+		n := 0
+		for _, k := range mcpSortedKeys(x) {
+			e := x[k]
 			if quotes(k, needles) {
 				*changed = true
-				k = note
+				n++
+				k = fmt.Sprintf("%s (%d)", note, n)
 			}
 			out[k] = mcpWithhold(e, needles, note, changed)
 		}
@@ -408,8 +413,10 @@ func mcpWithhold(v any, needles []string, note string, changed *bool) any {
 // short value is taken for a word.
 func (s *mcpSession) lockedNames(locked *lockfile.Tool) *hcl.Diagnostic {
 	served := map[string]*mcpServedTool{}
-	for name := range locked.Served {
-		served[name] = &mcpServedTool{name: name}
+	for _, names := range []map[string]string{locked.Served, locked.Definitions} {
+		for name := range names {
+			served[name] = &mcpServedTool{name: name}
+		}
 	}
 	return s.lockedSecret(locked, served, mcpAllTools(served), 8)
 }

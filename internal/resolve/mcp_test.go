@@ -1064,3 +1064,30 @@ func TestMCPServedFromLockForms(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPWithholdKeys: two object keys quoting a value stay two, numbered
+// in key order, the same on every run.
+func TestMCPWithholdKeys(t *testing.T) {
+	in := map[string]any{"a_SECRET": "AAA", "b_SECRET": "BBB", "c": "quotes SECRET", "d": "plain"}
+	want := map[string]any{"N (1)": "AAA", "N (2)": "BBB", "c": "N", "d": "plain"}
+	for range 20 {
+		changed := false
+		if got := mcpWithhold(in, []string{"SECRET"}, "N", &changed); !reflect.DeepEqual(got, want) || !changed {
+			t.Fatalf("got:  %v (changed %v)\nwant: %v", got, changed, want)
+		}
+	}
+}
+
+// TestPinsKeepsUnresolvedEntryOfItsKind: a block left unresolved keeps its
+// lock entry, unless the entry is of another kind (the block changed kind).
+func TestPinsKeepsUnresolvedEntryOfItsKind(t *testing.T) {
+	cfg := &manifest.Config{Tools: []*manifest.Tool{{Name: "m", Kind: manifest.KindMCP}}}
+	ws := &Workspace{Tools: map[string]*Resolved{"m": {Unresolved: true}}, Skills: map[string]*ResolvedSkill{}}
+	for kind, kept := range map[string]bool{manifest.KindMCP: true, manifest.KindJavaScript: false} {
+		current := lockfile.New()
+		current.Tools["m"] = &lockfile.Tool{Kind: kind, ServerName: "s", Source: "h1:x"}
+		if got := ws.Pins(cfg, current).Tools["m"] != nil; got != kept {
+			t.Errorf("entry of kind %s kept: %v, want %v", kind, got, kept)
+		}
+	}
+}

@@ -238,7 +238,9 @@ func compareDiags(a, b *hcl.Diagnostic) int {
 
 // Pins assembles the lockfile the resolution implies: every pin of a
 // resolved block and skill, and, for blocks not resolved this time
-// (disabled tools), their entries from the current lock unchanged.
+// (disabled tools) or left unresolved (an entry refused, a server out of
+// reach), their entries from the current lock unchanged when of the
+// block's kind.
 func (ws *Workspace) Pins(cfg *manifest.Config, current *lockfile.File) *lockfile.File {
 	out := lockfile.New()
 	for _, t := range cfg.Tools {
@@ -246,9 +248,11 @@ func (ws *Workspace) Pins(cfg *manifest.Config, current *lockfile.File) *lockfil
 			switch {
 			case res.Pin != nil:
 				out.Tools[t.Name] = res.Pin
-			case res.Unresolved && current != nil && current.Tools[t.Name] != nil:
+			case res.Unresolved && current != nil && current.Tools[t.Name] != nil && current.Tools[t.Name].Kind == t.Kind:
 				// Nothing was learnt (the entry was refused, or the
-				// server is out of reach): the entry stays as it is.
+				// server is out of reach): the block's entry stays as
+				// it is. One of another kind (the block changed kind)
+				// goes.
 				out.Tools[t.Name] = current.Tools[t.Name]
 			}
 			continue
