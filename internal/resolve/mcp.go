@@ -418,17 +418,21 @@ func (s *mcpSession) lockedNames(locked *lockfile.Tool) *hcl.Diagnostic {
 			served[name] = &mcpServedTool{name: name}
 		}
 	}
-	return s.lockedSecret(locked, served, mcpAllTools(served), 8)
+	return s.lockedSecret(locked, served, 8)
 }
 
 // lockedSecret refuses a lock entry that quotes a runtime value the block
 // gives (pinned before agentform refused such text, or by hand): served
-// are the tools it records, registered those of them that are checked, and
-// a whole secret value counts from minWhole bytes.
-func (s *mcpSession) lockedSecret(locked *lockfile.Tool, served map[string]*mcpServedTool, registered []Tool, minWhole int) *hcl.Diagnostic {
+// are the tools it records, every one checked, and a whole secret value
+// counts from minWhole bytes.
+func (s *mcpSession) lockedSecret(locked *lockfile.Tool, served map[string]*mcpServedTool, minWhole int) *hcl.Diagnostic {
 	ls := *s
 	ls.serverName, ls.serverVersion = locked.ServerName, locked.ServerVersion
-	return ls.secretInDefinitions(served, registered, minWhole, true)
+	all := make([]Tool, 0, len(served))
+	for _, name := range mcpSortedKeys(served) {
+		all = append(all, Tool{Served: name})
+	}
+	return ls.secretInDefinitions(served, all, minWhole, true)
 }
 
 // mcpServedFromLock returns the served tools a lock entry records, read
@@ -476,15 +480,6 @@ func mcpWrittenForm(raw, canon string) bool {
 	return raw == lockfile.ExactJSON(canon) || raw == lockfile.Canonical(canon)
 }
 
-// mcpAllTools lists served as tools to check, every one of them.
-func mcpAllTools(served map[string]*mcpServedTool) []Tool {
-	all := make([]Tool, 0, len(served))
-	for _, name := range mcpSortedKeys(served) {
-		all = append(all, Tool{Served: name})
-	}
-	return all
-}
-
 // mcpFallback answers from the lock entry, or marks the block unresolved
 // when there is none. reason says why the server was not used; it must
 // not hold a runtime value. s holds the runtime values that could be read
@@ -519,7 +514,7 @@ func mcpFallback(req Request, s *mcpSession, reason string) (*Resolved, hcl.Diag
 	// except that a whole secret value counts from 8 bytes: plans that
 	// skip the server (-refresh=false in CI) often run with placeholder
 	// values, and a "test" or "none" is no credential a lock could hold.
-	if d := s.lockedSecret(locked, served, mcpAllTools(served), 8); d != nil {
+	if d := s.lockedSecret(locked, served, 8); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 	}
 	// The pin covers the registered tools, as a live one does: a tool
