@@ -395,8 +395,18 @@ func mcpWithhold(v any, needles []string, note string, changed *bool) any {
 			e := x[k]
 			if quotes(k, needles) {
 				*changed = true
-				n++
-				k = fmt.Sprintf("%s (%d)", note, n)
+				// A number no key has (one replaced by an earlier value's
+				// pass may, under the same note).
+				for {
+					n++
+					r := fmt.Sprintf("%s (%d)", note, n)
+					_, inX := x[r]
+					_, inOut := out[r]
+					if !inX && !inOut {
+						k = r
+						break
+					}
+				}
 			}
 			out[k] = mcpWithhold(e, needles, note, changed)
 		}

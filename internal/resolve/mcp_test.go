@@ -1076,6 +1076,14 @@ func TestMCPWithholdKeys(t *testing.T) {
 			t.Fatalf("got:  %v (changed %v)\nwant: %v", got, changed, want)
 		}
 	}
+	// Two values of one variable (a runtime list), one pass each under the
+	// same note: the second pass's key does not take the first's.
+	changed := false
+	v := mcpWithhold(map[string]any{"a_ALPHA": 1, "b_BRAVO": 2}, []string{"ALPHA"}, "N", &changed)
+	v = mcpWithhold(v, []string{"BRAVO"}, "N", &changed)
+	if want := map[string]any{"N (1)": 1, "N (2)": 2}; !reflect.DeepEqual(v, want) {
+		t.Errorf("two passes\ngot:  %v\nwant: %v", v, want)
+	}
 }
 
 // TestPinsKeepsUnresolvedEntryOfItsKind: a block left unresolved keeps its
