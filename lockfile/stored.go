@@ -39,12 +39,6 @@ func (t *Tool) Stored() *Tool {
 	}
 }
 
-// Keeps reports whether the lockfile stores s as it is: valid UTF-8 in
-// normal form C (NFC), as HCL reads every string back.
-func Keeps(s string) bool {
-	return canon(s) == s
-}
-
 // ExactJSON returns a JSON text (an MCP tool's definition) in a form the
 // lockfile keeps exactly, so that it reads back as the same JSON value: the
 // text itself, readable, when storing it changes nothing but escapes (a
@@ -78,7 +72,8 @@ func ASCIIJSON(s string) string {
 	return b.String()
 }
 
-// Canonical returns s as the lockfile stores it.
+// Canonical returns s as the lockfile stores it: valid UTF-8 in normal
+// form C (NFC), as HCL reads every string back.
 func Canonical(s string) string {
 	return canon(s)
 }

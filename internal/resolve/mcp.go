@@ -216,7 +216,8 @@ func mcpUnstorableNames(req Request, s *mcpSession, served map[string]*mcpServed
 	var diags hcl.Diagnostics
 	var left []string
 	for _, name := range mcpSortedKeys(served) {
-		if lockfile.Keeps(name) {
+		stored := lockfile.Canonical(name)
+		if stored == name {
 			continue
 		}
 		st := served[name]
@@ -228,7 +229,6 @@ func mcpUnstorableNames(req Request, s *mcpSession, served map[string]*mcpServed
 		// An earlier agentform pinned such a tool under the normalised
 		// name, with the digest of what the server sent: that entry is
 		// this tool's, unless the server serves a tool of that name too.
-		stored := lockfile.Canonical(name)
 		if _, clash := served[stored]; !clash && req.Locked != nil && req.Locked.Served[stored] == SHA256(st.canon) {
 			left = append(left, stored)
 			detail += fmt.Sprintf(" An earlier agentform pinned it under the normalised name %+q: that entry is dropped from %s.", s.redact(stored), lockfile.FileName)

@@ -69,9 +69,10 @@ type Resolved struct {
 	// the lockfile cannot hold their names, by the names it would hold
 	// them under (MCPLockedWithout).
 	Unpinnable []string
-	// LockShown is the block's lock entry as drift may show it beside a
-	// live answer, when that differs from the entry: text quoting a
-	// runtime value the block gives is left out. Nil otherwise.
+	// LockShown is an mcp block's lock entry as drift may show it beside
+	// a live answer: text quoting a runtime value the block gives is left
+	// out (the entry itself when none does). Nil without a live answer or
+	// an entry.
 	LockShown *lockfile.Tool `json:"-"`
 }
 
