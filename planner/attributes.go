@@ -125,7 +125,7 @@ func short(s string) string {
 
 func toolAttributes(t *manifest.Tool, res *resolve.Resolved, registered []string) Attributes {
 	a := Attributes{"kind": t.Kind, "enabled": boolStr(t.Enabled)}
-	a.set("description", str(t.Description))
+	a.set("description", descriptionAttribute(t, res))
 	a.set("capabilities", sortedList(t.Capabilities))
 	a.set("config", dynamicJSON(t.Config, false))
 	switch {
@@ -196,6 +196,24 @@ func toolAttributes(t *manifest.Tool, res *resolve.Resolved, registered []string
 		}
 	}
 	return a
+}
+
+// descriptionAttribute is what a tool block's description amounts to: the
+// block's own when a registered tool is described by it, or else what the
+// model is told instead: the one tool's own description (javascript,
+// python), nothing for a block of several (mcp, a2a). Changing a
+// description no tool uses then changes no fingerprint, and a block whose
+// description repeats its tool's own keeps the fingerprint it had when
+// the attribute was the block's text alone.
+func descriptionAttribute(t *manifest.Tool, res *resolve.Resolved) string {
+	desc := str(t.Description)
+	if desc == "" || res == nil || res.Unresolved || !res.DescriptionUnused {
+		return desc
+	}
+	if len(res.Tools) == 1 {
+		return res.Tools[0].Description
+	}
+	return ""
 }
 
 func pinAttributes(a Attributes, p *lockfile.Tool) {

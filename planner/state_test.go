@@ -220,3 +220,42 @@ func TestEncodeLockEarly(t *testing.T) {
 		}
 	}
 }
+
+// TestDescriptionAttribute: a tool block's description counts in its
+// fingerprint only when a registered tool is described by it. When the
+// tool describes itself, the block's text counts for nothing: the
+// attribute is the tool's own description (one tool) or absent (several),
+// so a block repeating its tool's description keeps the fingerprint it had
+// when the attribute was always the block's text.
+func TestDescriptionAttribute(t *testing.T) {
+	block := &manifest.Tool{Name: "adder", Kind: manifest.KindJavaScript, Description: manifest.String{Value: "Adds.", Set: true}}
+	unset := &manifest.Tool{Name: "adder", Kind: manifest.KindJavaScript}
+	one := func(desc string, unused bool) *resolve.Resolved {
+		return &resolve.Resolved{Tools: []resolve.Tool{{Name: "adder", Description: desc}}, DescriptionUnused: unused}
+	}
+	several := &resolve.Resolved{Tools: []resolve.Tool{{Name: "gh__a", Description: "A."}, {Name: "gh__b", Description: "B."}}, DescriptionUnused: true}
+	for _, tc := range []struct {
+		name string
+		t    *manifest.Tool
+		res  *resolve.Resolved
+		want string
+	}{
+		{"used", block, one("Adds.", false), "Adds."},
+		{"unresolved", block, &resolve.Resolved{Unresolved: true, DescriptionUnused: true}, "Adds."},
+		{"not resolved", block, nil, "Adds."},
+		{"own, the same", block, one("Adds.", true), "Adds."},
+		{"own, another", block, one("Sums two numbers.", true), "Sums two numbers."},
+		{"several, own", block, several, ""},
+		{"several, block used", block, &resolve.Resolved{Tools: several.Tools}, "Adds."},
+		{"unset", unset, one("Sums two numbers.", true), ""},
+	} {
+		got := descriptionAttribute(tc.t, tc.res)
+		if got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+		_, set := toolAttributes(tc.t, tc.res, nil)["description"]
+		if set != (tc.want != "") {
+			t.Errorf("%s: description attribute set = %v, want %v", tc.name, set, tc.want != "")
+		}
+	}
+}

@@ -389,3 +389,64 @@ func TestPlanLargeWorkspaceSummarises(t *testing.T) {
 		t.Errorf("got:\n%s\nwant: the full grid", stdout)
 	}
 }
+
+// TestToolDescriptionNotUsed: a tool block's description that the tool's
+// own description overrides changes no agent (plan says no changes, and
+// warns where it is written); the tool's own description, or the block's
+// once it is the one used, does.
+func TestToolDescriptionNotUsed(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	manifestPath := filepath.Join(dir, "agent.acl")
+	entryPath := filepath.Join(dir, "tools", "word_count", "index.ts")
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	edit := func(path, old, new string) {
+		t.Helper()
+		data, err := os.ReadFile(path)
+		must(t, err)
+		if !bytes.Contains(data, []byte(old)) {
+			t.Fatalf("%s has no %q", path, old)
+		}
+		must(t, os.WriteFile(path, bytes.Replace(data, []byte(old), []byte(new), 1), 0o644))
+	}
+	plan := func() (int, string, string) {
+		return run(t, "", "-chdir="+dir, "plan", "-detailed-exitcode", "-no-color")
+	}
+	const warning = "Warning: Tool description not used"
+
+	// The two the same: redundant, no warning.
+	if code, stdout, stderr := plan(); code != ExitOK || strings.Contains(stderr, warning) {
+		t.Fatalf("plan after apply got: exit %d\n%s%s\nwant: no changes, no warning", code, stdout, stderr)
+	}
+
+	edit(manifestPath, `description  = "Counts the words in a text."`, `description  = "Tallies words."`)
+	code, stdout, stderr := plan()
+	if code != ExitOK || !strings.Contains(stdout, "No changes.") {
+		t.Errorf("plan after editing the unused description got: exit %d\n%s\nwant: no changes (the model is told the exported one)", code, stdout)
+	}
+	for _, want := range []string{warning, "on agent.acl line 75, in tool \"word_count\"", `description  = "Tallies words."`, "The tool object exported by tools/word_count has a description of its own"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("plan's warnings lack %q:\n%s", want, stderr)
+		}
+	}
+
+	// The tool's own description is what ships: changing it is a change.
+	edit(entryPath, `description: "Counts the words in a text.",`, `description: "Counts words.",`)
+	code, stdout, _ = plan()
+	if code != ExitChanges || !strings.Contains(stdout, "~ agent.assistant will be updated in place") ||
+		!strings.Contains(stdout, "description: Counts the words… → Counts words.") {
+		t.Errorf("plan after editing the exported description got: exit %d\n%s\nwant: every agent updated, the description's change shown", code, stdout)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+
+	// Without an exported description the block's is used: a change to it
+	// is a change, and nothing warns.
+	edit(entryPath, `description: "Counts words.",`, ``)
+	code, stdout, stderr = plan()
+	if code != ExitChanges || !strings.Contains(stdout, "description: Counts words. → Tallies words.") || strings.Contains(stderr, warning) {
+		t.Errorf("plan with only the block's description got: exit %d\n%s%s\nwant: a change to the block's description, no warning", code, stdout, stderr)
+	}
+}

@@ -163,6 +163,7 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 			switch card, canonical := a2aCardFromLock(res.Pin); {
 			case card != nil:
 				res.Tools = a2aTools(t, card, "")
+				res.DescriptionUnused = card.Description != ""
 				res.Outputs = map[string][]byte{A2ACardOutput: canonical}
 			case res.Pin.CardJSON != "":
 				return &Resolved{Unresolved: true}, hcl.Diagnostics{{
@@ -325,9 +326,10 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		pin.CardJSON = string(cardJSON)
 	}
 	return &Resolved{
-		Tools:   a2aTools(t, card, ""),
-		Pin:     pin,
-		Outputs: map[string][]byte{A2ACardOutput: canonical},
+		Tools:             a2aTools(t, card, ""),
+		Pin:               pin,
+		Outputs:           map[string][]byte{A2ACardOutput: canonical},
+		DescriptionUnused: card.Description != "",
 	}, diags
 }
 
@@ -565,7 +567,8 @@ func a2aScrubText(s string, secrets []a2aSecret) string {
 }
 
 // a2aTools builds the four registered tools. card is the fetched card, or
-// nil; lockedName is the locked card name used when there is no card.
+// nil; lockedName is the locked card name used when there is no card. The
+// block's description says what the agent is about when the card does not.
 func a2aTools(t *manifest.Tool, card *a2aCard, lockedName string) []Tool {
 	target := fmt.Sprintf("the A2A agent %q", t.Name)
 	about := t.Description.Value

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -173,6 +174,18 @@ func diagText(diags hcl.Diagnostics) string {
 
 func TestResolveA2A(t *testing.T) {
 	locked := &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("ab", 32), CardName: "Planner", CardVersion: "1.1.0"}
+	// Entries that record their cards, as ResolveA2A pins them.
+	recorded := func(card string) *lockfile.Tool {
+		tree, err := a2aDecodeJSON([]byte(card))
+		if err != nil {
+			t.Fatal(err)
+		}
+		canonical, err := a2aCanonicalJSON(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &lockfile.Tool{Kind: "a2a", Card: SHA256(canonical), CardName: "Planner", CardVersion: "1", CardJSON: lockfile.ASCIIJSON(string(canonical))}
+	}
 	type result struct {
 		res   *Resolved
 		diags hcl.Diagnostics
@@ -364,6 +377,26 @@ func TestResolveA2A(t *testing.T) {
 			},
 		},
 		{
+			name:    "refresh=false with a recorded card",
+			locked:  recorded(`{"name":"Planner","version":"1","description":"Plans."}`),
+			refresh: false,
+			check: func(t *testing.T, r result) {
+				if got, want := r.res.Tools[2].Description, "Send a message to Planner: Plans."; got != want {
+					t.Errorf("send description:\ngot:  %q\nwant: %q", got, want)
+				}
+			},
+		},
+		{
+			name:    "refresh=false with a recorded card without a description",
+			locked:  recorded(`{"name":"Planner","version":"1"}`),
+			refresh: false,
+			check: func(t *testing.T, r result) {
+				if got, want := r.res.Tools[2].Description, "Send a message to Planner: Delegates planning."; got != want {
+					t.Errorf("send description:\ngot:  %q\nwant: %q", got, want)
+				}
+			},
+		},
+		{
 			name:    "refresh=false without a lock",
 			routes:  map[string]func(http.ResponseWriter, *http.Request, string){"/.well-known/agent-card.json": serveCard(a2aTestCard)},
 			refresh: false,
@@ -400,6 +433,12 @@ func TestResolveA2A(t *testing.T) {
 			if !diags.HasErrors() {
 				if got := toolNames(res); !reflect.DeepEqual(got, wantA2ANames) {
 					t.Fatalf("tools:\ngot:  %q\nwant: %q", got, wantA2ANames)
+				}
+				// The block's description is used exactly when a tool's
+				// description says it.
+				used := slices.ContainsFunc(res.Tools, func(tl Tool) bool { return strings.Contains(tl.Description, "Delegates planning.") })
+				if res.DescriptionUnused == used {
+					t.Errorf("DescriptionUnused = %v, but the block's description is in a tool's: %v", res.DescriptionUnused, used)
 				}
 			}
 			tt.check(t, result{res: res, diags: diags, srv: srv, rng: req.Tool.A2A.URL.Range})

@@ -171,12 +171,17 @@ func jsResult(req Request, pkg *jsPackage, tool jsTool, bundle []byte, subject *
 		return nil, jsError(subject, "Invalid tool definition",
 			"The tool object exported by %s has no description, and the tool block sets none either. Add a description string to the exported object (or a description argument to the block).", pkg.rel)
 	}
+	var diags hcl.Diagnostics
+	if tool.description != "" {
+		diags = descriptionNotUsed(t, tool.description, "The tool object exported by "+pkg.rel)
+	}
 	return &Resolved{
 		Tools: []Tool{{
 			Name:        t.Name,
 			Description: desc,
 			InputSchema: append(json.RawMessage(nil), tool.parameters...),
 		}},
+		DescriptionUnused: tool.description != "",
 		Pin: &lockfile.Tool{
 			Kind:    manifest.KindJavaScript,
 			Source:  pkg.source,
@@ -185,7 +190,7 @@ func jsResult(req Request, pkg *jsPackage, tool jsTool, bundle []byte, subject *
 			Bundler: JavaScriptBundler,
 		},
 		Outputs: map[string][]byte{"bundle.js": bundle},
-	}, nil
+	}, diags
 }
 
 // jsFindPackage locates the package directory, its entry file and lock

@@ -241,7 +241,8 @@ func (j *jsJob) finish(ctx context.Context) {
 		j.end(nil, diags)
 		return
 	}
-	res, diags := jsResult(j.req, j.pkg, tool, b.bundle, j.subject)
+	res, more := jsResult(j.req, j.pkg, tool, b.bundle, j.subject)
+	diags = append(diags, more...)
 	if !diags.HasErrors() {
 		j.put = &jsCacheEntry{Description: tool.description, Parameters: tool.parameters, Bundle: b.bundle}
 	}

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -327,6 +328,8 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, r
 		res.Tools = append(res.Tools, tl)
 	}
 	sort.Slice(res.Tools, func(i, j int) bool { return res.Tools[i].Name < res.Tools[j].Name })
+	// A served tool without a description is described by the block's.
+	res.DescriptionUnused = len(res.Tools) > 0 && !slices.ContainsFunc(res.Tools, func(tl Tool) bool { return tl.Description == "" })
 	return res, diags
 }
 

@@ -205,6 +205,27 @@ const mcpTool2Canonical = `{"description":"Tool number 2 adds 2 to x.","inputSch
 func TestResolveMCPStdio(t *testing.T) {
 	bin := mcpBuildServer(t, t.TempDir())
 
+	t.Run("the block's description is used only for a tool without one", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct {
+			args   []string
+			unused bool
+		}{
+			{[]string{"-tools=2"}, true},
+			{[]string{"-tools=2", "-bare=plain"}, false},
+			{[]string{"-tools=0"}, false},
+		} {
+			req := mcpTestRequest(t, mcpStdioBody(bin, tc.args...)+"\n  description = \"A test server.\"", nil)
+			res, diags := ResolveMCP(context.Background(), req)
+			if diags.HasErrors() {
+				t.Fatalf("%v: %s", tc.args, diags.Error())
+			}
+			if res.DescriptionUnused != tc.unused {
+				t.Errorf("%v: DescriptionUnused = %v, want %v (tools %v)", tc.args, res.DescriptionUnused, tc.unused, mcpNames(res.Tools))
+			}
+		}
+	})
+
 	t.Run("lists every page and pins each tool", func(t *testing.T) {
 		t.Parallel()
 		pidfile := filepath.Join(t.TempDir(), "pid")

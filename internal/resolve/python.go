@@ -135,6 +135,9 @@ func ResolvePython(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics
 	if description == "" && t.Description.Known() {
 		description = t.Description.Value
 	}
+	if entry.Description != "" {
+		diags = append(diags, descriptionNotUsed(t, entry.Description, fmt.Sprintf("The tool in %q", py.Source.Value))...)
+	}
 	var schema json.RawMessage
 	if entry.InputSchema != "" {
 		schema = json.RawMessage(entry.InputSchema)
@@ -144,7 +147,8 @@ func ResolvePython(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics
 		at = &Entry{File: entry.File, Attr: entry.Attr}
 	}
 	return &Resolved{
-		Tools: []Tool{{Name: t.Name, Description: description, InputSchema: schema, Entry: at}},
+		Tools:             []Tool{{Name: t.Name, Description: description, InputSchema: schema, Entry: at}},
+		DescriptionUnused: entry.Description != "",
 		Pin: &lockfile.Tool{
 			Kind:        manifest.KindPython,
 			Source:      sourceHash,

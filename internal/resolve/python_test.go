@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -217,6 +218,18 @@ func TestResolvePythonSchemas(t *testing.T) {
 			schema:      `{"type":"object","properties":{"items":{"type":"array","items":{"type":"string"},"uniqueItems":true},"ratio":{"type":"number"}}}`,
 		},
 		{
+			name: "the tool's own description wins over the block's, with a warning",
+			block: `tool "daily_forecast" {
+  kind        = "python"
+  description = "Forecasts."
+  source      = "./tdk"
+}`,
+			tool:        "daily_forecast",
+			description: "Forecast for the next days.",
+			schema:      `{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer","minimum":1,"maximum":14}},"required":["city","days"]}`,
+			warnings:    []string{`The tool in "./tdk" has a description of its own, which is what the model is told. The description of tool "daily_forecast" is not used`},
+		},
+		{
 			name: "untyped parameters warn; manifest description is the fallback",
 			block: `tool "loose" {
   kind        = "python"
@@ -273,6 +286,9 @@ func TestResolvePythonSchemas(t *testing.T) {
 			}
 			if got.Description != tt.description {
 				t.Errorf("description\ngot:  %q\nwant: %q", got.Description, tt.description)
+			}
+			if fromBlock := strings.Contains(tt.block, strconv.Quote(tt.description)); res.DescriptionUnused == fromBlock {
+				t.Errorf("DescriptionUnused = %v, but the description is the block's: %v", res.DescriptionUnused, fromBlock)
 			}
 			if string(got.InputSchema) != tt.schema {
 				t.Errorf("schema\ngot:  %s\nwant: %s", got.InputSchema, tt.schema)

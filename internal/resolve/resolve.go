@@ -8,6 +8,7 @@ package resolve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -74,6 +75,12 @@ type Resolved struct {
 	// out (the entry itself when none does). Nil without a live answer or
 	// an entry.
 	LockShown *lockfile.Tool `json:"-"`
+	// DescriptionUnused is set when no registered tool's description
+	// comes from the block's description argument: each has its own (the
+	// exported definition's, the python entry's, the server's, the
+	// card's). The block's description is then not part of what the
+	// model is told, and a change to it changes no agent.
+	DescriptionUnused bool
 }
 
 // Tool is one registered tool as resolved.
@@ -105,4 +112,22 @@ type Resolver func(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics
 type Entry struct {
 	File string
 	Attr string
+}
+
+// descriptionNotUsed warns when a tool block writes a description that
+// differs from the one the tool gives itself (own), which is what the
+// model is told; from names where own came from ("The tool object
+// exported by tools/adder"). The two being equal is only redundant.
+func descriptionNotUsed(t *manifest.Tool, own, from string) hcl.Diagnostics {
+	d := t.Description
+	if !d.Set || !d.Known() || d.Value == own {
+		return nil
+	}
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagWarning,
+		Summary:  "Tool description not used",
+		Detail: fmt.Sprintf("%s has a description of its own, which is what the model is told. The description of tool %q is not used, and changing it changes no agent. Remove it here, or remove the tool's own description to use this one.",
+			from, t.Name),
+		Subject: d.Range.Ptr(),
+	}}
 }

@@ -36,6 +36,7 @@ func main() {
 		poison    = flag.String("poison", "", "tool whose description is replaced")
 		drop      = flag.String("drop", "", "tool left out")
 		add       = flag.String("add", "", "extra tool to serve")
+		bare      = flag.String("bare", "", "extra tool to serve, without a description")
 		addNFD    = flag.String("add-nfd", "", "extra tool named \"e\\u0301\" and this value: not NFC-normalised, which HCL cannot write")
 		uni       = flag.Bool("uni", false, "serve a tool \"uni\" whose description and schema hold text that NFC-normalising would change: property names \"e\\u0301\" and \"\\u00e9\" side by side, an enum value \"e\\u0301\"")
 		name      = flag.String("name", "agentform-test-server", "server name")
@@ -126,6 +127,9 @@ func main() {
 	}
 	if *add != "" {
 		server.AddTool(&mcp.Tool{Name: *add, Description: "Added later.", InputSchema: json.RawMessage(`{"type":"object"}`)}, answer)
+	}
+	if *bare != "" {
+		server.AddTool(&mcp.Tool{Name: *bare, InputSchema: json.RawMessage(`{"type":"object"}`)}, answer)
 	}
 	if *addNFD != "" {
 		server.AddTool(&mcp.Tool{Name: "e\u0301" + *addNFD, Description: "Named with a combining accent.", InputSchema: json.RawMessage(`{"type":"object"}`)}, answer)
