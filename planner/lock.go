@@ -62,6 +62,11 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 		}
 		what := map[string]string{"add": "is not in", "remove": "is no longer in the configuration but still in", "update": "differs from"}[c.Action]
 		detail := fmt.Sprintf("-lockfile=readonly: %s %s %s.", c.Address, what, lockfile.FileName)
+		if c.Action == "remove" {
+			if d := staleEntry(cfg, current, c.Address); d != "" {
+				detail = "-lockfile=readonly: " + d
+			}
+		}
 		if len(c.Attributes) > 0 {
 			detail += fmt.Sprintf(" Changed: %s.", strings.Join(c.Attributes, ", "))
 		}
@@ -73,6 +78,21 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 			Subject:  declRange(cfg, c.Address),
 		})
 	}
+}
+
+// staleEntry says why the lock entry of a block still in the
+// configuration is to be removed: the block is of another kind now, or
+// pins nothing; "" when the block is gone.
+func staleEntry(cfg *manifest.Config, current *lockfile.File, address string) string {
+	typ, name, _ := strings.Cut(address, ".")
+	t := cfg.Tool(name)
+	if typ != "tool" || t == nil {
+		return ""
+	}
+	if old := current.Tools[name]; old != nil && old.Kind != t.Kind {
+		return fmt.Sprintf("%s is a %s tool now, but %s still has its %s entry.", address, t.Kind, lockfile.FileName, old.Kind)
+	}
+	return fmt.Sprintf("%s pins nothing now, but %s still has an entry for it.", address, lockfile.FileName)
 }
 
 // declRange returns the block range of an address, or nil when the block

@@ -245,3 +245,34 @@ tool "m" {
 		t.Errorf("plan printed:\n%q\nwant: the name with its control characters escaped", stdout)
 	}
 }
+
+// TestReadonlyLockKindChanged: -lockfile=readonly names why a lock entry
+// of a block still in the configuration is stale (it changed kind), and
+// that a removed block's entry is one of a block no longer there.
+func TestReadonlyLockKindChanged(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	manifestPath := filepath.Join(dir, "agent.acl")
+	src, err := os.ReadFile(manifestPath)
+	must(t, err)
+	const js = "  kind         = \"javascript\"\n  source       = \"./tools/word_count\"\n"
+	if !strings.Contains(string(src), js) {
+		t.Fatalf("agent.acl has no %q", js)
+	}
+	must(t, os.WriteFile(manifestPath, []byte(strings.Replace(string(src), js, "  kind         = \"bash\"\n  commands     = [\"wc\"]\n", 1)), 0o644))
+	code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-lockfile=readonly", "-no-color")
+	want := "tool.word_count is a bash tool now, but agentform.lock.hcl still has its javascript entry."
+	if code != ExitError || !strings.Contains(stderr, want) || !strings.Contains(stderr, `in tool "word_count"`) {
+		t.Errorf("readonly plan after a kind change got: exit %d\n%s\nwant: %q, located at the block", code, stderr, want)
+	}
+
+	// The block gone altogether.
+	start := strings.Index(string(src), `tool "word_count" {`)
+	end := start + strings.Index(string(src)[start:], "\n}\n") + 3
+	gone := string(src[:start]) + string(src[end:])
+	must(t, os.WriteFile(manifestPath, []byte(gone), 0o644))
+	code, _, stderr = run(t, "", "-chdir="+dir, "plan", "-lockfile=readonly", "-no-color")
+	want = "tool.word_count is no longer in the configuration but still in agentform.lock.hcl."
+	if code != ExitError || !strings.Contains(stderr, want) {
+		t.Errorf("readonly plan after removing the block got: exit %d\n%s\nwant: %q", code, stderr, want)
+	}
+}
