@@ -150,11 +150,12 @@ func (ws *workspacePlan) resolveAndPlan(ctx context.Context, opts engineOptions,
 		return nil
 	}
 	resolution, diags := resolve.Run(ctx, ws.cfg, resolve.Options{
-		Env:     os.LookupEnv,
-		Timeout: resolve.DefaultTimeout,
-		Refresh: opts.refresh,
-		Lock:    lock,
-		Cache:   resolve.NewCache(ws.dir),
+		Env:          os.LookupEnv,
+		Timeout:      resolve.DefaultTimeout,
+		Refresh:      opts.refresh,
+		LockReadonly: opts.lockReadonly,
+		Lock:         lock,
+		Cache:        resolve.NewCache(ws.dir),
 	})
 	ws.diags = append(ws.diags, diags...)
 	if resolution == nil {

@@ -276,3 +276,35 @@ func TestReadonlyLockKindChanged(t *testing.T) {
 		t.Errorf("readonly plan after removing the block got: exit %d\n%s\nwant: %q", code, stderr, want)
 	}
 }
+
+// TestReadonlyLockWithoutServers: the CI check `plan -refresh=false
+// -lockfile=readonly` fails when the lockfile lacks what the
+// configuration needs from a server it does not reach: an mcp block with
+// no entry, or an exposed tool its entry does not pin. Before, both were
+// warnings, and the check passed with agents missing the tools.
+func TestReadonlyLockWithoutServers(t *testing.T) {
+	dir := t.TempDir()
+	readonly := func() (int, string) {
+		code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-refresh=false", "-lockfile=readonly", "-no-color")
+		return code, stderr
+	}
+	mcpTestWorkspace(t, dir, `"-tools=3"`, "  expose       = [\"tool1\", \"tool2\"]\n", "")
+	if code, stderr := readonly(); code != ExitError || !strings.Contains(stderr, "Error: Lockfile out of date") || !strings.Contains(stderr, `agentform.lock.hcl has no entry for "m"`) {
+		t.Errorf("no lockfile got: exit %d\n%s\nwant: the missing entry refused", code, stderr)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "lock", "-no-color"); code != ExitOK {
+		t.Fatalf("lock: exit %d\n%s", code, stderr)
+	}
+	if code, stderr := readonly(); code != ExitOK {
+		t.Errorf("after lock got: exit %d\n%s\nwant: 0", code, stderr)
+	}
+	mcpTestWorkspace(t, dir, `"-tools=3"`, "  expose       = [\"tool1\", \"tool2\", \"tool3\"]\n", "")
+	code, stderr := readonly()
+	if code != ExitError || !strings.Contains(stderr, `expose lists "tool3", but the entry for "m" in agentform.lock.hcl does not`) || !strings.Contains(stderr, "on agent.acl line 17") {
+		t.Errorf("a newly exposed tool got: exit %d\n%s\nwant: refused, located at expose", code, stderr)
+	}
+	// Without readonly the plan goes on, with the warning.
+	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-refresh=false", "-no-color"); code != ExitOK || !strings.Contains(stderr, "Warning: Exposed tool not served") {
+		t.Errorf("plan -refresh=false got: exit %d\n%s\nwant: a warning", code, stderr)
+	}
+}

@@ -64,7 +64,8 @@ Options:
                        agents, else a per-agent summary), full, or summary.
   -no-color            Plain ASCII output (yes/no/override), no colour.
   -lockfile=readonly   Make any difference between agentform.lock.hcl and
-                       what was resolved an error (for CI).
+                       what was resolved an error (for CI), and an mcp or
+                       a2a block the lockfile does not pin.
   -refresh=false       Contact no MCP server or A2A agent: remote tools
                        come from agentform.lock.hcl.
   -resolve-timeout=D   Timeout for each remote operation (default 10s).

@@ -108,8 +108,10 @@ func (m *Meta) resolveWorkspace(ctx context.Context, cfg *manifest.Config, rf re
 		Env:     os.LookupEnv,
 		Timeout: rf.timeout,
 		Refresh: rf.refresh,
-		Lock:    lock,
-		Cache:   resolve.NewCache(m.Dir),
+		// What the lockfile lacks is an error under -lockfile=readonly.
+		LockReadonly: rf.lockMode == "readonly",
+		Lock:         lock,
+		Cache:        resolve.NewCache(m.Dir),
 	}
 	var stop func()
 	if progress {

@@ -145,10 +145,22 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	}
 
 	// unfetched registers the tools without a card: from the lock entry
-	// when there is one, else with nothing pinned.
-	unfetched := func(summary, why string) (*Resolved, hcl.Diagnostics) {
+	// when there is one, else with nothing pinned. pinnable says that a
+	// plan that fetches the card would pin it, so that a lockfile without
+	// an entry for the block is out of date: an error under
+	// -lockfile=readonly, as it is when the card is fetched.
+	unfetched := func(summary, why string, pinnable bool) (*Resolved, hcl.Diagnostics) {
 		res := &Resolved{}
 		detail := why
+		if locked == nil && pinnable && req.LockReadonly {
+			return &Resolved{Unresolved: true}, hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "Lockfile out of date",
+				Detail: fmt.Sprintf("-lockfile=readonly: %s has no entry for %q. %s Run agentform lock where the agent can be reached, review the change and commit %s.",
+					lockfile.FileName, t.Name, why, lockfile.FileName),
+				Subject: rng.Ptr(),
+			}}
+		}
 		if locked != nil {
 			// A card recorded while runtime values reached the agent (by
 			// a version that recorded it then) is not carried on.
@@ -184,8 +196,9 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	}
 
 	if !req.Refresh {
+		_, known := req.String(a.URL)
 		return unfetched("A2A agent card not refreshed",
-			fmt.Sprintf("With -refresh=false agentform does not fetch the agent card of tool %q.", t.Name))
+			fmt.Sprintf("With -refresh=false agentform does not fetch the agent card of tool %q.", t.Name), known)
 	}
 	base, ok := req.String(a.URL)
 	if !ok {
@@ -194,7 +207,7 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 			env = a.URL.Runtime.Env
 		}
 		return unfetched("A2A agent URL known only at runtime",
-			fmt.Sprintf("The url of tool %q reads the environment variable %s, which is not set and has no default, so agentform cannot fetch the agent card at plan time. Set %s when planning to pin the card.", t.Name, env, env))
+			fmt.Sprintf("The url of tool %q reads the environment variable %s, which is not set and has no default, so agentform cannot fetch the agent card at plan time. Set %s when planning to pin the card.", t.Name, env, env), false)
 	}
 	literal := a.URL.Runtime == nil
 	where := func(path string) string {
@@ -268,7 +281,7 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		if len(missing) > 0 {
 			why += " " + missingEnvDetail(missing)
 		}
-		return unfetched("Cannot reach A2A agent", why)
+		return unfetched("Cannot reach A2A agent", why, true)
 	}
 	fail := func(summary, detail string) (*Resolved, hcl.Diagnostics) {
 		return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()})

@@ -1048,3 +1048,52 @@ func TestA2ACredentialChecks(t *testing.T) {
 		})
 	}
 }
+
+// TestResolveA2AReadonlyLock: under -lockfile=readonly, an a2a block the
+// lock has no entry for is an error when a plan fetching the card would
+// pin it (-refresh=false, or the agent did not answer), as it is when the
+// card is fetched; a block whose URL is an unset runtime() value stays a
+// warning, since no plan could pin it, and so does one with an entry.
+func TestResolveA2AReadonlyLock(t *testing.T) {
+	srv := newA2AServer(t, nil)
+	srv.Close()
+	locked := &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("ab", 32), CardName: "Planner", CardVersion: "1.1.0"}
+	cases := []struct {
+		name    string
+		body    string
+		locked  *lockfile.Tool
+		refresh bool
+		err     bool // under -lockfile=readonly
+		detail  string
+	}{
+		{name: "refresh false", body: fmt.Sprintf("url = %q", srv.URL), err: true,
+			detail: `-lockfile=readonly: agentform.lock.hcl has no entry for "planner". With -refresh=false agentform does not fetch the agent card of tool "planner". Run agentform lock where the agent can be reached`},
+		{name: "unreachable", body: fmt.Sprintf("url = %q", srv.URL), refresh: true, err: true, detail: "could not fetch the agent card"},
+		{name: "runtime url unset", body: `url = runtime("PLANNER_URL")`, refresh: true},
+		{name: "runtime url unset, refresh false", body: `url = runtime("PLANNER_URL")`},
+		{name: "unreachable with an entry", body: fmt.Sprintf("url = %q", srv.URL), locked: locked, refresh: true},
+		{name: "refresh false with an entry", body: fmt.Sprintf("url = %q", srv.URL), locked: locked},
+	}
+	for _, tc := range cases {
+		for _, readonly := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, readonly %v", tc.name, readonly), func(t *testing.T) {
+				req := a2aRequest(t, tc.body, nil)
+				req.Locked, req.Refresh, req.LockReadonly = tc.locked, tc.refresh, readonly
+				res, diags := ResolveA2A(context.Background(), req)
+				if len(diags) != 1 {
+					t.Fatalf("diagnostics\ngot:  %s\nwant: one", diagText(diags))
+				}
+				d := diags[0]
+				if readonly && tc.err {
+					if d.Severity != hcl.DiagError || d.Summary != "Lockfile out of date" || !strings.Contains(d.Detail, tc.detail) || !res.Unresolved {
+						t.Errorf("got:  %v %s: %s (unresolved %v)\nwant: error \"Lockfile out of date\" with %q, unresolved", d.Severity, d.Summary, d.Detail, res.Unresolved, tc.detail)
+					}
+					return
+				}
+				if d.Severity != hcl.DiagWarning || res.Unresolved || len(res.Tools) != 4 {
+					t.Errorf("got:  %v %s: %s (unresolved %v, %d tools)\nwant: a warning, the four tools", d.Severity, d.Summary, d.Detail, res.Unresolved, len(res.Tools))
+				}
+			})
+		}
+	}
+}

@@ -94,13 +94,14 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	if !req.Refresh {
 		// Nothing is contacted; the runtime values are read all the same,
 		// so that the lock's definitions are checked for them.
+		var missing []string
 		switch transport {
 		case manifest.TransportStdio:
-			s.prepareStdio()
+			missing = s.prepareStdio()
 		case manifest.TransportHTTP:
-			s.prepareHTTP()
+			missing = s.prepareHTTP()
 		}
-		return mcpFallback(req, s, "-refresh=false skips contacting MCP servers")
+		return mcpFallback(req, s, "-refresh=false skips contacting MCP servers", len(missing) == 0)
 	}
 	var missing []string
 	switch transport {
@@ -119,7 +120,7 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	if len(missing) > 0 {
 		sort.Strings(missing)
 		missing = mcpDedupe(missing)
-		return mcpFallback(req, s, missingEnvDetail(missing))
+		return mcpFallback(req, s, missingEnvDetail(missing), false)
 	}
 	if d := s.check(); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
@@ -135,7 +136,7 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	if err != nil {
 		f := s.classify(opCtx, ctx, err, timeout)
 		if f.unreachable {
-			return mcpFallback(req, s, f.detail)
+			return mcpFallback(req, s, f.detail, true)
 		}
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -261,8 +262,10 @@ func MCPLockedWithout(l *lockfile.Tool, names []string) *lockfile.Tool {
 }
 
 // mcpRegister turns served tools into registered tools, applying expose
-// and tool_capabilities. fromLock changes the wording of the warnings;
-// redact scrubs runtime values from the served names they list.
+// and tool_capabilities. fromLock changes the wording of the warnings, and
+// under -lockfile=readonly makes an exposed tool the lock entry does not
+// list an error: the lockfile is out of date; redact scrubs runtime values
+// from the served names they list.
 func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, redact func(string) string) (*Resolved, hcl.Diagnostics) {
 	m := req.Tool.MCP
 	var diags hcl.Diagnostics
@@ -285,13 +288,19 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, r
 			if i < len(m.Expose.ElemRanges) {
 				rng = m.Expose.ElemRanges[i]
 			}
-			diags = append(diags, &hcl.Diagnostic{
+			d := &hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
 				Summary:  "Exposed tool not served",
 				Detail: fmt.Sprintf("expose lists %q, but %s, so no tool is registered for it. Served tools: %s. %s",
 					name, where, mcpQuotedList(mcpSortedKeys(served), redact), fix),
 				Subject: rng.Ptr(),
-			})
+			}
+			if fromLock && req.LockReadonly {
+				d.Severity, d.Summary = hcl.DiagError, "Lockfile out of date"
+				d.Detail = fmt.Sprintf("-lockfile=readonly: expose lists %q, but the entry for %q in %s does not, so no tool would be registered for it. Pinned tools: %s. Fix the name, or run agentform lock where the server can be reached, review the change and commit %s.",
+					name, req.Tool.Name, lockfile.FileName, mcpQuotedList(mcpSortedKeys(served), redact), lockfile.FileName)
+			}
+			diags = append(diags, d)
 		}
 	}
 	for _, name := range mcpSortedKeys(m.ToolCapabilities) {
@@ -497,11 +506,24 @@ func mcpWrittenForm(raw, canon string) bool {
 // when there is none. reason says why the server was not used; it must
 // not hold a runtime value. s holds the runtime values that could be read
 // for the block: a lock entry quoting a secret among them is refused, as
-// the server's own answer would be.
-func mcpFallback(req Request, s *mcpSession, reason string) (*Resolved, hcl.Diagnostics) {
+// the server's own answer would be. pinnable says that a plan that lists
+// the server would pin its tools (the plan did not try, under
+// -refresh=false, or the server did not answer), so that a lockfile
+// without an entry for the block is out of date: an error under
+// -lockfile=readonly, as it is when the server answers.
+func mcpFallback(req Request, s *mcpSession, reason string, pinnable bool) (*Resolved, hcl.Diagnostics) {
 	reason = strings.TrimSuffix(reason, ".")
 	locked := req.Locked
 	if locked == nil || locked.Kind != manifest.KindMCP {
+		if pinnable && req.LockReadonly {
+			return &Resolved{Unresolved: true}, hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "Lockfile out of date",
+				Detail: fmt.Sprintf("-lockfile=readonly: %s has no entry for %q, whose served tools could not be listed: %s. Run agentform lock where the server can be reached, review the change and commit %s.",
+					lockfile.FileName, req.Tool.Name, reason, lockfile.FileName),
+				Subject: req.Tool.DeclRange.Ptr(),
+			}}
+		}
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{{
 			Severity: hcl.DiagWarning,
 			Summary:  "MCP tools unresolved",

@@ -40,6 +40,8 @@ type Request struct {
 	// Refresh is false under -refresh=false: no remote contact; remote
 	// kinds answer from Locked.
 	Refresh bool
+	// LockReadonly is set under -lockfile=readonly (Options.LockReadonly).
+	LockReadonly bool
 	// Cache stores results by input digest; nil disables caching. What a
 	// resolver stores reaches the database only when the caller flushes
 	// it (Cache.Flush; Run does).

@@ -25,6 +25,9 @@ type Options struct {
 	Timeout time.Duration
 	// Refresh is false under -refresh=false: no remote contact.
 	Refresh bool
+	// LockReadonly is set under -lockfile=readonly: what the lockfile
+	// lacks is an error where it would be a warning.
+	LockReadonly bool
 	// Lock is the current lockfile (never nil: use lockfile.New()).
 	Lock *lockfile.File
 	// Cache stores results by input digest; nil disables it.
@@ -111,7 +114,7 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 			continue
 		}
 		req := Request{Config: cfg, Tool: t, Dir: dir, Root: root, Env: env, Timeout: timeout,
-			Locked: lock.Tools[t.Name], Refresh: opts.Refresh, Cache: opts.Cache, dirsReal: true}
+			Locked: lock.Tools[t.Name], Refresh: opts.Refresh, LockReadonly: opts.LockReadonly, Cache: opts.Cache, dirsReal: true}
 		if t.Kind == manifest.KindJavaScript {
 			// Javascript blocks are bundled together, below.
 			jsJobs = append(jsJobs, jsProgressJob(req, "tool."+t.Name, opts.Progress))
