@@ -3,6 +3,7 @@ package planner
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -198,22 +199,39 @@ func toolAttributes(t *manifest.Tool, res *resolve.Resolved, registered []string
 	return a
 }
 
-// descriptionAttribute is what a tool block's description amounts to: the
-// block's own when a registered tool is described by it, or else what the
-// model is told instead: the one tool's own description (javascript,
-// python), nothing for a block of several (mcp, a2a). Changing a
-// description no tool uses then changes no fingerprint, and a block whose
-// description repeats its tool's own keeps the fingerprint it had when
-// the attribute was the block's text alone.
+// descriptionAttribute is a tool block's description when a registered
+// tool is described by it, else "": a description no tool uses is not part
+// of what an agent ships (the definitions digest covers what the model is
+// told). diffState keeps a tool as applied when such a description is all
+// that differs from its state, so that adding, changing or removing one
+// changes nothing, and so does the state an earlier agentform recorded
+// with the block's text in it.
 func descriptionAttribute(t *manifest.Tool, res *resolve.Resolved) string {
-	desc := str(t.Description)
-	if desc == "" || res == nil || res.Unresolved || !res.DescriptionUnused {
-		return desc
+	if descriptionUnused(res) {
+		return ""
 	}
-	if len(res.Tools) == 1 {
-		return res.Tools[0].Description
+	return str(t.Description)
+}
+
+// descriptionUnused reports whether a resolved block's description is used
+// by none of its registered tools.
+func descriptionUnused(res *resolve.Resolved) bool {
+	return res != nil && !res.Unresolved && res.DescriptionUnused
+}
+
+// onlyUnusedDescription reports whether a tool's attributes as applied
+// differ from its attributes now only in the description, which is unused
+// now.
+func onlyUnusedDescription(applied, now Attributes, res *resolve.Resolved) bool {
+	if !descriptionUnused(res) {
+		return false
 	}
-	return ""
+	without := func(a Attributes) Attributes {
+		c := maps.Clone(a)
+		delete(c, "description")
+		return c
+	}
+	return maps.Equal(without(applied), without(now))
 }
 
 func pinAttributes(a Attributes, p *lockfile.Tool) {

@@ -62,12 +62,14 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 		}
 		what := map[string]string{"add": "is not in", "remove": "is no longer in the configuration but still in", "update": "differs from"}[c.Action]
 		detail := fmt.Sprintf("-lockfile=readonly: %s %s %s.", c.Address, what, lockfile.FileName)
+		stale := ""
 		if c.Action == "remove" {
-			if d := staleEntry(cfg, current, c.Address); d != "" {
-				detail = "-lockfile=readonly: " + d
-			}
+			stale = staleEntry(cfg, current, c.Address)
 		}
-		if len(c.Attributes) > 0 {
+		switch {
+		case stale != "":
+			detail = "-lockfile=readonly: " + stale
+		case len(c.Attributes) > 0:
 			detail += fmt.Sprintf(" Changed: %s.", strings.Join(c.Attributes, ", "))
 		}
 		detail += " Run \"agentform lock\" (after reviewing the change) and commit " + lockfile.FileName + "."
@@ -81,18 +83,40 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 }
 
 // staleEntry says why the lock entry of a block still in the
-// configuration is to be removed: the block is of another kind now, or
-// pins nothing; "" when the block is gone.
+// configuration is to be removed: a tool of another kind now, an inline
+// skill, or a block that pins nothing; "" when the block is gone.
 func staleEntry(cfg *manifest.Config, current *lockfile.File, address string) string {
 	typ, name, _ := strings.Cut(address, ".")
-	t := cfg.Tool(name)
-	if typ != "tool" || t == nil {
+	switch typ {
+	case "tool":
+		t := cfg.Tool(name)
+		if t == nil {
+			return ""
+		}
+		if old := current.Tools[name]; old != nil && old.Kind != t.Kind {
+			return fmt.Sprintf("%s is %s tool now, but %s still has its %s entry.", address, withArticle(t.Kind), lockfile.FileName, old.Kind)
+		}
+	case "skill":
+		i := slices.IndexFunc(cfg.Skills, func(s *manifest.Skill) bool { return s.Name == name })
+		if i < 0 {
+			return ""
+		}
+		if cfg.Skills[i].Inline() {
+			return fmt.Sprintf("%s is an inline skill now, which has nothing to pin, but %s still has an entry for it.", address, lockfile.FileName)
+		}
+	default:
 		return ""
 	}
-	if old := current.Tools[name]; old != nil && old.Kind != t.Kind {
-		return fmt.Sprintf("%s is a %s tool now, but %s still has its %s entry.", address, t.Kind, lockfile.FileName, old.Kind)
-	}
 	return fmt.Sprintf("%s pins nothing now, but %s still has an entry for it.", address, lockfile.FileName)
+}
+
+// withArticle is a tool kind with its indefinite article, as the kind is
+// read aloud: "a bash", "an mcp", "an a2a".
+func withArticle(kind string) string {
+	if kind == manifest.KindMCP || kind == manifest.KindA2A {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // declRange returns the block range of an address, or nil when the block

@@ -109,6 +109,12 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 		}
 		a := toolAttributes(t, res, registered["tool."+t.Name])
 		fp := a.fingerprint()
+		if old, ok := applied.Resources["tool."+t.Name]; ok && old.Fingerprint != fp && onlyUnusedDescription(old.Attributes, a, res) {
+			// A description no tool uses is all that changed (or the
+			// state is an earlier agentform's, which recorded it): the
+			// tool is as applied, and so are the agents.
+			a, fp = old.Attributes, old.Fingerprint
+		}
 		toolFP[t.Name] = fp
 		p.Addresses = append(p.Addresses, Address{Address: "tool." + t.Name, Type: "tool", Name: t.Name, Kind: t.Kind, Fingerprint: fp, Attributes: a})
 	}

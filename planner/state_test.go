@@ -222,40 +222,92 @@ func TestEncodeLockEarly(t *testing.T) {
 }
 
 // TestDescriptionAttribute: a tool block's description counts in its
-// fingerprint only when a registered tool is described by it. When the
-// tool describes itself, the block's text counts for nothing: the
-// attribute is the tool's own description (one tool) or absent (several),
-// so a block repeating its tool's description keeps the fingerprint it had
-// when the attribute was always the block's text.
+// fingerprint only when a registered tool is described by it.
 func TestDescriptionAttribute(t *testing.T) {
 	block := &manifest.Tool{Name: "adder", Kind: manifest.KindJavaScript, Description: manifest.String{Value: "Adds.", Set: true}}
-	unset := &manifest.Tool{Name: "adder", Kind: manifest.KindJavaScript}
 	one := func(desc string, unused bool) *resolve.Resolved {
 		return &resolve.Resolved{Tools: []resolve.Tool{{Name: "adder", Description: desc}}, DescriptionUnused: unused}
 	}
-	several := &resolve.Resolved{Tools: []resolve.Tool{{Name: "gh__a", Description: "A."}, {Name: "gh__b", Description: "B."}}, DescriptionUnused: true}
 	for _, tc := range []struct {
 		name string
-		t    *manifest.Tool
 		res  *resolve.Resolved
 		want string
 	}{
-		{"used", block, one("Adds.", false), "Adds."},
-		{"unresolved", block, &resolve.Resolved{Unresolved: true, DescriptionUnused: true}, "Adds."},
-		{"not resolved", block, nil, "Adds."},
-		{"own, the same", block, one("Adds.", true), "Adds."},
-		{"own, another", block, one("Sums two numbers.", true), "Sums two numbers."},
-		{"several, own", block, several, ""},
-		{"several, block used", block, &resolve.Resolved{Tools: several.Tools}, "Adds."},
-		{"unset", unset, one("Sums two numbers.", true), ""},
+		{"used", one("Adds.", false), "Adds."},
+		{"unresolved", &resolve.Resolved{Unresolved: true, DescriptionUnused: true}, "Adds."},
+		{"not resolved", nil, "Adds."},
+		{"own, the same", one("Adds.", true), ""},
+		{"own, another", one("Sums two numbers.", true), ""},
 	} {
-		got := descriptionAttribute(tc.t, tc.res)
-		if got != tc.want {
+		if got := descriptionAttribute(block, tc.res); got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
 		}
-		_, set := toolAttributes(tc.t, tc.res, nil)["description"]
-		if set != (tc.want != "") {
+		if _, set := toolAttributes(block, tc.res, nil)["description"]; set != (tc.want != "") {
 			t.Errorf("%s: description attribute set = %v, want %v", tc.name, set, tc.want != "")
 		}
+	}
+}
+
+// TestUnusedDescriptionKeepsApplied: when a description no tool uses is
+// all that differs from the state (it was added, edited or removed, or an
+// earlier agentform recorded it), the tool and every agent are as
+// applied: no-op, with the applied fingerprint carried on. A description
+// in use that changes is an update.
+func TestUnusedDescriptionKeepsApplied(t *testing.T) {
+	src := func(desc string) string {
+		return strings.Replace(stateBase, `  kind         = "bash"`, `  kind         = "bash"`+"\n"+desc, 1)
+	}
+	// plan resolves the workspace with the block's description line body;
+	// own, when set, stands for the tool's own description, as a
+	// javascript tool that describes itself resolves; unused is what this
+	// version says of the block's description then (an earlier version
+	// said nothing: false).
+	plan := func(t *testing.T, body, own string, unused bool, applied *Applied) *Plan {
+		t.Helper()
+		cfg, diags := manifest.LoadSources("", map[string][]byte{"agent.acl": []byte(src(body))})
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		ws, _ := resolve.Run(context.Background(), cfg, resolve.Options{})
+		if own != "" {
+			ws.Tools["sh"].Tools[0].Description = own
+		}
+		ws.Tools["sh"].DescriptionUnused = unused
+		return New(context.Background(), cfg, Options{Resolution: ws, Applied: applied})
+	}
+	const lists, shows = `  description = "Lists."`, `  description = "Shows."`
+	for _, tc := range []struct {
+		name              string
+		before, ownBefore string
+		unusedBefore      bool
+		after, own        string
+		unused            bool
+		want              string
+	}{
+		{"recorded by an earlier version", lists, "Lists.", false, lists, "Lists.", true, ActionNoOp},
+		{"recorded by an earlier version, another text", lists, "Runs ls.", false, lists, "Runs ls.", true, ActionNoOp},
+		{"edited", lists, "Runs ls.", true, shows, "Runs ls.", true, ActionNoOp},
+		{"removed", lists, "Runs ls.", true, ``, "Runs ls.", true, ActionNoOp},
+		{"added", ``, "Runs ls.", true, lists, "Runs ls.", true, ActionNoOp},
+		{"the tool's own edited", lists, "Runs ls.", true, lists, "Lists files.", true, ActionUpdate},
+		{"in use, edited", lists, "", false, shows, "", false, ActionUpdate},
+		{"in use from now on", lists, "Runs ls.", true, lists, "", false, ActionUpdate},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			applied := appliedFrom(plan(t, tc.before, tc.ownBefore, tc.unusedBefore, nil))
+			p := plan(t, tc.after, tc.own, tc.unused, applied)
+			for _, addr := range []string{"tool.sh", "agent.a"} {
+				if got := actionOf(p, addr).Actions[0]; got != tc.want {
+					t.Errorf("%s: got %s, want %s", addr, got, tc.want)
+				}
+			}
+			if tc.want == ActionNoOp {
+				for _, ad := range p.Addresses {
+					if ad.Address == "tool.sh" && ad.Fingerprint != applied.Resources["tool.sh"].Fingerprint {
+						t.Errorf("tool.sh fingerprint %s, want the applied one carried on", ad.Fingerprint)
+					}
+				}
+			}
+		})
 	}
 }

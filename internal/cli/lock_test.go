@@ -265,6 +265,27 @@ func TestReadonlyLockKindChanged(t *testing.T) {
 		t.Errorf("readonly plan after a kind change got: exit %d\n%s\nwant: %q, located at the block", code, stderr, want)
 	}
 
+	if strings.Contains(stderr, "Changed:") {
+		t.Errorf("readonly plan after a kind change lists the old entry's attributes as changed:\n%s", stderr)
+	}
+	must(t, os.WriteFile(manifestPath, []byte(strings.Replace(string(src), js, "  kind         = \"mcp\"\n  transport    = \"http\"\n  url          = \"http://127.0.0.1:1/mcp\"\n", 1)), 0o644))
+	code, _, stderr = run(t, "", "-chdir="+dir, "plan", "-lockfile=readonly", "-no-color")
+	if want := "tool.word_count is an mcp tool now, but agentform.lock.hcl still has its javascript entry."; !strings.Contains(stderr, want) {
+		t.Errorf("readonly plan after a change to mcp got: exit %d\n%s\nwant: %q", code, stderr, want)
+	}
+
+	// A skill read from a directory, now inline.
+	const skill = "skill \"research\" {\n  source = \"./skills/research\"\n}"
+	if !strings.Contains(string(src), skill) {
+		t.Fatalf("agent.acl has no %q", skill)
+	}
+	must(t, os.WriteFile(manifestPath, []byte(strings.Replace(string(src), skill, "skill \"research\" {\n  description = \"Research.\"\n  content     = \"Do research.\"\n}", 1)), 0o644))
+	code, _, stderr = run(t, "", "-chdir="+dir, "plan", "-lockfile=readonly", "-no-color")
+	want = "skill.research is an inline skill now, which has nothing to pin, but agentform.lock.hcl still has an entry for it."
+	if code != ExitError || !strings.Contains(stderr, want) || !strings.Contains(stderr, `in skill "research"`) {
+		t.Errorf("readonly plan after inlining a skill got: exit %d\n%s\nwant: %q, located at the block", code, stderr, want)
+	}
+
 	// The block gone altogether.
 	start := strings.Index(string(src), `tool "word_count" {`)
 	end := start + strings.Index(string(src)[start:], "\n}\n") + 3

@@ -431,12 +431,23 @@ func TestToolDescriptionNotUsed(t *testing.T) {
 		}
 	}
 
+	// Removing it, as the warning advises, or adding it back changes
+	// nothing either.
+	edit(manifestPath, `  description  = "Tallies words."`+"\n", ``)
+	if code, stdout, stderr := plan(); code != ExitOK || strings.Contains(stderr, warning) {
+		t.Errorf("plan after removing the unused description got: exit %d\n%s%s\nwant: no changes, no warning", code, stdout, stderr)
+	}
+	edit(manifestPath, `  source       = "./tools/word_count"`+"\n", `  source       = "./tools/word_count"`+"\n"+`  description  = "Tallies words."`+"\n")
+	if code, stdout, stderr := plan(); code != ExitOK || !strings.Contains(stderr, warning) {
+		t.Errorf("plan after adding an unused description got: exit %d\n%s%s\nwant: no changes, the warning", code, stdout, stderr)
+	}
+
 	// The tool's own description is what ships: changing it is a change.
 	edit(entryPath, `description: "Counts the words in a text.",`, `description: "Counts words.",`)
 	code, stdout, _ = plan()
 	if code != ExitChanges || !strings.Contains(stdout, "~ agent.assistant will be updated in place") ||
-		!strings.Contains(stdout, "description: Counts the words… → Counts words.") {
-		t.Errorf("plan after editing the exported description got: exit %d\n%s\nwant: every agent updated, the description's change shown", code, stdout)
+		!strings.Contains(stdout, "definitions: sha256:") {
+		t.Errorf("plan after editing the exported description got: exit %d\n%s\nwant: every agent updated, the definitions changed", code, stdout)
 	}
 	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
 		t.Fatalf("apply: exit %d\n%s", code, stderr)
@@ -446,7 +457,7 @@ func TestToolDescriptionNotUsed(t *testing.T) {
 	// is a change, and nothing warns.
 	edit(entryPath, `description: "Counts words.",`, ``)
 	code, stdout, stderr = plan()
-	if code != ExitChanges || !strings.Contains(stdout, "description: Counts words. → Tallies words.") || strings.Contains(stderr, warning) {
+	if code != ExitChanges || !strings.Contains(stdout, "description: (none) → Tallies words.") || strings.Contains(stderr, warning) {
 		t.Errorf("plan with only the block's description got: exit %d\n%s%s\nwant: a change to the block's description, no warning", code, stdout, stderr)
 	}
 }
