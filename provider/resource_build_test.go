@@ -290,6 +290,12 @@ func TestBuildResource_errors(t *testing.T) {
 				ExpectError: regexp.MustCompile(`Lockfile out of date`),
 			},
 			{
+				Config: buildConfig(workspace(t, "mcp_unlocked"), `
+  lockfile_mode = "readonly"
+  refresh       = false`),
+				ExpectError: regexp.MustCompile(`(?s)Lockfile out of date.*agentform.lock.hcl has no entry for "search"`),
+			},
+			{
 				Config:      buildConfig(workspace(t, "unlocked"), `lockfile_mode = "sometimes"`),
 				ExpectError: regexp.MustCompile(`must be "update" or "readonly"`),
 			},

@@ -42,7 +42,9 @@ Options:
 
   -auto-approve        Skip the confirmation.
   -lock-timeout=D      How long to wait for the state lock (default 0s).
-  -lockfile=readonly   Refuse any lockfile difference and never write it.
+  -lockfile=readonly   Refuse any lockfile difference, and a missing entry
+                       for an mcp or a2a block, as plan does; never write
+                       the lockfile.
   -out-dir=DIR         Artifact directory, relative to the workspace. By
                        default artifacts stay where they were applied
                        (dist for the first apply); a new directory moves

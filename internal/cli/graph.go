@@ -32,7 +32,8 @@ Options:
   -refresh=false     Contact no MCP server or A2A agent.
   -resolve-timeout=D Timeout for each remote operation (default 10s).
   -lockfile=readonly Fail when the resolved tools differ from the
-                     lockfile (the graph never writes it either way).
+                     lockfile, as plan -lockfile=readonly does (the
+                     graph never writes it either way).
   -no-color          Accepted, as by every command; dot has no colour
                      codes.
   -chdir=DIR         Use DIR as the workspace.

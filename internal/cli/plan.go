@@ -65,7 +65,8 @@ Options:
   -no-color            Plain ASCII output (yes/no/override), no colour.
   -lockfile=readonly   Make any difference between agentform.lock.hcl and
                        what was resolved an error (for CI), and an mcp or
-                       a2a block the lockfile does not pin.
+                       a2a block it has no entry for, unless the block's
+                       address is a runtime() value left unset.
   -refresh=false       Contact no MCP server or A2A agent: remote tools
                        come from agentform.lock.hcl.
   -resolve-timeout=D   Timeout for each remote operation (default 10s).

@@ -152,7 +152,9 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	unfetched := func(summary, why string, pinnable bool) (*Resolved, hcl.Diagnostics) {
 		res := &Resolved{}
 		detail := why
-		if locked == nil && pinnable && req.LockReadonly {
+		// An entry of another kind is reported by the plan's lock
+		// comparison (the block changed kind).
+		if req.Locked == nil && pinnable && req.LockReadonly {
 			return &Resolved{Unresolved: true}, hcl.Diagnostics{{
 				Severity: hcl.DiagError,
 				Summary:  "Lockfile out of date",

@@ -1053,7 +1053,8 @@ func TestA2ACredentialChecks(t *testing.T) {
 // lock has no entry for is an error when a plan fetching the card would
 // pin it (-refresh=false, or the agent did not answer), as it is when the
 // card is fetched; a block whose URL is an unset runtime() value stays a
-// warning, since no plan could pin it, and so does one with an entry.
+// warning (a plan with it set pins the card), and so does one with an
+// entry, of any kind.
 func TestResolveA2AReadonlyLock(t *testing.T) {
 	srv := newA2AServer(t, nil)
 	srv.Close()
@@ -1073,6 +1074,8 @@ func TestResolveA2AReadonlyLock(t *testing.T) {
 		{name: "runtime url unset, refresh false", body: `url = runtime("PLANNER_URL")`},
 		{name: "unreachable with an entry", body: fmt.Sprintf("url = %q", srv.URL), locked: locked, refresh: true},
 		{name: "refresh false with an entry", body: fmt.Sprintf("url = %q", srv.URL), locked: locked},
+		// The plan's lock comparison reports the block's change of kind.
+		{name: "refresh false with an entry of another kind", body: fmt.Sprintf("url = %q", srv.URL), locked: &lockfile.Tool{Kind: "mcp", ServerName: "x"}},
 	}
 	for _, tc := range cases {
 		for _, readonly := range []bool{false, true} {

@@ -94,14 +94,13 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	if !req.Refresh {
 		// Nothing is contacted; the runtime values are read all the same,
 		// so that the lock's definitions are checked for them.
-		var missing []string
 		switch transport {
 		case manifest.TransportStdio:
-			missing = s.prepareStdio()
+			s.prepareStdio()
 		case manifest.TransportHTTP:
-			missing = s.prepareHTTP()
+			s.prepareHTTP()
 		}
-		return mcpFallback(req, s, "-refresh=false skips contacting MCP servers", len(missing) == 0)
+		return mcpFallback(req, s, "-refresh=false skips contacting MCP servers", mcpAddressKnown(req, transport))
 	}
 	var missing []string
 	switch transport {
@@ -120,7 +119,7 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	if len(missing) > 0 {
 		sort.Strings(missing)
 		missing = mcpDedupe(missing)
-		return mcpFallback(req, s, missingEnvDetail(missing), false)
+		return mcpFallback(req, s, missingEnvDetail(missing), mcpAddressKnown(req, transport))
 	}
 	if d := s.check(); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
@@ -262,10 +261,11 @@ func MCPLockedWithout(l *lockfile.Tool, names []string) *lockfile.Tool {
 }
 
 // mcpRegister turns served tools into registered tools, applying expose
-// and tool_capabilities. fromLock changes the wording of the warnings, and
-// under -lockfile=readonly makes an exposed tool the lock entry does not
-// list an error: the lockfile is out of date; redact scrubs runtime values
-// from the served names they list.
+// and tool_capabilities. fromLock changes the wording of the warnings;
+// redact scrubs runtime values from the served names they list. An exposed
+// name the lock entry lacks stays a warning under -lockfile=readonly: the
+// entry pins the exposed tools the server served, so the name may be one
+// the server does not serve, which a plan reaching it accepts too.
 func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, redact func(string) string) (*Resolved, hcl.Diagnostics) {
 	m := req.Tool.MCP
 	var diags hcl.Diagnostics
@@ -288,19 +288,13 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, r
 			if i < len(m.Expose.ElemRanges) {
 				rng = m.Expose.ElemRanges[i]
 			}
-			d := &hcl.Diagnostic{
+			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
 				Summary:  "Exposed tool not served",
 				Detail: fmt.Sprintf("expose lists %q, but %s, so no tool is registered for it. Served tools: %s. %s",
 					name, where, mcpQuotedList(mcpSortedKeys(served), redact), fix),
 				Subject: rng.Ptr(),
-			}
-			if fromLock && req.LockReadonly {
-				d.Severity, d.Summary = hcl.DiagError, "Lockfile out of date"
-				d.Detail = fmt.Sprintf("-lockfile=readonly: expose lists %q, but the entry for %q in %s does not, so no tool would be registered for it. Pinned tools: %s. Fix the name, or run agentform lock where the server can be reached, review the change and commit %s.",
-					name, req.Tool.Name, lockfile.FileName, mcpQuotedList(mcpSortedKeys(served), redact), lockfile.FileName)
-			}
-			diags = append(diags, d)
+			})
 		}
 	}
 	for _, name := range mcpSortedKeys(m.ToolCapabilities) {
@@ -502,20 +496,51 @@ func mcpWrittenForm(raw, canon string) bool {
 	return raw == lockfile.ExactJSON(canon) || raw == lockfile.Canonical(canon)
 }
 
+// mcpAddressKnown reports whether the server of an mcp block is known at
+// plan time: its url (http), or its command and arguments (stdio), but for
+// secret() arguments, which are credentials: no runtime() value among them
+// left unset. A plan that reaches the server with the block's credentials
+// set pins it.
+func mcpAddressKnown(req Request, transport string) bool {
+	m := req.Tool.MCP
+	if transport == manifest.TransportHTTP {
+		_, ok := req.String(m.URL)
+		return ok
+	}
+	if _, ok := req.String(m.Command); !ok {
+		return false
+	}
+	if ref := m.Args.Runtime; ref != nil && !ref.Secret {
+		if _, ok := req.lookup(ref); !ok {
+			return false
+		}
+	}
+	for _, ref := range m.Args.ElemRuntime {
+		if ref != nil && !ref.Secret {
+			if _, ok := req.String(manifest.String{Runtime: ref}); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // mcpFallback answers from the lock entry, or marks the block unresolved
 // when there is none. reason says why the server was not used; it must
 // not hold a runtime value. s holds the runtime values that could be read
 // for the block: a lock entry quoting a secret among them is refused, as
-// the server's own answer would be. pinnable says that a plan that lists
-// the server would pin its tools (the plan did not try, under
-// -refresh=false, or the server did not answer), so that a lockfile
-// without an entry for the block is out of date: an error under
-// -lockfile=readonly, as it is when the server answers.
+// the server's own answer would be. pinnable says that the server's
+// address is known (mcpAddressKnown), so that a plan reaching it with the
+// block's credentials set pins its tools: a lockfile without an entry for
+// the block is out of date then, an error under -lockfile=readonly as it
+// is when the server answers.
 func mcpFallback(req Request, s *mcpSession, reason string, pinnable bool) (*Resolved, hcl.Diagnostics) {
 	reason = strings.TrimSuffix(reason, ".")
 	locked := req.Locked
 	if locked == nil || locked.Kind != manifest.KindMCP {
-		if pinnable && req.LockReadonly {
+		// An entry of another kind is reported by the plan's lock
+		// comparison (the block changed kind).
+		if pinnable && req.LockReadonly && locked == nil {
 			return &Resolved{Unresolved: true}, hcl.Diagnostics{{
 				Severity: hcl.DiagError,
 				Summary:  "Lockfile out of date",

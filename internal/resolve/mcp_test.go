@@ -886,11 +886,12 @@ func TestResolveMCPFallback(t *testing.T) {
 }
 
 // TestResolveMCPReadonlyLock: under -lockfile=readonly, a block the lock
-// has no entry for is an error when a plan reaching the server would pin
-// it (-refresh=false, or the server did not answer), as it is when the
-// server answers; and so is an exposed tool the entry does not list. A
-// block whose server cannot be named (a runtime() value unset) stays a
-// warning: no plan could pin it.
+// has no entry for is an error when its server's address is known
+// (-refresh=false, an unreachable server, or credentials unset), as it is
+// when the server answers. A block whose address is a runtime() value left
+// unset stays a warning, and so does an exposed tool the entry does not
+// list: the entry pins the exposed tools the server served, so the name
+// may be one it does not serve.
 func TestResolveMCPReadonlyLock(t *testing.T) {
 	srv := newMCPHTTPServer(t, 3, 0)
 	live, diags := ResolveMCP(context.Background(), mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\nexpose = [\"t1\", \"t2\"]\n", srv.URL), nil))
@@ -898,49 +899,64 @@ func TestResolveMCPReadonlyLock(t *testing.T) {
 		t.Fatalf("diagnostics\ngot:  %s\nwant: none", diags.Error())
 	}
 	closed := mcpClosedURL(t)
+	bin := mcpBuildServer(t, t.TempDir())
+	const outOfDate = "Lockfile out of date"
 	cases := []struct {
 		name    string
 		body    string
-		lock    bool
+		lock    *lockfile.Tool
 		norefr  bool
 		summary string // under -lockfile=readonly
 		detail  string
 	}{
 		{name: "no entry, refresh false", body: fmt.Sprintf("transport = \"http\"\nurl = %q\n", srv.URL), norefr: true,
-			summary: "Lockfile out of date", detail: `-lockfile=readonly: agentform.lock.hcl has no entry for "srv", whose served tools could not be listed: -refresh=false skips contacting MCP servers. Run agentform lock`},
+			summary: outOfDate, detail: `-lockfile=readonly: agentform.lock.hcl has no entry for "srv", whose served tools could not be listed: -refresh=false skips contacting MCP servers. Run agentform lock`},
 		{name: "no entry, unreachable", body: fmt.Sprintf("transport = \"http\"\nurl = %q\n", closed),
-			summary: "Lockfile out of date", detail: "could not be reached"},
+			summary: outOfDate, detail: "could not be reached"},
+		{name: "no entry, token unset", body: fmt.Sprintf("transport = \"http\"\nurl = %q\nauth_token = secret(runtime(\"MCP_TOKEN\"))\n", srv.URL),
+			summary: outOfDate, detail: "MCP_TOKEN"},
+		{name: "no entry, token unset, refresh false", body: fmt.Sprintf("transport = \"http\"\nurl = %q\nauth_token = secret(runtime(\"MCP_TOKEN\"))\n", srv.URL), norefr: true,
+			summary: outOfDate, detail: "-refresh=false"},
+		{name: "no entry, secret argument unset, refresh false", body: fmt.Sprintf("transport = \"stdio\"\ncommand = %q\nargs = [\"-tools=1\", secret(runtime(\"MCP_KEY\"))]\n", bin), norefr: true,
+			summary: outOfDate, detail: "-refresh=false"},
 		{name: "no entry, runtime url unset", body: "transport = \"http\"\nurl = runtime(\"MCP_URL\")\n",
 			summary: "MCP tools unresolved", detail: "MCP_URL"},
 		{name: "no entry, runtime url unset, refresh false", body: "transport = \"http\"\nurl = runtime(\"MCP_URL\")\n", norefr: true,
 			summary: "MCP tools unresolved", detail: "-refresh=false"},
-		{name: "exposed tool not pinned", body: fmt.Sprintf("transport = \"http\"\nurl = %q\nexpose = [\"t1\", \"t2\", \"t3\"]\n", srv.URL), lock: true, norefr: true,
-			summary: "Lockfile out of date", detail: `-lockfile=readonly: expose lists "t3", but the entry for "srv" in agentform.lock.hcl does not, so no tool would be registered for it. Pinned tools: "t1", "t2".`},
+		{name: "no entry, runtime argument unset, refresh false", body: fmt.Sprintf("transport = \"stdio\"\ncommand = %q\nargs = [runtime(\"MCP_ARG\")]\n", bin), norefr: true,
+			summary: "MCP tools unresolved", detail: "-refresh=false"},
+		{name: "entry of another kind", body: fmt.Sprintf("transport = \"http\"\nurl = %q\n", srv.URL), lock: &lockfile.Tool{Kind: "javascript", Source: "h1:x"}, norefr: true,
+			summary: "MCP tools unresolved", detail: "-refresh=false"},
+		{name: "exposed tool not pinned", body: fmt.Sprintf("transport = \"http\"\nurl = %q\nexpose = [\"t1\", \"t2\", \"t3\"]\n", srv.URL), lock: live.Pin, norefr: true,
+			summary: "Exposed tool not served", detail: `expose lists "t3", but the lock entry does not list it`},
 	}
 	for _, tc := range cases {
 		for _, readonly := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s, readonly %v", tc.name, readonly), func(t *testing.T) {
 				req := mcpTestRequest(t, tc.body, nil)
-				if tc.lock {
-					req.Locked = live.Pin
-				}
+				req.Locked = tc.lock
 				req.Refresh, req.LockReadonly = !tc.norefr, readonly
 				_, diags := ResolveMCP(context.Background(), req)
 				var got *hcl.Diagnostic
 				for _, d := range diags {
 					if d.Severity == hcl.DiagError || d.Summary == "MCP tools unresolved" || d.Summary == "Exposed tool not served" {
+						if got != nil {
+							t.Errorf("diagnostics\ngot:  %s\nwant: one about the lock", diags.Error())
+						}
 						got = d
 					}
 				}
 				if got == nil {
 					t.Fatalf("diagnostics\ngot:  %s\nwant: one about the lock", diags.Error())
 				}
-				wantError := readonly && tc.summary == "Lockfile out of date"
-				if (got.Severity == hcl.DiagError) != wantError || wantError && (got.Summary != tc.summary || !strings.Contains(got.Detail, tc.detail)) {
-					t.Errorf("diagnostic\ngot:  %v %s: %s\nwant: error %v, %q with %q", got.Severity, got.Summary, got.Detail, wantError, tc.summary, tc.detail)
+				summary, severity, detail := tc.summary, hcl.DiagWarning, tc.detail
+				if tc.summary == outOfDate {
+					if severity = hcl.DiagError; !readonly {
+						summary, severity, detail = "MCP tools unresolved", hcl.DiagWarning, ""
+					}
 				}
-				if !wantError && got.Severity != hcl.DiagWarning {
-					t.Errorf("diagnostic\ngot:  %v %s: %s\nwant: a warning", got.Severity, got.Summary, got.Detail)
+				if got.Severity != severity || got.Summary != summary || !strings.Contains(got.Detail, detail) {
+					t.Errorf("diagnostic\ngot:  %v %s: %s\nwant: %v %q with %q", got.Severity, got.Summary, got.Detail, severity, summary, detail)
 				}
 			})
 		}
