@@ -94,7 +94,7 @@ func staleEntry(cfg *manifest.Config, current *lockfile.File, address string) st
 			return ""
 		}
 		if old := current.Tools[name]; old != nil && old.Kind != t.Kind {
-			return fmt.Sprintf("%s is %s tool now, but %s still has its %s entry.", address, withArticle(t.Kind), lockfile.FileName, old.Kind)
+			return fmt.Sprintf("%s is %s tool now, but %s still has its %s entry.", address, manifest.KindWithArticle(t.Kind), lockfile.FileName, old.Kind)
 		}
 	case "skill":
 		i := slices.IndexFunc(cfg.Skills, func(s *manifest.Skill) bool { return s.Name == name })
@@ -108,15 +108,6 @@ func staleEntry(cfg *manifest.Config, current *lockfile.File, address string) st
 		return ""
 	}
 	return fmt.Sprintf("%s pins nothing now, but %s still has an entry for it.", address, lockfile.FileName)
-}
-
-// withArticle is a tool kind with its indefinite article, as the kind is
-// read aloud: "a bash", "an mcp", "an a2a".
-func withArticle(kind string) string {
-	if kind == manifest.KindMCP || kind == manifest.KindA2A {
-		return "an " + kind
-	}
-	return "a " + kind
 }
 
 // declRange returns the block range of an address, or nil when the block

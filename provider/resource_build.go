@@ -143,7 +143,7 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				Computed:            true,
 				Default:             stringdefault.StaticString(lockfileUpdate),
 				Validators:          []validator.String{oneOf(lockfileUpdate, lockfileReadonly)},
-				MarkdownDescription: "`update` (the default) writes `agentform.lock.hcl` when what was resolved differs from it. `readonly` makes any difference an error, and an mcp or a2a block the lockfile has no entry for (unless its address is a `runtime()` value left unset), and never writes the lockfile, as `agentform apply -lockfile=readonly` does in CI.",
+				MarkdownDescription: "`update` (the default) writes `agentform.lock.hcl` when what was resolved differs from it. `readonly` makes any difference an error and never writes the lockfile, as `agentform apply -lockfile=readonly` does in CI; an mcp or a2a block the lockfile has no entry for counts as a difference even when its server is not reached, unless the block's address is a `runtime()` value left unset.",
 			},
 			"refresh": schema.BoolAttribute{
 				Optional:            true,

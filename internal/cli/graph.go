@@ -31,9 +31,9 @@ Options:
   -denied=false      Leave denied edges out (large workspaces).
   -refresh=false     Contact no MCP server or A2A agent.
   -resolve-timeout=D Timeout for each remote operation (default 10s).
-  -lockfile=readonly Fail when the resolved tools differ from the
-                     lockfile, as plan -lockfile=readonly does (the
-                     graph never writes it either way).
+  -lockfile=readonly Exit 1 when the plan has errors, as a lockfile
+                     plan -lockfile=readonly refuses gives; the graph is
+                     still drawn, and never writes the lockfile.
   -no-color          Accepted, as by every command; dot has no colour
                      codes.
   -chdir=DIR         Use DIR as the workspace.
@@ -65,5 +65,8 @@ func (c *GraphCommand) Run(args []string) int {
 		fmt.Fprintln(c.Stderr, "The graph below is drawn from a plan with errors.")
 	}
 	render.Graph(c.Stdout, plan, *denied)
+	if diags.HasErrors() && rf.lockMode == "readonly" {
+		return ExitError
+	}
 	return ExitOK
 }

@@ -314,6 +314,10 @@ func TestReadonlyLockWithoutServers(t *testing.T) {
 	if code, stderr := readonly(); code != ExitError || !strings.Contains(stderr, "Error: Lockfile out of date") || !strings.Contains(stderr, `agentform.lock.hcl has no entry for "m"`) {
 		t.Errorf("no lockfile got: exit %d\n%s\nwant: the missing entry refused", code, stderr)
 	}
+	// graph draws, and fails.
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "graph", "-refresh=false", "-lockfile=readonly"); code != ExitError || !strings.Contains(stdout, "digraph") || !strings.Contains(stderr, "Lockfile out of date") {
+		t.Errorf("graph -lockfile=readonly got: exit %d\n%s%s\nwant: exit 1, the graph drawn", code, stdout, stderr)
+	}
 	if code, _, stderr := run(t, "", "-chdir="+dir, "lock", "-no-color"); code != ExitOK {
 		t.Fatalf("lock: exit %d\n%s", code, stderr)
 	}

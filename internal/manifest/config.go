@@ -182,6 +182,15 @@ const (
 // ToolKinds lists every tool kind in a stable order.
 var ToolKinds = []string{KindA2A, KindBash, KindJavaScript, KindMCP, KindPython}
 
+// KindWithArticle is a tool kind with its indefinite article, as the kind
+// is read aloud: "a bash", "an mcp", "an a2a".
+func KindWithArticle(kind string) string {
+	if kind == KindMCP || kind == KindA2A {
+		return "an " + kind
+	}
+	return "a " + kind
+}
+
 // Tool is a tool block. Exactly one of the kind-specific fields is set,
 // matching Kind.
 type Tool struct {

@@ -544,16 +544,20 @@ func mcpFallback(req Request, s *mcpSession, reason string, pinnable bool) (*Res
 			return &Resolved{Unresolved: true}, hcl.Diagnostics{{
 				Severity: hcl.DiagError,
 				Summary:  "Lockfile out of date",
-				Detail: fmt.Sprintf("-lockfile=readonly: %s has no entry for %q, whose served tools could not be listed: %s. Run agentform lock where the server can be reached, review the change and commit %s.",
+				Detail: fmt.Sprintf("-lockfile=readonly: %s has no entry for %q. Its served tools could not be listed (%s). Run agentform lock where the server can be reached, with the block's runtime values set, review the change and commit %s.",
 					lockfile.FileName, req.Tool.Name, reason, lockfile.FileName),
 				Subject: req.Tool.DeclRange.Ptr(),
 			}}
 		}
+		entry := fmt.Sprintf("There is no entry for it in %s either", lockfile.FileName)
+		if locked != nil {
+			entry = fmt.Sprintf("Its entry in %s is for %s tool", lockfile.FileName, manifest.KindWithArticle(locked.Kind))
+		}
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{{
 			Severity: hcl.DiagWarning,
 			Summary:  "MCP tools unresolved",
-			Detail: fmt.Sprintf("Served tools of %q could not be listed: %s. There is no entry for it in %s either, so the plan shows the block as one unresolved tool. Run agentform plan where the server can be reached so that its tools are listed and pinned.",
-				req.Tool.Name, reason, lockfile.FileName),
+			Detail: fmt.Sprintf("Served tools of %q could not be listed (%s). %s, so the plan shows the block as one unresolved tool. Run agentform plan where the server can be reached so that its tools are listed and pinned.",
+				req.Tool.Name, reason, entry),
 			Subject: req.Tool.DeclRange.Ptr(),
 		}}
 	}

@@ -910,7 +910,7 @@ func TestResolveMCPReadonlyLock(t *testing.T) {
 		detail  string
 	}{
 		{name: "no entry, refresh false", body: fmt.Sprintf("transport = \"http\"\nurl = %q\n", srv.URL), norefr: true,
-			summary: outOfDate, detail: `-lockfile=readonly: agentform.lock.hcl has no entry for "srv", whose served tools could not be listed: -refresh=false skips contacting MCP servers. Run agentform lock`},
+			summary: outOfDate, detail: `-lockfile=readonly: agentform.lock.hcl has no entry for "srv". Its served tools could not be listed (-refresh=false skips contacting MCP servers). Run agentform lock`},
 		{name: "no entry, unreachable", body: fmt.Sprintf("transport = \"http\"\nurl = %q\n", closed),
 			summary: outOfDate, detail: "could not be reached"},
 		{name: "no entry, token unset", body: fmt.Sprintf("transport = \"http\"\nurl = %q\nauth_token = secret(runtime(\"MCP_TOKEN\"))\n", srv.URL),
@@ -925,8 +925,16 @@ func TestResolveMCPReadonlyLock(t *testing.T) {
 			summary: "MCP tools unresolved", detail: "-refresh=false"},
 		{name: "no entry, runtime argument unset, refresh false", body: fmt.Sprintf("transport = \"stdio\"\ncommand = %q\nargs = [runtime(\"MCP_ARG\")]\n", bin), norefr: true,
 			summary: "MCP tools unresolved", detail: "-refresh=false"},
-		{name: "entry of another kind", body: fmt.Sprintf("transport = \"http\"\nurl = %q\n", srv.URL), lock: &lockfile.Tool{Kind: "javascript", Source: "h1:x"}, norefr: true,
+		{name: "no entry, runtime argument list unset, refresh false", body: fmt.Sprintf("transport = \"stdio\"\ncommand = %q\nargs = runtime(\"MCP_ARGS\")\n", bin), norefr: true,
 			summary: "MCP tools unresolved", detail: "-refresh=false"},
+		{name: "no entry, secret argument list unset, refresh false", body: fmt.Sprintf("transport = \"stdio\"\ncommand = %q\nargs = secret(runtime(\"MCP_ARGS\"))\n", bin), norefr: true,
+			summary: outOfDate, detail: "-refresh=false"},
+		{name: "no entry, runtime command unset, refresh false", body: "transport = \"stdio\"\ncommand = runtime(\"MCP_CMD\")\n", norefr: true,
+			summary: "MCP tools unresolved", detail: "-refresh=false"},
+		{name: "no entry, runtime command with a default, refresh false", body: fmt.Sprintf("transport = \"stdio\"\ncommand = runtime(\"MCP_CMD\", %q)\n", bin), norefr: true,
+			summary: outOfDate, detail: "-refresh=false"},
+		{name: "entry of another kind", body: fmt.Sprintf("transport = \"http\"\nurl = %q\n", srv.URL), lock: &lockfile.Tool{Kind: "javascript", Source: "h1:x"}, norefr: true,
+			summary: "MCP tools unresolved", detail: "Its entry in agentform.lock.hcl is for a javascript tool, so the plan shows the block as one unresolved tool."},
 		{name: "exposed tool not pinned", body: fmt.Sprintf("transport = \"http\"\nurl = %q\nexpose = [\"t1\", \"t2\", \"t3\"]\n", srv.URL), lock: live.Pin, norefr: true,
 			summary: "Exposed tool not served", detail: `expose lists "t3", but the lock entry does not list it`},
 	}
