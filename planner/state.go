@@ -98,6 +98,9 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 	p.Applied = applied
 	toolFP := map[string]string{}
 	skillFP := map[string]string{}
+	// Tools whose description no registered tool uses: a change to it is
+	// not shown beside the tool's real changes.
+	undescribed := map[string]bool{}
 	registered := map[string][]string{}
 	for _, rt := range p.Tools {
 		registered[rt.Block] = append(registered[rt.Block], rt.Name)
@@ -109,6 +112,7 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 		}
 		a := toolAttributes(t, res, registered["tool."+t.Name])
 		fp := a.fingerprint()
+		undescribed["tool."+t.Name] = descriptionUnused(res)
 		if old, ok := applied.Resources["tool."+t.Name]; ok && old.Fingerprint != fp && onlyUnusedDescription(old.Attributes, a, res) {
 			// A description no tool uses is all that changed (or the
 			// state is an earlier agentform's, which recorded it): the
@@ -151,6 +155,9 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 		case old.Fingerprint != ad.Fingerprint:
 			rc.Actions, rc.Reasons = []string{ActionUpdate}, []string{"configuration changed"}
 			rc.ChangedAttributes = changedAttributes(old.Attributes, ad.Attributes)
+			if undescribed[ad.Address] {
+				rc.ChangedAttributes = slices.DeleteFunc(rc.ChangedAttributes, func(c string) bool { return strings.HasPrefix(c, "description: ") })
+			}
 		default:
 			rc.Actions, rc.Reasons = []string{ActionNoOp}, []string{}
 		}

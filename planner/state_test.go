@@ -290,6 +290,7 @@ func TestUnusedDescriptionKeepsApplied(t *testing.T) {
 		{"removed", lists, "Runs ls.", true, ``, "Runs ls.", true, ActionNoOp},
 		{"added", ``, "Runs ls.", true, lists, "Runs ls.", true, ActionNoOp},
 		{"the tool's own edited", lists, "Runs ls.", true, lists, "Lists files.", true, ActionUpdate},
+		{"recorded by an earlier version, the tool's own edited", lists, "Runs ls.", false, lists, "Lists files.", true, ActionUpdate},
 		{"in use, edited", lists, "", false, shows, "", false, ActionUpdate},
 		{"in use from now on", lists, "Runs ls.", true, lists, "", false, ActionUpdate},
 	} {
@@ -300,6 +301,10 @@ func TestUnusedDescriptionKeepsApplied(t *testing.T) {
 				if got := actionOf(p, addr).Actions[0]; got != tc.want {
 					t.Errorf("%s: got %s, want %s", addr, got, tc.want)
 				}
+			}
+			// An unused description's change is not shown beside real ones.
+			if changed := actionOf(p, "tool.sh").ChangedAttributes; tc.unused && slices.ContainsFunc(changed, func(c string) bool { return strings.HasPrefix(c, "description:") }) {
+				t.Errorf("tool.sh changed attributes %q: an unused description is shown", changed)
 			}
 			if tc.want == ActionNoOp {
 				for _, ad := range p.Addresses {
