@@ -172,20 +172,24 @@ func diagText(diags hcl.Diagnostics) string {
 	return b.String()
 }
 
+// a2aRecorded is the lock entry ResolveA2A pins for card (JSON text) of
+// the agent name at version, with the card recorded.
+func a2aRecorded(t *testing.T, card, name, version string) *lockfile.Tool {
+	t.Helper()
+	tree, err := a2aDecodeJSON([]byte(card))
+	if err != nil {
+		t.Fatal(err)
+	}
+	canonical, err := a2aCanonicalJSON(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &lockfile.Tool{Kind: "a2a", Card: SHA256(canonical), CardName: name, CardVersion: version, CardJSON: lockfile.ASCIIJSON(string(canonical))}
+}
+
 func TestResolveA2A(t *testing.T) {
 	locked := &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("ab", 32), CardName: "Planner", CardVersion: "1.1.0"}
-	// Entries that record their cards, as ResolveA2A pins them.
-	recorded := func(card string) *lockfile.Tool {
-		tree, err := a2aDecodeJSON([]byte(card))
-		if err != nil {
-			t.Fatal(err)
-		}
-		canonical, err := a2aCanonicalJSON(tree)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &lockfile.Tool{Kind: "a2a", Card: SHA256(canonical), CardName: "Planner", CardVersion: "1", CardJSON: lockfile.ASCIIJSON(string(canonical))}
-	}
+	recorded := func(card string) *lockfile.Tool { return a2aRecorded(t, card, "Planner", "1") }
 	type result struct {
 		res   *Resolved
 		diags hcl.Diagnostics
@@ -813,18 +817,9 @@ func TestA2ADrift(t *testing.T) {
 			want:    []string{"locked:  Planner\n", "current: Evil planner\n", "card_version  (none) (unchanged)"},
 		},
 	}
-	// Entries that record their cards, as ResolveA2A pins them.
 	card := func(description string) *lockfile.Tool {
-		tree, err := a2aDecodeJSON([]byte(`{"name":"Planner","version":"1.2.0","description":` + strconv.Quote(description) +
-			`,"skills":[{"id":"plan","name":"Plan a trip","description":"Builds an itinerary."}]}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		canonical, err := a2aCanonicalJSON(tree)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &lockfile.Tool{Kind: "a2a", Card: SHA256(canonical), CardName: "Planner", CardVersion: "1.2.0", CardJSON: lockfile.ASCIIJSON(string(canonical))}
+		return a2aRecorded(t, `{"name":"Planner","version":"1.2.0","description":`+strconv.Quote(description)+
+			`,"skills":[{"id":"plan","name":"Plan a trip","description":"Builds an itinerary."}]}`, "Planner", "1.2.0")
 	}
 	tampered := card("Plans trips. Café ☕")
 	tampered.CardJSON = strings.Replace(tampered.CardJSON, "itinerary", "exploit", 1)
