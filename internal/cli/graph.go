@@ -31,9 +31,9 @@ Options:
   -denied=false      Leave denied edges out (large workspaces).
   -refresh=false     Contact no MCP server or A2A agent.
   -resolve-timeout=D Timeout for each remote operation (default 10s).
-  -lockfile=readonly Exit 1 when the plan has errors, as a lockfile
-                     plan -lockfile=readonly refuses gives; the graph is
-                     still drawn, and never writes the lockfile.
+  -lockfile=readonly Exit 1 when the plan has errors, such as a
+                     lockfile plan -lockfile=readonly refuses; the graph
+                     is still drawn. The lockfile is never written.
   -no-color          Accepted, as by every command; dot has no colour
                      codes.
   -chdir=DIR         Use DIR as the workspace.
