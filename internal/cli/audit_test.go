@@ -179,3 +179,31 @@ func TestGraph(t *testing.T) {
 		t.Errorf("-denied=false still draws denied edges")
 	}
 }
+
+// TestGraphExitCode: graph draws from a plan with errors and exits 1, as
+// plan does, with or without -lockfile=readonly; warnings alone exit 0;
+// a bad flag value is refused before anything runs.
+func TestGraphExitCode(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	manifestPath := filepath.Join(dir, "agent.acl")
+	src, err := os.ReadFile(manifestPath)
+	must(t, err)
+	for _, args := range [][]string{{"graph"}, {"graph", "-lockfile=readonly"}} {
+		if code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...); code != ExitOK || !strings.Contains(stdout, "digraph") {
+			t.Errorf("%v with warnings only got: exit %d\n%s\nwant: exit 0, the graph", args, code, stderr)
+		}
+	}
+	must(t, os.WriteFile(manifestPath, append(append([]byte(nil), src...), "\ncheck \"never\" {\n  assert {\n    condition     = !can_call(\"assistant\", \"word_count\")\n    error_message = \"assistant must not count words\"\n  }\n}\n"...), 0o644))
+	for _, args := range [][]string{{"graph"}, {"graph", "-lockfile=readonly"}} {
+		code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...)
+		if code != ExitError || !strings.Contains(stdout, "digraph") || !strings.Contains(stderr, "assistant must not count words") {
+			t.Errorf("%v with a failed check got: exit %d\n%s%s\nwant: exit 1, the graph drawn, the error shown", args, code, stdout, stderr)
+		}
+	}
+	for _, flag := range []string{"-lockfile=read-only", "-resolve-timeout=0s"} {
+		code, stdout, stderr := run(t, "", "-chdir="+dir, "graph", flag)
+		if code != ExitError || stdout != "" || !strings.HasPrefix(stderr, "Error: -") {
+			t.Errorf("graph %s got: exit %d\n%s%s\nwant: refused before planning", flag, code, stdout, stderr)
+		}
+	}
+}

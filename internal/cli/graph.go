@@ -24,16 +24,17 @@ Usage: agentform [-chdir=DIR] graph [options] | dot -Tsvg > agents.svg
   Prints the capability matrix as a Graphviz dot graph: agents → tools,
   allowed edges solid, denied edges dashed, edges reachable by a session
   override (extensible agents) dotted, and A2A delegation to workspace
-  agents (target_agent) bold.
+  agents (target_agent) bold. When the plan has errors they go to
+  standard error, the graph is still drawn, and graph exits 1, as plan
+  does.
 
 Options:
 
   -denied=false      Leave denied edges out (large workspaces).
   -refresh=false     Contact no MCP server or A2A agent.
   -resolve-timeout=D Timeout for each remote operation (default 10s).
-  -lockfile=readonly Exit 1 when the plan has errors, such as a
-                     lockfile plan -lockfile=readonly refuses; the graph
-                     is still drawn. The lockfile is never written.
+  -lockfile=readonly Also make a lockfile that plan -lockfile=readonly
+                     refuses an error (graph never writes the lockfile).
   -no-color          Accepted, as by every command; dot has no colour
                      codes.
   -chdir=DIR         Use DIR as the workspace.
@@ -47,6 +48,10 @@ func (c *GraphCommand) Run(args []string) int {
 	var rf resolveFlags
 	c.addResolveFlags(fs, &rf)
 	if !c.parseFlags(fs, args, c.Help()) {
+		return ExitError
+	}
+	if err := rf.validate(); err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 		return ExitError
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -65,7 +70,7 @@ func (c *GraphCommand) Run(args []string) int {
 		fmt.Fprintln(c.Stderr, "The graph below is drawn from a plan with errors.")
 	}
 	render.Graph(c.Stdout, plan, *denied)
-	if diags.HasErrors() && rf.lockMode == "readonly" {
+	if diags.HasErrors() {
 		return ExitError
 	}
 	return ExitOK
