@@ -98,8 +98,8 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 	p.Applied = applied
 	toolFP := map[string]string{}
 	skillFP := map[string]string{}
-	// Tools whose description no registered tool uses: a change to it is
-	// not shown beside the tool's real changes.
+	// Tools whose description no registered tool uses: one that was
+	// recorded shows as no longer used, not as removed.
 	undescribed := map[string]bool{}
 	registered := map[string][]string{}
 	for _, rt := range p.Tools {
@@ -156,7 +156,11 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 			rc.Actions, rc.Reasons = []string{ActionUpdate}, []string{"configuration changed"}
 			rc.ChangedAttributes = changedAttributes(old.Attributes, ad.Attributes)
 			if undescribed[ad.Address] {
-				rc.ChangedAttributes = slices.DeleteFunc(rc.ChangedAttributes, func(c string) bool { return strings.HasPrefix(c, "description: ") })
+				for i, c := range rc.ChangedAttributes {
+					if strings.HasPrefix(c, "description: ") && strings.HasSuffix(c, " → (none)") {
+						rc.ChangedAttributes[i] = strings.TrimSuffix(c, "(none)") + "(not used)"
+					}
+				}
 			}
 		default:
 			rc.Actions, rc.Reasons = []string{ActionNoOp}, []string{}

@@ -291,6 +291,7 @@ func TestUnusedDescriptionKeepsApplied(t *testing.T) {
 		{"added", ``, "Runs ls.", true, lists, "Runs ls.", true, ActionNoOp},
 		{"the tool's own edited", lists, "Runs ls.", true, lists, "Lists files.", true, ActionUpdate},
 		{"recorded by an earlier version, the tool's own edited", lists, "Runs ls.", false, lists, "Lists files.", true, ActionUpdate},
+		{"not used from now on", lists, "", false, lists, "Runs ls.", true, ActionUpdate},
 		{"in use, edited", lists, "", false, shows, "", false, ActionUpdate},
 		{"in use from now on", lists, "Runs ls.", true, lists, "", false, ActionUpdate},
 	} {
@@ -302,9 +303,15 @@ func TestUnusedDescriptionKeepsApplied(t *testing.T) {
 					t.Errorf("%s: got %s, want %s", addr, got, tc.want)
 				}
 			}
-			// An unused description's change is not shown beside real ones.
-			if changed := actionOf(p, "tool.sh").ChangedAttributes; tc.unused && slices.ContainsFunc(changed, func(c string) bool { return strings.HasPrefix(c, "description:") }) {
-				t.Errorf("tool.sh changed attributes %q: an unused description is shown", changed)
+			// A description that was recorded and is not used now shows
+			// as not used, not as removed.
+			for _, c := range actionOf(p, "tool.sh").ChangedAttributes {
+				if strings.HasPrefix(c, "description:") && tc.unused && c != "description: Lists. → (not used)" {
+					t.Errorf("tool.sh changed attribute %q, want %q", c, "description: Lists. → (not used)")
+				}
+			}
+			if tc.name == "not used from now on" && !slices.Contains(actionOf(p, "tool.sh").ChangedAttributes, "description: Lists. → (not used)") {
+				t.Errorf("tool.sh changed attributes %q: the description the model was told no longer shows", actionOf(p, "tool.sh").ChangedAttributes)
 			}
 			if tc.want == ActionNoOp {
 				for _, ad := range p.Addresses {
