@@ -544,8 +544,8 @@ func mcpFallback(req Request, s *mcpSession, reason string, pinnable bool) (*Res
 			return &Resolved{Unresolved: true}, hcl.Diagnostics{{
 				Severity: hcl.DiagError,
 				Summary:  "Lockfile out of date",
-				Detail: fmt.Sprintf("-lockfile=readonly: %s has no entry for %q. Its served tools could not be listed (%s). Run agentform lock where the server can be reached, with the block's runtime values set, review the change and commit %s.",
-					lockfile.FileName, req.Tool.Name, reason, lockfile.FileName),
+				Detail: fmt.Sprintf("-lockfile=readonly: %s has no entry for %q, and its served tools could not be listed. %s Run agentform lock where the server can be reached, with the block's runtime values set, review the change and commit %s.",
+					lockfile.FileName, req.Tool.Name, sentence(reason), lockfile.FileName),
 				Subject: req.Tool.DeclRange.Ptr(),
 			}}
 		}
@@ -556,8 +556,8 @@ func mcpFallback(req Request, s *mcpSession, reason string, pinnable bool) (*Res
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{{
 			Severity: hcl.DiagWarning,
 			Summary:  "MCP tools unresolved",
-			Detail: fmt.Sprintf("Served tools of %q could not be listed (%s). %s, so the plan shows the block as one unresolved tool. Run agentform plan where the server can be reached so that its tools are listed and pinned.",
-				req.Tool.Name, reason, entry),
+			Detail: fmt.Sprintf("Served tools of %q could not be listed. %s %s, so the plan shows the block as one unresolved tool. Run agentform plan where the server can be reached so that its tools are listed and pinned.",
+				req.Tool.Name, sentence(reason), entry),
 			Subject: req.Tool.DeclRange.Ptr(),
 		}}
 	}

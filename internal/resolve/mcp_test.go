@@ -910,11 +910,13 @@ func TestResolveMCPReadonlyLock(t *testing.T) {
 		detail  string
 	}{
 		{name: "no entry, refresh false", body: fmt.Sprintf("transport = \"http\"\nurl = %q\n", srv.URL), norefr: true,
-			summary: outOfDate, detail: `-lockfile=readonly: agentform.lock.hcl has no entry for "srv". Its served tools could not be listed (-refresh=false skips contacting MCP servers). Run agentform lock`},
+			summary: outOfDate, detail: `-lockfile=readonly: agentform.lock.hcl has no entry for "srv", and its served tools could not be listed. -refresh=false skips contacting MCP servers. Run agentform lock`},
 		{name: "no entry, unreachable", body: fmt.Sprintf("transport = \"http\"\nurl = %q\n", closed),
 			summary: outOfDate, detail: "could not be reached"},
 		{name: "no entry, token unset", body: fmt.Sprintf("transport = \"http\"\nurl = %q\nauth_token = secret(runtime(\"MCP_TOKEN\"))\n", srv.URL),
-			summary: outOfDate, detail: "MCP_TOKEN"},
+			summary: outOfDate, detail: `could not be listed. The environment variables ["MCP_TOKEN"] are not set`},
+		{name: "no entry, unreachable, a sentence", body: fmt.Sprintf("transport = \"http\"\nurl = %q\n", closed),
+			summary: outOfDate, detail: "could not be listed. The MCP server could not be reached"},
 		{name: "no entry, token unset, refresh false", body: fmt.Sprintf("transport = \"http\"\nurl = %q\nauth_token = secret(runtime(\"MCP_TOKEN\"))\n", srv.URL), norefr: true,
 			summary: outOfDate, detail: "-refresh=false"},
 		{name: "no entry, secret argument unset, refresh false", body: fmt.Sprintf("transport = \"stdio\"\ncommand = %q\nargs = [\"-tools=1\", secret(runtime(\"MCP_KEY\"))]\n", bin), norefr: true,

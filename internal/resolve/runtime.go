@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
@@ -150,6 +152,16 @@ func refOf(v cty.Value) (*manifest.RuntimeRef, bool) { return manifest.RuntimeRe
 
 // missingEnvDetail says which runtime values could not be read, naming
 // variables only (never values).
+// sentence makes a reason a sentence of its own: its first letter upper
+// case, one full stop at the end.
+func sentence(reason string) string {
+	reason = strings.TrimSuffix(strings.TrimSpace(reason), ".")
+	if r, size := utf8.DecodeRuneInString(reason); unicode.IsLower(r) {
+		reason = string(unicode.ToUpper(r)) + reason[size:]
+	}
+	return reason + "."
+}
+
 func missingEnvDetail(vars []string) string {
 	return fmt.Sprintf("The environment variables %q are not set and have no default, so agentform cannot reach the server at plan time.", vars)
 }
