@@ -150,8 +150,6 @@ func (r Request) StringMap(d manifest.Dynamic) (values map[string]string, missin
 
 func refOf(v cty.Value) (*manifest.RuntimeRef, bool) { return manifest.RuntimeRefOf(v) }
 
-// missingEnvDetail says which runtime values could not be read, naming
-// variables only (never values).
 // sentence makes a reason a sentence of its own: its first letter upper
 // case, one full stop at the end.
 func sentence(reason string) string {
@@ -162,6 +160,8 @@ func sentence(reason string) string {
 	return reason + "."
 }
 
+// missingEnvDetail says which runtime values could not be read, naming
+// variables only (never values).
 func missingEnvDetail(vars []string) string {
 	return fmt.Sprintf("The environment variables %q are not set and have no default, so agentform cannot reach the server at plan time.", vars)
 }
