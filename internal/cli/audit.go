@@ -118,7 +118,7 @@ func (c *AuditCommand) Run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	cfg, plan, prior, diags, err := c.planForReport(ctx, rf, *lockTimeout)
+	cfg, plan, prior, diags, err := c.planForReport(ctx, rf, *lockTimeout, "audit")
 	if err != nil {
 		c.showStateError(err)
 		return ExitError

@@ -181,16 +181,20 @@ func TestGraph(t *testing.T) {
 }
 
 // TestGraphExitCode: graph draws from a plan with errors and exits 1, as
-// plan does, with or without -lockfile=readonly; warnings alone exit 0;
-// a bad flag value is refused before anything runs.
+// plan does, with or without -lockfile=readonly; warnings alone exit 0
+// and are shown; a bad flag value or an argument is refused before
+// anything runs.
 func TestGraphExitCode(t *testing.T) {
 	dir := copyTree(t, quickstart)
 	manifestPath := filepath.Join(dir, "agent.acl")
 	src, err := os.ReadFile(manifestPath)
 	must(t, err)
-	for _, args := range [][]string{{"graph"}, {"graph", "-lockfile=readonly"}} {
-		if code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...); code != ExitOK || !strings.Contains(stdout, "digraph") {
-			t.Errorf("%v with warnings only got: exit %d\n%s\nwant: exit 0, the graph", args, code, stderr)
+	for _, args := range [][]string{{"graph"}, {"graph", "-lockfile=readonly"}, {"graph", "-lock-timeout=1s"}} {
+		// The quickstart's research agent has a URL known only at
+		// runtime: a warning, shown on standard error.
+		code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...)
+		if code != ExitOK || !strings.Contains(stdout, "digraph") || !strings.Contains(stderr, "Warning: A2A agent URL known only at runtime") {
+			t.Errorf("%v with warnings only got: exit %d\n%s\nwant: exit 0, the graph, the warning", args, code, stderr)
 		}
 	}
 	must(t, os.WriteFile(manifestPath, append(append([]byte(nil), src...), "\ncheck \"never\" {\n  assert {\n    condition     = !can_call(\"assistant\", \"word_count\")\n    error_message = \"assistant must not count words\"\n  }\n}\n"...), 0o644))
@@ -200,9 +204,9 @@ func TestGraphExitCode(t *testing.T) {
 			t.Errorf("%v with a failed check got: exit %d\n%s%s\nwant: exit 1, the graph drawn, the error shown", args, code, stdout, stderr)
 		}
 	}
-	for _, flag := range []string{"-lockfile=read-only", "-resolve-timeout=0s"} {
+	for _, flag := range []string{"-lockfile=read-only", "-resolve-timeout=0s", "./elsewhere"} {
 		code, stdout, stderr := run(t, "", "-chdir="+dir, "graph", flag)
-		if code != ExitError || stdout != "" || !strings.HasPrefix(stderr, "Error: -") {
+		if code != ExitError || stdout != "" || !strings.HasPrefix(stderr, "Error: ") {
 			t.Errorf("graph %s got: exit %d\n%s%s\nwant: refused before planning", flag, code, stdout, stderr)
 		}
 	}

@@ -33,8 +33,10 @@ Options:
   -denied=false      Leave denied edges out (large workspaces).
   -refresh=false     Contact no MCP server or A2A agent.
   -resolve-timeout=D Timeout for each remote operation (default 10s).
-  -lockfile=readonly Also make a lockfile that plan -lockfile=readonly
-                     refuses an error (graph never writes the lockfile).
+  -lockfile=readonly Also treat a lockfile that plan -lockfile=readonly
+                     refuses as an error (graph never writes the
+                     lockfile).
+  -lock-timeout=D    How long to wait for the state lock (default 0s).
   -no-color          Accepted, as by every command; dot has no colour
                      codes.
   -chdir=DIR         Use DIR as the workspace.
@@ -45,9 +47,14 @@ Options:
 func (c *GraphCommand) Run(args []string) int {
 	fs := c.flagSet("graph")
 	denied := fs.Bool("denied", true, "draw denied edges")
+	lockTimeout := fs.Duration("lock-timeout", 0, "state lock timeout")
 	var rf resolveFlags
 	c.addResolveFlags(fs, &rf)
 	if !c.parseFlags(fs, args, c.Help()) {
+		return ExitError
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintln(c.Stderr, "Error: graph takes no arguments; use -chdir=DIR to pick the workspace.")
 		return ExitError
 	}
 	if err := rf.validate(); err != nil {
@@ -56,7 +63,7 @@ func (c *GraphCommand) Run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cfg, plan, _, diags, err := c.planForReport(ctx, rf, 0)
+	cfg, plan, _, diags, err := c.planForReport(ctx, rf, *lockTimeout, "graph")
 	if err != nil {
 		c.showStateError(err)
 		return ExitError
@@ -65,8 +72,10 @@ func (c *GraphCommand) Run(args []string) int {
 		c.showDiagnostics(diags, cfg.Files)
 		return ExitError
 	}
+	// Warnings too: an unresolved block is drawn as one node, and the
+	// warning says why.
+	c.showDiagnostics(diags, cfg.Files)
 	if diags.HasErrors() {
-		c.showDiagnostics(diags, cfg.Files)
 		fmt.Fprintln(c.Stderr, "The graph below is drawn from a plan with errors.")
 	}
 	render.Graph(c.Stdout, plan, *denied)

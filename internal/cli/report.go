@@ -15,13 +15,13 @@ import (
 // returned even when it has errors (a drift error is itself a finding);
 // it is nil only when the manifest, the lockfile or the state could not be
 // read, with the reason in the diagnostics or the error.
-func (m *Meta) planForReport(ctx context.Context, rf resolveFlags, lockTimeout time.Duration) (*manifest.Config, *planner.Plan, *planner.Applied, hcl.Diagnostics, error) {
+func (m *Meta) planForReport(ctx context.Context, rf resolveFlags, lockTimeout time.Duration, operation string) (*manifest.Config, *planner.Plan, *planner.Applied, hcl.Diagnostics, error) {
 	lockAhead := m.readLockAhead()
 	cfg, diags := m.loadManifest()
 	if diags.HasErrors() {
 		return cfg, nil, nil, diags, nil
 	}
-	db, err := m.openState(true, lockTimeout, "audit")
+	db, err := m.openState(true, lockTimeout, operation)
 	if err != nil {
 		return cfg, nil, nil, diags, err
 	}
