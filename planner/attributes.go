@@ -6,6 +6,7 @@ import (
 	"maps"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/resolve"
@@ -116,12 +117,17 @@ func jsonOf(v any) string {
 	return string(b)
 }
 
-// short abbreviates a digest for display: "h1:Pigh27TpDe8T…".
+// short abbreviates a value for display: "h1:Pigh27TpDe8T…". Text is cut
+// between characters, never inside one.
 func short(s string) string {
-	if len(s) > 16 {
-		return s[:16] + "…"
+	if len(s) <= 16 {
+		return s
 	}
-	return s
+	cut := 16
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func toolAttributes(t *manifest.Tool, res *resolve.Resolved, registered []string) Attributes {

@@ -98,8 +98,8 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 	p.Applied = applied
 	toolFP := map[string]string{}
 	skillFP := map[string]string{}
-	// Tools whose description no registered tool uses: one that was
-	// recorded shows as no longer used, not as removed.
+	// Tools whose block still has a description that no registered tool
+	// uses: one that was recorded shows as no longer used, not as removed.
 	undescribed := map[string]bool{}
 	registered := map[string][]string{}
 	for _, rt := range p.Tools {
@@ -112,7 +112,7 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 		}
 		a := toolAttributes(t, res, registered["tool."+t.Name])
 		fp := a.fingerprint()
-		undescribed["tool."+t.Name] = descriptionUnused(res)
+		undescribed["tool."+t.Name] = descriptionUnused(res) && str(t.Description) != ""
 		if old, ok := applied.Resources["tool."+t.Name]; ok && old.Fingerprint != fp && onlyUnusedDescription(old.Attributes, a, res) {
 			// A description no tool uses is all that changed (or the
 			// state is an earlier agentform's, which recorded it): the

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/resolve"
@@ -292,6 +293,7 @@ func TestUnusedDescriptionKeepsApplied(t *testing.T) {
 		{"the tool's own edited", lists, "Runs ls.", true, lists, "Lists files.", true, ActionUpdate},
 		{"recorded by an earlier version, the tool's own edited", lists, "Runs ls.", false, lists, "Lists files.", true, ActionUpdate},
 		{"not used from now on", lists, "", false, lists, "Runs ls.", true, ActionUpdate},
+		{"removed as the tool describes itself", lists, "", false, ``, "Runs ls.", true, ActionUpdate},
 		{"in use, edited", lists, "", false, shows, "", false, ActionUpdate},
 		{"in use from now on", lists, "Runs ls.", true, lists, "", false, ActionUpdate},
 	} {
@@ -305,10 +307,18 @@ func TestUnusedDescriptionKeepsApplied(t *testing.T) {
 			}
 			// A description that was recorded and is not used now shows
 			// as not used, not as removed.
+			// One that was removed shows as removed.
+			want := "description: Lists. → (not used)"
+			if tc.after == "" {
+				want = "description: Lists. → (none)"
+			}
 			for _, c := range actionOf(p, "tool.sh").ChangedAttributes {
-				if strings.HasPrefix(c, "description:") && tc.unused && c != "description: Lists. → (not used)" {
-					t.Errorf("tool.sh changed attribute %q, want %q", c, "description: Lists. → (not used)")
+				if strings.HasPrefix(c, "description:") && tc.unused && c != want {
+					t.Errorf("tool.sh changed attribute %q, want %q", c, want)
 				}
+			}
+			if tc.name == "removed as the tool describes itself" && !slices.Contains(actionOf(p, "tool.sh").ChangedAttributes, want) {
+				t.Errorf("tool.sh changed attributes %q: the removed description does not show", actionOf(p, "tool.sh").ChangedAttributes)
 			}
 			if tc.name == "not used from now on" && !slices.Contains(actionOf(p, "tool.sh").ChangedAttributes, "description: Lists. → (not used)") {
 				t.Errorf("tool.sh changed attributes %q: the description the model was told no longer shows", actionOf(p, "tool.sh").ChangedAttributes)
@@ -321,5 +331,20 @@ func TestUnusedDescriptionKeepsApplied(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestShort: values are cut at 16 bytes, between characters.
+func TestShort(t *testing.T) {
+	for in, want := range map[string]string{
+		"h1:Pigh27TpDe8TOxyz":       "h1:Pigh27TpDe8TO…",
+		"short":                     "short",
+		"Liste des fichiers à lire": "Liste des fichie…",
+		"Liste des fichiéééé":       "Liste des fichi…",
+		"0123456789abcdef":          "0123456789abcdef",
+	} {
+		if got := short(in); got != want || !utf8.ValidString(got) {
+			t.Errorf("short(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
