@@ -566,8 +566,8 @@ func mcpFallback(req Request, s *mcpSession, reason string, pinnable bool) (*Res
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "MCP lock entry does not match its digests",
-			Detail: fmt.Sprintf("Served tools of %q could not be listed (%s), and %s records no definition, or not the one its digest names in a form agentform writes, for %s: the file was edited, or written by an earlier agentform, which stored definitions with their text normalised. agentform does not build from them. Run agentform lock where the server can be reached, review the change and commit %s.",
-				req.Tool.Name, reason, lockfile.FileName, mcpQuotedList(altered, s.redact), lockfile.FileName),
+			Detail: fmt.Sprintf("Served tools of %q could not be listed. %s The entry in %s records no definition, or not the one its digest names in a form agentform writes, for %s: the file was edited, or written by an earlier agentform, which stored definitions with their text normalised. agentform does not build from them. Run agentform lock where the server can be reached, review the change and commit %s.",
+				req.Tool.Name, sentence(reason), lockfile.FileName, mcpQuotedList(altered, s.redact), lockfile.FileName),
 			Subject: req.Tool.DeclRange.Ptr(),
 		}}
 	}
@@ -594,8 +594,8 @@ func mcpFallback(req Request, s *mcpSession, reason string, pinnable bool) (*Res
 	warn := &hcl.Diagnostic{
 		Severity: hcl.DiagWarning,
 		Summary:  "Served tools taken from " + lockfile.FileName,
-		Detail: fmt.Sprintf("served tools taken from %s: %s. The plan uses the %d tools pinned for %q and cannot tell whether the server changed them.",
-			lockfile.FileName, reason, len(res.Tools), req.Tool.Name),
+		Detail: fmt.Sprintf("%s The plan uses the %d tools pinned for %q in %s and cannot tell whether the server changed them.",
+			sentence(reason), len(res.Tools), req.Tool.Name, lockfile.FileName),
 		Subject: req.Tool.DeclRange.Ptr(),
 	}
 	return res, append(hcl.Diagnostics{warn}, diags...)
