@@ -24,9 +24,9 @@ Usage: agentform [-chdir=DIR] graph [options] | dot -Tsvg > agents.svg
   Prints the capability matrix as a Graphviz dot graph: agents → tools,
   allowed edges solid, denied edges dashed, edges reachable by a session
   override (extensible agents) dotted, and A2A delegation to workspace
-  agents (target_agent) bold. When the plan has errors they go to
-  standard error, the graph is still drawn, and graph exits 1, as plan
-  does.
+  agents (target_agent) bold. Warnings and errors go to standard error;
+  when the plan has errors the graph is still drawn, and graph exits 1,
+  as plan does.
 
 Options:
 

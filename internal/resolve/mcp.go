@@ -496,6 +496,14 @@ func mcpWrittenForm(raw, canon string) bool {
 	return raw == lockfile.ExactJSON(canon) || raw == lockfile.Canonical(canon)
 }
 
+// mcpToolCount is "1 tool" or "n tools".
+func mcpToolCount(n int) string {
+	if n == 1 {
+		return "1 tool"
+	}
+	return fmt.Sprintf("%d tools", n)
+}
+
 // mcpAddressKnown reports whether the server of an mcp block is known at
 // plan time: its url (http), or its command and arguments (stdio), but for
 // secret() arguments, which are credentials: no runtime() value among them
@@ -594,8 +602,8 @@ func mcpFallback(req Request, s *mcpSession, reason string, pinnable bool) (*Res
 	warn := &hcl.Diagnostic{
 		Severity: hcl.DiagWarning,
 		Summary:  "Served tools taken from " + lockfile.FileName,
-		Detail: fmt.Sprintf("%s The plan uses the %d tools pinned for %q in %s and cannot tell whether the server changed them.",
-			sentence(reason), len(res.Tools), req.Tool.Name, lockfile.FileName),
+		Detail: fmt.Sprintf("%s The plan uses the %s pinned for %q in %s and cannot tell whether the server changed them.",
+			sentence(reason), mcpToolCount(len(res.Tools)), req.Tool.Name, lockfile.FileName),
 		Subject: req.Tool.DeclRange.Ptr(),
 	}
 	return res, append(hcl.Diagnostics{warn}, diags...)
