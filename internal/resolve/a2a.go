@@ -278,7 +278,7 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		}
 	}
 	if err != nil {
-		reason := a2aNetReason(err, timeout, literal)
+		reason := netReason(err, timeout, literal)
 		why := fmt.Sprintf("agentform could not fetch the agent card of tool %q from %s: %s.", t.Name, where(path), reason)
 		if len(missing) > 0 {
 			why += " " + missingEnvDetail(missing)
@@ -383,9 +383,9 @@ func a2aStatus(resp *http.Response) string {
 	return fmt.Sprint(resp.StatusCode)
 }
 
-// a2aNetReason says why no answer came back. For a runtime URL it names a
+// netReason says why no answer came back. For a runtime URL it names a
 // class of failure only: Go's network errors quote the address.
-func a2aNetReason(err error, timeout time.Duration, literal bool) string {
+func netReason(err error, timeout time.Duration, literal bool) string {
 	var dnsErr *net.DNSError
 	var certErr *tls.CertificateVerificationError
 	switch {

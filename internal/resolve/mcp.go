@@ -1074,7 +1074,9 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 	}
 	if s.transport == manifest.TransportHTTP && s.rt != nil {
 		if derr := s.rt.dialError(); derr != nil {
-			return mcpFailure{unreachable: true, detail: fmt.Sprintf("the MCP server could not be reached (%s)", s.redact(derr.Error()))}
+			// A URL given at runtime is not shown, nor its host in the
+			// dial error: only what kind of failure it was.
+			return mcpFailure{unreachable: true, detail: fmt.Sprintf("the MCP server could not be reached (%s)", s.redact(netReason(derr, timeout, m.URL.Runtime == nil)))}
 		}
 		if code := s.rt.status(); code >= 400 {
 			f := mcpFailure{summary: "MCP server refused the request", subject: subject}

@@ -863,6 +863,11 @@ func TestResolveMCPFallback(t *testing.T) {
 			}
 			mcpSameRange(t, summary, d.Subject, req.Tool.DeclRange)
 			mcpNoSecret(t, res, diags, "hidden-in-url")
+			if tc.env != nil {
+				// Nor the host of a URL given at runtime (dial errors
+				// quote it).
+				mcpNoSecret(t, res, diags, strings.TrimSuffix(strings.TrimPrefix(closed, "http://"), "/mcp"))
+			}
 			if !tc.lock {
 				if !res.Unresolved || res.Tools != nil || res.Pin != nil {
 					t.Errorf("result without lock\ngot:  %+v\nwant: Unresolved, no tools, no pin", res)
