@@ -3,6 +3,7 @@ package resolve
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -1078,6 +1079,16 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 			// dial error: only what kind of failure it was.
 			return mcpFailure{unreachable: true, detail: fmt.Sprintf("the MCP server could not be reached (%s)", s.redact(netReason(derr, timeout, m.URL.Runtime == nil)))}
 		}
+		// The SDK reports a failed handshake as a JSON-RPC error ("rejected
+		// by transport"); the certificate is what to fix.
+		if terr := s.rt.tlsError(); terr != nil {
+			return mcpFailure{
+				summary: "MCP server certificate not trusted",
+				detail: fmt.Sprintf("%s could not be reached over TLS: %s. Make its certificate authority trusted on this machine (SSL_CERT_FILE or the system store), or check the URL's host.",
+					what, s.redact(netReason(terr, timeout, m.URL.Runtime == nil))),
+				subject: subject,
+			}
+		}
 		if code := s.rt.status(); code >= 400 {
 			f := mcpFailure{summary: "MCP server refused the request", subject: subject}
 			switch code {
@@ -1153,7 +1164,10 @@ type mcpRoundTripper struct {
 
 	mu      sync.Mutex
 	dialErr error
-	code    int
+	// tlsErr is a certificate that did not verify: its message names
+	// hosts, which a URL given at runtime must not show.
+	tlsErr error
+	code   int
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -1189,8 +1203,12 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		var op *net.OpError
 		var dns *net.DNSError
+		var cert *tls.CertificateVerificationError
 		if rt.dialErr == nil && ((errors.As(err, &op) && op.Op == "dial") || errors.As(err, &dns)) {
 			rt.dialErr = err
+		}
+		if rt.tlsErr == nil && errors.As(err, &cert) {
+			rt.tlsErr = err
 		}
 		return nil, err
 	}
@@ -1218,6 +1236,12 @@ func (rt *mcpRoundTripper) dialError() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.dialErr
+}
+
+func (rt *mcpRoundTripper) tlsError() error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.tlsErr
 }
 
 func (rt *mcpRoundTripper) status() int {

@@ -979,6 +979,36 @@ func TestResolveMCPReadonlyLock(t *testing.T) {
 	}
 }
 
+// TestResolveMCPUntrustedCertificate: a server whose TLS certificate does
+// not verify is an error that says so (the SDK reports it as a JSON-RPC
+// error, "rejected by transport"). Given by a literal URL it shows Go's
+// whole message; given at runtime, only the kind of failure, since
+// certificate errors name hosts.
+func TestResolveMCPUntrustedCertificate(t *testing.T) {
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "https://")
+	for _, tc := range []struct {
+		name, body string
+		env        map[string]string
+		want       string
+	}{
+		{"literal", fmt.Sprintf("transport = \"http\"\nurl = %q\n", srv.URL+"/mcp"), nil, "could not be reached over TLS: tls: failed to verify certificate: x509:"},
+		{"runtime", "transport = \"http\"\nurl = runtime(\"MCP_URL\")\n", map[string]string{"MCP_URL": srv.URL + "/mcp"}, `The URL given by runtime("MCP_URL") could not be reached over TLS: the server's TLS certificate is not trusted.`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, diags := ResolveMCP(context.Background(), mcpTestRequest(t, tc.body, tc.env))
+			d := mcpDiag(t, diags, "MCP server certificate not trusted")
+			if d.Severity != hcl.DiagError || !strings.Contains(d.Detail, tc.want) {
+				t.Errorf("diagnostic\ngot:  %v %s\nwant: an error with %q", d.Severity, d.Detail, tc.want)
+			}
+			if tc.env != nil {
+				mcpNoSecret(t, nil, diags, host, "x509")
+			}
+		})
+	}
+}
+
 func TestMCPCanonicalJSON(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{`{"b": 1.0, "a": [1e2, {"d": null, "c": "<&>"}]}`, `{"a":[1e2,{"c":"<&>","d":null}],"b":1.0}`},
