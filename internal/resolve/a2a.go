@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/sameorigin"
 	"github.com/agentform/agentform/lockfile"
 )
 
@@ -115,7 +116,9 @@ type a2aSecret struct {
 	secret bool
 }
 
-var a2aHTTPClient = &http.Client{}
+// a2aHTTPClient follows redirects on the card's origin only: the block's
+// token and headers go with every request.
+var a2aHTTPClient = &http.Client{CheckRedirect: sameorigin.CheckRedirect}
 
 // ResolveA2A resolves an a2a tool block. It registers the block's four
 // tools (send, stream, get_task, cancel_task), which the protocol fixes, and
@@ -393,6 +396,8 @@ func netReason(err error, timeout time.Duration, literal bool) string {
 		return fmt.Sprintf("no answer within %s", timeout)
 	case errors.Is(err, context.Canceled):
 		return "the plan was cancelled"
+	case errors.Is(err, sameorigin.ErrCrossOrigin):
+		return "a redirect to another origin, not followed so that the block's credentials stay where its url points"
 	case literal:
 		var urlErr *url.Error
 		if errors.As(err, &urlErr) {

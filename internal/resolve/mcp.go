@@ -29,6 +29,7 @@ import (
 
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/mcpwire"
+	"github.com/agentform/agentform/internal/sameorigin"
 	"github.com/agentform/agentform/lockfile"
 )
 
@@ -913,7 +914,7 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 		s.rt = &mcpRoundTripper{op: ctx, base: http.DefaultTransport, headers: s.headers, token: s.token, capture: capture}
 		inner = &mcp.StreamableClientTransport{
 			Endpoint:             s.endpoint,
-			HTTPClient:           &http.Client{Transport: s.rt},
+			HTTPClient:           &http.Client{Transport: s.rt, CheckRedirect: sameorigin.CheckRedirect},
 			DisableStandaloneSSE: true,
 		}
 	}
@@ -1051,6 +1052,11 @@ func MCPToolDigest(raw json.RawMessage) (name, digest string, err error) {
 	return st.name, SHA256(st.canon), nil
 }
 
+// mcpCodeRejected is the JSON-RPC code the SDK gives a request its
+// transport could not deliver (jsonrpc2.ErrRejected, "rejected by
+// transport"): no answer from the server.
+const mcpCodeRejected = -32005
+
 // mcpFailure is a classified session error.
 type mcpFailure struct {
 	unreachable bool
@@ -1077,7 +1083,11 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 		if derr := s.rt.dialError(); derr != nil {
 			// A URL given at runtime is not shown, nor its host in the
 			// dial error: only what kind of failure it was.
-			return mcpFailure{unreachable: true, detail: fmt.Sprintf("the MCP server could not be reached (%s)", s.redact(netReason(derr, timeout, m.URL.Runtime == nil)))}
+			reason := s.redact(derr.Error())
+			if m.URL.Runtime != nil {
+				reason = netReason(derr, timeout, false)
+			}
+			return mcpFailure{unreachable: true, detail: fmt.Sprintf("the MCP server could not be reached (%s)", reason)}
 		}
 		// The SDK reports a failed handshake as a JSON-RPC error ("rejected
 		// by transport"); the certificate is what to fix.
@@ -1114,7 +1124,23 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 		}
 		return mcpFailure{summary: "MCP server did not answer", detail: detail, subject: subject}
 	}
+	if errors.Is(err, sameorigin.ErrCrossOrigin) {
+		return mcpFailure{
+			summary: "MCP server redirected to another origin",
+			detail:  fmt.Sprintf("%s answered with a redirect to another scheme, host or port, which agentform does not follow, so that the block's token and headers are only sent where its url points. Set url to where the server is.", what),
+			subject: subject,
+		}
+	}
 	var werr *jsonrpc.Error
+	if errors.As(err, &werr) && werr.Code == mcpCodeRejected {
+		// The SDK's wrapping of a request that never got an answer (a
+		// hang-up, a proxy, TLS): the server did not answer with an error.
+		reason := msg
+		if s.transport == manifest.TransportHTTP && m.URL.Runtime != nil {
+			reason = netReason(err, timeout, false)
+		}
+		return mcpFailure{summary: "MCP server failed", detail: fmt.Sprintf("Listing the tools of %s failed: the request got no answer (%s).", strings.ToLower(what[:1])+what[1:], reason), subject: subject}
+	}
 	if errors.As(err, &werr) {
 		return mcpFailure{
 			summary: "MCP server answered with an error",

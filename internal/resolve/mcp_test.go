@@ -1244,3 +1244,48 @@ func TestPinsKeepsUnresolvedEntryOfItsKind(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveRedirectKeepsCredentials: a server that redirects to another
+// origin gets no bearer token or header sent there, over mcp or when
+// fetching an a2a card; the plan says the redirect was refused, and names
+// no host of a URL given at runtime.
+func TestResolveRedirectKeepsCredentials(t *testing.T) {
+	var mu sync.Mutex
+	var leaked []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		leaked = append(leaked, r.Header.Get("Authorization")+"|"+r.Header.Get("X-Api-Key"))
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(other.Close)
+	// The same address under another name is another origin.
+	target := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(first.Close)
+	env := map[string]string{"SRV_URL": first.URL + "/mcp", "TOKEN": "tok-abcdef123", "KEY": "key-abcdef123"}
+
+	t.Run("mcp", func(t *testing.T) {
+		req := mcpTestRequest(t, "transport = \"http\"\nurl = runtime(\"SRV_URL\")\nauth_token = secret(runtime(\"TOKEN\"))\nheaders = { X-Api-Key = secret(runtime(\"KEY\")) }\n", env)
+		_, diags := ResolveMCP(context.Background(), req)
+		if !strings.Contains(diags.Error(), "MCP server redirected to another origin") {
+			t.Errorf("diagnostics\ngot:  %s\nwant: the redirect refused", diags.Error())
+		}
+		mcpNoSecret(t, nil, diags, strings.TrimPrefix(first.URL, "http://"), strings.TrimPrefix(target, "http://"))
+	})
+	t.Run("a2a", func(t *testing.T) {
+		req := a2aRequest(t, "url = runtime(\"SRV_URL\")\nauth_token = secret(runtime(\"TOKEN\"))\nheaders = { X-Api-Key = secret(runtime(\"KEY\")) }", map[string]string{"SRV_URL": first.URL, "TOKEN": env["TOKEN"], "KEY": env["KEY"]})
+		_, diags := ResolveA2A(context.Background(), req)
+		if !strings.Contains(diags.Error(), "a redirect to another origin, not followed") {
+			t.Errorf("diagnostics\ngot:  %s\nwant: the redirect refused", diags.Error())
+		}
+		mcpNoSecret(t, nil, diags, strings.TrimPrefix(first.URL, "http://"), strings.TrimPrefix(target, "http://"))
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(leaked) > 0 {
+		t.Errorf("the other origin got requests with credentials %q, want none", leaked)
+	}
+}

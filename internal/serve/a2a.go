@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentform/agentform/internal/artifact"
+	"github.com/agentform/agentform/internal/sameorigin"
 )
 
 func init() { register(artifact.KindA2A, newA2AExecutor) }
@@ -62,7 +63,7 @@ type a2aExecutor struct {
 // from the artifact. It does not contact the agent: an agent that is down
 // fails the calls, not the server.
 func newA2AExecutor(_ context.Context, h *Host, block string, tools []*artifact.Tool) (Executor, error) {
-	e := &a2aExecutor{h: h, block: block, tools: map[string]*artifact.Tool{}, scrub: &remoteScrubber{}, client: &http.Client{CheckRedirect: sameOriginRedirects}}
+	e := &a2aExecutor{h: h, block: block, tools: map[string]*artifact.Tool{}, scrub: &remoteScrubber{}, client: &http.Client{CheckRedirect: sameorigin.CheckRedirect}}
 	var conf *artifact.A2A
 	var cardFile string
 	for _, t := range tools {

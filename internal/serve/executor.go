@@ -3,9 +3,6 @@ package serve
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"net/http"
 
 	"github.com/agentform/agentform/internal/artifact"
 )
@@ -102,18 +99,3 @@ var factories = map[string]Factory{}
 
 // register adds the factory of a kind.
 func register(kind string, f Factory) { factories[kind] = f }
-
-// sameOriginRedirects is the CheckRedirect of HTTP clients that carry a
-// block's credentials (mcp over HTTP, a2a): a redirect to another scheme,
-// host or port is refused, so that a bearer token or a header such as
-// X-Api-Key never follows it; at most 10 redirects.
-func sameOriginRedirects(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
-	}
-	first := via[0].URL
-	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
-		return fmt.Errorf("refusing a redirect to another origin (%s://%s): the block's credentials are only sent to %s://%s", req.URL.Scheme, req.URL.Hostname(), first.Scheme, first.Hostname())
-	}
-	return nil
-}

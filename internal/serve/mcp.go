@@ -24,6 +24,7 @@ import (
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/mcpwire"
 	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/internal/sameorigin"
 )
 
 func init() { register(artifact.KindMCP, newMCPExecutor) }
@@ -250,7 +251,7 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 			return nil, fmt.Errorf("the headers of block %q: %w", e.block, err)
 		}
 		rt := &mcpRoundTripper{base: http.DefaultTransport, headers: headers, token: token, capture: e.capture}
-		return &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rt, CheckRedirect: sameOriginRedirects}}, nil
+		return &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rt, CheckRedirect: sameorigin.CheckRedirect}}, nil
 	}
 	return nil, fmt.Errorf("block %q has the unknown MCP transport %q; rebuild the artifact with agentform apply", e.block, kind)
 }

@@ -1,0 +1,44 @@
+package sameorigin
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func TestCheckRedirect(t *testing.T) {
+	req := func(u string) *http.Request {
+		p, err := url.Parse(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &http.Request{URL: p}
+	}
+	first := []*http.Request{req("https://mcp.internal.example:8443/mcp")}
+	for _, tc := range []struct {
+		to string
+		ok bool
+	}{
+		{"https://mcp.internal.example:8443/v2/mcp", true},
+		{"https://other.example:8443/mcp", false},
+		{"http://mcp.internal.example:8443/mcp", false},
+		{"https://mcp.internal.example/mcp", false},
+		{"https://mcp.internal.example:9443/mcp", false},
+	} {
+		err := CheckRedirect(req(tc.to), first)
+		if (err == nil) != tc.ok {
+			t.Errorf("redirect to %s: got %v, want allowed %v", tc.to, err, tc.ok)
+		}
+		if err != nil && (strings.Contains(err.Error(), "example") || strings.Contains(err.Error(), "443")) {
+			t.Errorf("redirect to %s: the error %q names a host", tc.to, err)
+		}
+	}
+	var via []*http.Request
+	for range 10 {
+		via = append(via, first[0])
+	}
+	if err := CheckRedirect(req("https://mcp.internal.example:8443/mcp"), via); err == nil {
+		t.Errorf("an eleventh redirect was followed")
+	}
+}
