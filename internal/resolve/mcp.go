@@ -620,6 +620,9 @@ type mcpSession struct {
 	// auth token), each with the variable that supplied it, scrubbed from
 	// any error text.
 	secrets []mcpSecret
+	// hidden are parts of a URL given at runtime (host, user name), left
+	// out of messages only (redact).
+	hidden []mcpSecret
 
 	// stdio
 	command string
@@ -724,6 +727,9 @@ func (s *mcpSession) redact(text string) string {
 		return text
 	}
 	text = replace(text, func(v string) string { return v })
+	for _, h := range s.hidden {
+		text = strings.ReplaceAll(text, h.value, fmt.Sprintf("(part of %s)", h.env))
+	}
 	// A value quoted with its accents composed differently is found in
 	// the text normalised (as quotes finds it); the text is kept as it
 	// was unless that finds one.
@@ -812,6 +818,17 @@ func (s *mcpSession) prepareHTTP() (missing []string) {
 	}
 	s.endpoint = u
 	s.addSecret(u, m.URL.Runtime)
+	if pu, err := url.Parse(u); err == nil && m.URL.Runtime != nil {
+		// Messages quote a URL given at runtime by its parts too (a dial
+		// error its host, a client error the URL with its password
+		// masked); they are hidden from what is shown, and only there:
+		// a definition may name its server's host.
+		for _, part := range []string{pu.Host, pu.Hostname(), pu.User.Username()} {
+			if len(part) >= 4 {
+				s.hidden = append(s.hidden, mcpSecret{value: part, env: m.URL.Runtime.Env})
+			}
+		}
+	}
 	if m.AuthToken.Set || m.AuthToken.Runtime != nil {
 		tok, ok := s.req.String(m.AuthToken)
 		if !ok && m.AuthToken.Runtime != nil {

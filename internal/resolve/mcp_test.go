@@ -1289,3 +1289,26 @@ func TestResolveRedirectKeepsCredentials(t *testing.T) {
 		t.Errorf("the other origin got requests with credentials %q, want none", leaked)
 	}
 }
+
+// TestResolveMCPRuntimeHostHidden: the host of a URL given at runtime is
+// left out of messages even when the server's own error text quotes it
+// (a gateway naming its upstream), and so is a user name in it.
+func TestResolveMCPRuntimeHostHidden(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"no upstream for %s (user %s)"}}`, req.ID, r.Host, "svcaccount")
+	}))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	u := "http://svcaccount:pw-0123456789@" + host + "/mcp"
+	_, diags := ResolveMCP(context.Background(), mcpTestRequest(t, "transport = \"http\"\nurl = secret(runtime(\"MCP_URL\"))\n", map[string]string{"MCP_URL": u}))
+	d := mcpDiag(t, diags, "MCP server answered with an error")
+	if !strings.Contains(d.Detail, "no upstream for (part of MCP_URL)") {
+		t.Errorf("detail\ngot:  %s\nwant: the server's message, the host hidden", d.Detail)
+	}
+	mcpNoSecret(t, nil, diags, host, "127.0.0.1", "svcaccount", "pw-0123456789")
+}

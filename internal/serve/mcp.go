@@ -231,8 +231,14 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 		if conf.URL.Runtime != nil {
 			e.scrub.add(endpoint, conf.URL.Runtime.Env)
 		}
-		if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		u, err := url.Parse(endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("the MCP server url of block %q is not an absolute http or https URL", e.block)
+		}
+		if conf.URL.Runtime != nil {
+			// Dial and certificate errors quote the host, as a2a's do.
+			e.scrub.add(u.Host, conf.URL.Runtime.Env)
+			e.scrub.add(u.Hostname(), conf.URL.Runtime.Env)
 		}
 		var token string
 		if conf.AuthToken != nil {

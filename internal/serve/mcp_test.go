@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -416,6 +419,43 @@ func TestMCPOutput(t *testing.T) {
 		got, err := mcpOutput(&res)
 		if err != nil || string(got) != tc.want {
 			t.Errorf("output of %s\ngot:  %s %v\nwant: %s", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// TestServeRuntimeURLHostHidden: when serve cannot reach an mcp server
+// given by a runtime() URL (nothing listening, a certificate it does not
+// trust), the error does not name the host (a dial error names the
+// variable in its place).
+func TestServeRuntimeURLHostHidden(t *testing.T) {
+	bin := mcpTestBuildServer(t, t.TempDir())
+	srv := exec.Command(bin, "-http=127.0.0.1:0", "-tools=2")
+	stdout, _ := srv.StdoutPipe()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	endpoint, _ := bufio.NewReader(stdout).ReadString('\n')
+	endpoint = strings.TrimSpace(endpoint)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(`
+  transport  = "http"
+  url        = runtime("SRV_URL")
+`)})
+	a, arch, _ := buildArtifact(t, dir, "assistant", map[string]string{"SRV_URL": endpoint})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	closed := ln.Addr().String()
+	ln.Close()
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer tlsSrv.Close()
+	for _, u := range []string{"http://" + closed + "/mcp", tlsSrv.URL + "/mcp"} {
+		h, _ := mcpTestHost(t, a, arch, map[string]string{"SRV_URL": u})
+		_, err := factories[artifact.KindMCP](context.Background(), h, "srv", mcpTestTools(a, "srv"))
+		host := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://"), "/mcp")
+		// The dial error names where it dialled: the variable stands there.
+		dial := strings.HasPrefix(u, "http://")
+		if err == nil || strings.Contains(err.Error(), host) || strings.Contains(err.Error(), "127.0.0.1") || dial && !strings.Contains(err.Error(), "SRV_URL") {
+			t.Errorf("starting with %s as SRV_URL got: %v\nwant: an error naming SRV_URL, not the host", u, err)
 		}
 	}
 }
