@@ -498,6 +498,38 @@ func mcpWrittenForm(raw, canon string) bool {
 	return raw == lockfile.ExactJSON(canon) || raw == lockfile.Canonical(canon)
 }
 
+// replaceWhole replaces each occurrence of old in text that is not part of
+// a longer name (no letter, digit, '_', '-' or '.' right before or after
+// it, but for a full stop that ends a sentence), so that a host or user
+// name hidden from a message does not also rewrite a tool name that
+// contains it.
+func replaceWhole(text, old, new string) string {
+	if old == "" {
+		return text
+	}
+	part := func(b byte) bool {
+		return b == '_' || b == '-' || b == '.' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(text, old)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		end := i + len(old)
+		stop := end < len(text) && text[end] == '.' && (end+1 == len(text) || !part(text[end+1]))
+		if (i > 0 && part(text[i-1])) || (end < len(text) && part(text[end]) && !stop) {
+			b.WriteString(text[:i+1])
+			text = text[i+1:]
+			continue
+		}
+		b.WriteString(text[:i])
+		b.WriteString(new)
+		text = text[end:]
+	}
+}
+
 // mcpToolCount is "1 tool" or "n tools".
 func mcpToolCount(n int) string {
 	if n == 1 {
@@ -728,7 +760,7 @@ func (s *mcpSession) redact(text string) string {
 	}
 	text = replace(text, func(v string) string { return v })
 	for _, h := range s.hidden {
-		text = strings.ReplaceAll(text, h.value, fmt.Sprintf("(part of %s)", h.env))
+		text = replaceWhole(text, h.value, fmt.Sprintf("(part of %s)", h.env))
 	}
 	// A value quoted with its accents composed differently is found in
 	// the text normalised (as quotes finds it); the text is kept as it
@@ -823,11 +855,17 @@ func (s *mcpSession) prepareHTTP() (missing []string) {
 		// error its host, a client error the URL with its password
 		// masked); they are hidden from what is shown, and only there:
 		// a definition may name its server's host.
-		for _, part := range []string{pu.Host, pu.Hostname(), pu.User.Username()} {
-			if len(part) >= 4 {
-				s.hidden = append(s.hidden, mcpSecret{value: part, env: m.URL.Runtime.Env})
+		for _, part := range []struct {
+			value string
+			min   int
+		}{{pu.Host, 4}, {pu.Hostname(), 4}, {pu.User.Username(), 6}} {
+			if len(part.value) >= part.min {
+				s.hidden = append(s.hidden, mcpSecret{value: part.value, env: m.URL.Runtime.Env})
 			}
 		}
+		// Longest first, so that a part containing another is replaced
+		// whole.
+		sort.SliceStable(s.hidden, func(i, j int) bool { return len(s.hidden[i].value) > len(s.hidden[j].value) })
 	}
 	if m.AuthToken.Set || m.AuthToken.Runtime != nil {
 		tok, ok := s.req.String(m.AuthToken)
@@ -1074,6 +1112,10 @@ func MCPToolDigest(raw json.RawMessage) (name, digest string, err error) {
 // transport"): no answer from the server.
 const mcpCodeRejected = -32005
 
+// mcpRejected is that error's message; a server may answer with the same
+// code and a message of its own.
+const mcpRejected = "rejected by transport"
+
 // mcpFailure is a classified session error.
 type mcpFailure struct {
 	unreachable bool
@@ -1149,7 +1191,7 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 		}
 	}
 	var werr *jsonrpc.Error
-	if errors.As(err, &werr) && werr.Code == mcpCodeRejected {
+	if errors.As(err, &werr) && werr.Code == mcpCodeRejected && werr.Message == mcpRejected {
 		// The SDK's wrapping of a request that never got an answer (a
 		// hang-up, a proxy, TLS): the server did not answer with an error.
 		reason := msg

@@ -1307,8 +1307,44 @@ func TestResolveMCPRuntimeHostHidden(t *testing.T) {
 	u := "http://svcaccount:pw-0123456789@" + host + "/mcp"
 	_, diags := ResolveMCP(context.Background(), mcpTestRequest(t, "transport = \"http\"\nurl = secret(runtime(\"MCP_URL\"))\n", map[string]string{"MCP_URL": u}))
 	d := mcpDiag(t, diags, "MCP server answered with an error")
-	if !strings.Contains(d.Detail, "no upstream for (part of MCP_URL)") {
+	if !strings.Contains(d.Detail, "no upstream for (part of MCP_URL) (user (part of MCP_URL))") {
 		t.Errorf("detail\ngot:  %s\nwant: the server's message, the host hidden", d.Detail)
 	}
-	mcpNoSecret(t, nil, diags, host, "127.0.0.1", "svcaccount", "pw-0123456789")
+	_, port, _ := strings.Cut(host, ":")
+	mcpNoSecret(t, nil, diags, host, "127.0.0.1", ":"+port, "svcaccount", "pw-0123456789")
+}
+
+// TestResolveMCPServerCodeRejected: a server's own error with the code the
+// SDK uses for a request that got no answer (-32005) is the server's
+// answer, shown as such.
+func TestResolveMCPServerCodeRejected(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32005,"message":"rate limited: retry in 30s"}}`, req.ID)
+	}))
+	t.Cleanup(srv.Close)
+	_, diags := ResolveMCP(context.Background(), mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", srv.URL+"/mcp"), nil))
+	d := mcpDiag(t, diags, "MCP server answered with an error")
+	if !strings.Contains(d.Detail, "JSON-RPC error -32005: rate limited: retry in 30s") {
+		t.Errorf("detail\ngot:  %s\nwant: the server's error", d.Detail)
+	}
+}
+
+func TestReplaceWhole(t *testing.T) {
+	for _, tc := range []struct{ text, old, want string }{
+		{"no upstream for 10.0.0.7:8443 (user svcaccount)", "10.0.0.7:8443", "no upstream for X (user svcaccount)"},
+		{"lookup mcp.corp.example: no such host mcp.corp.example.", "mcp.corp.example", "lookup X: no such host X."},
+		{`Served tools: "get_users", "user"`, "user", `Served tools: "get_users", "X"`},
+		{"see /localhost-setup on localhost", "localhost", "see /localhost-setup on X"},
+		{"api.mcp.corp.example and mcp.corp.examples", "mcp.corp.example", "api.mcp.corp.example and mcp.corp.examples"},
+		{"userusers user", "user", "userusers X"},
+	} {
+		if got := replaceWhole(tc.text, tc.old, "X"); got != tc.want {
+			t.Errorf("replaceWhole(%q, %q)\ngot:  %q\nwant: %q", tc.text, tc.old, got, tc.want)
+		}
+	}
 }
