@@ -94,7 +94,7 @@ func newA2AExecutor(_ context.Context, h *Host, block string, tools []*artifact.
 	}
 	if conf.URL.Runtime != nil {
 		e.scrub.add(base, conf.URL.Runtime.Env)
-		e.scrub.add(u.Host, conf.URL.Runtime.Env)
+		e.scrub.addURLParts(u, conf.URL.Runtime.Env)
 	}
 	if conf.AuthToken != nil {
 		if e.token, err = h.Env.String(*conf.AuthToken); err != nil {

@@ -236,9 +236,9 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 			return nil, fmt.Errorf("the MCP server url of block %q is not an absolute http or https URL", e.block)
 		}
 		if conf.URL.Runtime != nil {
-			// Dial and certificate errors quote the host, as a2a's do.
-			e.scrub.add(u.Host, conf.URL.Runtime.Env)
-			e.scrub.add(u.Hostname(), conf.URL.Runtime.Env)
+			// Dial and DNS errors quote the host, a server's own errors
+			// may quote any part.
+			e.scrub.addURLParts(u, conf.URL.Runtime.Env)
 		}
 		var token string
 		if conf.AuthToken != nil {
@@ -629,6 +629,18 @@ type remoteSecret struct{ value, env string }
 
 // add records a value read from env. Values shorter than four bytes
 // carry no secret and replacing them would mangle the text.
+// addURLParts adds the parts of a URL given at runtime that messages quote
+// apart from the whole: host (with and without the port), user name and
+// password.
+func (s *remoteScrubber) addURLParts(u *url.URL, env string) {
+	s.add(u.Host, env)
+	s.add(u.Hostname(), env)
+	s.add(u.User.Username(), env)
+	if pw, ok := u.User.Password(); ok {
+		s.add(pw, env)
+	}
+}
+
 func (s *remoteScrubber) add(value, env string) {
 	if len(value) < 4 {
 		return

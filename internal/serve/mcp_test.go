@@ -425,8 +425,9 @@ func TestMCPOutput(t *testing.T) {
 
 // TestServeRuntimeURLHostHidden: when serve cannot reach an mcp server
 // given by a runtime() URL (nothing listening, a certificate it does not
-// trust), the error does not name the host (a dial error names the
-// variable in its place).
+// trust, a host that does not resolve), the error names no part of it: not
+// the host, nor a user name or password (a dial error names the variable
+// in their place).
 func TestServeRuntimeURLHostHidden(t *testing.T) {
 	bin := mcpTestBuildServer(t, t.TempDir())
 	srv := exec.Command(bin, "-http=127.0.0.1:0", "-tools=2")
@@ -448,14 +449,61 @@ func TestServeRuntimeURLHostHidden(t *testing.T) {
 	ln.Close()
 	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
 	defer tlsSrv.Close()
-	for _, u := range []string{"http://" + closed + "/mcp", tlsSrv.URL + "/mcp"} {
+	for _, u := range []string{"http://" + closed + "/mcp", tlsSrv.URL + "/mcp", "http://svcaccount:pw-0123456789@mcp-host.invalid:8080/mcp"} {
 		h, _ := mcpTestHost(t, a, arch, map[string]string{"SRV_URL": u})
 		_, err := factories[artifact.KindMCP](context.Background(), h, "srv", mcpTestTools(a, "srv"))
 		host := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://"), "/mcp")
 		// The dial error names where it dialled: the variable stands there.
 		dial := strings.HasPrefix(u, "http://")
-		if err == nil || strings.Contains(err.Error(), host) || strings.Contains(err.Error(), "127.0.0.1") || dial && !strings.Contains(err.Error(), "SRV_URL") {
+		if err == nil || strings.Contains(err.Error(), host) || strings.Contains(err.Error(), "127.0.0.1") || dial && !strings.Contains(err.Error(), "SRV_URL") ||
+			strings.Contains(err.Error(), "mcp-host") || strings.Contains(err.Error(), "svcaccount") || strings.Contains(err.Error(), "pw-0123456789") {
 			t.Errorf("starting with %s as SRV_URL got: %v\nwant: an error naming SRV_URL, not the host", u, err)
 		}
+	}
+}
+
+// TestServeRedirectKeepsCredentials: an mcp server that redirects to
+// another origin does not get serve to send the block's token there.
+func TestServeRedirectKeepsCredentials(t *testing.T) {
+	bin := mcpTestBuildServer(t, t.TempDir())
+	srv := exec.Command(bin, "-http=127.0.0.1:0", "-tools=2")
+	stdout, _ := srv.StdoutPipe()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	endpoint, _ := bufio.NewReader(stdout).ReadString('\n')
+	endpoint = strings.TrimSpace(endpoint)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(`
+  transport  = "http"
+  url        = runtime("SRV_URL")
+  auth_token = secret(runtime("TOK"))
+`)})
+	a, arch, _ := buildArtifact(t, dir, "assistant", map[string]string{"SRV_URL": endpoint, "TOK": "tok-abcdef123"})
+
+	var mu sync.Mutex
+	var got []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Get("Authorization"))
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	defer other.Close()
+	target := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer first.Close()
+	h, _ := mcpTestHost(t, a, arch, map[string]string{"SRV_URL": first.URL + "/mcp", "TOK": "tok-abcdef123"})
+	_, err := factories[artifact.KindMCP](context.Background(), h, "srv", mcpTestTools(a, "srv"))
+	if err == nil || !strings.Contains(err.Error(), "another origin") {
+		t.Errorf("starting against a redirect got: %v\nwant: the redirect refused", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) > 0 {
+		t.Errorf("the other origin got %d requests (Authorization %q), want none", len(got), got)
 	}
 }
