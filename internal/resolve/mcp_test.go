@@ -1290,19 +1290,28 @@ func TestResolveRedirectKeepsCredentials(t *testing.T) {
 	}
 }
 
-// TestResolveMCPRuntimeHostHidden: the host of a URL given at runtime is
-// left out of messages even when the server's own error text quotes it
-// (a gateway naming its upstream), and so is a user name in it.
-func TestResolveMCPRuntimeHostHidden(t *testing.T) {
+// mcpErrorServer answers every JSON-RPC request with an error of code and
+// the message message gives for the request.
+func mcpErrorServer(t *testing.T, code int, message func(*http.Request) string) *httptest.Server {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			ID json.RawMessage `json:"id"`
 		}
 		_ = json.NewDecoder(r.Body).Decode(&req)
+		msg, _ := json.Marshal(message(r))
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"no upstream for %s (user %s)"}}`, req.ID, r.Host, "svcaccount")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`, req.ID, code, msg)
 	}))
 	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestResolveMCPRuntimeHostHidden: the host of a URL given at runtime is
+// left out of messages even when the server's own error text quotes it
+// (a gateway naming its upstream), and so is a user name in it.
+func TestResolveMCPRuntimeHostHidden(t *testing.T) {
+	srv := mcpErrorServer(t, -32000, func(r *http.Request) string { return "no upstream for " + r.Host + " (user svcaccount)" })
 	host := strings.TrimPrefix(srv.URL, "http://")
 	u := "http://svcaccount:pw-0123456789@" + host + "/mcp"
 	_, diags := ResolveMCP(context.Background(), mcpTestRequest(t, "transport = \"http\"\nurl = secret(runtime(\"MCP_URL\"))\n", map[string]string{"MCP_URL": u}))
@@ -1318,15 +1327,7 @@ func TestResolveMCPRuntimeHostHidden(t *testing.T) {
 // SDK uses for a request that got no answer (-32005) is the server's
 // answer, shown as such.
 func TestResolveMCPServerCodeRejected(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			ID json.RawMessage `json:"id"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32005,"message":"rate limited: retry in 30s"}}`, req.ID)
-	}))
-	t.Cleanup(srv.Close)
+	srv := mcpErrorServer(t, -32005, func(*http.Request) string { return "rate limited: retry in 30s" })
 	_, diags := ResolveMCP(context.Background(), mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", srv.URL+"/mcp"), nil))
 	d := mcpDiag(t, diags, "MCP server answered with an error")
 	if !strings.Contains(d.Detail, "JSON-RPC error -32005: rate limited: retry in 30s") {

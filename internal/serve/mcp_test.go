@@ -423,12 +423,10 @@ func TestMCPOutput(t *testing.T) {
 	}
 }
 
-// TestServeRuntimeURLHostHidden: when serve cannot reach an mcp server
-// given by a runtime() URL (nothing listening, a certificate it does not
-// trust, a host that does not resolve), the error names no part of it: not
-// the host, nor a user name or password (a dial error names the variable
-// in their place).
-func TestServeRuntimeURLHostHidden(t *testing.T) {
+// mcpTestHTTPServer starts the test MCP server over HTTP with two tools
+// and returns its endpoint.
+func mcpTestHTTPServer(t *testing.T) string {
+	t.Helper()
 	bin := mcpTestBuildServer(t, t.TempDir())
 	srv := exec.Command(bin, "-http=127.0.0.1:0", "-tools=2")
 	stdout, _ := srv.StdoutPipe()
@@ -437,7 +435,16 @@ func TestServeRuntimeURLHostHidden(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
 	endpoint, _ := bufio.NewReader(stdout).ReadString('\n')
-	endpoint = strings.TrimSpace(endpoint)
+	return strings.TrimSpace(endpoint)
+}
+
+// TestServeRuntimeURLHostHidden: when serve cannot reach an mcp server
+// given by a runtime() URL (nothing listening, a certificate it does not
+// trust, a host that does not resolve), the error names no part of it: not
+// the host, nor a user name or password (a dial error names the variable
+// in their place).
+func TestServeRuntimeURLHostHidden(t *testing.T) {
+	endpoint := mcpTestHTTPServer(t)
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(`
   transport  = "http"
@@ -465,15 +472,7 @@ func TestServeRuntimeURLHostHidden(t *testing.T) {
 // TestServeRedirectKeepsCredentials: an mcp server that redirects to
 // another origin does not get serve to send the block's token there.
 func TestServeRedirectKeepsCredentials(t *testing.T) {
-	bin := mcpTestBuildServer(t, t.TempDir())
-	srv := exec.Command(bin, "-http=127.0.0.1:0", "-tools=2")
-	stdout, _ := srv.StdoutPipe()
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-	endpoint, _ := bufio.NewReader(stdout).ReadString('\n')
-	endpoint = strings.TrimSpace(endpoint)
+	endpoint := mcpTestHTTPServer(t)
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(`
   transport  = "http"
