@@ -130,7 +130,9 @@ var a2aHTTPClient = &http.Client{CheckRedirect: sameorigin.CheckRedirect}
 // stored in Outputs or used in a description, and they never appear in a
 // diagnostic. When the card cannot be fetched (unreachable, a runtime URL
 // that is unset, -refresh=false) the tools are still registered, the lock
-// entry is reused when there is one (FromLock), and a warning says so.
+// entry is reused when there is one (FromLock), and a warning says so. An
+// agent that redirects to another origin, or whose TLS certificate does not
+// verify, is an error.
 func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	t := req.Tool
 	if t == nil || t.A2A == nil {
@@ -281,6 +283,23 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		}
 	}
 	if err != nil {
+		// An agent that answered with a redirect to another origin, or
+		// with a certificate that does not verify, was reached: the lock
+		// entry is not a stand-in for what it should have answered (as
+		// for mcp servers).
+		var certErr *tls.CertificateVerificationError
+		switch {
+		case errors.Is(err, sameorigin.ErrCrossOrigin):
+			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "A2A agent redirected to another origin",
+				Detail: fmt.Sprintf("The agent behind tool %q answered %s with a redirect to another scheme, host or port, which agentform does not follow, so that the block's token and headers are only sent where its url points. Set url to where the agent is.",
+					t.Name, where(path)),
+				Subject: rng.Ptr()})
+		case errors.As(err, &certErr):
+			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "A2A agent certificate not trusted",
+				Detail: fmt.Sprintf("agentform could not fetch the agent card of tool %q from %s over TLS: %s. Make its certificate authority trusted on this machine (SSL_CERT_FILE or the system store), or check the URL's host.",
+					t.Name, where(path), netReason(err, timeout, literal)),
+				Subject: rng.Ptr()})
+		}
 		reason := netReason(err, timeout, literal)
 		why := fmt.Sprintf("agentform could not fetch the agent card of tool %q from %s: %s.", t.Name, where(path), reason)
 		if len(missing) > 0 {

@@ -755,6 +755,49 @@ func TestResolveA2ATimeout(t *testing.T) {
 	}
 }
 
+// TestResolveA2AUntrustedCertificate: an agent whose TLS certificate does
+// not verify was reached, so the plan fails, lock entry or not, as it does
+// for an mcp server; it does not fall back to the lock. Given by a literal
+// URL the error shows Go's message; given at runtime, only the kind of
+// failure, since certificate errors name hosts.
+func TestResolveA2AUntrustedCertificate(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, a2aTestCard, "https://"+r.Host)
+	}))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "https://")
+	locked := &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("0", 64), CardName: "Planner"}
+	for _, tc := range []struct {
+		name, body string
+		env        map[string]string
+		want       string
+	}{
+		{"literal", fmt.Sprintf("url = %q", srv.URL), nil, "over TLS: tls: failed to verify certificate: x509:"},
+		{"runtime", `url = runtime("PLANNER_URL")`, map[string]string{"PLANNER_URL": srv.URL}, "under the URL in PLANNER_URL over TLS: the server's TLS certificate is not trusted."},
+	} {
+		for _, lock := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/lock=%v", tc.name, lock), func(t *testing.T) {
+				req := a2aRequest(t, tc.body, tc.env)
+				if lock {
+					req.Locked = locked
+				}
+				res, diags := ResolveA2A(context.Background(), req)
+				d := oneDiag(t, diags, hcl.DiagError, "A2A agent certificate not trusted", req.Tool.A2A.URL.Range)
+				if !strings.Contains(d.Detail, tc.want) {
+					t.Errorf("detail:\ngot:  %s\nwant: with %q", d.Detail, tc.want)
+				}
+				if res != nil {
+					t.Errorf("resolved %+v, want nothing (no fallback to the lock)", res)
+				}
+				if tc.env != nil && strings.Contains(diags.Error(), host) {
+					t.Errorf("diagnostics name the host %s of a runtime URL: %s", host, diags.Error())
+				}
+			})
+		}
+	}
+}
+
 func TestResolveA2AInvalidURL(t *testing.T) {
 	tests := []struct {
 		name, body string

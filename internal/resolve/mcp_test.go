@@ -1277,9 +1277,12 @@ func TestResolveRedirectKeepsCredentials(t *testing.T) {
 	})
 	t.Run("a2a", func(t *testing.T) {
 		req := a2aRequest(t, "url = runtime(\"SRV_URL\")\nauth_token = secret(runtime(\"TOKEN\"))\nheaders = { X-Api-Key = secret(runtime(\"KEY\")) }", map[string]string{"SRV_URL": first.URL, "TOKEN": env["TOKEN"], "KEY": env["KEY"]})
-		_, diags := ResolveA2A(context.Background(), req)
-		if !strings.Contains(diags.Error(), "a redirect to another origin, not followed") {
-			t.Errorf("diagnostics\ngot:  %s\nwant: the redirect refused", diags.Error())
+		req.Locked = &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("0", 64), CardName: "Planner"}
+		res, diags := ResolveA2A(context.Background(), req)
+		// An error, lock entry or not: the agent answered, with a
+		// redirect, so the lock is not a stand-in for its card.
+		if !diags.HasErrors() || !strings.Contains(diags.Error(), "A2A agent redirected to another origin") || res != nil {
+			t.Errorf("diagnostics\ngot:  %s (resolved %v)\nwant: an error, the redirect refused", diags.Error(), res != nil)
 		}
 		mcpNoSecret(t, nil, diags, strings.TrimPrefix(first.URL, "http://"), strings.TrimPrefix(target, "http://"))
 	})
