@@ -11,6 +11,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"os/exec"
@@ -1148,6 +1149,11 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 			}
 			return mcpFailure{unreachable: true, detail: fmt.Sprintf("the MCP server could not be reached (%s)", reason)}
 		}
+		// A connection attempt that hangs (packets dropped on the way)
+		// ends with the timeout and no dial error.
+		if opCtx.Err() != nil && s.rt.neverConnected() {
+			return mcpFailure{unreachable: true, detail: fmt.Sprintf("the MCP server could not be reached (no connection within %s)", timeout)}
+		}
 		// The SDK reports a failed handshake as a JSON-RPC error ("rejected
 		// by transport"); the certificate is what to fix.
 		if terr := s.rt.tlsError(); terr != nil {
@@ -1253,6 +1259,10 @@ type mcpRoundTripper struct {
 	// hosts, which a URL given at runtime must not show.
 	tlsErr error
 	code   int
+	// connected is set once a request got a connection (after any TLS
+	// handshake): until then, a timeout is a server out of reach (a
+	// firewall that drops packets), not one that did not answer.
+	connected bool
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -1275,6 +1285,11 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	// gave it (its connection context outlives a call).
 	ctx, cancel := context.WithCancel(r.Context())
 	stop := context.AfterFunc(rt.op, cancel)
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
+		rt.mu.Lock()
+		rt.connected = true
+		rt.mu.Unlock()
+	}})
 	r = r.WithContext(ctx)
 	resp, err := rt.base.RoundTrip(r)
 	if err != nil {
@@ -1321,6 +1336,13 @@ func (rt *mcpRoundTripper) dialError() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.dialErr
+}
+
+// neverConnected reports that no request got a connection.
+func (rt *mcpRoundTripper) neverConnected() bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return !rt.connected
 }
 
 func (rt *mcpRoundTripper) tlsError() error {

@@ -823,13 +823,15 @@ func TestResolveMCPFallback(t *testing.T) {
 		}
 	})
 	closed := mcpClosedURL(t)
+	hanging := "http://" + hangingAddr(t) + "/mcp"
 	cases := []struct {
-		name   string
-		body   string
-		env    map[string]string
-		lock   bool
-		norefr bool
-		reason string
+		name    string
+		body    string
+		env     map[string]string
+		lock    bool
+		norefr  bool
+		timeout time.Duration
+		reason  string
 	}{
 		{name: "unreachable with lock", body: fmt.Sprintf("transport = \"http\"\nurl = %q\n", closed), lock: true, reason: "could not be reached"},
 		{name: "unreachable without lock", body: fmt.Sprintf("transport = \"http\"\nurl = %q\n", closed), reason: "could not be reached"},
@@ -837,6 +839,11 @@ func TestResolveMCPFallback(t *testing.T) {
 		{name: "runtime url unset without lock", body: "transport = \"http\"\nurl = runtime(\"MCP_URL\")\n", reason: "MCP_URL"},
 		{name: "refresh false", body: fmt.Sprintf("transport = \"http\"\nurl = %q\n", srv.URL), lock: true, norefr: true, reason: "-refresh=false"},
 		{name: "unreachable runtime url", body: "transport = \"http\"\nurl = secret(runtime(\"MCP_URL\"))\n", env: map[string]string{"MCP_URL": closed + "?key=hidden-in-url"}, lock: true, reason: "could not be reached"},
+		// A connection attempt that hangs until the timeout is a server
+		// out of reach too, not one that did not answer.
+		{name: "connection hangs with lock", body: fmt.Sprintf("transport = \"http\"\nurl = %q\n", hanging), lock: true, timeout: 300 * time.Millisecond, reason: "could not be reached (no connection within 300ms)"},
+		{name: "connection hangs without lock", body: fmt.Sprintf("transport = \"http\"\nurl = %q\n", hanging), timeout: 300 * time.Millisecond, reason: "could not be reached (no connection within 300ms)"},
+		{name: "connection hangs, runtime url", body: "transport = \"http\"\nurl = runtime(\"MCP_URL\")\n", env: map[string]string{"MCP_URL": hanging}, lock: true, timeout: 300 * time.Millisecond, reason: "could not be reached (no connection within 300ms)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -845,6 +852,9 @@ func TestResolveMCPFallback(t *testing.T) {
 				req.Locked = live.Pin
 			}
 			req.Refresh = !tc.norefr
+			if tc.timeout > 0 {
+				req.Timeout = tc.timeout
+			}
 			before := len(srv.seen())
 			res, diags := ResolveMCP(context.Background(), req)
 			if diags.HasErrors() {
@@ -866,7 +876,11 @@ func TestResolveMCPFallback(t *testing.T) {
 			if tc.env != nil {
 				// Nor the host of a URL given at runtime (dial errors
 				// quote it).
-				mcpNoSecret(t, res, diags, strings.TrimSuffix(strings.TrimPrefix(closed, "http://"), "/mcp"))
+				url := tc.env["MCP_URL"]
+				if i := strings.IndexByte(url, '?'); i >= 0 {
+					url = url[:i]
+				}
+				mcpNoSecret(t, res, diags, strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp"))
 			}
 			if !tc.lock {
 				if !res.Unresolved || res.Tools != nil || res.Pin != nil {
