@@ -10,9 +10,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -131,8 +133,9 @@ var a2aHTTPClient = &http.Client{CheckRedirect: sameorigin.CheckRedirect}
 // diagnostic. When the card cannot be fetched (unreachable, a runtime URL
 // that is unset, -refresh=false) the tools are still registered, the lock
 // entry is reused when there is one (FromLock), and a warning says so. An
-// agent that redirects to another origin, or whose TLS certificate does not
-// verify, is an error.
+// agent that redirects to another origin, whose TLS certificate does not
+// verify, or that takes the request and sends no answer in time, was
+// reached: that is an error.
 func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	t := req.Tool
 	if t == nil || t.A2A == nil {
@@ -265,8 +268,13 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	}
 	fctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// connected is set once a request got a connection: a timeout before
+	// that is an agent out of reach (packets dropped), one after it an
+	// agent that did not answer.
+	var connected atomic.Bool
+	tctx := httptrace.WithClientTrace(fctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }})
 	get := func(path string) (int, string, []byte, error) {
-		return a2aGet(fctx, u.JoinPath(path), headers, token)
+		return a2aGet(tctx, u.JoinPath(path), headers, token)
 	}
 
 	var diags hcl.Diagnostics
@@ -299,8 +307,16 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 				Detail: fmt.Sprintf("agentform could not fetch the agent card of tool %q from %s over TLS: %s. Make its certificate authority trusted on this machine (SSL_CERT_FILE or the system store), or check the URL's host.",
 					t.Name, where(path), netReason(err, timeout, literal)),
 				Subject: rng.Ptr()})
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && connected.Load():
+			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "A2A agent did not answer",
+				Detail: fmt.Sprintf("The agent behind tool %q accepted the request for %s but sent no answer within %s. Check that url is the agent's base URL and that the agent is healthy, or raise -resolve-timeout.",
+					t.Name, where(path), timeout),
+				Subject: rng.Ptr()})
 		}
 		reason := netReason(err, timeout, literal)
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			reason = fmt.Sprintf("no connection within %s", timeout)
+		}
 		why := fmt.Sprintf("agentform could not fetch the agent card of tool %q from %s: %s.", t.Name, where(path), reason)
 		if len(missing) > 0 {
 			why += " " + missingEnvDetail(missing)

@@ -726,8 +726,11 @@ func TestResolveA2ACanonical(t *testing.T) {
 	}
 }
 
-// TestResolveA2ATimeout checks that a server that never answers is given
-// up on after req.Timeout and treated as unreachable.
+// TestResolveA2ATimeout: an agent that accepts the request and never
+// answers is given up on after req.Timeout, and is an error, as it is for
+// an mcp server: it was reached. A connection attempt that hangs until the
+// timeout (packets dropped on the way) is an agent out of reach: a
+// warning, and the four tools registered.
 func TestResolveA2ATimeout(t *testing.T) {
 	release := make(chan struct{})
 	srv := newA2AServer(t, map[string]func(http.ResponseWriter, *http.Request, string){
@@ -739,19 +742,45 @@ func TestResolveA2ATimeout(t *testing.T) {
 		},
 	})
 	defer close(release)
-	req := a2aRequest(t, fmt.Sprintf("url = %q", srv.URL), nil)
-	req.Timeout = 200 * time.Millisecond
-	start := time.Now()
-	res, diags := ResolveA2A(context.Background(), req)
-	if elapsed := time.Since(start); elapsed > 3*time.Second {
-		t.Errorf("elapsed:\ngot:  %s\nwant: about %s", elapsed, req.Timeout)
-	}
-	d := oneDiag(t, diags, hcl.DiagWarning, "Cannot reach A2A agent", req.Tool.A2A.URL.Range)
-	if !strings.Contains(d.Detail, "no answer within 200ms") {
-		t.Errorf("detail:\ngot:  %s\nwant: says no answer within 200ms", d.Detail)
-	}
-	if got := toolNames(res); !reflect.DeepEqual(got, wantA2ANames) {
-		t.Errorf("tools:\ngot:  %q\nwant: %q", got, wantA2ANames)
+	t.Run("silent agent", func(t *testing.T) {
+		req := a2aRequest(t, fmt.Sprintf("url = %q", srv.URL), nil)
+		req.Timeout = 200 * time.Millisecond
+		start := time.Now()
+		res, diags := ResolveA2A(context.Background(), req)
+		if elapsed := time.Since(start); elapsed > 3*time.Second {
+			t.Errorf("elapsed:\ngot:  %s\nwant: about %s", elapsed, req.Timeout)
+		}
+		d := oneDiag(t, diags, hcl.DiagError, "A2A agent did not answer", req.Tool.A2A.URL.Range)
+		if !strings.Contains(d.Detail, "/.well-known/agent-card.json but sent no answer within 200ms") {
+			t.Errorf("detail:\ngot:  %s\nwant: says no answer within 200ms", d.Detail)
+		}
+		if res != nil {
+			t.Errorf("resolved %+v, want nothing", res)
+		}
+	})
+	hanging := hangingAddr(t)
+	for _, tc := range []struct {
+		name, body string
+		env        map[string]string
+	}{
+		{"connection hangs", fmt.Sprintf("url = %q", "http://"+hanging), nil},
+		{"connection hangs, runtime url", `url = runtime("PLANNER_URL")`, map[string]string{"PLANNER_URL": "http://" + hanging}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := a2aRequest(t, tc.body, tc.env)
+			req.Timeout = 200 * time.Millisecond
+			res, diags := ResolveA2A(context.Background(), req)
+			d := oneDiag(t, diags, hcl.DiagWarning, "Cannot reach A2A agent", req.Tool.A2A.URL.Range)
+			if !strings.Contains(d.Detail, "no connection within 200ms") {
+				t.Errorf("detail:\ngot:  %s\nwant: says no connection within 200ms", d.Detail)
+			}
+			if got := toolNames(res); !reflect.DeepEqual(got, wantA2ANames) {
+				t.Errorf("tools:\ngot:  %q\nwant: %q", got, wantA2ANames)
+			}
+			if tc.env != nil && strings.Contains(diags.Error(), hanging) {
+				t.Errorf("diagnostics name the address %s of a runtime URL: %s", hanging, diags.Error())
+			}
+		})
 	}
 }
 
