@@ -17,33 +17,49 @@ var ErrCrossOrigin = errors.New("refused a redirect to another origin: the block
 // CheckRedirect refuses a redirect to another scheme, host or port, so that
 // no credential follows it (Go's client drops Authorization on such a
 // redirect, but not other headers, and a round tripper that adds the token
-// adds it again); at most 10 redirects. Origins are compared as browsers
-// compare them: the scheme and host name without regard to case, and a
-// missing port as the scheme's default, so that http://h and http://h:80
-// are one origin. The error names no host: hosts may come from runtime
-// values.
+// adds it again); it follows at most 10 redirects. Origins are compared as
+// browsers compare them: the scheme and an ASCII host name without regard
+// to case, and a missing port as the scheme's default, so that http://h
+// and http://H:80 are one origin. A host name with other characters must
+// be spelled the same (Unicode case folding maps some of them to ASCII
+// letters of another host). On a redirect within the origin the first
+// request's Authorization header is sent again where Go's client dropped
+// it (it compares host names as spelled). The error names no host: hosts
+// may come from runtime values.
 func CheckRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
+	if len(via) > 10 {
 		return errors.New("stopped after 10 redirects")
 	}
 	if originOf(req.URL) != originOf(via[0].URL) {
 		return ErrCrossOrigin
 	}
+	if auth, ok := via[0].Header["Authorization"]; ok && req.Header.Get("Authorization") == "" {
+		if req.Header == nil {
+			req.Header = http.Header{}
+		}
+		req.Header["Authorization"] = auth
+	}
 	return nil
 }
 
-// origin is a URL's scheme, host name and port, normalised: lower case,
-// and the scheme's default port when the URL names none.
+// origin is a URL's scheme, host name and port, normalised: ASCII letters
+// in lower case, and the scheme's default port when the URL names none.
 type origin struct {
 	scheme, host, port string
 }
 
 // originOf returns u's origin. A scheme other than http and https has no
-// default port, so that its origins differ by what the URL spells.
+// default port, so that its origins differ by what the URL spells. An IPv6
+// zone (fe80::1%eth0) keeps its case: interface names are case-sensitive.
 func originOf(u *url.URL) origin {
+	host := u.Hostname()
+	zone := ""
+	if i := strings.IndexByte(host, '%'); i >= 0 {
+		host, zone = host[:i], host[i:]
+	}
 	o := origin{
-		scheme: strings.ToLower(u.Scheme),
-		host:   strings.ToLower(u.Hostname()),
+		scheme: asciiLower(u.Scheme),
+		host:   asciiLower(host) + zone,
 		port:   u.Port(),
 	}
 	if o.port == "" {
@@ -55,4 +71,15 @@ func originOf(u *url.URL) origin {
 		}
 	}
 	return o
+}
+
+// asciiLower lower-cases the ASCII letters of s and nothing else.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + ('a' - 'A')
+		}
+	}
+	return string(b)
 }
