@@ -291,12 +291,16 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		}
 	}
 	if err != nil {
-		// An agent that answered with a redirect to another origin, or
-		// with a certificate that does not verify, was reached: the lock
-		// entry is not a stand-in for what it should have answered (as
-		// for mcp servers).
+		// An agent that answered with a redirect to another origin or
+		// with a certificate that does not verify, or that took the
+		// request and did not answer, was reached: the lock entry is not
+		// a stand-in for what it should have answered (as for mcp
+		// servers).
 		var certErr *tls.CertificateVerificationError
 		switch {
+		case errors.Is(err, sameorigin.ErrCrossOrigin) && len(missing) > 0:
+			// Asked without its credentials, an agent behind a login
+			// may redirect to it: like an agent not asked, below.
 		case errors.Is(err, sameorigin.ErrCrossOrigin):
 			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "A2A agent redirected to another origin",
 				Detail: fmt.Sprintf("The agent behind tool %q answered %s with a redirect to another scheme, host or port, which agentform does not follow, so that the block's token and headers are only sent where its url points. Set url to where the agent is.",
@@ -308,10 +312,12 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 					t.Name, where(path), netReason(err, timeout, literal)),
 				Subject: rng.Ptr()})
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && connected.Load():
-			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "A2A agent did not answer",
-				Detail: fmt.Sprintf("The agent behind tool %q accepted the request for %s but sent no answer within %s. Check that url is the agent's base URL and that the agent is healthy, or raise -resolve-timeout.",
-					t.Name, where(path), timeout),
-				Subject: rng.Ptr()})
+			detail := fmt.Sprintf("The agent behind tool %q accepted the request for %s but sent no answer within %s. Check that url is the agent's base URL and that the agent is healthy, or raise -resolve-timeout.",
+				t.Name, where(path), timeout)
+			if len(missing) > 0 {
+				detail += " " + missingEnvDetail(missing)
+			}
+			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "A2A agent did not answer", Detail: detail, Subject: rng.Ptr()})
 		}
 		reason := netReason(err, timeout, literal)
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {

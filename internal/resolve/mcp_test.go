@@ -1300,6 +1300,35 @@ func TestResolveRedirectKeepsCredentials(t *testing.T) {
 		}
 		mcpNoSecret(t, nil, diags, strings.TrimPrefix(first.URL, "http://"), strings.TrimPrefix(target, "http://"))
 	})
+	// The same at the card's old location, after a 404 at the new one.
+	legacy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/"+a2aCardPath {
+			http.NotFound(w, r)
+			return
+		}
+		http.Redirect(w, r, target+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(legacy.Close)
+	t.Run("a2a, old card location", func(t *testing.T) {
+		req := a2aRequest(t, "url = runtime(\"SRV_URL\")\nheaders = { X-Api-Key = secret(runtime(\"KEY\")) }", map[string]string{"SRV_URL": legacy.URL, "KEY": env["KEY"]})
+		res, diags := ResolveA2A(context.Background(), req)
+		if !diags.HasErrors() || !strings.Contains(diags.Error(), "A2A agent redirected to another origin") || !strings.Contains(diags.Error(), a2aLegacyCardPath) || res != nil {
+			t.Errorf("diagnostics\ngot:  %s (resolved %v)\nwant: an error, the redirect at /%s refused", diags.Error(), res != nil, a2aLegacyCardPath)
+		}
+		mcpNoSecret(t, nil, diags, strings.TrimPrefix(legacy.URL, "http://"), strings.TrimPrefix(target, "http://"))
+	})
+	// Asked without its token (unset), an agent behind a login redirects
+	// to it: the lock entry stands in, as for an agent not asked, and the
+	// warning says what is unset.
+	t.Run("a2a, token unset", func(t *testing.T) {
+		req := a2aRequest(t, "url = runtime(\"SRV_URL\")\nauth_token = secret(runtime(\"TOKEN\"))\nheaders = { X-Api-Key = secret(runtime(\"KEY\")) }", map[string]string{"SRV_URL": first.URL, "KEY": env["KEY"]})
+		req.Locked = &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("0", 64), CardName: "Planner"}
+		res, diags := ResolveA2A(context.Background(), req)
+		if diags.HasErrors() || !strings.Contains(diags.Error(), "Cannot reach A2A agent") || !strings.Contains(diags.Error(), `["TOKEN"] are not set`) || res == nil || !res.FromLock {
+			t.Errorf("diagnostics\ngot:  %s (resolved %+v)\nwant: a warning naming TOKEN, the lock entry used", diags.Error(), res)
+		}
+		mcpNoSecret(t, nil, diags, strings.TrimPrefix(first.URL, "http://"), strings.TrimPrefix(target, "http://"))
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(leaked) > 0 {
