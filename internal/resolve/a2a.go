@@ -268,11 +268,12 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	}
 	fctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	// connected is set once a request got a connection: a timeout before
+	// reached is set once a request reached the agent: a timeout before
 	// that is an agent out of reach (packets dropped), one after it an
 	// agent that did not answer.
-	var connected atomic.Bool
-	tctx := httptrace.WithClientTrace(fctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }})
+	var reached atomic.Bool
+	trace, blind := reachTrace(u, func() { reached.Store(true) })
+	tctx := httptrace.WithClientTrace(fctx, trace)
 	get := func(path string) (int, string, []byte, error) {
 		return a2aGet(tctx, u.JoinPath(path), headers, token)
 	}
@@ -311,7 +312,7 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 				Detail: fmt.Sprintf("agentform could not fetch the agent card of tool %q from %s over TLS: %s. Make its certificate authority trusted on this machine (SSL_CERT_FILE or the system store), or check the URL's host.",
 					t.Name, where(path), netReason(err, timeout, literal)),
 				Subject: rng.Ptr()})
-		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && connected.Load():
+		case errors.Is(err, context.DeadlineExceeded) && reached.Load():
 			detail := fmt.Sprintf("The agent behind tool %q accepted the request for %s but sent no answer within %s. Check that url is the agent's base URL and that the agent is healthy, or raise -resolve-timeout.",
 				t.Name, where(path), timeout)
 			if len(missing) > 0 {
@@ -320,8 +321,8 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "A2A agent did not answer", Detail: detail, Subject: rng.Ptr()})
 		}
 		reason := netReason(err, timeout, literal)
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			reason = fmt.Sprintf("no connection within %s", timeout)
+		if errors.Is(err, context.DeadlineExceeded) {
+			reason = noReachReason(blind, timeout.String())
 		}
 		why := fmt.Sprintf("agentform could not fetch the agent card of tool %q from %s: %s.", t.Name, where(path), reason)
 		if len(missing) > 0 {

@@ -742,6 +742,24 @@ func TestResolveA2ATimeout(t *testing.T) {
 		},
 	})
 	defer close(release)
+	// Over TLS, an agent that takes the connection and never starts the
+	// handshake was reached too.
+	t.Run("silent agent, TLS", func(t *testing.T) {
+		req := a2aRequest(t, fmt.Sprintf("url = %q", "https://"+silentAddr(t)), nil)
+		req.Timeout = 200 * time.Millisecond
+		_, diags := ResolveA2A(context.Background(), req)
+		oneDiag(t, diags, hcl.DiagError, "A2A agent did not answer", req.Tool.A2A.URL.Range)
+	})
+	// Asked without its unset token, it may be waiting for one.
+	t.Run("silent agent, token unset", func(t *testing.T) {
+		req := a2aRequest(t, fmt.Sprintf("url = %q\nauth_token = secret(runtime(\"TOKEN\"))", srv.URL), nil)
+		req.Timeout = 200 * time.Millisecond
+		_, diags := ResolveA2A(context.Background(), req)
+		d := oneDiag(t, diags, hcl.DiagError, "A2A agent did not answer", req.Tool.A2A.URL.Range)
+		if !strings.Contains(d.Detail, `["TOKEN"] are not set`) {
+			t.Errorf("detail:\ngot:  %s\nwant: names TOKEN", d.Detail)
+		}
+	})
 	t.Run("silent agent", func(t *testing.T) {
 		req := a2aRequest(t, fmt.Sprintf("url = %q", srv.URL), nil)
 		req.Timeout = 200 * time.Millisecond
@@ -758,16 +776,14 @@ func TestResolveA2ATimeout(t *testing.T) {
 			t.Errorf("resolved %+v, want nothing", res)
 		}
 	})
-	hanging := hangingAddr(t)
-	for _, tc := range []struct {
-		name, body string
-		env        map[string]string
-	}{
-		{"connection hangs", fmt.Sprintf("url = %q", "http://"+hanging), nil},
-		{"connection hangs, runtime url", `url = runtime("PLANNER_URL")`, map[string]string{"PLANNER_URL": "http://" + hanging}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			req := a2aRequest(t, tc.body, tc.env)
+	for _, runtimeURL := range []bool{false, true} {
+		t.Run(fmt.Sprintf("connection hangs, runtime url %v", runtimeURL), func(t *testing.T) {
+			hanging := hangingAddr(t)
+			body, env := fmt.Sprintf("url = %q", "http://"+hanging), map[string]string(nil)
+			if runtimeURL {
+				body, env = `url = runtime("PLANNER_URL")`, map[string]string{"PLANNER_URL": "http://" + hanging}
+			}
+			req := a2aRequest(t, body, env)
 			req.Timeout = 200 * time.Millisecond
 			res, diags := ResolveA2A(context.Background(), req)
 			d := oneDiag(t, diags, hcl.DiagWarning, "Cannot reach A2A agent", req.Tool.A2A.URL.Range)
@@ -777,7 +793,7 @@ func TestResolveA2ATimeout(t *testing.T) {
 			if got := toolNames(res); !reflect.DeepEqual(got, wantA2ANames) {
 				t.Errorf("tools:\ngot:  %q\nwant: %q", got, wantA2ANames)
 			}
-			if tc.env != nil && strings.Contains(diags.Error(), hanging) {
+			if runtimeURL && strings.Contains(diags.Error(), hanging) {
 				t.Errorf("diagnostics name the address %s of a runtime URL: %s", hanging, diags.Error())
 			}
 		})

@@ -968,6 +968,14 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 		}()
 	case manifest.TransportHTTP:
 		s.rt = &mcpRoundTripper{op: ctx, base: http.DefaultTransport, headers: s.headers, token: s.token, capture: capture}
+		if u, err := url.Parse(s.endpoint); err == nil {
+			rt := s.rt
+			rt.trace, rt.blind = reachTrace(u, func() {
+				rt.mu.Lock()
+				rt.reached = true
+				rt.mu.Unlock()
+			})
+		}
 		inner = &mcp.StreamableClientTransport{
 			Endpoint:             s.endpoint,
 			HTTPClient:           &http.Client{Transport: s.rt, CheckRedirect: sameorigin.CheckRedirect},
@@ -1151,8 +1159,8 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 		}
 		// A connection attempt that hangs (packets dropped on the way)
 		// ends with the timeout and no dial error.
-		if opCtx.Err() != nil && s.rt.neverConnected() {
-			return mcpFailure{unreachable: true, detail: fmt.Sprintf("the MCP server could not be reached (no connection within %s)", timeout)}
+		if opCtx.Err() != nil && s.rt.neverReached() {
+			return mcpFailure{unreachable: true, detail: fmt.Sprintf("the MCP server could not be reached (%s)", noReachReason(s.rt.blind, timeout.String()))}
 		}
 		// The SDK reports a failed handshake as a JSON-RPC error ("rejected
 		// by transport"); the certificate is what to fix.
@@ -1259,10 +1267,13 @@ type mcpRoundTripper struct {
 	// hosts, which a URL given at runtime must not show.
 	tlsErr error
 	code   int
-	// connected is set once a request got a connection (after any TLS
-	// handshake): until then, a timeout is a server out of reach (a
-	// firewall that drops packets), not one that did not answer.
-	connected bool
+	// reached is set once a request reached the server (reachTrace):
+	// until then, a timeout is a server out of reach (a firewall that
+	// drops packets), not one that did not answer. blind says that the
+	// requests go through a proxy that hides which it is.
+	reached bool
+	trace   *httptrace.ClientTrace
+	blind   bool
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -1285,11 +1296,9 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	// gave it (its connection context outlives a call).
 	ctx, cancel := context.WithCancel(r.Context())
 	stop := context.AfterFunc(rt.op, cancel)
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
-		rt.mu.Lock()
-		rt.connected = true
-		rt.mu.Unlock()
-	}})
+	if rt.trace != nil {
+		ctx = httptrace.WithClientTrace(ctx, rt.trace)
+	}
 	r = r.WithContext(ctx)
 	resp, err := rt.base.RoundTrip(r)
 	if err != nil {
@@ -1338,11 +1347,11 @@ func (rt *mcpRoundTripper) dialError() error {
 	return rt.dialErr
 }
 
-// neverConnected reports that no request got a connection.
-func (rt *mcpRoundTripper) neverConnected() bool {
+// neverReached reports that no request reached the server.
+func (rt *mcpRoundTripper) neverReached() bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	return !rt.connected
+	return !rt.reached
 }
 
 func (rt *mcpRoundTripper) tlsError() error {

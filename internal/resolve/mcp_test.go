@@ -823,7 +823,9 @@ func TestResolveMCPFallback(t *testing.T) {
 		}
 	})
 	closed := mcpClosedURL(t)
-	hanging := "http://" + hangingAddr(t) + "/mcp"
+	// hanging stands for the URL of a hanging connection attempt,
+	// set up in the cases that use it.
+	const hanging = "http://hanging.invalid/mcp"
 	cases := []struct {
 		name    string
 		body    string
@@ -847,6 +849,13 @@ func TestResolveMCPFallback(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if strings.Contains(tc.body, hanging) || tc.env["MCP_URL"] == hanging {
+				addr := "http://" + hangingAddr(t) + "/mcp"
+				tc.body = strings.ReplaceAll(tc.body, hanging, addr)
+				if tc.env != nil {
+					tc.env = map[string]string{"MCP_URL": addr}
+				}
+			}
 			req := mcpTestRequest(t, tc.body, tc.env)
 			if tc.lock {
 				req.Locked = live.Pin
@@ -902,6 +911,20 @@ func TestResolveMCPFallback(t *testing.T) {
 				t.Errorf("pin from lock\ngot:  %+v\nwant: %+v", res.Pin, live.Pin)
 			}
 		})
+	}
+}
+
+// TestResolveMCPSilentTLS: a server that takes the connection and never
+// starts the TLS handshake was reached: an error, not a fallback to the
+// lock.
+func TestResolveMCPSilentTLS(t *testing.T) {
+	req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", "https://"+silentAddr(t)+"/mcp"), nil)
+	req.Timeout = 300 * time.Millisecond
+	req.Locked = &lockfile.Tool{Kind: "mcp", ServerName: "s", Source: "h1:x"}
+	_, diags := ResolveMCP(context.Background(), req)
+	d := mcpDiag(t, diags, "MCP server did not answer")
+	if d.Severity != hcl.DiagError {
+		t.Errorf("severity: got %v, want an error", d.Severity)
 	}
 }
 

@@ -1,0 +1,47 @@
+package resolve
+
+import (
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+)
+
+// reachTrace returns a client trace that calls reached once a request to u
+// has reached the server itself, so that a timeout before that is a server
+// out of reach (packets dropped on the way) and one after it a server that
+// did not answer: a TLS handshake with the server starts (directly or
+// through a proxy's tunnel), or a request gets a connection to it (new or
+// kept). A plain http request through a proxy only ever reaches the proxy:
+// blind says so, and then a timeout cannot tell the two apart. The proxy is
+// the one Go's default transport uses (HTTP_PROXY, HTTPS_PROXY, NO_PROXY).
+func reachTrace(u *url.URL, reached func()) (trace *httptrace.ClientTrace, blind bool) {
+	proxy, err := proxyFor(&http.Request{URL: u})
+	proxied := err != nil || proxy != nil
+	// An https proxy's own handshake is not the server's.
+	proxyTLS := proxied && (proxy == nil || proxy.Scheme == "https")
+	tunnel := u.Scheme == "https"
+	return &httptrace.ClientTrace{
+		TLSHandshakeStart: func() {
+			if !proxyTLS {
+				reached()
+			}
+		},
+		GotConn: func(httptrace.GotConnInfo) {
+			if !proxied || tunnel {
+				reached()
+			}
+		},
+	}, proxied && !tunnel
+}
+
+// proxyFor is the proxy function of the transport the resolvers use.
+var proxyFor = http.ProxyFromEnvironment
+
+// noReachReason says why a request that reached nothing before timeout
+// ended.
+func noReachReason(blind bool, timeout string) string {
+	if blind {
+		return "no answer through the proxy within " + timeout
+	}
+	return "no connection within " + timeout
+}
