@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -33,11 +34,9 @@ func CheckRedirect(req *http.Request, via []*http.Request) error {
 	if originOf(req.URL) != originOf(via[0].URL) {
 		return ErrCrossOrigin
 	}
+	// Go's client gives every redirect request a header map of its own.
 	if auth, ok := via[0].Header["Authorization"]; ok && req.Header.Get("Authorization") == "" {
-		if req.Header == nil {
-			req.Header = http.Header{}
-		}
-		req.Header["Authorization"] = auth
+		req.Header["Authorization"] = slices.Clone(auth)
 	}
 	return nil
 }
