@@ -15,6 +15,12 @@ import (
 // silentAddr returns the address of a listener that accepts connections
 // and never writes to them.
 func silentAddr(t *testing.T) string {
+	return serveConns(t, func(net.Conn) {})
+}
+
+// serveConns listens on a local address, passes each connection to handle
+// in a goroutine of its own, and closes them all when the test ends.
+func serveConns(t *testing.T, handle func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -28,6 +34,7 @@ func silentAddr(t *testing.T) string {
 				return
 			}
 			t.Cleanup(func() { c.Close() })
+			go handle(c)
 		}
 	}()
 	return ln.Addr().String()
@@ -40,33 +47,19 @@ func TestReachTrace(t *testing.T) {
 	silent := silentAddr(t)
 	// A proxy that tunnels CONNECT to target and otherwise says nothing.
 	proxy := func(t *testing.T, target string) *url.URL {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				t.Cleanup(func() { c.Close() })
-				go func() {
-					req, err := http.ReadRequest(bufio.NewReader(c))
-					if err != nil || req.Method != http.MethodConnect {
-						return
-					}
-					up, err := net.DialTimeout("tcp", target, 2*time.Second)
-					if err != nil {
-						return
-					}
-					t.Cleanup(func() { up.Close() })
-					c.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n"))
-				}()
+		addr := serveConns(t, func(c net.Conn) {
+			req, err := http.ReadRequest(bufio.NewReader(c))
+			if err != nil || req.Method != http.MethodConnect {
+				return
 			}
-		}()
-		return &url.URL{Scheme: "http", Host: ln.Addr().String()}
+			up, err := net.DialTimeout("tcp", target, 2*time.Second)
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { up.Close() })
+			c.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n"))
+		})
+		return &url.URL{Scheme: "http", Host: addr}
 	}
 	for _, tc := range []struct {
 		name    string
