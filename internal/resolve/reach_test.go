@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,26 +16,48 @@ import (
 // silentAddr returns the address of a listener that accepts connections
 // and never writes to them.
 func silentAddr(t *testing.T) string {
-	return serveConns(t, func(net.Conn) {})
+	return serveConns(t, func(net.Conn, func(net.Conn)) {})
 }
 
-// serveConns listens on a local address, passes each connection to handle
-// in a goroutine of its own, and closes them all when the test ends.
-func serveConns(t *testing.T, handle func(net.Conn)) string {
+// serveConns listens on a local address and passes each connection to
+// handle in a goroutine of its own, with keep, which holds another
+// connection open until the test ends, as every accepted one is. The
+// goroutines never call t: they may outlive the test.
+func serveConns(t *testing.T, handle func(c net.Conn, keep func(net.Conn))) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
+	var mu sync.Mutex
+	var open []net.Conn
+	closed := false
+	keep := func(c net.Conn) {
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			c.Close()
+			return
+		}
+		open = append(open, c)
+	}
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		closed = true
+		for _, c := range open {
+			c.Close()
+		}
+	})
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			t.Cleanup(func() { c.Close() })
-			go handle(c)
+			keep(c)
+			go handle(c, keep)
 		}
 	}()
 	return ln.Addr().String()
@@ -47,7 +70,7 @@ func TestReachTrace(t *testing.T) {
 	silent := silentAddr(t)
 	// A proxy that tunnels CONNECT to target and otherwise says nothing.
 	proxy := func(t *testing.T, target string) *url.URL {
-		addr := serveConns(t, func(c net.Conn) {
+		addr := serveConns(t, func(c net.Conn, keep func(net.Conn)) {
 			req, err := http.ReadRequest(bufio.NewReader(c))
 			if err != nil || req.Method != http.MethodConnect {
 				return
@@ -56,7 +79,7 @@ func TestReachTrace(t *testing.T) {
 			if err != nil {
 				return
 			}
-			t.Cleanup(func() { up.Close() })
+			keep(up)
 			c.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n"))
 		})
 		return &url.URL{Scheme: "http", Host: addr}
