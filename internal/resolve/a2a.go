@@ -319,6 +319,16 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 				detail += " " + missingEnvDetail(missing)
 			}
 			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "A2A agent did not answer", Detail: detail, Subject: rng.Ptr()})
+		case reached.Load() && ctx.Err() == nil:
+			// Connected, and then the exchange failed: a TLS handshake
+			// refused (https to a plain HTTP port, a client certificate
+			// required), the connection closed before an answer.
+			detail := fmt.Sprintf("agentform reached the agent behind tool %q, but fetching its card from %s failed: %s. Check that url is the agent's base URL, with https only if the agent serves TLS, and that the agent is healthy.",
+				t.Name, where(path), netReason(err, timeout, literal))
+			if len(missing) > 0 {
+				detail += " " + missingEnvDetail(missing)
+			}
+			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot fetch A2A agent card", Detail: detail, Subject: rng.Ptr()})
 		}
 		reason := netReason(err, timeout, literal)
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -428,11 +438,23 @@ func a2aStatus(resp *http.Response) string {
 	return fmt.Sprint(resp.StatusCode)
 }
 
+// plainHTTPAnswer reports the error net/http gives when a server answers
+// a TLS handshake in plain HTTP: a new error each time, known by its text.
+func plainHTTPAnswer(err error) bool {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		err = urlErr.Err
+	}
+	return err.Error() == "http: server gave HTTP response to HTTPS client"
+}
+
 // netReason says why no answer came back. For a runtime URL it names a
 // class of failure only: Go's network errors quote the address.
 func netReason(err error, timeout time.Duration, literal bool) string {
 	var dnsErr *net.DNSError
 	var certErr *tls.CertificateVerificationError
+	var recordErr tls.RecordHeaderError
+	var opErr *net.OpError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("no answer within %s", timeout)
@@ -452,6 +474,12 @@ func netReason(err error, timeout time.Duration, literal bool) string {
 		return "the host name could not be resolved"
 	case errors.As(err, &certErr):
 		return "the server's TLS certificate is not trusted"
+	case errors.As(err, &recordErr), plainHTTPAnswer(err):
+		return "the server did not answer in TLS"
+	case errors.As(err, &opErr) && opErr.Op == "remote error" && opErr.Err != nil:
+		// A TLS alert from the server; its text names no host ("tls:
+		// certificate required").
+		return "the server refused TLS: " + opErr.Err.Error()
 	default:
 		return "a network error"
 	}

@@ -2,9 +2,13 @@ package resolve
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -839,6 +843,85 @@ func TestResolveA2AUntrustedCertificate(t *testing.T) {
 					t.Errorf("diagnostics name the host %s of a runtime URL: %s", host, diags.Error())
 				}
 			})
+		}
+	}
+}
+
+// TestResolveA2AReachedAndFailed: an agent that took the connection and
+// then failed the exchange (an https URL at a plain HTTP port, a TLS
+// handshake refused for want of a client certificate, the connection
+// closed before an answer) was reached: the plan fails, lock entry or not,
+// as it does for an mcp server, rather than stand the lock entry in for an
+// answer. A runtime URL's failure is named by kind only.
+func TestResolveA2AReachedAndFailed(t *testing.T) {
+	card := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, a2aTestCard, "https://"+r.Host)
+	})
+	plain := httptest.NewUnstartedServer(card)
+	plain.Config.ErrorLog = log.New(io.Discard, "", 0)
+	plain.Start()
+	t.Cleanup(plain.Close)
+	clientAuth := httptest.NewUnstartedServer(card)
+	clientAuth.TLS = &tls.Config{ClientAuth: tls.RequireAnyClientCert}
+	clientAuth.Config.ErrorLog = log.New(io.Discard, "", 0)
+	clientAuth.StartTLS()
+	t.Cleanup(clientAuth.Close)
+	// The agent's certificate is trusted, so that the handshake gets as far
+	// as the client certificate.
+	saved := a2aHTTPClient
+	a2aHTTPClient = &http.Client{CheckRedirect: saved.CheckRedirect, Transport: clientAuth.Client().Transport}
+	t.Cleanup(func() { a2aHTTPClient = saved })
+	hangUp := serveConns(t, func(c net.Conn, _ func(net.Conn)) {
+		_, _ = c.Read(make([]byte, 4096))
+		c.Close()
+	})
+	ssh := serveConns(t, func(c net.Conn, _ func(net.Conn)) {
+		_, _ = c.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n"))
+		_, _ = c.Read(make([]byte, 4096))
+		c.Close()
+	})
+
+	locked := &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("0", 64), CardName: "Planner"}
+	for _, tc := range []struct {
+		name, url           string
+		literal, runtimeWhy string
+	}{
+		{"https to plain http", "https://" + strings.TrimPrefix(plain.URL, "http://"),
+			"failed: http: server gave HTTP response to HTTPS client.", "failed: the server did not answer in TLS."},
+		{"https to another protocol", "https://" + ssh,
+			"failed: tls: first record does not look like a TLS handshake.", "failed: the server did not answer in TLS."},
+		{"client certificate required", clientAuth.URL,
+			"failed: remote error: tls: certificate required.", "failed: the server refused TLS: tls: certificate required."},
+		{"connection closed", "http://" + hangUp,
+			"failed: EOF.", "failed: a network error."},
+	} {
+		host, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(tc.url, "https://"), "http://"), ":")
+		port := tc.url[strings.LastIndex(tc.url, ":"):]
+		for _, runtimeURL := range []bool{false, true} {
+			for _, lock := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/runtime=%v/lock=%v", tc.name, runtimeURL, lock), func(t *testing.T) {
+					body, env, want := fmt.Sprintf("url = %q", tc.url), map[string]string(nil), tc.literal
+					if runtimeURL {
+						body, env, want = `url = runtime("PLANNER_URL")`, map[string]string{"PLANNER_URL": tc.url}, tc.runtimeWhy
+					}
+					req := a2aRequest(t, body, env)
+					if lock {
+						req.Locked = locked
+					}
+					res, diags := ResolveA2A(context.Background(), req)
+					d := oneDiag(t, diags, hcl.DiagError, "Cannot fetch A2A agent card", req.Tool.A2A.URL.Range)
+					if !strings.Contains(d.Detail, "agentform reached the agent") || !strings.Contains(d.Detail, want) {
+						t.Errorf("detail:\ngot:  %s\nwant: reached, and %q", d.Detail, want)
+					}
+					if res != nil {
+						t.Errorf("resolved %+v, want nothing (no fallback to the lock)", res)
+					}
+					if runtimeURL && (strings.Contains(diags.Error(), host) || strings.Contains(diags.Error(), port)) {
+						t.Errorf("diagnostics name the address of a runtime URL (%s, %s): %s", host, port, diags.Error())
+					}
+				})
+			}
 		}
 	}
 }
