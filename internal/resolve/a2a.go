@@ -120,7 +120,7 @@ type a2aSecret struct {
 
 // a2aHTTPClient follows redirects on the card's origin only: the block's
 // token and headers go with every request.
-var a2aHTTPClient = &http.Client{CheckRedirect: sameorigin.CheckRedirect}
+var a2aHTTPClient = &http.Client{Transport: resolveTransport, CheckRedirect: sameorigin.CheckRedirect}
 
 // ResolveA2A resolves an a2a tool block. It registers the block's four
 // tools (send, stream, get_task, cancel_task), which the protocol fixes, and
@@ -299,6 +299,9 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		// servers).
 		var certErr *tls.CertificateVerificationError
 		switch {
+		case proxyError(err) != nil:
+			// The proxy could not be reached (its certificate included):
+			// neither was the agent.
 		case errors.Is(err, sameorigin.ErrCrossOrigin) && len(missing) > 0:
 			// Asked without its credentials, an agent behind a login
 			// may redirect to it: like an agent not asked, below.
@@ -462,6 +465,9 @@ func netReason(err error, timeout time.Duration, literal bool) string {
 		return "the plan was cancelled"
 	case errors.Is(err, sameorigin.ErrCrossOrigin):
 		return "a redirect to another origin, not followed so that the block's credentials stay where its url points"
+	case proxyError(err) != nil && !literal:
+		// Named by kind too: the proxy's address is not the URL's.
+		return "the proxy could not be reached: " + netReason(proxyError(err).Err, timeout, false)
 	case literal:
 		var urlErr *url.Error
 		if errors.As(err, &urlErr) {

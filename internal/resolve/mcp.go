@@ -967,7 +967,7 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 			}
 		}()
 	case manifest.TransportHTTP:
-		s.rt = &mcpRoundTripper{op: ctx, base: http.DefaultTransport, headers: s.headers, token: s.token, capture: capture}
+		s.rt = &mcpRoundTripper{op: ctx, base: resolveTransport, headers: s.headers, token: s.token, capture: capture}
 		if u, err := url.Parse(s.endpoint); err == nil {
 			rt := s.rt
 			rt.trace, rt.blind = reachTrace(u, func() {
@@ -1313,7 +1313,9 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 		var op *net.OpError
 		var dns *net.DNSError
 		var cert *tls.CertificateVerificationError
-		if rt.dialErr == nil && ((errors.As(err, &op) && op.Op == "dial") || errors.As(err, &dns)) {
+		// A proxy that cannot be reached (proxyconnect) leaves the server
+		// unreached too.
+		if rt.dialErr == nil && ((errors.As(err, &op) && (op.Op == "dial" || op.Op == "proxyconnect")) || errors.As(err, &dns)) {
 			rt.dialErr = err
 		}
 		if rt.tlsErr == nil && errors.As(err, &cert) {

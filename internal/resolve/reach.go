@@ -1,6 +1,8 @@
 package resolve
 
 import (
+	"errors"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -34,8 +36,28 @@ func reachTrace(u *url.URL, reached func()) (trace *httptrace.ClientTrace, blind
 	}, proxied && !tunnel
 }
 
-// proxyFor is the proxy function of the transport the resolvers use.
+// proxyFor is the proxy function of the transport the resolvers use
+// (HTTP_PROXY, HTTPS_PROXY, NO_PROXY); a variable for tests.
 var proxyFor = http.ProxyFromEnvironment
+
+// resolveTransport is the transport mcp and a2a resolution use: Go's
+// default, with the proxy proxyFor picks.
+var resolveTransport http.RoundTripper = func() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = func(r *http.Request) (*url.URL, error) { return proxyFor(r) }
+	return t
+}()
+
+// proxyError returns the error of a request that did not get as far as
+// the proxy (a proxy refusing the connection, or one whose name does not
+// resolve): the server was not reached. Nil for any other error.
+func proxyError(err error) *net.OpError {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "proxyconnect" {
+		return op
+	}
+	return nil
+}
 
 // noReachReason says why a request that reached nothing before timeout
 // ended.

@@ -3,14 +3,23 @@ package resolve
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httptrace"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agentform/agentform/lockfile"
 )
 
 // silentAddr returns the address of a listener that accepts connections
@@ -133,5 +142,90 @@ func TestReachTrace(t *testing.T) {
 				t.Errorf("reached %v, blind %v; want %v, %v", reached.Load(), blind, tc.reached, tc.blind)
 			}
 		})
+	}
+}
+
+// TestResolveProxyUnreachable: a proxy that cannot be reached (nothing
+// listening, or a certificate that does not verify) leaves the server or
+// agent unreached: mcp and a2a both fall back to the lock entry with a
+// warning, as for a server that refuses the connection, and neither blames
+// the server. For a runtime URL the reason says it was the proxy, and
+// names neither the proxy's address nor the URL's.
+func TestResolveProxyUnreachable(t *testing.T) {
+	closed, err := url.Parse(mcpClosedURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsProxy := httptest.NewUnstartedServer(http.NotFoundHandler())
+	tlsProxy.Config.ErrorLog = log.New(io.Discard, "", 0)
+	tlsProxy.StartTLS()
+	t.Cleanup(tlsProxy.Close)
+	mcpLive := newMCPHTTPServer(t, 3, 0)
+	live, diags := ResolveMCP(context.Background(), mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", mcpLive.URL), nil))
+	if len(diags) > 0 {
+		t.Fatalf("listing the live server: %s", diags.Error())
+	}
+	const agent = "agent.example.com"
+	for _, proxy := range []struct {
+		name, url, runtimeWhy string
+	}{
+		{"refused", "http://" + closed.Host, "the proxy could not be reached: connection refused"},
+		{"untrusted certificate", tlsProxy.URL, "the proxy could not be reached: the server's TLS certificate is not trusted"},
+	} {
+		p, err := url.Parse(proxy.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, scheme := range []string{"http", "https"} {
+			for _, runtimeURL := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/runtime=%v", proxy.name, scheme, runtimeURL), func(t *testing.T) {
+					defer func(f func(*http.Request) (*url.URL, error)) { proxyFor = f }(proxyFor)
+					proxyFor = http.ProxyURL(p)
+					base := scheme + "://" + agent
+					check := func(kind string, res *Resolved, diags hcl.Diagnostics, summary string) {
+						t.Helper()
+						if diags.HasErrors() || len(diags) != 1 || diags[0].Summary != summary {
+							t.Fatalf("%s diagnostics:\ngot:  %s\nwant: one warning %q", kind, diagText(diags), summary)
+						}
+						if res == nil || !res.FromLock {
+							t.Errorf("%s: got %+v, want the tools from the lock entry", kind, res)
+						}
+						text := diags[0].Detail
+						if !runtimeURL {
+							if !strings.Contains(text, "proxyconnect") {
+								t.Errorf("%s detail:\ngot:  %s\nwant: Go's proxyconnect error", kind, text)
+							}
+							return
+						}
+						if !strings.Contains(text, proxy.runtimeWhy) {
+							t.Errorf("%s detail:\ngot:  %s\nwant: %q", kind, text, proxy.runtimeWhy)
+						}
+						for _, hidden := range []string{agent, p.Host, p.Port()} {
+							if strings.Contains(text, hidden) {
+								t.Errorf("%s detail names %q: %s", kind, hidden, text)
+							}
+						}
+					}
+
+					body, env := fmt.Sprintf("transport = \"http\"\nurl = %q\n", base+"/mcp"), map[string]string(nil)
+					if runtimeURL {
+						body, env = "transport = \"http\"\nurl = runtime(\"MCP_URL\")\n", map[string]string{"MCP_URL": base + "/mcp"}
+					}
+					req := mcpTestRequest(t, body, env)
+					req.Locked = live.Pin
+					res, diags := ResolveMCP(context.Background(), req)
+					check("mcp", res, diags, "Served tools taken from agentform.lock.hcl")
+
+					body, env = fmt.Sprintf("url = %q", base), nil
+					if runtimeURL {
+						body, env = `url = runtime("PLANNER_URL")`, map[string]string{"PLANNER_URL": base}
+					}
+					areq := a2aRequest(t, body, env)
+					areq.Locked = &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("0", 64), CardName: "Planner"}
+					res, diags = ResolveA2A(context.Background(), areq)
+					check("a2a", res, diags, "Cannot reach A2A agent")
+				})
+			}
+		}
 	}
 }
