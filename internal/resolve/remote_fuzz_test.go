@@ -1,0 +1,82 @@
+package resolve
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzA2ACard feeds arbitrary bytes, as an agent could serve them, through
+// everything resolution does with a card body: decoding, the shape check,
+// scrubbing runtime values and the canonical JSON the lockfile records.
+// Nothing may panic, and the canonical form is a fixed point: decoding it
+// and encoding it again gives the same bytes, or the recorded card would
+// not match its own digest on the next plan.
+func FuzzA2ACard(f *testing.F) {
+	f.Add([]byte(a2aTestCard))
+	f.Add([]byte(`{"name":"A","skills":[{"id":"x","name":"X","tags":["t"]}],"url":"http://h/a2a"}`))
+	f.Add([]byte(`{"name":"\u00e9\ud800","version":1e400,"skills":null}`))
+	f.Add([]byte(`[1, 2.50, -0, 1E+2, "s"]`))
+	f.Add([]byte(`{"name":"A"} trailing`))
+	secrets := []a2aSecret{{value: "h", env: "HOST"}, {value: "s3cr3t-t0ken", env: "TOKEN", secret: true}}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		tree, err := a2aDecodeJSON(body)
+		if err != nil {
+			return
+		}
+		_, _ = a2aParseCard(tree)
+		_ = a2aJSONKind(tree)
+		scrubbed := a2aScrub(tree, secrets)
+		_, _ = a2aParseCard(scrubbed)
+		canon, err := a2aCanonicalJSON(scrubbed)
+		if err != nil {
+			return
+		}
+		back, err := a2aDecodeJSON(canon)
+		if err != nil {
+			t.Fatalf("the canonical form does not decode: %v\n%s", err, canon)
+		}
+		again, err := a2aCanonicalJSON(back)
+		if err != nil {
+			t.Fatalf("the canonical form does not encode again: %v\n%s", err, canon)
+		}
+		if !bytes.Equal(canon, again) {
+			t.Fatalf("the canonical form is not a fixed point:\n%s\n%s", canon, again)
+		}
+	})
+}
+
+// FuzzSkillFrontMatter feeds arbitrary SKILL.md text through the front
+// matter reader: nothing may panic, and what it reads is what the caller
+// relies on: the description trimmed, the allowed tools each named once,
+// none empty or padded.
+func FuzzSkillFrontMatter(f *testing.F) {
+	matches, _ := filepath.Glob(filepath.Join("testdata", "skills", "*", "SKILL.md"))
+	for _, m := range matches {
+		if b, err := os.ReadFile(m); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("---\nname: s\ndescription: d\nallowed-tools: Bash(git add:*), Read\n---\nbody\n"))
+	f.Add([]byte("\ufeff\n---yaml\ndescription: [1, 2]\n---\n"))
+	f.Add([]byte("---\n&a [*a]\n---\n"))
+	f.Add([]byte("---\ndescription: d\nallowed-tools:\n  - Read\n  - {x: 1}\n---\n"))
+	f.Fuzz(func(t *testing.T, md []byte) {
+		fm, problem := parseSkillFrontMatter(md)
+		if problem != "" {
+			return
+		}
+		if fm.description != strings.TrimSpace(fm.description) {
+			t.Fatalf("description not trimmed: %q", fm.description)
+		}
+		seen := map[string]bool{}
+		for _, tool := range fm.allowedTools {
+			if tool == "" || tool != strings.TrimSpace(tool) || seen[tool] {
+				t.Fatalf("allowed tools %q: an entry empty, padded or repeated", fm.allowedTools)
+			}
+			seen[tool] = true
+		}
+	})
+}
