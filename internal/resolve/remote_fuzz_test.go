@@ -80,3 +80,33 @@ func FuzzSkillFrontMatter(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMCPServedTool feeds arbitrary bytes, as a server could send one tool
+// of its tools/list answer, through what resolution and serve make of it:
+// the definition agentform pins, its canonical JSON and its digest.
+// Nothing may panic, and the canonical form is a fixed point, or serve
+// would find a locked tool changed that the server did not change.
+func FuzzMCPServedTool(f *testing.F) {
+	f.Add([]byte(`{"name":"t1","description":"d","inputSchema":{"type":"object","properties":{"a":{"type":"number","minimum":1.50}}}}`))
+	f.Add([]byte(`{"name":"e\u0301","annotations":{"readOnlyHint":true},"title":"T","_meta":{"x":1e999}}`))
+	f.Add([]byte(`{"name":"","inputSchema":[]}`))
+	f.Add([]byte(`["not", "an", "object"]`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		st, err := mcpParseServedTool(raw)
+		if err != nil {
+			return
+		}
+		name, digest, err := MCPToolDigest(raw)
+		if err != nil || name != st.name || digest != SHA256(st.canon) {
+			t.Fatalf("MCPToolDigest: %q %q %v, want %q and the digest of %s", name, digest, err, st.name, st.canon)
+		}
+		back, err := mcpDecodeJSON(st.canon)
+		if err != nil {
+			t.Fatalf("the canonical form does not decode: %v\n%s", err, st.canon)
+		}
+		again, err := mcpCanonicalJSON(back)
+		if err != nil || !bytes.Equal(again, st.canon) {
+			t.Fatalf("the canonical form is not a fixed point (%v):\n%s\n%s", err, st.canon, again)
+		}
+	})
+}
