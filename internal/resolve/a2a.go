@@ -278,6 +278,10 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		return a2aGet(tctx, u.JoinPath(path), headers, token)
 	}
 
+	// Go's error text can quote what the agent sent (a malformed status
+	// line echoing the token): runtime values are scrubbed from it.
+	reasonOf := func(err error) string { return a2aScrubText(netReason(err, timeout, literal), secrets) }
+
 	var diags hcl.Diagnostics
 	path := a2aCardPath
 	code, status, body, err := get(path)
@@ -313,7 +317,7 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		case errors.As(err, &certErr):
 			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "A2A agent certificate not trusted",
 				Detail: fmt.Sprintf("agentform could not fetch the agent card of tool %q from %s over TLS: %s. Make its certificate authority trusted on this machine (SSL_CERT_FILE or the system store), or check the URL's host.",
-					t.Name, where(path), netReason(err, timeout, literal)),
+					t.Name, where(path), reasonOf(err)),
 				Subject: rng.Ptr()})
 		case errors.Is(err, context.DeadlineExceeded) && reached.Load():
 			detail := fmt.Sprintf("The agent behind tool %q accepted the request for %s but sent no answer within %s. Check that url is the agent's base URL and that the agent is healthy, or raise -resolve-timeout.",
@@ -322,18 +326,21 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 				detail += " " + missingEnvDetail(missing)
 			}
 			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "A2A agent did not answer", Detail: detail, Subject: rng.Ptr()})
-		case reached.Load() && ctx.Err() == nil:
+		case reached.Load() && ctx.Err() == nil && !a2aNotConnected(err):
 			// Connected, and then the exchange failed: a TLS handshake
 			// refused (https to a plain HTTP port, a client certificate
-			// required), the connection closed before an answer.
+			// required), the connection closed before an answer. A later
+			// connection that could not be made (the agent gone after
+			// answering 404 at the first card path, or a kept connection
+			// it closed) is the agent out of reach, below, as for mcp.
 			detail := fmt.Sprintf("agentform reached the agent behind tool %q, but fetching its card from %s failed: %s. Check that url is the agent's base URL, with https only if the agent serves TLS, and that the agent is healthy.",
-				t.Name, where(path), netReason(err, timeout, literal))
+				t.Name, where(path), reasonOf(err))
 			if len(missing) > 0 {
 				detail += " " + missingEnvDetail(missing)
 			}
 			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot fetch A2A agent card", Detail: detail, Subject: rng.Ptr()})
 		}
-		reason := netReason(err, timeout, literal)
+		reason := reasonOf(err)
 		if errors.Is(err, context.DeadlineExceeded) {
 			reason = noReachReason(blind, timeout.String())
 		}
@@ -441,14 +448,12 @@ func a2aStatus(resp *http.Response) string {
 	return fmt.Sprint(resp.StatusCode)
 }
 
-// plainHTTPAnswer reports the error net/http gives when a server answers
-// a TLS handshake in plain HTTP: a new error each time, known by its text.
-func plainHTTPAnswer(err error) bool {
-	var urlErr *url.Error
-	if errors.As(err, &urlErr) {
-		err = urlErr.Err
-	}
-	return err.Error() == "http: server gave HTTP response to HTTPS client"
+// a2aNotConnected reports an error of a connection that could not be made
+// (refused, a host name that does not resolve).
+func a2aNotConnected(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	return (errors.As(err, &op) && op.Op == "dial") || errors.As(err, &dns)
 }
 
 // netReason says why no answer came back. For a runtime URL it names a
@@ -468,6 +473,17 @@ func netReason(err error, timeout time.Duration, literal bool) string {
 	case proxyError(err) != nil && !literal:
 		// Named by kind too: the proxy's address is not the URL's.
 		return "the proxy could not be reached: " + netReason(proxyError(err).Err, timeout, false)
+	// The TLS failures of a server that was reached, the same for a
+	// literal URL: Go's text for them can carry its internals
+	// ("readLoopPeekFailLocked: ").
+	case errors.Is(err, http.ErrSchemeMismatch):
+		return "the server answered in plain HTTP, not TLS"
+	case errors.As(err, &recordErr):
+		return "the server did not answer in TLS"
+	case errors.As(err, &opErr) && opErr.Op == "remote error" && opErr.Err != nil:
+		// A TLS alert from the server; its text names no host ("tls:
+		// certificate required").
+		return "the server refused the connection with a TLS alert: " + strings.TrimPrefix(opErr.Err.Error(), "tls: ")
 	case literal:
 		var urlErr *url.Error
 		if errors.As(err, &urlErr) {
@@ -480,12 +496,6 @@ func netReason(err error, timeout time.Duration, literal bool) string {
 		return "the host name could not be resolved"
 	case errors.As(err, &certErr):
 		return "the server's TLS certificate is not trusted"
-	case errors.As(err, &recordErr), plainHTTPAnswer(err):
-		return "the server did not answer in TLS"
-	case errors.As(err, &opErr) && opErr.Op == "remote error" && opErr.Err != nil:
-		// A TLS alert from the server; its text names no host ("tls:
-		// certificate required").
-		return "the server refused TLS: " + opErr.Err.Error()
 	default:
 		return "a network error"
 	}

@@ -1172,6 +1172,16 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 				subject: subject,
 			}
 		}
+		// Failed before any request reached the server (reachTrace): a
+		// proxy that refused the tunnel or hung up, or the server's TLS
+		// handshake through an https proxy. a2a decides the same way.
+		if ferr := s.rt.unreachedError(); ferr != nil {
+			reason := s.redact(ferr.Error())
+			if m.URL.Runtime != nil {
+				reason = netReason(ferr, timeout, false)
+			}
+			return mcpFailure{unreachable: true, detail: fmt.Sprintf("the MCP server could not be reached (%s)", reason)}
+		}
 		if code := s.rt.status(); code >= 400 {
 			f := mcpFailure{summary: "MCP server refused the request", subject: subject}
 			switch code {
@@ -1263,6 +1273,8 @@ type mcpRoundTripper struct {
 
 	mu      sync.Mutex
 	dialErr error
+	// firstErr is the first request's error that got no response.
+	firstErr error
 	// tlsErr is a certificate that did not verify: its message names
 	// hosts, which a URL given at runtime must not show.
 	tlsErr error
@@ -1321,6 +1333,9 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 		if rt.tlsErr == nil && errors.As(err, &cert) {
 			rt.tlsErr = err
 		}
+		if rt.firstErr == nil {
+			rt.firstErr = err
+		}
 		return nil, err
 	}
 	if resp.StatusCode >= 400 && r.Method == http.MethodPost && rt.code == 0 {
@@ -1354,6 +1369,17 @@ func (rt *mcpRoundTripper) neverReached() bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return !rt.reached
+}
+
+// unreachedError returns the first request's error when no request
+// reached the server.
+func (rt *mcpRoundTripper) unreachedError() error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.reached {
+		return nil
+	}
+	return rt.firstErr
 }
 
 func (rt *mcpRoundTripper) tlsError() error {

@@ -146,10 +146,11 @@ func TestReachTrace(t *testing.T) {
 }
 
 // TestResolveProxyUnreachable: a proxy that cannot be reached (nothing
-// listening, or a certificate that does not verify) leaves the server or
-// agent unreached: mcp and a2a both fall back to the lock entry with a
-// warning, as for a server that refuses the connection, and neither blames
-// the server. For a runtime URL the reason says it was the proxy, and
+// listening, or a certificate that does not verify), one that refuses to
+// open a tunnel to the server, or one that hangs up on a plain http request,
+// leaves the server or agent unreached (or not known to be reached): mcp
+// and a2a both fall back to the lock entry with a warning, as for a server
+// that refuses the connection, and neither blames the server. For a runtime URL the reason says it was the proxy, and
 // names neither the proxy's address nor the URL's.
 func TestResolveProxyUnreachable(t *testing.T) {
 	closed, err := url.Parse(mcpClosedURL(t))
@@ -165,18 +166,34 @@ func TestResolveProxyUnreachable(t *testing.T) {
 	if len(diags) > 0 {
 		t.Fatalf("listing the live server: %s", diags.Error())
 	}
+	// A proxy that refuses to open a tunnel (the agent down, or not
+	// allowed), as Squid does: only for https, since a plain http request
+	// through a proxy takes the proxy's answer for the server's.
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no route to agent", http.StatusBadGateway)
+	}))
+	t.Cleanup(refusing.Close)
+	// A proxy that takes a plain http request and hangs up: the server
+	// may never have been asked.
+	hangUp := serveConns(t, func(c net.Conn, _ func(net.Conn)) {
+		_, _ = c.Read(make([]byte, 4096))
+		c.Close()
+	})
 	const agent = "agent.example.com"
 	for _, proxy := range []struct {
-		name, url, runtimeWhy string
+		name, url, literalWhy, runtimeWhy string
+		schemes                           []string
 	}{
-		{"refused", "http://" + closed.Host, "the proxy could not be reached: connection refused"},
-		{"untrusted certificate", tlsProxy.URL, "the proxy could not be reached: the server's TLS certificate is not trusted"},
+		{"refused", "http://" + closed.Host, "proxyconnect", "the proxy could not be reached: connection refused", []string{"http", "https"}},
+		{"untrusted certificate", tlsProxy.URL, "proxyconnect", "the proxy could not be reached: the server's TLS certificate is not trusted", []string{"http", "https"}},
+		{"tunnel refused", refusing.URL, "Bad Gateway", "a network error", []string{"https"}},
+		{"hung up", "http://" + hangUp, "EOF", "a network error", []string{"http"}},
 	} {
 		p, err := url.Parse(proxy.url)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, scheme := range []string{"http", "https"} {
+		for _, scheme := range proxy.schemes {
 			for _, runtimeURL := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/%s/runtime=%v", proxy.name, scheme, runtimeURL), func(t *testing.T) {
 					defer func(f func(*http.Request) (*url.URL, error)) { proxyFor = f }(proxyFor)
@@ -192,8 +209,8 @@ func TestResolveProxyUnreachable(t *testing.T) {
 						}
 						text := diags[0].Detail
 						if !runtimeURL {
-							if !strings.Contains(text, "proxyconnect") {
-								t.Errorf("%s detail:\ngot:  %s\nwant: Go's proxyconnect error", kind, text)
+							if !strings.Contains(text, proxy.literalWhy) {
+								t.Errorf("%s detail:\ngot:  %s\nwant: Go's error, with %q", kind, text, proxy.literalWhy)
 							}
 							return
 						}
