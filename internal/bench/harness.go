@@ -323,7 +323,7 @@ func (h *harness) once(ctx context.Context, sc scenario, i int) (Sample, error) 
 	if err := sc.check(out); err != nil {
 		return Sample{}, fmt.Errorf("measuring %s: %w", sc.label, err)
 	}
-	fmt.Fprintf(h.cfg.Progress, "%-36s run %d/%d: %s, peak RSS %s\n", sc.label, i+1, h.cfg.Runs, formatDuration(s.Wall), formatRSS(s.PeakRSSKiB))
+	fmt.Fprintf(h.cfg.Progress, "%-36s run %d/%d: %s, CPU %s, peak RSS %s\n", sc.label, i+1, h.cfg.Runs, formatDuration(s.Wall), formatDuration(s.CPU), formatRSS(s.PeakRSSKiB))
 	return s, nil
 }
 

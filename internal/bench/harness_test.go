@@ -63,6 +63,16 @@ func TestRun(t *testing.T) {
 		if rssKnown && (m.PeakRSSKiB < 1024 || m.PeakRSSKiB > 16<<20) {
 			t.Errorf("%s: peak RSS\ngot:  %d KiB\nwant: between 1 MiB and 16 GiB", what, m.PeakRSSKiB)
 		}
+		// Each run is a process of its own, which the CPU time is the
+		// kernel's account of: some, and at most every core for the run.
+		for _, s := range m.Samples {
+			if s.CPU <= 0 || s.CPU > time.Duration(runtime.NumCPU())*s.Wall+10*time.Millisecond {
+				t.Errorf("%s: CPU time\ngot:  %s in %s of wall time\nwant: some, and at most %d× the wall time", what, s.CPU, s.Wall, runtime.NumCPU())
+			}
+		}
+		if m.CPU != m.Samples[0].CPU {
+			t.Errorf("%s: median CPU of one run\ngot:  %s\nwant: %s", what, m.CPU, m.Samples[0].CPU)
+		}
 	}
 	for i, row := range report.Rows {
 		t.Run(row.Scenario, func(t *testing.T) {
@@ -121,7 +131,7 @@ func TestRun(t *testing.T) {
 	if err := report.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range append(append([]string{"agentform median", "peer peak RSS", "esbuild, one build", "plan at scale", "2 javascript tools with a 3-module npm dependency"}, wantScenarios...), report.Targets[0].Name) {
+	for _, want := range append(append([]string{"agentform median", "peer peak RSS", "esbuild, one build", "CPU time (user + system", "agentform ÷ peer", "plan at scale", "2 javascript tools with a 3-module npm dependency"}, wantScenarios...), report.Targets[0].Name) {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table\ngot:\n%s\nwant: a line with %q", table.String(), want)
 		}
@@ -139,8 +149,12 @@ func TestRun(t *testing.T) {
 		Rows []struct {
 			Scenario  string `json:"scenario"`
 			Agentform struct {
-				MedianMS   float64 `json:"median_ms"`
-				PeakRSSKiB int64   `json:"peak_rss_kib"`
+				MedianMS    float64 `json:"median_ms"`
+				PeakRSSKiB  int64   `json:"peak_rss_kib"`
+				MedianCPUMS float64 `json:"median_cpu_ms"`
+				Samples     []struct {
+					CPUMS float64 `json:"cpu_ms"`
+				} `json:"samples"`
 			} `json:"agentform"`
 		} `json:"rows"`
 		Scale   []json.RawMessage `json:"scale"`
@@ -155,6 +169,9 @@ func TestRun(t *testing.T) {
 	for _, r := range doc.Rows {
 		if r.Agentform.MedianMS <= 0 {
 			t.Errorf("results.json %q median_ms\ngot:  %v\nwant: > 0", r.Scenario, r.Agentform.MedianMS)
+		}
+		if r.Agentform.MedianCPUMS <= 0 || len(r.Agentform.Samples) != 1 || r.Agentform.Samples[0].CPUMS != r.Agentform.MedianCPUMS {
+			t.Errorf("results.json %q CPU\ngot:  median %v, samples %+v\nwant: > 0, the one sample's", r.Scenario, r.Agentform.MedianCPUMS, r.Agentform.Samples)
 		}
 	}
 }
@@ -203,11 +220,16 @@ func TestSummarise(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var samples []Sample
 			for i := range tt.walls {
-				samples = append(samples, Sample{Wall: tt.walls[i], PeakRSSKiB: tt.rss[i]})
+				// CPU time runs opposite to the wall time, so that its
+				// median is taken on its own.
+				samples = append(samples, Sample{Wall: tt.walls[i], PeakRSSKiB: tt.rss[i], CPU: time.Second - tt.walls[i]})
 			}
 			got := summarise(samples)
 			if got.Median != tt.wantWall || got.PeakRSSKiB != tt.wantRSS {
 				t.Errorf("median, RSS\ngot:  %s, %d\nwant: %s, %d", got.Median, got.PeakRSSKiB, tt.wantWall, tt.wantRSS)
+			}
+			if want := time.Second - tt.wantWall; got.CPU != want {
+				t.Errorf("median CPU\ngot:  %s\nwant: %s", got.CPU, want)
 			}
 			if !slices.Equal(got.Samples, samples) {
 				t.Errorf("samples\ngot:  %v\nwant: %v (in run order)", got.Samples, samples)

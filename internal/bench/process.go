@@ -19,6 +19,9 @@ type Sample struct {
 	// which covers the descendants it waited for), or -1 where the platform
 	// does not report it.
 	PeakRSSKiB int64
+	// CPU is the CPU time the process (and the descendants it waited for)
+	// spent, user and system.
+	CPU time.Duration
 }
 
 // child is a command to run in a directory with extra environment.
@@ -56,7 +59,8 @@ func (c child) run(ctx context.Context) (Sample, string, error) {
 	if c.withStderr {
 		out += stderr.String()
 	}
-	return Sample{Wall: wall, PeakRSSKiB: maxRSSKiB(cmd.ProcessState)}, out, nil
+	ps := cmd.ProcessState
+	return Sample{Wall: wall, PeakRSSKiB: maxRSSKiB(ps), CPU: ps.UserTime() + ps.SystemTime()}, out, nil
 }
 
 // String is the command line, for errors and progress.
@@ -88,6 +92,8 @@ type Measure struct {
 	Median time.Duration
 	// PeakRSSKiB is the median of the runs' peak RSS in KiB, -1 when unknown.
 	PeakRSSKiB int64
+	// CPU is the median CPU time.
+	CPU time.Duration
 	// Samples are the runs in the order they ran.
 	Samples []Sample
 }
@@ -97,10 +103,11 @@ type Measure struct {
 func summarise(samples []Sample) Measure {
 	walls := make([]int64, len(samples))
 	rss := make([]int64, len(samples))
+	cpu := make([]int64, len(samples))
 	for i, s := range samples {
-		walls[i], rss[i] = int64(s.Wall), s.PeakRSSKiB
+		walls[i], rss[i], cpu[i] = int64(s.Wall), s.PeakRSSKiB, int64(s.CPU)
 	}
-	return Measure{Median: time.Duration(median(walls)), PeakRSSKiB: median(rss), Samples: samples}
+	return Measure{Median: time.Duration(median(walls)), PeakRSSKiB: median(rss), CPU: time.Duration(median(cpu)), Samples: samples}
 }
 
 func median(v []int64) int64 {

@@ -97,14 +97,16 @@ func (m Measure) MarshalJSON() ([]byte, error) {
 	type sample struct {
 		WallMS     float64 `json:"wall_ms"`
 		PeakRSSKiB int64   `json:"peak_rss_kib"`
+		CPUMS      float64 `json:"cpu_ms"`
 	}
 	out := struct {
-		MedianMS   float64  `json:"median_ms"`
-		PeakRSSKiB int64    `json:"peak_rss_kib"`
-		Samples    []sample `json:"samples"`
-	}{MedianMS: ms(m.Median), PeakRSSKiB: m.PeakRSSKiB, Samples: []sample{}}
+		MedianMS    float64  `json:"median_ms"`
+		PeakRSSKiB  int64    `json:"peak_rss_kib"`
+		MedianCPUMS float64  `json:"median_cpu_ms"`
+		Samples     []sample `json:"samples"`
+	}{MedianMS: ms(m.Median), PeakRSSKiB: m.PeakRSSKiB, MedianCPUMS: ms(m.CPU), Samples: []sample{}}
 	for _, s := range m.Samples {
-		out.Samples = append(out.Samples, sample{WallMS: ms(s.Wall), PeakRSSKiB: s.PeakRSSKiB})
+		out.Samples = append(out.Samples, sample{WallMS: ms(s.Wall), PeakRSSKiB: s.PeakRSSKiB, CPUMS: ms(s.CPU)})
 	}
 	return json.Marshal(out)
 }
@@ -142,6 +144,23 @@ func (r *Report) WriteTable(w io.Writer) error {
 			break
 		}
 	}
+
+	b.WriteString("\nCPU time (user + system; median of the runs)\n\n")
+	cells = [][]string{{"scenario", "agentform", "peer", "agentform ÷ peer"}}
+	for _, row := range r.Rows {
+		peerCPU, share := "—", "—"
+		if row.PeerName != "" {
+			peerCPU, share = "n/a", "n/a"
+		}
+		if row.Peer != nil {
+			peerCPU = formatDuration(row.Peer.CPU)
+			if row.Peer.CPU > 0 {
+				share = fmt.Sprintf("%.2f×", float64(row.Agentform.CPU)/float64(row.Peer.CPU))
+			}
+		}
+		cells = append(cells, []string{row.Scenario, formatDuration(row.Agentform.CPU), peerCPU, share})
+	}
+	writeColumns(&b, cells, 1)
 
 	if len(r.Scale) > 0 {
 		b.WriteString("\nplan at scale (agentform only, fresh workspace, -matrix=summary)\n\n")
