@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -271,8 +273,8 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	// reached is set once a request reached the agent: a timeout before
 	// that is an agent out of reach (packets dropped), one after it an
 	// agent that did not answer.
-	var reached atomic.Bool
-	trace, blind := reachTrace(u, func() { reached.Store(true) })
+	var reached, attempted atomic.Bool
+	trace, blind := reachTrace(u, func() { reached.Store(true) }, func() { attempted.Store(true) })
 	tctx := httptrace.WithClientTrace(fctx, trace)
 	get := func(path string) (int, string, []byte, error) {
 		return a2aGet(tctx, u.JoinPath(path), headers, token)
@@ -303,6 +305,17 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		// servers).
 		var certErr *tls.CertificateVerificationError
 		switch {
+		case ctx.Err() != nil:
+			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "A2A agent card fetch cancelled",
+				Detail: fmt.Sprintf("Fetching the agent card of tool %q was cancelled.", t.Name), Subject: rng.Ptr()})
+		case !attempted.Load() && proxySettingInvalid(u):
+			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid proxy setting",
+				Detail: fmt.Sprintf("The agent card of tool %q could not be fetched: %s", t.Name, invalidProxyDetail), Subject: rng.Ptr()})
+		case !attempted.Load() && fctx.Err() == nil:
+			// The request could not be made at all (a header value HTTP
+			// cannot carry): the configuration's fault, not the network's.
+			detail := fmt.Sprintf("agentform could not make the request for the agent card of tool %q at %s: %s. Check the block's headers and auth_token.", t.Name, where(path), reasonOf(err))
+			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot fetch A2A agent card", Detail: detail, Subject: rng.Ptr()})
 		case proxyError(err) != nil:
 			// The proxy could not be reached (its certificate included):
 			// neither was the agent.
@@ -326,7 +339,7 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 				detail += " " + missingEnvDetail(missing)
 			}
 			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "A2A agent did not answer", Detail: detail, Subject: rng.Ptr()})
-		case reached.Load() && ctx.Err() == nil && !a2aNotConnected(err):
+		case reached.Load() && !a2aNotConnected(err):
 			// Connected, and then the exchange failed: a TLS handshake
 			// refused (https to a plain HTTP port, a client certificate
 			// required), the connection closed before an answer. A later
@@ -472,6 +485,10 @@ func netReason(err error, timeout time.Duration, literal bool) string {
 		return "a redirect to another origin, not followed so that the block's credentials stay where its url points"
 	case proxyError(err) != nil && !literal:
 		// Named by kind too: the proxy's address is not the URL's.
+		var inner *tls.CertificateVerificationError
+		if errors.As(err, &inner) {
+			return "the proxy could not be reached: its TLS certificate is not trusted"
+		}
 		return "the proxy could not be reached: " + netReason(proxyError(err).Err, timeout, false)
 	// The TLS failures of a server that was reached, the same for a
 	// literal URL: Go's text for them can carry its internals
@@ -639,9 +656,15 @@ func a2aScrub(v any, secrets []a2aSecret) any {
 		}
 		return out
 	case map[string]any:
+		// Two keys can scrub to one ("${TOKEN}" and the token itself):
+		// the first in byte order keeps it, so that the card, and its
+		// digest, do not depend on the order a map is walked in.
 		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[a2aScrubText(k, secrets)] = a2aScrub(e, secrets)
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			sk := a2aScrubText(k, secrets)
+			if _, taken := out[sk]; !taken {
+				out[sk] = a2aScrub(x[k], secrets)
+			}
 		}
 		return out
 	}

@@ -995,7 +995,8 @@ func TestResolveA2AFailureTextScrubbed(t *testing.T) {
 }
 
 // TestResolveA2ACancelledAfterReached: a plan cancelled while the agent
-// holds the request is not reported as the agent failing.
+// holds the request is an error that says so, as for mcp, not the agent's
+// failure and not a fallback to the lock entry.
 func TestResolveA2ACancelledAfterReached(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -1004,14 +1005,14 @@ func TestResolveA2ACancelledAfterReached(t *testing.T) {
 		cancel()
 	})
 	req := a2aRequest(t, fmt.Sprintf("url = %q", "http://"+addr), nil)
-	_, diags := ResolveA2A(ctx, req)
-	for _, d := range diags {
-		if d.Summary == "Cannot fetch A2A agent card" || !strings.Contains(d.Detail, "the plan was cancelled") {
-			t.Errorf("diagnostic:\ngot:  %v %s: %s\nwant: the plan was cancelled, not the agent's failure", d.Severity, d.Summary, d.Detail)
-		}
+	req.Locked = &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("0", 64), CardName: "Planner"}
+	res, diags := ResolveA2A(ctx, req)
+	d := oneDiag(t, diags, hcl.DiagError, "A2A agent card fetch cancelled", req.Tool.A2A.URL.Range)
+	if !strings.Contains(d.Detail, "was cancelled") {
+		t.Errorf("detail:\ngot:  %s\nwant: was cancelled", d.Detail)
 	}
-	if len(diags) != 1 {
-		t.Errorf("diagnostics: got %d, want 1: %s", len(diags), diagText(diags))
+	if res != nil {
+		t.Errorf("resolved %+v, want nothing", res)
 	}
 }
 

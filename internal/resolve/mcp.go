@@ -970,9 +970,14 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 		s.rt = &mcpRoundTripper{op: ctx, base: resolveTransport, headers: s.headers, token: s.token, capture: capture}
 		if u, err := url.Parse(s.endpoint); err == nil {
 			rt := s.rt
+			rt.url = u
 			rt.trace, rt.blind = reachTrace(u, func() {
 				rt.mu.Lock()
 				rt.reached = true
+				rt.mu.Unlock()
+			}, func() {
+				rt.mu.Lock()
+				rt.attempted = true
 				rt.mu.Unlock()
 			})
 		}
@@ -1148,6 +1153,9 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 		return mcpFailure{summary: "MCP server listing cancelled", detail: fmt.Sprintf("Listing the tools of %q was cancelled.", s.req.Tool.Name), subject: subject}
 	}
 	if s.transport == manifest.TransportHTTP && s.rt != nil {
+		if s.rt.unattempted() && s.rt.url != nil && proxySettingInvalid(s.rt.url) {
+			return mcpFailure{summary: "Invalid proxy setting", detail: fmt.Sprintf("%s could not be asked for its tools: %s", what, invalidProxyDetail), subject: subject}
+		}
 		if derr := s.rt.dialError(); derr != nil {
 			// A URL given at runtime is not shown, nor its host in the
 			// dial error: only what kind of failure it was.
@@ -1284,8 +1292,12 @@ type mcpRoundTripper struct {
 	// drops packets), not one that did not answer. blind says that the
 	// requests go through a proxy that hides which it is.
 	reached bool
-	trace   *httptrace.ClientTrace
-	blind   bool
+	// attempted is set once a request asked for a connection.
+	attempted bool
+	trace     *httptrace.ClientTrace
+	blind     bool
+	// url is the endpoint's, parsed.
+	url *url.URL
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -1308,7 +1320,10 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	// gave it (its connection context outlives a call).
 	ctx, cancel := context.WithCancel(r.Context())
 	stop := context.AfterFunc(rt.op, cancel)
-	if rt.trace != nil {
+	// The DELETE that closes the session goes out after a failure, and
+	// says nothing about how the listing failed: it is not recorded.
+	record := r.Method != http.MethodDelete
+	if rt.trace != nil && record {
 		ctx = httptrace.WithClientTrace(ctx, rt.trace)
 	}
 	r = r.WithContext(ctx)
@@ -1322,6 +1337,9 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if err != nil {
+		if !record {
+			return nil, err
+		}
 		var op *net.OpError
 		var dns *net.DNSError
 		var cert *tls.CertificateVerificationError
@@ -1372,14 +1390,22 @@ func (rt *mcpRoundTripper) neverReached() bool {
 }
 
 // unreachedError returns the first request's error when no request
-// reached the server.
+// reached the server, though one tried to.
 func (rt *mcpRoundTripper) unreachedError() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if rt.reached {
+	if rt.reached || !rt.attempted {
 		return nil
 	}
 	return rt.firstErr
+}
+
+// unattempted reports that requests failed and none asked for a
+// connection: the request could not be made.
+func (rt *mcpRoundTripper) unattempted() bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.firstErr != nil && !rt.attempted
 }
 
 func (rt *mcpRoundTripper) tlsError() error {

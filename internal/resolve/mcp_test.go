@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -1416,5 +1419,63 @@ func TestReplaceWhole(t *testing.T) {
 		if got := replaceWhole(tc.text, tc.old, "X"); got != tc.want {
 			t.Errorf("replaceWhole(%q, %q)\ngot:  %q\nwant: %q", tc.text, tc.old, got, tc.want)
 		}
+	}
+}
+
+// TestResolveMCPHangsUpThenGone: a server that took the session and hung
+// up on tools/list, and was gone by the time the client closed the
+// session, was reached and failed: an error, not the lock entry. The
+// session's closing DELETE, refused, does not make the server one that
+// could not be reached.
+func TestResolveMCPHangsUpThenGone(t *testing.T) {
+	live := newMCPHTTPServer(t, 3, 0)
+	pinned, diags := ResolveMCP(context.Background(), mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", live.URL), nil))
+	if len(diags) > 0 {
+		t.Fatalf("listing the live server: %s", diags.Error())
+	}
+	target, err := url.Parse(live.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var front *httptest.Server
+	var deletes atomic.Int32
+	front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Method == http.MethodDelete {
+			deletes.Add(1)
+		}
+		if strings.Contains(string(body), `"tools/list"`) {
+			front.Listener.Close()
+			if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				c.Close()
+			}
+			return
+		}
+		r2 := r.Clone(context.Background())
+		r2.Body, r2.ContentLength = io.NopCloser(strings.NewReader(string(body))), int64(len(body))
+		r2.URL.Scheme, r2.URL.Host, r2.RequestURI, r2.Host = target.Scheme, target.Host, "", ""
+		resp, err := http.DefaultTransport.RoundTrip(r2)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	front.Config.ErrorLog = log.New(io.Discard, "", 0)
+	t.Cleanup(front.Close)
+
+	req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", front.URL+"/mcp"), nil)
+	req.Locked = pinned.Pin
+	res, diags := ResolveMCP(context.Background(), req)
+	if !diags.HasErrors() || (res != nil && res.FromLock) {
+		t.Errorf("got %s (from the lock: %v)\nwant: an error, the lock entry not used", diagText(diags), res != nil && res.FromLock)
+	}
+	if deletes.Load() != 0 {
+		t.Errorf("the front server took %d DELETE requests; the test needs the session's DELETE refused", deletes.Load())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"sync"
 )
 
 // reachTrace returns a client trace that calls reached once a request to u
@@ -15,16 +16,46 @@ import (
 // through a proxy's tunnel), or a request gets a connection to it (new or
 // kept). A plain http request through a proxy only ever reaches the proxy:
 // blind says so, and then a timeout cannot tell the two apart. The proxy is
-// the one Go's default transport uses (HTTP_PROXY, HTTPS_PROXY, NO_PROXY).
-func reachTrace(u *url.URL, reached func()) (trace *httptrace.ClientTrace, blind bool) {
+// the one the resolvers' transport uses (proxyFor).
+//
+// Through an https proxy every connection starts with a handshake with the
+// proxy, and a tunnelled one has a second, with the server: a handshake
+// beyond one per connection made is the server's.
+//
+// attempted, when not nil, is called once a request asks for a connection:
+// a request that failed before (a header value HTTP cannot carry, a proxy
+// setting that is not a URL) is the configuration's fault, not the
+// network's.
+func reachTrace(u *url.URL, reached, attempted func()) (trace *httptrace.ClientTrace, blind bool) {
 	proxy, err := proxyFor(&http.Request{URL: u})
 	proxied := err != nil || proxy != nil
-	// An https proxy's own handshake is not the server's.
 	proxyTLS := proxied && (proxy == nil || proxy.Scheme == "https")
 	tunnel := u.Scheme == "https"
+	var mu sync.Mutex
+	connected, handshakes := 0, 0
 	return &httptrace.ClientTrace{
+		GetConn: func(string) {
+			if attempted != nil {
+				attempted()
+			}
+		},
+		ConnectDone: func(_, _ string, err error) {
+			if err == nil {
+				mu.Lock()
+				connected++
+				mu.Unlock()
+			}
+		},
 		TLSHandshakeStart: func() {
 			if !proxyTLS {
+				reached()
+				return
+			}
+			mu.Lock()
+			handshakes++
+			server := handshakes > connected
+			mu.Unlock()
+			if server {
 				reached()
 			}
 		},
@@ -47,6 +78,17 @@ var resolveTransport http.RoundTripper = func() http.RoundTripper {
 	t.Proxy = func(r *http.Request) (*url.URL, error) { return proxyFor(r) }
 	return t
 }()
+
+// invalidProxyDetail says what to fix when proxySettingInvalid.
+const invalidProxyDetail = "the proxy setting that applies to it (HTTPS_PROXY for https, HTTP_PROXY for http, or their lower-case forms) is not a valid proxy URL. Fix it, or exclude the host with NO_PROXY."
+
+// proxySettingInvalid reports whether the proxy setting that applies to u
+// (HTTPS_PROXY, HTTP_PROXY) is not a proxy URL. Go's message would quote
+// the setting, credentials included, so callers say only this.
+func proxySettingInvalid(u *url.URL) bool {
+	_, err := proxyFor(&http.Request{URL: u})
+	return err != nil
+}
 
 // proxyError returns the error of a request that did not get as far as
 // the proxy (a proxy refusing the connection, or one whose name does not

@@ -3,6 +3,8 @@ package resolve
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"log"
@@ -72,6 +74,58 @@ func serveConns(t *testing.T, handle func(c net.Conn, keep func(net.Conn))) stri
 	return ln.Addr().String()
 }
 
+// httpsProxy starts an https proxy that tunnels every CONNECT to target
+// (502 when it cannot connect), answers no other request, and returns its
+// URL and a pool that trusts its certificate.
+func httpsProxy(t *testing.T, target string) (*url.URL, *x509.CertPool) {
+	t.Helper()
+	var mu sync.Mutex
+	var open []io.Closer
+	track := func(c io.Closer) {
+		mu.Lock()
+		defer mu.Unlock()
+		open = append(open, c)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodConnect {
+			<-r.Context().Done()
+			return
+		}
+		up, err := net.DialTimeout("tcp", target, 2*time.Second)
+		if err != nil {
+			http.Error(w, "no route", http.StatusBadGateway)
+			return
+		}
+		c, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			up.Close()
+			return
+		}
+		track(up)
+		track(c)
+		_, _ = c.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n"))
+		go func() { _, _ = io.Copy(up, buf); up.Close() }()
+		go func() { _, _ = io.Copy(c, up); c.Close() }()
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(func() {
+		srv.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range open {
+			c.Close()
+		}
+	})
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	return u, pool
+}
+
 // TestReachTrace: a request reaches the server once a direct connection
 // is up or a TLS handshake with it starts (through a proxy's tunnel too),
 // never when a plain http request only reaches a proxy.
@@ -93,6 +147,14 @@ func TestReachTrace(t *testing.T) {
 		})
 		return &url.URL{Scheme: "http", Host: addr}
 	}
+	var roots *x509.CertPool
+	viaHTTPS := func(target string) func(t *testing.T) *url.URL {
+		return func(t *testing.T) *url.URL {
+			var p *url.URL
+			p, roots = httpsProxy(t, target)
+			return p
+		}
+	}
 	for _, tc := range []struct {
 		name    string
 		url     string
@@ -106,12 +168,18 @@ func TestReachTrace(t *testing.T) {
 		{name: "direct, connection hangs", hang: true, reached: false},
 		{name: "http through a proxy", url: "http://agent.internal.example", proxy: func(t *testing.T) *url.URL { return proxy(t, silent) }, reached: false, blind: true},
 		{name: "https through a proxy's tunnel", url: "https://agent.internal.example", proxy: func(t *testing.T) *url.URL { return proxy(t, silent) }, reached: true},
+		// Through an https proxy the proxy's own handshake is not the
+		// server's; the one inside the tunnel is.
+		{name: "https through an https proxy's tunnel", url: "https://agent.internal.example", proxy: viaHTTPS(silent), reached: true},
+		{name: "https through an https proxy, no tunnel", url: "https://agent.internal.example", proxy: viaHTTPS(closedAddr(t)), reached: false},
+		{name: "http through an https proxy", url: "http://agent.internal.example", proxy: viaHTTPS(silent), reached: false, blind: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.hang {
 				tc.url = "http://" + hangingAddr(t)
 			}
 			var p *url.URL
+			roots = nil
 			if tc.proxy != nil {
 				p = tc.proxy(t)
 			}
@@ -125,14 +193,14 @@ func TestReachTrace(t *testing.T) {
 				t.Fatal(err)
 			}
 			var reached atomic.Bool
-			trace, blind := reachTrace(u, func() { reached.Store(true) })
+			trace, blind := reachTrace(u, func() { reached.Store(true) }, nil)
 			ctx, cancel := context.WithTimeout(httptrace.WithClientTrace(context.Background(), trace), 300*time.Millisecond)
 			defer cancel()
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, tc.url, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr := &http.Transport{Proxy: proxyFor}
+			tr := &http.Transport{Proxy: proxyFor, TLSClientConfig: &tls.Config{RootCAs: roots}}
 			defer tr.CloseIdleConnections()
 			if resp, err := tr.RoundTrip(req); err == nil {
 				resp.Body.Close()
@@ -150,8 +218,9 @@ func TestReachTrace(t *testing.T) {
 // open a tunnel to the server, or one that hangs up on a plain http request,
 // leaves the server or agent unreached (or not known to be reached): mcp
 // and a2a both fall back to the lock entry with a warning, as for a server
-// that refuses the connection, and neither blames the server. For a runtime URL the reason says it was the proxy, and
-// names neither the proxy's address nor the URL's.
+// that refuses the connection, and neither blames the server. For a
+// runtime URL the reason says it was the proxy, and names neither the
+// proxy's address nor the URL's.
 func TestResolveProxyUnreachable(t *testing.T) {
 	closed, err := url.Parse(mcpClosedURL(t))
 	if err != nil {
@@ -185,7 +254,7 @@ func TestResolveProxyUnreachable(t *testing.T) {
 		schemes                           []string
 	}{
 		{"refused", "http://" + closed.Host, "proxyconnect", "the proxy could not be reached: connection refused", []string{"http", "https"}},
-		{"untrusted certificate", tlsProxy.URL, "proxyconnect", "the proxy could not be reached: the server's TLS certificate is not trusted", []string{"http", "https"}},
+		{"untrusted certificate", tlsProxy.URL, "proxyconnect", "the proxy could not be reached: its TLS certificate is not trusted", []string{"http", "https"}},
 		{"tunnel refused", refusing.URL, "Bad Gateway", "a network error", []string{"https"}},
 		{"hung up", "http://" + hangUp, "EOF", "a network error", []string{"http"}},
 	} {
@@ -244,5 +313,125 @@ func TestResolveProxyUnreachable(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// closedAddr returns a local address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	u, err := url.Parse(mcpClosedURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
+}
+
+// TestResolveThroughHTTPSProxy: through an https proxy, a server that took
+// the tunnelled connection and then failed its TLS handshake (an https URL
+// at a plain HTTP port) was reached, and fails the plan for mcp and a2a
+// alike, as it does without the proxy; one the proxy could not connect to
+// was not, and both fall back to the lock entry.
+func TestResolveThroughHTTPSProxy(t *testing.T) {
+	plain := httptest.NewUnstartedServer(http.NotFoundHandler())
+	plain.Config.ErrorLog = log.New(io.Discard, "", 0)
+	plain.Start()
+	t.Cleanup(plain.Close)
+	mcpLive := newMCPHTTPServer(t, 3, 0)
+	live, diags := ResolveMCP(context.Background(), mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", mcpLive.URL), nil))
+	if len(diags) > 0 {
+		t.Fatalf("listing the live server: %s", diags.Error())
+	}
+	for _, tc := range []struct {
+		name, target string
+		severity     hcl.DiagnosticSeverity
+		mcp, a2a     string
+	}{
+		{"plain http port", strings.TrimPrefix(plain.URL, "http://"), hcl.DiagError, "MCP server failed", "Cannot fetch A2A agent card"},
+		{"no tunnel", closedAddr(t), hcl.DiagWarning, "Served tools taken from agentform.lock.hcl", "Cannot reach A2A agent"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, roots := httpsProxy(t, tc.target)
+			defer func(f func(*http.Request) (*url.URL, error)) { proxyFor = f }(proxyFor)
+			proxyFor = http.ProxyURL(p)
+			tr := resolveTransport.(*http.Transport).Clone()
+			tr.TLSClientConfig = &tls.Config{RootCAs: roots}
+			defer tr.CloseIdleConnections()
+			defer func(rt http.RoundTripper, c *http.Client) { resolveTransport, a2aHTTPClient = rt, c }(resolveTransport, a2aHTTPClient)
+			resolveTransport = tr
+			a2aHTTPClient = &http.Client{Transport: tr, CheckRedirect: a2aHTTPClient.CheckRedirect}
+
+			req := mcpTestRequest(t, "transport = \"http\"\nurl = \"https://mcp.example.com/mcp\"\n", nil)
+			req.Locked = live.Pin
+			_, diags := ResolveMCP(context.Background(), req)
+			if len(diags) != 1 || diags[0].Severity != tc.severity || diags[0].Summary != tc.mcp {
+				t.Errorf("mcp:\ngot:  %s\nwant: %v %q", diagText(diags), tc.severity, tc.mcp)
+			}
+			areq := a2aRequest(t, `url = "https://agent.example.com"`, nil)
+			areq.Locked = &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("0", 64), CardName: "Planner"}
+			_, diags = ResolveA2A(context.Background(), areq)
+			if len(diags) != 1 || diags[0].Severity != tc.severity || diags[0].Summary != tc.a2a {
+				t.Errorf("a2a:\ngot:  %s\nwant: %v %q", diagText(diags), tc.severity, tc.a2a)
+			}
+		})
+	}
+}
+
+// TestResolveRequestNotMade: a request that could not be made at all (a
+// header value HTTP cannot carry, a proxy setting that is not a URL) is
+// the configuration's fault: an error for mcp and a2a alike, not a server
+// out of reach, and the proxy setting, which may hold credentials, is not
+// quoted.
+func TestResolveRequestNotMade(t *testing.T) {
+	mcpLive := newMCPHTTPServer(t, 3, 0)
+	live, diags := ResolveMCP(context.Background(), mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", mcpLive.URL), nil))
+	if len(diags) > 0 {
+		t.Fatalf("listing the live server: %s", diags.Error())
+	}
+	agent := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(agent.Close)
+	const badProxy = "http://proxyuser:s3cretpw@[::1"
+	for _, tc := range []struct {
+		name     string
+		header   string
+		proxy    bool
+		mcp, a2a string
+	}{
+		{name: "header value with a line break", header: "one\ntwo", mcp: "MCP server failed", a2a: "Cannot fetch A2A agent card"},
+		{name: "proxy setting not a URL", proxy: true, mcp: "Invalid proxy setting", a2a: "Invalid proxy setting"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(f func(*http.Request) (*url.URL, error)) { proxyFor = f }(proxyFor)
+			proxyFor = func(*http.Request) (*url.URL, error) { return nil, nil }
+			if tc.proxy {
+				proxyFor = func(*http.Request) (*url.URL, error) {
+					return nil, fmt.Errorf("invalid proxy address %q: missing ']' in host", badProxy)
+				}
+			}
+			env := map[string]string{"X_KEY": "fine"}
+			if tc.header != "" {
+				env["X_KEY"] = tc.header
+			}
+			check := func(kind string, res *Resolved, diags hcl.Diagnostics, summary string) {
+				t.Helper()
+				if len(diags) != 1 || diags[0].Severity != hcl.DiagError || diags[0].Summary != summary {
+					t.Errorf("%s:\ngot:  %s\nwant: the error %q", kind, diagText(diags), summary)
+				}
+				if res != nil && res.FromLock {
+					t.Errorf("%s: the lock entry was used", kind)
+				}
+				if strings.Contains(diags.Error(), "s3cretpw") {
+					t.Errorf("%s: the proxy setting's password is in the message: %s", kind, diags.Error())
+				}
+			}
+			req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\nheaders = { \"X-Key\" = runtime(\"X_KEY\") }\n", mcpLive.URL), env)
+			req.Locked = live.Pin
+			res, diags := ResolveMCP(context.Background(), req)
+			check("mcp", res, diags, tc.mcp)
+
+			areq := a2aRequest(t, fmt.Sprintf("url = %q\nheaders = { \"X-Key\" = runtime(\"X_KEY\") }", agent.URL), env)
+			areq.Locked = &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("0", 64), CardName: "Planner"}
+			res, diags = ResolveA2A(context.Background(), areq)
+			check("a2a", res, diags, tc.a2a)
+		})
 	}
 }

@@ -11,16 +11,25 @@ import (
 // FuzzA2ACard feeds arbitrary bytes, as an agent could serve them, through
 // everything resolution does with a card body: decoding, the shape check,
 // scrubbing runtime values and the canonical JSON the lockfile records.
-// Nothing may panic, and the canonical form is a fixed point: decoding it
-// and encoding it again gives the same bytes, or the recorded card would
-// not match its own digest on the next plan.
+// Nothing may panic; the scrubbed card quotes no runtime value and is the
+// same bytes however often it is made (its digest is pinned); and the
+// canonical form is a fixed point: decoding it and encoding it again gives
+// the same bytes, or the recorded card would not match its own digest on
+// the next plan.
 func FuzzA2ACard(f *testing.F) {
 	f.Add([]byte(a2aTestCard))
-	f.Add([]byte(`{"name":"A","skills":[{"id":"x","name":"X","tags":["t"]}],"url":"http://h/a2a"}`))
+	f.Add([]byte(`{"name":"A","skills":[{"id":"x","name":"X","tags":["t"]}],"url":"http://agent.internal:8443/a2a"}`))
 	f.Add([]byte(`{"name":"\u00e9\ud800","version":1e400,"skills":null}`))
 	f.Add([]byte(`[1, 2.50, -0, 1E+2, "s"]`))
 	f.Add([]byte(`{"name":"A"} trailing`))
-	secrets := []a2aSecret{{value: "h", env: "HOST"}, {value: "s3cr3t-t0ken", env: "TOKEN", secret: true}}
+	// Two keys that scrub to one.
+	f.Add([]byte(`{"name":"A","s3cr3t-t0ken":1,"${TOKEN}":2,"x":{"agent.internal:8443":"a","${HOST}":"b"}}`))
+	f.Add([]byte(`{"name":"Bearer s3cr3t-t0ken at https://agent.internal:8443/a2a"}`))
+	secrets := []a2aSecret{
+		{value: "https://agent.internal:8443", env: "URL"},
+		{value: "agent.internal:8443", env: "HOST"},
+		{value: "s3cr3t-t0ken", env: "TOKEN", secret: true},
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		tree, err := a2aDecodeJSON(body)
 		if err != nil {
@@ -33,6 +42,16 @@ func FuzzA2ACard(f *testing.F) {
 		canon, err := a2aCanonicalJSON(scrubbed)
 		if err != nil {
 			return
+		}
+		for _, sec := range secrets {
+			if bytes.Contains(canon, []byte(sec.value)) {
+				t.Fatalf("the scrubbed card quotes %s:\n%s", sec.env, canon)
+			}
+		}
+		for range 3 {
+			if again, err := a2aCanonicalJSON(a2aScrub(tree, secrets)); err != nil || !bytes.Equal(again, canon) {
+				t.Fatalf("scrubbing the same card twice gave different bytes (%v):\n%s\n%s", err, canon, again)
+			}
 		}
 		back, err := a2aDecodeJSON(canon)
 		if err != nil {
@@ -63,6 +82,8 @@ func FuzzSkillFrontMatter(f *testing.F) {
 	f.Add([]byte("\ufeff\n---yaml\ndescription: [1, 2]\n---\n"))
 	f.Add([]byte("---\n&a [*a]\n---\n"))
 	f.Add([]byte("---\ndescription: d\nallowed-tools:\n  - Read\n  - {x: 1}\n---\n"))
+	f.Add([]byte("---\ndescription: \"  padded  \"\n---\n"))
+	f.Add([]byte("---\ndescription: |\n  first\n  second\n\n---\n"))
 	f.Fuzz(func(t *testing.T, md []byte) {
 		fm, problem := parseSkillFrontMatter(md)
 		if problem != "" {
