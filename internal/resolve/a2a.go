@@ -308,14 +308,12 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		case ctx.Err() != nil:
 			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "A2A agent card fetch cancelled",
 				Detail: fmt.Sprintf("Fetching the agent card of tool %q was cancelled.", t.Name), Subject: rng.Ptr()})
-		case !attempted.Load() && proxySettingInvalid(u):
-			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid proxy setting",
-				Detail: fmt.Sprintf("The agent card of tool %q could not be fetched: %s", t.Name, invalidProxyDetail), Subject: rng.Ptr()})
 		case !attempted.Load() && fctx.Err() == nil:
 			// The request could not be made at all (a header value HTTP
 			// cannot carry): the configuration's fault, not the network's.
-			detail := fmt.Sprintf("agentform could not make the request for the agent card of tool %q at %s: %s. Check the block's headers and auth_token.", t.Name, where(path), reasonOf(err))
-			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot fetch A2A agent card", Detail: detail, Subject: rng.Ptr()})
+			detail := fmt.Sprintf("agentform could not make the request for the agent card of tool %q at %s: %s. Check the block's headers and auth_token.",
+				t.Name, where(path), a2aScrubText(requestText(err), secrets))
+			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot make the A2A request", Detail: detail, Subject: rng.Ptr()})
 		case proxyError(err) != nil:
 			// The proxy could not be reached (its certificate included):
 			// neither was the agent.
@@ -498,9 +496,9 @@ func netReason(err error, timeout time.Duration, literal bool) string {
 	case errors.As(err, &recordErr):
 		return "the server did not answer in TLS"
 	case errors.As(err, &opErr) && opErr.Op == "remote error" && opErr.Err != nil:
-		// A TLS alert from the server; its text names no host ("tls:
-		// certificate required").
-		return "the server refused the connection with a TLS alert: " + strings.TrimPrefix(opErr.Err.Error(), "tls: ")
+		// A TLS alert; its text names no host ("tls: certificate
+		// required"). Through an https proxy it may be the proxy's.
+		return "a TLS alert ended the connection: " + strings.TrimPrefix(opErr.Err.Error(), "tls: ")
 	case literal:
 		var urlErr *url.Error
 		if errors.As(err, &urlErr) {

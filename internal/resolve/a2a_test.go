@@ -896,7 +896,7 @@ func TestResolveA2AReachedAndFailed(t *testing.T) {
 		// reports it from the request or from its read loop: the same
 		// message either way.
 		{"client certificate required", clientAuth.URL,
-			"failed: the server refused the connection with a TLS alert: certificate required.", "failed: the server refused the connection with a TLS alert: certificate required."},
+			"failed: a TLS alert ended the connection: certificate required.", "failed: a TLS alert ended the connection: certificate required."},
 		{"connection closed", "http://" + hangUp,
 			"failed: EOF.", "failed: a network error."},
 	} {

@@ -1153,8 +1153,10 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 		return mcpFailure{summary: "MCP server listing cancelled", detail: fmt.Sprintf("Listing the tools of %q was cancelled.", s.req.Tool.Name), subject: subject}
 	}
 	if s.transport == manifest.TransportHTTP && s.rt != nil {
-		if s.rt.unattempted() && s.rt.url != nil && proxySettingInvalid(s.rt.url) {
-			return mcpFailure{summary: "Invalid proxy setting", detail: fmt.Sprintf("%s could not be asked for its tools: %s", what, invalidProxyDetail), subject: subject}
+		if ferr := s.rt.unattempted(); ferr != nil {
+			return mcpFailure{summary: "Cannot make the MCP request",
+				detail:  fmt.Sprintf("agentform could not make the request that lists the tools of %s: %s. Check the block's headers and auth_token.", what, s.redact(requestText(ferr))),
+				subject: subject}
 		}
 		if derr := s.rt.dialError(); derr != nil {
 			// A URL given at runtime is not shown, nor its host in the
@@ -1207,6 +1209,13 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 			}
 			return f
 		}
+	}
+	if opCtx.Err() != nil && s.rt != nil && s.rt.brokenOff() {
+		// The SDK tries again after a stream that gave an event id broke
+		// off, until the time is up.
+		return mcpFailure{summary: "MCP server broke off its answer",
+			detail:  fmt.Sprintf("%s broke off an answer it had started and did not take the request again within %s. Check that the server is healthy, or raise the timeout.", what, timeout),
+			subject: subject}
 	}
 	if opCtx.Err() != nil {
 		detail := fmt.Sprintf("%s did not answer initialize and tools/list within %s, so agentform stopped it. Check that it is an MCP server speaking the %s transport, or raise the timeout.", what, timeout, s.transport)
@@ -1281,8 +1290,10 @@ type mcpRoundTripper struct {
 
 	mu      sync.Mutex
 	dialErr error
-	// firstErr is the first request's error that got no response.
+	// firstErr is the first failure: a request's error, or a response
+	// broken off (broken).
 	firstErr error
+	broken   bool
 	// tlsErr is a certificate that did not verify: its message names
 	// hosts, which a URL given at runtime must not show.
 	tlsErr error
@@ -1332,7 +1343,11 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 		stop()
 		cancel()
 	} else {
-		resp.Body = &mcpBody{ReadCloser: resp.Body, done: func() { stop(); cancel() }}
+		body := &mcpBody{ReadCloser: resp.Body, done: func() { stop(); cancel() }, ctx: ctx}
+		if record {
+			body.failed = rt.noteBroken
+		}
+		resp.Body = body
 	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -1343,16 +1358,19 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 		var op *net.OpError
 		var dns *net.DNSError
 		var cert *tls.CertificateVerificationError
-		// A proxy that cannot be reached (proxyconnect) leaves the server
-		// unreached too.
-		if rt.dialErr == nil && ((errors.As(err, &op) && (op.Op == "dial" || op.Op == "proxyconnect")) || errors.As(err, &dns)) {
-			rt.dialErr = err
+		// The first failure decides: a connection that could not be made
+		// (a proxy that cannot be reached, proxyconnect, included) leaves
+		// the server out of reach, but not after a failure of a server
+		// that was reached (a hang-up on tools/list, then the SDK's
+		// reconnecting GET refused).
+		if rt.firstErr == nil {
+			rt.firstErr = err
+			if (errors.As(err, &op) && (op.Op == "dial" || op.Op == "proxyconnect")) || errors.As(err, &dns) {
+				rt.dialErr = err
+			}
 		}
 		if rt.tlsErr == nil && errors.As(err, &cert) {
 			rt.tlsErr = err
-		}
-		if rt.firstErr == nil {
-			rt.firstErr = err
 		}
 		return nil, err
 	}
@@ -1362,11 +1380,44 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// mcpBody releases a request's context when its body is closed.
+// mcpBody releases a request's context when its body is closed, and
+// tells failed when reading it fails other than at its end or by the
+// request's context ending (a stream the server broke off).
 type mcpBody struct {
 	io.ReadCloser
-	once sync.Once
-	done func()
+	once   sync.Once
+	done   func()
+	failed func(error)
+	ctx    context.Context
+}
+
+// Read implements io.Reader.
+func (b *mcpBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && b.failed != nil && b.ctx.Err() == nil {
+		b.failed(err)
+	}
+	return n, err
+}
+
+// noteBroken records a response the server broke off as the first failure,
+// if there was none: the server was reached and failed, whatever later
+// requests (the SDK reconnecting) meet.
+func (rt *mcpRoundTripper) noteBroken(err error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.firstErr == nil {
+		rt.firstErr = err
+		rt.broken = true
+	}
+}
+
+// brokenOff reports that the first failure was a response the server broke
+// off.
+func (rt *mcpRoundTripper) brokenOff() bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.broken
 }
 
 // Close implements io.Closer.
@@ -1400,12 +1451,15 @@ func (rt *mcpRoundTripper) unreachedError() error {
 	return rt.firstErr
 }
 
-// unattempted reports that requests failed and none asked for a
-// connection: the request could not be made.
-func (rt *mcpRoundTripper) unattempted() bool {
+// unattempted returns the first request's error when requests failed and
+// none asked for a connection: the request could not be made.
+func (rt *mcpRoundTripper) unattempted() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	return rt.firstErr != nil && !rt.attempted
+	if rt.attempted {
+		return nil
+	}
+	return rt.firstErr
 }
 
 func (rt *mcpRoundTripper) tlsError() error {

@@ -23,9 +23,8 @@ import (
 // beyond one per connection made is the server's.
 //
 // attempted, when not nil, is called once a request asks for a connection:
-// a request that failed before (a header value HTTP cannot carry, a proxy
-// setting that is not a URL) is the configuration's fault, not the
-// network's.
+// a request that failed before (a header value HTTP cannot carry) is the
+// configuration's fault, not the network's.
 func reachTrace(u *url.URL, reached, attempted func()) (trace *httptrace.ClientTrace, blind bool) {
 	proxy, err := proxyFor(&http.Request{URL: u})
 	proxied := err != nil || proxy != nil
@@ -79,15 +78,15 @@ var resolveTransport http.RoundTripper = func() http.RoundTripper {
 	return t
 }()
 
-// invalidProxyDetail says what to fix when proxySettingInvalid.
-const invalidProxyDetail = "the proxy setting that applies to it (HTTPS_PROXY for https, HTTP_PROXY for http, or their lower-case forms) is not a valid proxy URL. Fix it, or exclude the host with NO_PROXY."
-
-// proxySettingInvalid reports whether the proxy setting that applies to u
-// (HTTPS_PROXY, HTTP_PROXY) is not a proxy URL. Go's message would quote
-// the setting, credentials included, so callers say only this.
-func proxySettingInvalid(u *url.URL) bool {
-	_, err := proxyFor(&http.Request{URL: u})
-	return err != nil
+// requestText is the error of a request that could not be made, without
+// the URL net/http puts before it ("Get \"…\": "): a header net/http
+// refuses is named, its value never quoted.
+func requestText(err error) string {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		return urlErr.Err.Error()
+	}
+	return err.Error()
 }
 
 // proxyError returns the error of a request that did not get as far as
