@@ -335,3 +335,14 @@ func TestAlternate(t *testing.T) {
 		t.Errorf("a failed check\ngot:  %v\nwant: an error wrapping ErrUnexpectedOutput", err)
 	}
 }
+
+func TestFormatShare(t *testing.T) {
+	for _, tc := range []struct {
+		r    float64
+		want string
+	}{{1.4667, "1.47×"}, {0.1, "0.10×"}, {0.0454, "0.045×"}, {0.00454, "0.005×"}, {0.0004, "<0.001×"}} {
+		if got := formatShare(tc.r); got != tc.want {
+			t.Errorf("formatShare(%v) = %q, want %q", tc.r, got, tc.want)
+		}
+	}
+}

@@ -155,7 +155,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if row.Peer != nil {
 			peerCPU = formatDuration(row.Peer.CPU)
 			if row.Peer.CPU > 0 {
-				share = fmt.Sprintf("%.2f×", float64(row.Agentform.CPU)/float64(row.Peer.CPU))
+				share = formatShare(float64(row.Agentform.CPU) / float64(row.Peer.CPU))
 			}
 		}
 		cells = append(cells, []string{row.Scenario, formatDuration(row.Agentform.CPU), peerCPU, share})
@@ -266,6 +266,19 @@ func formatRatio(r float64) string {
 		return fmt.Sprintf("%.2f×", r)
 	}
 	return fmt.Sprintf("%.1f×", r)
+}
+
+// formatShare writes agentform's share of a peer's cost with at least two
+// significant digits down to a thousandth.
+func formatShare(r float64) string {
+	switch {
+	case r >= 0.1:
+		return fmt.Sprintf("%.2f×", r)
+	case r >= 0.001:
+		return fmt.Sprintf("%.3f×", r)
+	default:
+		return "<0.001×"
+	}
 }
 
 func formatRSS(kib int64) string {

@@ -970,7 +970,6 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 		s.rt = &mcpRoundTripper{op: ctx, base: resolveTransport, headers: s.headers, token: s.token, capture: capture}
 		if u, err := url.Parse(s.endpoint); err == nil {
 			rt := s.rt
-			rt.url = u
 			rt.trace, rt.blind = reachTrace(u, func() {
 				rt.mu.Lock()
 				rt.reached = true
@@ -1307,8 +1306,6 @@ type mcpRoundTripper struct {
 	attempted bool
 	trace     *httptrace.ClientTrace
 	blind     bool
-	// url is the endpoint's, parsed.
-	url *url.URL
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -1452,11 +1449,12 @@ func (rt *mcpRoundTripper) unreachedError() error {
 }
 
 // unattempted returns the first request's error when requests failed and
-// none asked for a connection: the request could not be made.
+// none asked for a connection: the request could not be made. A request
+// stopped by the time limit before it asked is not one of those.
 func (rt *mcpRoundTripper) unattempted() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if rt.attempted {
+	if rt.attempted || errors.Is(rt.firstErr, context.Canceled) || errors.Is(rt.firstErr, context.DeadlineExceeded) {
 		return nil
 	}
 	return rt.firstErr

@@ -1544,3 +1544,26 @@ func TestResolveMCPSilentStream(t *testing.T) {
 		t.Errorf("got %s\nwant: the error \"MCP server did not answer\"", diagText(diags))
 	}
 }
+
+// TestMCPUnattempted: a request that failed before it asked for a
+// connection could not be made, unless the time limit stopped it.
+func TestMCPUnattempted(t *testing.T) {
+	header := &url.Error{Op: "Post", URL: "http://h/mcp", Err: errors.New(`net/http: invalid header field value for "X-Key"`)}
+	late := &url.Error{Op: "Post", URL: "http://h/mcp", Err: context.DeadlineExceeded}
+	for _, tc := range []struct {
+		name      string
+		first     error
+		attempted bool
+		want      error
+	}{
+		{"header refused", header, false, header},
+		{"stopped by the time limit", late, false, nil},
+		{"asked for a connection", header, true, nil},
+		{"no failure", nil, false, nil},
+	} {
+		rt := &mcpRoundTripper{firstErr: tc.first, attempted: tc.attempted}
+		if got := rt.unattempted(); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
