@@ -1422,6 +1422,58 @@ func TestReplaceWhole(t *testing.T) {
 	}
 }
 
+// mcpLivePin starts a test MCP server of three tools and lists it, for a
+// lock entry that a server out of reach falls back to.
+func mcpLivePin(t *testing.T) (*mcpHTTPServer, *lockfile.Tool) {
+	t.Helper()
+	live := newMCPHTTPServer(t, 3, 0)
+	res, diags := ResolveMCP(context.Background(), mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", live.URL), nil))
+	if len(diags) > 0 {
+		t.Fatalf("listing the live server: %s", diags.Error())
+	}
+	return live, res.Pin
+}
+
+// mcpFront starts a server in front of the MCP server at target: list
+// answers the tools/list request, and every other request is passed on.
+// Each request is shown to seen first, when it is not nil.
+func mcpFront(t *testing.T, target string, list func(front *httptest.Server, w http.ResponseWriter, r *http.Request), seen func(*http.Request)) *httptest.Server {
+	t.Helper()
+	to, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var front *httptest.Server
+	front = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if seen != nil {
+			seen(r)
+		}
+		if strings.Contains(string(body), `"tools/list"`) {
+			list(front, w, r)
+			return
+		}
+		r2 := r.Clone(context.Background())
+		r2.Body, r2.ContentLength = io.NopCloser(strings.NewReader(string(body))), int64(len(body))
+		r2.URL.Scheme, r2.URL.Host, r2.RequestURI, r2.Host = to.Scheme, to.Host, "", ""
+		resp, err := http.DefaultTransport.RoundTrip(r2)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	front.Config.ErrorLog = log.New(io.Discard, "", 0)
+	front.Start()
+	t.Cleanup(front.Close)
+	return front
+}
+
 // TestResolveMCPHangsUpThenGone: a server that took the session and hung
 // up on tools/list, and was gone by the time the client tried again, was
 // reached and failed: an error, not the lock entry. Neither the session's
@@ -1429,60 +1481,31 @@ func TestReplaceWhole(t *testing.T) {
 // gave an event id broke off), both refused, makes it a server that could
 // not be reached.
 func TestResolveMCPHangsUpThenGone(t *testing.T) {
-	live := newMCPHTTPServer(t, 3, 0)
-	pinned, diags := ResolveMCP(context.Background(), mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", live.URL), nil))
-	if len(diags) > 0 {
-		t.Fatalf("listing the live server: %s", diags.Error())
-	}
-	target, err := url.Parse(live.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	live, pin := mcpLivePin(t)
 	for _, primed := range []bool{false, true} {
 		t.Run(fmt.Sprint("event id sent: ", primed), func(t *testing.T) {
 			t.Parallel()
-			var front *httptest.Server
 			var late atomic.Int32
-			front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				body, _ := io.ReadAll(r.Body)
+			front := mcpFront(t, live.URL, func(front *httptest.Server, w http.ResponseWriter, r *http.Request) {
+				front.Listener.Close()
+				if primed {
+					w.Header().Set("Content-Type", "text/event-stream")
+					w.WriteHeader(http.StatusOK)
+					_, _ = io.WriteString(w, "id: p1\nretry: 50\ndata:\n\n")
+					w.(http.Flusher).Flush()
+					panic(http.ErrAbortHandler)
+				}
+				if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+					c.Close()
+				}
+			}, func(r *http.Request) {
 				if r.Method == http.MethodDelete || r.Method == http.MethodGet {
 					late.Add(1)
 				}
-				if strings.Contains(string(body), `"tools/list"`) {
-					front.Listener.Close()
-					if primed {
-						w.Header().Set("Content-Type", "text/event-stream")
-						w.WriteHeader(http.StatusOK)
-						_, _ = io.WriteString(w, "id: p1\nretry: 50\ndata:\n\n")
-						w.(http.Flusher).Flush()
-						panic(http.ErrAbortHandler)
-					}
-					if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
-						c.Close()
-					}
-					return
-				}
-				r2 := r.Clone(context.Background())
-				r2.Body, r2.ContentLength = io.NopCloser(strings.NewReader(string(body))), int64(len(body))
-				r2.URL.Scheme, r2.URL.Host, r2.RequestURI, r2.Host = target.Scheme, target.Host, "", ""
-				resp, err := http.DefaultTransport.RoundTrip(r2)
-				if err != nil {
-					http.Error(w, err.Error(), http.StatusBadGateway)
-					return
-				}
-				defer resp.Body.Close()
-				for k, v := range resp.Header {
-					w.Header()[k] = v
-				}
-				w.WriteHeader(resp.StatusCode)
-				_, _ = io.Copy(w, resp.Body)
-			}))
-			front.Config.ErrorLog = log.New(io.Discard, "", 0)
-			t.Cleanup(front.Close)
-
+			})
 			req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", front.URL+"/mcp"), nil)
 			req.Timeout = 2 * time.Second
-			req.Locked = pinned.Pin
+			req.Locked = pin
 			res, diags := ResolveMCP(context.Background(), req)
 			if !diags.HasErrors() || (res != nil && res.FromLock) {
 				t.Errorf("got %s (from the lock: %v)\nwant: an error, the lock entry not used", diagText(diags), res != nil && res.FromLock)
@@ -1501,45 +1524,17 @@ func TestResolveMCPHangsUpThenGone(t *testing.T) {
 // (an event stream's headers) and then says nothing did not answer; the
 // stream ended by the timeout is not one the server broke off.
 func TestResolveMCPSilentStream(t *testing.T) {
-	live := newMCPHTTPServer(t, 3, 0)
-	pinned, diags := ResolveMCP(context.Background(), mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", live.URL), nil))
-	if len(diags) > 0 {
-		t.Fatalf("listing the live server: %s", diags.Error())
-	}
-	target, err := url.Parse(live.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if strings.Contains(string(body), `"tools/list"`) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.WriteHeader(http.StatusOK)
-			w.(http.Flusher).Flush()
-			<-r.Context().Done()
-			return
-		}
-		r2 := r.Clone(context.Background())
-		r2.Body, r2.ContentLength = io.NopCloser(strings.NewReader(string(body))), int64(len(body))
-		r2.URL.Scheme, r2.URL.Host, r2.RequestURI, r2.Host = target.Scheme, target.Host, "", ""
-		resp, err := http.DefaultTransport.RoundTrip(r2)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		for k, v := range resp.Header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(resp.StatusCode)
-		_, _ = io.Copy(w, resp.Body)
-	}))
-	front.Config.ErrorLog = log.New(io.Discard, "", 0)
-	t.Cleanup(front.Close)
+	live, pin := mcpLivePin(t)
+	front := mcpFront(t, live.URL, func(_ *httptest.Server, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}, nil)
 	req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", front.URL+"/mcp"), nil)
 	req.Timeout = 500 * time.Millisecond
-	req.Locked = pinned.Pin
-	_, diags = ResolveMCP(context.Background(), req)
+	req.Locked = pin
+	_, diags := ResolveMCP(context.Background(), req)
 	if len(diags) != 1 || diags[0].Severity != hcl.DiagError || diags[0].Summary != "MCP server did not answer" {
 		t.Errorf("got %s\nwant: the error \"MCP server did not answer\"", diagText(diags))
 	}

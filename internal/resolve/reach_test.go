@@ -230,11 +230,7 @@ func TestResolveProxyUnreachable(t *testing.T) {
 	tlsProxy.Config.ErrorLog = log.New(io.Discard, "", 0)
 	tlsProxy.StartTLS()
 	t.Cleanup(tlsProxy.Close)
-	mcpLive := newMCPHTTPServer(t, 3, 0)
-	live, diags := ResolveMCP(context.Background(), mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", mcpLive.URL), nil))
-	if len(diags) > 0 {
-		t.Fatalf("listing the live server: %s", diags.Error())
-	}
+	_, pin := mcpLivePin(t)
 	// A proxy that refuses to open a tunnel (the agent down, or not
 	// allowed), as Squid does: only for https, since a plain http request
 	// through a proxy takes the proxy's answer for the server's.
@@ -298,7 +294,7 @@ func TestResolveProxyUnreachable(t *testing.T) {
 						body, env = "transport = \"http\"\nurl = runtime(\"MCP_URL\")\n", map[string]string{"MCP_URL": base + "/mcp"}
 					}
 					req := mcpTestRequest(t, body, env)
-					req.Locked = live.Pin
+					req.Locked = pin
 					res, diags := ResolveMCP(context.Background(), req)
 					check("mcp", res, diags, "Served tools taken from agentform.lock.hcl")
 
@@ -336,11 +332,7 @@ func TestResolveThroughHTTPSProxy(t *testing.T) {
 	plain.Config.ErrorLog = log.New(io.Discard, "", 0)
 	plain.Start()
 	t.Cleanup(plain.Close)
-	mcpLive := newMCPHTTPServer(t, 3, 0)
-	live, diags := ResolveMCP(context.Background(), mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", mcpLive.URL), nil))
-	if len(diags) > 0 {
-		t.Fatalf("listing the live server: %s", diags.Error())
-	}
+	_, pin := mcpLivePin(t)
 	for _, tc := range []struct {
 		name, target string
 		severity     hcl.DiagnosticSeverity
@@ -361,7 +353,7 @@ func TestResolveThroughHTTPSProxy(t *testing.T) {
 			a2aHTTPClient = &http.Client{Transport: tr, CheckRedirect: a2aHTTPClient.CheckRedirect}
 
 			req := mcpTestRequest(t, "transport = \"http\"\nurl = \"https://mcp.example.com/mcp\"\n", nil)
-			req.Locked = live.Pin
+			req.Locked = pin
 			_, diags := ResolveMCP(context.Background(), req)
 			if len(diags) != 1 || diags[0].Severity != tc.severity || diags[0].Summary != tc.mcp {
 				t.Errorf("mcp:\ngot:  %s\nwant: %v %q", diagText(diags), tc.severity, tc.mcp)
@@ -381,11 +373,7 @@ func TestResolveThroughHTTPSProxy(t *testing.T) {
 // for mcp and a2a alike, not a server out of reach, naming the header and
 // not its value.
 func TestResolveRequestNotMade(t *testing.T) {
-	mcpLive := newMCPHTTPServer(t, 3, 0)
-	live, diags := ResolveMCP(context.Background(), mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", mcpLive.URL), nil))
-	if len(diags) > 0 {
-		t.Fatalf("listing the live server: %s", diags.Error())
-	}
+	mcpLive, pin := mcpLivePin(t)
 	agent := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(agent.Close)
 	const value = "secret-part\nsecond-line"
@@ -403,7 +391,7 @@ func TestResolveRequestNotMade(t *testing.T) {
 		}
 	}
 	req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\nheaders = { \"X-Key\" = runtime(\"X_KEY\") }\n", mcpLive.URL), env)
-	req.Locked = live.Pin
+	req.Locked = pin
 	res, diags := ResolveMCP(context.Background(), req)
 	check("mcp", res, diags, "Cannot make the MCP request")
 
