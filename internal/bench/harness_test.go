@@ -340,9 +340,20 @@ func TestFormatShare(t *testing.T) {
 	for _, tc := range []struct {
 		r    float64
 		want string
-	}{{1.4667, "1.47×"}, {0.1, "0.10×"}, {0.0454, "0.045×"}, {0.00454, "0.005×"}, {0.0004, "<0.001×"}} {
+	}{{1.4667, "1.47×"}, {0.1, "0.10×"}, {0.0454, "0.045×"}, {0.00454, "0.005×"}, {0.001, "0.001×"}, {0.0004, "<0.001×"}} {
 		if got := formatShare(tc.r); got != tc.want {
 			t.Errorf("formatShare(%v) = %q, want %q", tc.r, got, tc.want)
 		}
+	}
+	// The CPU table uses it: terraform apply at 272 ms against 59.9 s.
+	r := &Report{Rows: []Row{{Scenario: "apply, fresh", PeerName: "terraform apply",
+		Agentform: Measure{Median: time.Second, CPU: 272 * time.Millisecond},
+		Peer:      &Measure{Median: time.Minute, CPU: 59900 * time.Millisecond}}}}
+	var table bytes.Buffer
+	if err := r.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "59.90 s            0.005×") {
+		t.Errorf("CPU table:\n%s\nwant: 0.005× for terraform apply", table.String())
 	}
 }

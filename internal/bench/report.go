@@ -268,8 +268,8 @@ func formatRatio(r float64) string {
 	return fmt.Sprintf("%.1f×", r)
 }
 
-// formatShare writes agentform's share of a peer's cost with at least two
-// significant digits down to a thousandth.
+// formatShare writes agentform's share of a peer's cost: two decimals from
+// 0.1 up, three below, and "<0.001×" below a thousandth.
 func formatShare(r float64) string {
 	switch {
 	case r >= 0.1:

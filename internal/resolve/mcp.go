@@ -1154,7 +1154,7 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 	if s.transport == manifest.TransportHTTP && s.rt != nil {
 		if ferr := s.rt.unattempted(); ferr != nil {
 			return mcpFailure{summary: "Cannot make the MCP request",
-				detail:  fmt.Sprintf("agentform could not make the request that lists the tools of %s: %s. Check the block's headers and auth_token.", what, s.redact(requestText(ferr))),
+				detail:  fmt.Sprintf("agentform could not make the request that lists the tools of %s: %s. Check the block's headers and auth_token.", strings.ToLower(what[:1])+what[1:], s.redact(requestText(ferr))),
 				subject: subject}
 		}
 		if derr := s.rt.dialError(); derr != nil {
@@ -1290,9 +1290,11 @@ type mcpRoundTripper struct {
 	mu      sync.Mutex
 	dialErr error
 	// firstErr is the first failure: a request's error, or a response
-	// broken off (broken).
-	firstErr error
-	broken   bool
+	// broken off that the SDK resumed (broken). brokenErr is a response
+	// broken off, resumed or not.
+	firstErr  error
+	broken    bool
+	brokenErr error
 	// tlsErr is a certificate that did not verify: its message names
 	// hosts, which a URL given at runtime must not show.
 	tlsErr error
@@ -1331,6 +1333,11 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	// The DELETE that closes the session goes out after a failure, and
 	// says nothing about how the listing failed: it is not recorded.
 	record := r.Method != http.MethodDelete
+	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+		// The SDK resumes a stream the server broke off: that break is
+		// the failure, whatever this request meets.
+		rt.resumed()
+	}
 	if rt.trace != nil && record {
 		ctx = httptrace.WithClientTrace(ctx, rt.trace)
 	}
@@ -1397,14 +1404,25 @@ func (b *mcpBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// noteBroken records a response the server broke off as the first failure,
-// if there was none: the server was reached and failed, whatever later
-// requests (the SDK reconnecting) meet.
+// noteBroken keeps a response the server broke off. It counts as a
+// failure only once the SDK resumes the stream (resumed): the SDK also
+// reads on after it has its answer, and a break then fails nothing.
 func (rt *mcpRoundTripper) noteBroken(err error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if rt.firstErr == nil {
-		rt.firstErr = err
+	if rt.brokenErr == nil {
+		rt.brokenErr = err
+	}
+}
+
+// resumed makes the stream broken off the first failure, if there was
+// none: the server was reached and failed, whatever the SDK's reconnecting
+// requests meet.
+func (rt *mcpRoundTripper) resumed() {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.firstErr == nil && rt.brokenErr != nil {
+		rt.firstErr = rt.brokenErr
 		rt.broken = true
 	}
 }
@@ -1442,7 +1460,9 @@ func (rt *mcpRoundTripper) neverReached() bool {
 func (rt *mcpRoundTripper) unreachedError() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if rt.reached || !rt.attempted {
+	// A response, even one broken off, came from the server (or, through
+	// a plain http proxy, counts as its answer).
+	if rt.reached || !rt.attempted || rt.broken {
 		return nil
 	}
 	return rt.firstErr

@@ -1434,45 +1434,59 @@ func mcpLivePin(t *testing.T) (*mcpHTTPServer, *lockfile.Tool) {
 	return live, res.Pin
 }
 
-// mcpFront starts a server in front of the MCP server at target: list
-// answers the tools/list request, and every other request is passed on.
-// Each request is shown to seen first, when it is not nil.
-func mcpFront(t *testing.T, target string, list func(front *httptest.Server, w http.ResponseWriter, r *http.Request), seen func(*http.Request)) *httptest.Server {
+// mcpFront starts a server in front of the MCP server at target: handle
+// sees each request (with its body read) first and says whether it
+// answered it; every other request is passed on (mcpPass).
+func mcpFront(t *testing.T, target string, handle func(front *httptest.Server, w http.ResponseWriter, r *http.Request, body string) bool) *httptest.Server {
 	t.Helper()
-	to, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var front *httptest.Server
 	front = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if seen != nil {
-			seen(r)
+		if !handle(front, w, r, string(body)) {
+			mcpPass(target, w, r, string(body), false)
 		}
-		if strings.Contains(string(body), `"tools/list"`) {
-			list(front, w, r)
-			return
-		}
-		r2 := r.Clone(context.Background())
-		r2.Body, r2.ContentLength = io.NopCloser(strings.NewReader(string(body))), int64(len(body))
-		r2.URL.Scheme, r2.URL.Host, r2.RequestURI, r2.Host = to.Scheme, to.Host, "", ""
-		resp, err := http.DefaultTransport.RoundTrip(r2)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		for k, v := range resp.Header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(resp.StatusCode)
-		_, _ = io.Copy(w, resp.Body)
 	}))
 	front.Config.ErrorLog = log.New(io.Discard, "", 0)
 	front.Start()
 	t.Cleanup(front.Close)
 	return front
 }
+
+// mcpPass passes a request on to the MCP server at target and its answer
+// back; with breakOff, the answer's stream is broken off after it is
+// passed on whole.
+func mcpPass(target string, w http.ResponseWriter, r *http.Request, body string, breakOff bool) {
+	to, err := url.Parse(target)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	r2 := r.Clone(context.Background())
+	r2.Body, r2.ContentLength = io.NopCloser(strings.NewReader(body)), int64(len(body))
+	r2.URL.Scheme, r2.URL.Host, r2.RequestURI, r2.Host = to.Scheme, to.Host, "", ""
+	resp, err := http.DefaultTransport.RoundTrip(r2)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	if breakOff {
+		w.Header().Del("Content-Length")
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+	if breakOff {
+		w.(http.Flusher).Flush()
+		time.Sleep(20 * time.Millisecond)
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// isList reports a tools/list request.
+func isList(body string) bool { return strings.Contains(body, `"tools/list"`) }
 
 // TestResolveMCPHangsUpThenGone: a server that took the session and hung
 // up on tools/list, and was gone by the time the client tried again, was
@@ -1486,7 +1500,13 @@ func TestResolveMCPHangsUpThenGone(t *testing.T) {
 		t.Run(fmt.Sprint("event id sent: ", primed), func(t *testing.T) {
 			t.Parallel()
 			var late atomic.Int32
-			front := mcpFront(t, live.URL, func(front *httptest.Server, w http.ResponseWriter, r *http.Request) {
+			front := mcpFront(t, live.URL, func(front *httptest.Server, w http.ResponseWriter, r *http.Request, body string) bool {
+				if r.Method == http.MethodDelete || r.Method == http.MethodGet {
+					late.Add(1)
+				}
+				if !isList(body) {
+					return false
+				}
 				front.Listener.Close()
 				if primed {
 					w.Header().Set("Content-Type", "text/event-stream")
@@ -1498,10 +1518,7 @@ func TestResolveMCPHangsUpThenGone(t *testing.T) {
 				if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
 					c.Close()
 				}
-			}, func(r *http.Request) {
-				if r.Method == http.MethodDelete || r.Method == http.MethodGet {
-					late.Add(1)
-				}
+				return true
 			})
 			req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", front.URL+"/mcp"), nil)
 			req.Timeout = 2 * time.Second
@@ -1520,17 +1537,104 @@ func TestResolveMCPHangsUpThenGone(t *testing.T) {
 	}
 }
 
+// TestResolveMCPAnsweredThen: what decides is the first failure, and only
+// a failure. A stream broken off after its answer was passed on whole
+// fails nothing (the SDK only reads on), so a later silence is "did not
+// answer"; a JSON-RPC error and then a server gone is the error, not the
+// refused DELETE that closes the session; an answer started and broken
+// off through a plain http proxy is the server's answer (an error), not
+// the server out of reach.
+func TestResolveMCPAnsweredThen(t *testing.T) {
+	live, pin := mcpLivePin(t)
+	proxied := func(t *testing.T, front *httptest.Server) string {
+		p, err := url.Parse(front.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := proxyFor
+		t.Cleanup(func() { proxyFor = old })
+		proxyFor = http.ProxyURL(p)
+		return "http://mcp.example.com/mcp"
+	}
+	for _, tc := range []struct {
+		name    string
+		handle  func(front *httptest.Server, w http.ResponseWriter, r *http.Request, body string) bool
+		proxy   bool
+		summary string
+	}{
+		{name: "initialize broken off after its answer, then silence", summary: "MCP server did not answer",
+			handle: func(_ *httptest.Server, w http.ResponseWriter, r *http.Request, body string) bool {
+				switch {
+				case strings.Contains(body, `"initialize"`):
+					mcpPass(live.URL, w, r, body, true)
+				case isList(body):
+					<-r.Context().Done()
+				default:
+					return false
+				}
+				return true
+			}},
+		{name: "a JSON-RPC error, then gone", summary: "MCP server answered with an error",
+			handle: func(front *httptest.Server, w http.ResponseWriter, r *http.Request, body string) bool {
+				if !isList(body) {
+					return false
+				}
+				var msg struct {
+					ID json.RawMessage `json:"id"`
+				}
+				_ = json.Unmarshal([]byte(body), &msg)
+				front.Listener.Close()
+				w.Header().Set("Connection", "close")
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"backend down"}}`, msg.ID)
+				return true
+			}},
+		// The SDK's resuming GET then reaches the server, which knows no
+		// such stream.
+		{name: "through a plain http proxy, an answer broken off", proxy: true, summary: "MCP server failed",
+			handle: func(_ *httptest.Server, w http.ResponseWriter, r *http.Request, body string) bool {
+				if !isList(body) {
+					return false
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				_, _ = io.WriteString(w, "id: p1\nretry: 50\ndata:\n\n")
+				w.(http.Flusher).Flush()
+				panic(http.ErrAbortHandler)
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			front := mcpFront(t, live.URL, tc.handle)
+			target := front.URL + "/mcp"
+			if tc.proxy {
+				target = proxied(t, front)
+			}
+			req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", target), nil)
+			req.Timeout = time.Second
+			req.Locked = pin
+			res, diags := ResolveMCP(context.Background(), req)
+			if len(diags) != 1 || diags[0].Severity != hcl.DiagError || diags[0].Summary != tc.summary || (res != nil && res.FromLock) {
+				t.Errorf("got %s\nwant: the error %q, the lock entry not used", diagText(diags), tc.summary)
+			}
+		})
+	}
+}
+
 // TestResolveMCPSilentStream: a server that starts its answer to tools/list
 // (an event stream's headers) and then says nothing did not answer; the
 // stream ended by the timeout is not one the server broke off.
 func TestResolveMCPSilentStream(t *testing.T) {
 	live, pin := mcpLivePin(t)
-	front := mcpFront(t, live.URL, func(_ *httptest.Server, w http.ResponseWriter, r *http.Request) {
+	front := mcpFront(t, live.URL, func(_ *httptest.Server, w http.ResponseWriter, r *http.Request, body string) bool {
+		if !isList(body) {
+			return false
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
-	}, nil)
+		return true
+	})
 	req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", front.URL+"/mcp"), nil)
 	req.Timeout = 500 * time.Millisecond
 	req.Locked = pin

@@ -394,6 +394,9 @@ func TestResolveRequestNotMade(t *testing.T) {
 	req.Locked = pin
 	res, diags := ResolveMCP(context.Background(), req)
 	check("mcp", res, diags, "Cannot make the MCP request")
+	if d := diags[0].Detail; !strings.Contains(d, "lists the tools of the URL ") {
+		t.Errorf("mcp detail:\ngot:  %s\nwant: the URL named mid-sentence", d)
+	}
 
 	areq := a2aRequest(t, fmt.Sprintf("url = %q\nheaders = { \"X-Key\" = runtime(\"X_KEY\") }", agent.URL), env)
 	areq.Locked = &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("0", 64), CardName: "Planner"}
