@@ -1290,11 +1290,12 @@ type mcpRoundTripper struct {
 	mu      sync.Mutex
 	dialErr error
 	// firstErr is the first failure: a request's error, or a response
-	// broken off that the SDK resumed (broken). brokenErr is a response
-	// broken off, resumed or not.
-	firstErr  error
-	broken    bool
-	brokenErr error
+	// broken off that the SDK resumed (broken). brokenAt holds the
+	// responses broken off, resumed or not, by the id of the last event
+	// read from them.
+	firstErr error
+	broken   bool
+	brokenAt map[string]error
 	// tlsErr is a certificate that did not verify: its message names
 	// hosts, which a URL given at runtime must not show.
 	tlsErr error
@@ -1333,10 +1334,10 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	// The DELETE that closes the session goes out after a failure, and
 	// says nothing about how the listing failed: it is not recorded.
 	record := r.Method != http.MethodDelete
-	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
-		// The SDK resumes a stream the server broke off: that break is
-		// the failure, whatever this request meets.
-		rt.resumed()
+	if id := r.Header.Get("Last-Event-ID"); r.Method == http.MethodGet && id != "" {
+		// The SDK resumes a stream: if the server broke it off, that
+		// break is the failure, whatever this request meets.
+		rt.resumed(id)
 	}
 	if rt.trace != nil && record {
 		ctx = httptrace.WithClientTrace(ctx, rt.trace)
@@ -1386,43 +1387,77 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // mcpBody releases a request's context when its body is closed, and
 // tells failed when reading it fails other than at its end or by the
-// request's context ending (a stream the server broke off).
+// request's context ending (a stream the server broke off), with the id
+// of the last event-stream event read (lastID), which is what the SDK
+// resumes the stream from.
 type mcpBody struct {
 	io.ReadCloser
 	once   sync.Once
 	done   func()
-	failed func(error)
+	failed func(err error, lastID string)
 	ctx    context.Context
+	lastID string
+	line   []byte // the line read so far, up to mcpMaxIDLine
+	long   bool   // the line is longer: not an id
 }
+
+// mcpMaxIDLine bounds the event-stream line kept to find "id:" lines.
+const mcpMaxIDLine = 512
 
 // Read implements io.Reader.
 func (b *mcpBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err != nil && err != io.EOF && b.failed != nil && b.ctx.Err() == nil {
-		b.failed(err)
+	if b.failed == nil {
+		return n, err
+	}
+	for _, c := range p[:n] {
+		if c == '\n' || c == '\r' {
+			if v, ok := bytes.CutPrefix(b.line, []byte("id:")); ok && !b.long {
+				b.lastID = strings.TrimPrefix(string(v), " ")
+			}
+			b.line, b.long = b.line[:0], false
+			continue
+		}
+		if len(b.line) < mcpMaxIDLine {
+			b.line = append(b.line, c)
+		} else {
+			b.long = true
+		}
+	}
+	if err != nil && err != io.EOF && b.ctx.Err() == nil {
+		b.failed(err, b.lastID)
 	}
 	return n, err
 }
 
-// noteBroken keeps a response the server broke off. It counts as a
-// failure only once the SDK resumes the stream (resumed): the SDK also
-// reads on after it has its answer, and a break then fails nothing.
-func (rt *mcpRoundTripper) noteBroken(err error) {
+// noteBroken keeps a response the server broke off after the event lastID.
+// It counts as a failure only once the SDK resumes that stream (resumed):
+// the SDK also reads on after it has its answer, and a break then fails
+// nothing; a stream without an event id is not resumed, and the SDK fails
+// the call itself.
+func (rt *mcpRoundTripper) noteBroken(err error, lastID string) {
+	if lastID == "" {
+		return
+	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if rt.brokenErr == nil {
-		rt.brokenErr = err
+	if rt.brokenAt == nil {
+		rt.brokenAt = map[string]error{}
+	}
+	if _, ok := rt.brokenAt[lastID]; !ok {
+		rt.brokenAt[lastID] = err
 	}
 }
 
-// resumed makes the stream broken off the first failure, if there was
-// none: the server was reached and failed, whatever the SDK's reconnecting
-// requests meet.
-func (rt *mcpRoundTripper) resumed() {
+// resumed makes the stream broken off after the event id the first
+// failure, if there was none: the server was reached and failed, whatever
+// the SDK's reconnecting requests meet. A stream the server ended cleanly
+// and the SDK polls again (SEP-1699) was not broken off.
+func (rt *mcpRoundTripper) resumed(id string) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if rt.firstErr == nil && rt.brokenErr != nil {
-		rt.firstErr = rt.brokenErr
+	if err := rt.brokenAt[id]; rt.firstErr == nil && err != nil {
+		rt.firstErr = err
 		rt.broken = true
 	}
 }

@@ -1479,6 +1479,9 @@ func mcpPass(target string, w http.ResponseWriter, r *http.Request, body string,
 	w.WriteHeader(resp.StatusCode)
 	_, _ = io.Copy(w, resp.Body)
 	if breakOff {
+		// An event with an id after the answer, as a server with an
+		// event store sends: the SDK could resume from it.
+		_, _ = io.WriteString(w, "id: after-answer\ndata:\n\n")
 		w.(http.Flusher).Flush()
 		time.Sleep(20 * time.Millisecond)
 		panic(http.ErrAbortHandler)
@@ -1540,10 +1543,12 @@ func TestResolveMCPHangsUpThenGone(t *testing.T) {
 // TestResolveMCPAnsweredThen: what decides is the first failure, and only
 // a failure. A stream broken off after its answer was passed on whole
 // fails nothing (the SDK only reads on), so a later silence is "did not
-// answer"; a JSON-RPC error and then a server gone is the error, not the
-// refused DELETE that closes the session; an answer started and broken
-// off through a plain http proxy is the server's answer (an error), not
-// the server out of reach.
+// answer", and when the SDK polls another stream the server ended cleanly
+// (SEP-1699) and finds the server gone, the server is out of reach; a
+// JSON-RPC error and then a server gone is the error, not the refused
+// DELETE that closes the session; an answer started and broken off
+// through a plain http proxy is the server's answer (an error), not the
+// server out of reach.
 func TestResolveMCPAnsweredThen(t *testing.T) {
 	live, pin := mcpLivePin(t)
 	proxied := func(t *testing.T, front *httptest.Server) string {
@@ -1556,12 +1561,38 @@ func TestResolveMCPAnsweredThen(t *testing.T) {
 		proxyFor = http.ProxyURL(p)
 		return "http://mcp.example.com/mcp"
 	}
+	// A stream ended cleanly after an event with an id, before the
+	// answer: the SDK asks again with a GET from that id.
+	polled := func(gone bool) func(front *httptest.Server, w http.ResponseWriter, r *http.Request, body string) bool {
+		return func(front *httptest.Server, w http.ResponseWriter, r *http.Request, body string) bool {
+			switch {
+			case r.Method == http.MethodGet:
+				<-r.Context().Done()
+			case strings.Contains(body, `"initialize"`):
+				mcpPass(live.URL, w, r, body, true)
+			case isList(body):
+				if gone {
+					front.Listener.Close()
+				}
+				w.Header().Set("Connection", "close")
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				_, _ = io.WriteString(w, "id: p1\nretry: 50\ndata:\n\n")
+			default:
+				return false
+			}
+			return true
+		}
+	}
 	for _, tc := range []struct {
 		name    string
 		handle  func(front *httptest.Server, w http.ResponseWriter, r *http.Request, body string) bool
 		proxy   bool
+		warn    bool
 		summary string
 	}{
+		{name: "initialize broken off after its answer, then a stream polled, and gone", handle: polled(true), warn: true, summary: "Served tools taken from agentform.lock.hcl"},
+		{name: "initialize broken off after its answer, then a stream polled, and silence", handle: polled(false), summary: "MCP server did not answer"},
 		{name: "initialize broken off after its answer, then silence", summary: "MCP server did not answer",
 			handle: func(_ *httptest.Server, w http.ResponseWriter, r *http.Request, body string) bool {
 				switch {
@@ -1610,9 +1641,15 @@ func TestResolveMCPAnsweredThen(t *testing.T) {
 				target = proxied(t, front)
 			}
 			req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", target), nil)
-			req.Timeout = time.Second
+			req.Timeout = 2 * time.Second
 			req.Locked = pin
 			res, diags := ResolveMCP(context.Background(), req)
+			if tc.warn {
+				if len(diags) != 1 || diags[0].Severity != hcl.DiagWarning || diags[0].Summary != tc.summary || res == nil || !res.FromLock {
+					t.Errorf("got %s\nwant: the warning %q, the lock entry used", diagText(diags), tc.summary)
+				}
+				return
+			}
 			if len(diags) != 1 || diags[0].Severity != hcl.DiagError || diags[0].Summary != tc.summary || (res != nil && res.FromLock) {
 				t.Errorf("got %s\nwant: the error %q, the lock entry not used", diagText(diags), tc.summary)
 			}
