@@ -1388,17 +1388,20 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 // mcpBody releases a request's context when its body is closed, and
 // tells failed when reading it fails other than at its end or by the
 // request's context ending (a stream the server broke off), with the id
-// of the last event-stream event read (lastID), which is what the SDK
-// resumes the stream from.
+// of the last complete event-stream event read (lastID): the id the SDK
+// resumes the stream from. Lines are read as the SDK reads them: split at
+// "\n", a trailing "\r" dropped, an event's id taken (trimmed) when the
+// blank line ends the event, and only if it has one.
 type mcpBody struct {
 	io.ReadCloser
-	once   sync.Once
-	done   func()
-	failed func(err error, lastID string)
-	ctx    context.Context
-	lastID string
-	line   []byte // the line read so far, up to mcpMaxIDLine
-	long   bool   // the line is longer: not an id
+	once    sync.Once
+	done    func()
+	failed  func(err error, lastID string)
+	ctx     context.Context
+	lastID  string
+	eventID string // the id of the event being read
+	line    []byte // the line read so far, up to mcpMaxIDLine
+	long    bool   // the line is longer: not an id
 }
 
 // mcpMaxIDLine bounds the event-stream line kept to find "id:" lines.
@@ -1411,18 +1414,27 @@ func (b *mcpBody) Read(p []byte) (int, error) {
 		return n, err
 	}
 	for _, c := range p[:n] {
-		if c == '\n' || c == '\r' {
-			if v, ok := bytes.CutPrefix(b.line, []byte("id:")); ok && !b.long {
-				b.lastID = strings.TrimPrefix(string(v), " ")
+		if c != '\n' {
+			if len(b.line) < mcpMaxIDLine {
+				b.line = append(b.line, c)
+			} else {
+				b.long = true
 			}
-			b.line, b.long = b.line[:0], false
 			continue
 		}
-		if len(b.line) < mcpMaxIDLine {
-			b.line = append(b.line, c)
-		} else {
-			b.long = true
+		line := bytes.TrimRight(b.line, "\r")
+		switch {
+		case len(line) == 0 && !b.long:
+			if b.eventID != "" {
+				b.lastID = b.eventID
+			}
+			b.eventID = ""
+		case !b.long:
+			if field, value, ok := bytes.Cut(line, []byte(":")); ok && string(field) == "id" {
+				b.eventID = strings.TrimSpace(string(value))
+			}
 		}
+		b.line, b.long = b.line[:0], false
 	}
 	if err != nil && err != io.EOF && b.ctx.Err() == nil {
 		b.failed(err, b.lastID)
@@ -1452,7 +1464,9 @@ func (rt *mcpRoundTripper) noteBroken(err error, lastID string) {
 // resumed makes the stream broken off after the event id the first
 // failure, if there was none: the server was reached and failed, whatever
 // the SDK's reconnecting requests meet. A stream the server ended cleanly
-// and the SDK polls again (SEP-1699) was not broken off.
+// and the SDK polls again (SEP-1699) was not broken off. Event ids are
+// unique within a session (the MCP specification requires it), so an id
+// names one stream.
 func (rt *mcpRoundTripper) resumed(id string) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()

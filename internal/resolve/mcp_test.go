@@ -1499,8 +1499,9 @@ func isList(body string) bool { return strings.Contains(body, `"tools/list"`) }
 // not be reached.
 func TestResolveMCPHangsUpThenGone(t *testing.T) {
 	live, pin := mcpLivePin(t)
-	for _, primed := range []bool{false, true} {
-		t.Run(fmt.Sprint("event id sent: ", primed), func(t *testing.T) {
+	for _, variant := range []string{"no event id", "after an event id", "inside the answer's event"} {
+		primed := variant != "no event id"
+		t.Run(variant, func(t *testing.T) {
 			t.Parallel()
 			var late atomic.Int32
 			front := mcpFront(t, live.URL, func(front *httptest.Server, w http.ResponseWriter, r *http.Request, body string) bool {
@@ -1515,6 +1516,10 @@ func TestResolveMCPHangsUpThenGone(t *testing.T) {
 					w.Header().Set("Content-Type", "text/event-stream")
 					w.WriteHeader(http.StatusOK)
 					_, _ = io.WriteString(w, "id: p1\nretry: 50\ndata:\n\n")
+					if variant == "inside the answer's event" {
+						// The SDK resumes from p1: r1 never ended.
+						_, _ = io.WriteString(w, "id: r1\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[")
+					}
 					w.(http.Flusher).Flush()
 					panic(http.ErrAbortHandler)
 				}
@@ -1702,4 +1707,48 @@ func TestMCPUnattempted(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// TestMCPBodyLastEventID: the id a broken-off body reports is the one the
+// SDK resumes from: the last complete event's, trimmed, kept across an
+// event without one, whatever the chunks the body arrives in.
+func TestMCPBodyLastEventID(t *testing.T) {
+	for _, tc := range []struct{ name, stream, want string }{
+		{"break inside an event with its own id", "id: p\ndata:\n\nid: r1\ndata: {\"x\"", "p"},
+		{"break before the blank line", "id: 6\ndata: {}\n\nid: 7\ndata: {}\n", "6"},
+		{"white space and CRLF", "id:  a \r\ndata: x\r\n\r\n", "a"},
+		{"an event without an id keeps the last", "id: 5\ndata: x\n\nid:\ndata: y\n\n", "5"},
+		{"no id", "data: x\n\n", ""},
+		{"after a long data line", "data: " + strings.Repeat("x", 2000) + "\nid: z\n\n", "z"},
+	} {
+		for _, chunk := range []int{1, 2, 7, 4096} {
+			var got string
+			var broken bool
+			b := &mcpBody{
+				ReadCloser: io.NopCloser(&chunkedBreak{data: []byte(tc.stream), chunk: chunk}),
+				ctx:        context.Background(),
+				failed:     func(_ error, id string) { got, broken = id, true },
+			}
+			_, _ = io.Copy(io.Discard, b)
+			if !broken || got != tc.want {
+				t.Errorf("%s, chunks of %d: broken %v, last id %q; want %q", tc.name, chunk, broken, got, tc.want)
+			}
+		}
+	}
+}
+
+// chunkedBreak reads data in chunks of chunk bytes, then fails as a
+// connection broken off does.
+type chunkedBreak struct {
+	data  []byte
+	chunk int
+}
+
+func (c *chunkedBreak) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.ErrUnexpectedEOF
+	}
+	n := copy(p[:min(len(p), c.chunk)], c.data)
+	c.data = c.data[n:]
+	return n, nil
 }
