@@ -207,13 +207,38 @@ func (t *jsonTee) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Lines splits an event stream into lines as it is read, the way the
+// go-sdk's client reads them: at "\n", with trailing "\r" dropped. A line
+// longer than Max is passed cut to Max bytes, with over set.
+type Lines struct {
+	Max  int
+	line []byte
+	over bool
+}
+
+// Feed passes each line p completes to line.
+func (s *Lines) Feed(p []byte, line func(l []byte, over bool)) {
+	for _, b := range p {
+		if b != '\n' {
+			if len(s.line) < s.Max {
+				s.line = append(s.line, b)
+			} else {
+				s.over = true
+			}
+			continue
+		}
+		line(bytes.TrimRight(s.line, "\r"), s.over)
+		s.line, s.over = s.line[:0], false
+	}
+}
+
 // sseTee passes an event-stream response body through, and shows the
 // capture the message in each event's data as soon as the event is
 // complete.
 type sseTee struct {
 	io.ReadCloser
 	capture *Capture
-	line    []byte
+	lines   Lines
 	data    bytes.Buffer
 	over    bool
 }
@@ -221,18 +246,15 @@ type sseTee struct {
 // Read implements io.Reader.
 func (t *sseTee) Read(p []byte) (int, error) {
 	n, err := t.ReadCloser.Read(p)
-	for _, b := range p[:n] {
-		if b != '\n' {
-			if len(t.line) < MaxMessage {
-				t.line = append(t.line, b)
-			} else {
-				t.over = true
-			}
-			continue
-		}
-		t.processLine(bytes.TrimSuffix(t.line, []byte("\r")))
-		t.line = t.line[:0]
+	if t.lines.Max == 0 {
+		t.lines.Max = MaxMessage
 	}
+	t.lines.Feed(p[:n], func(line []byte, over bool) {
+		if over {
+			t.over = true
+		}
+		t.processLine(line)
+	})
 	return n, err
 }
 

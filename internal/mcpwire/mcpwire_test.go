@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,5 +70,23 @@ func TestLookCommand(t *testing.T) {
 		if _, err := LookCommand(name, "", dir); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", name, err, want)
 		}
+	}
+}
+
+// TestLines: lines end at "\n", keep no trailing "\r", complete across
+// feeds, and a line over Max is passed cut, with over set.
+func TestLines(t *testing.T) {
+	type got struct {
+		line string
+		over bool
+	}
+	var out []got
+	s := Lines{Max: 6}
+	for _, p := range []string{"id: ", "a\r\n", "\r\ndata: long line\nx", "y\n"} {
+		s.Feed([]byte(p), func(l []byte, over bool) { out = append(out, got{string(l), over}) })
+	}
+	want := []got{{"id: a", false}, {"", false}, {"data: ", true}, {"xy", false}}
+	if !slices.Equal(out, want) {
+		t.Errorf("lines:\ngot:  %+v\nwant: %+v", out, want)
 	}
 }

@@ -1400,8 +1400,7 @@ type mcpBody struct {
 	ctx     context.Context
 	lastID  string
 	eventID string // the id of the event being read
-	line    []byte // the line read so far, up to mcpMaxIDLine
-	long    bool   // the line is longer: not an id
+	lines   mcpwire.Lines
 }
 
 // mcpMaxIDLine bounds the event-stream line kept to find "id:" lines.
@@ -1413,29 +1412,23 @@ func (b *mcpBody) Read(p []byte) (int, error) {
 	if b.failed == nil {
 		return n, err
 	}
-	for _, c := range p[:n] {
-		if c != '\n' {
-			if len(b.line) < mcpMaxIDLine {
-				b.line = append(b.line, c)
-			} else {
-				b.long = true
-			}
-			continue
-		}
-		line := bytes.TrimRight(b.line, "\r")
+	if b.lines.Max == 0 {
+		b.lines.Max = mcpMaxIDLine
+	}
+	b.lines.Feed(p[:n], func(line []byte, long bool) {
 		switch {
-		case len(line) == 0 && !b.long:
+		case long:
+		case len(line) == 0:
 			if b.eventID != "" {
 				b.lastID = b.eventID
 			}
 			b.eventID = ""
-		case !b.long:
+		default:
 			if field, value, ok := bytes.Cut(line, []byte(":")); ok && string(field) == "id" {
 				b.eventID = strings.TrimSpace(string(value))
 			}
 		}
-		b.line, b.long = b.line[:0], false
-	}
+	})
 	if err != nil && err != io.EOF && b.ctx.Err() == nil {
 		b.failed(err, b.lastID)
 	}
