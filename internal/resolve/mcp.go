@@ -1403,8 +1403,10 @@ type mcpBody struct {
 	lines   mcpwire.Lines
 }
 
-// mcpMaxIDLine bounds the event-stream line kept to find "id:" lines.
-const mcpMaxIDLine = 512
+// mcpMaxIDLine bounds the event-stream line kept to find "id:" lines: far
+// above any id a server sends (the SDK takes ids of any length up to its
+// event limit), and a bound on what a long data line costs.
+const mcpMaxIDLine = 64 << 10
 
 // Read implements io.Reader.
 func (b *mcpBody) Read(p []byte) (int, error) {

@@ -1720,6 +1720,7 @@ func TestMCPBodyLastEventID(t *testing.T) {
 		{"an event without an id keeps the last", "id: 5\ndata: x\n\nid:\ndata: y\n\n", "5"},
 		{"no id", "data: x\n\n", ""},
 		{"after a long data line", "data: " + strings.Repeat("x", 2000) + "\nid: z\n\n", "z"},
+		{"a long id", "id: 1\ndata: {}\n\nid: " + strings.Repeat("k", 600) + "\r\ndata: {}\r\n\r\n", strings.Repeat("k", 600)},
 	} {
 		for _, chunk := range []int{1, 2, 7, 4096} {
 			var got string
