@@ -337,7 +337,7 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 				detail += " " + missingEnvDetail(missing)
 			}
 			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "A2A agent did not answer", Detail: detail, Subject: rng.Ptr()})
-		case reached.Load() && !a2aNotConnected(err):
+		case reached.Load() && !notConnected(err):
 			// Connected, and then the exchange failed: a TLS handshake
 			// refused (https to a plain HTTP port, a client certificate
 			// required), the connection closed before an answer. A later
@@ -457,14 +457,6 @@ func a2aStatus(resp *http.Response) string {
 		return fmt.Sprintf("%d %s", resp.StatusCode, text)
 	}
 	return fmt.Sprint(resp.StatusCode)
-}
-
-// a2aNotConnected reports an error of a connection that could not be made
-// (refused, a host name that does not resolve).
-func a2aNotConnected(err error) bool {
-	var op *net.OpError
-	var dns *net.DNSError
-	return (errors.As(err, &op) && op.Op == "dial") || errors.As(err, &dns)
 }
 
 // netReason says why no answer came back. For a runtime URL it names a

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -1287,8 +1286,7 @@ type mcpRoundTripper struct {
 	token   string
 	capture *mcpwire.Capture
 
-	mu      sync.Mutex
-	dialErr error
+	mu sync.Mutex
 	// firstErr is the first failure: a request's error, or a response
 	// broken off that the SDK resumed (broken). brokenAt holds the
 	// responses broken off, resumed or not, by the id of the last event
@@ -1360,19 +1358,13 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 		if !record {
 			return nil, err
 		}
-		var op *net.OpError
-		var dns *net.DNSError
 		var cert *tls.CertificateVerificationError
-		// The first failure decides: a connection that could not be made
-		// (a proxy that cannot be reached, proxyconnect, included) leaves
-		// the server out of reach, but not after a failure of a server
-		// that was reached (a hang-up on tools/list, then the SDK's
-		// reconnecting GET refused).
+		// The first failure decides (dialError): a connection that could
+		// not be made leaves the server out of reach, but not after a
+		// failure of a server that was reached (a hang-up on tools/list,
+		// then the SDK's reconnecting GET refused).
 		if rt.firstErr == nil {
 			rt.firstErr = err
-			if (errors.As(err, &op) && (op.Op == "dial" || op.Op == "proxyconnect")) || errors.As(err, &dns) {
-				rt.dialErr = err
-			}
 		}
 		if rt.tlsErr == nil && errors.As(err, &cert) {
 			rt.tlsErr = err
@@ -1486,10 +1478,15 @@ func (b *mcpBody) Close() error {
 	return err
 }
 
+// dialError returns the first failure when it is a connection that could
+// not be made (notConnected).
 func (rt *mcpRoundTripper) dialError() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	return rt.dialErr
+	if rt.firstErr != nil && notConnected(rt.firstErr) {
+		return rt.firstErr
+	}
+	return nil
 }
 
 // neverReached reports that no request reached the server.

@@ -89,6 +89,15 @@ func requestText(err error) string {
 	return err.Error()
 }
 
+// notConnected reports the error of a connection that could not be made:
+// refused, a host name that does not resolve, or a proxy that cannot be
+// reached (proxyconnect).
+func notConnected(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	return (errors.As(err, &op) && (op.Op == "dial" || op.Op == "proxyconnect")) || errors.As(err, &dns)
+}
+
 // proxyError returns the error of a request that did not get as far as
 // the proxy (a proxy refusing the connection, or one whose name does not
 // resolve): the server was not reached. Nil for any other error.
