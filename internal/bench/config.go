@@ -15,6 +15,12 @@ const (
 	DefaultJS     = 200
 	DefaultRuns   = 3
 
+	// DefaultFloorRuns is how many times each javascript apply runs in
+	// turns with its esbuild floor. A pair takes under a second, and on a
+	// shared 2-core machine single pairs of the same binaries have ranged
+	// from 0.9× to 1.9× of the floor's time (docs/performance.md).
+	DefaultFloorRuns = 11
+
 	// DefaultDepJS and DefaultDepModules size the workspace of javascript
 	// tools with an npm dependency (GenerateJavaScriptDeps), which no
 	// target covers: tools, and modules in each tool's dependency.
@@ -51,6 +57,10 @@ type Config struct {
 
 	// Runs is how many times each scenario runs; the report keeps medians.
 	Runs int
+
+	// FloorRuns is how many times each javascript apply and its esbuild
+	// floor run, in turns; it replaces Runs for those two pairs.
+	FloorRuns int
 
 	// Scale adds plans of every ScaleTools × ScaleAgents size, agentform
 	// only, with the summarised matrix.
@@ -96,7 +106,8 @@ func (c Config) Normalize() (Config, error) {
 		d    int
 		name string
 	}{{&c.Tools, DefaultTools, "tools"}, {&c.Agents, DefaultAgents, "agents"}, {&c.JS, DefaultJS, "js"},
-		{&c.DepJS, DefaultDepJS, "dep-js"}, {&c.DepModules, DefaultDepModules, "dep-modules"}, {&c.Runs, DefaultRuns, "runs"}} {
+		{&c.DepJS, DefaultDepJS, "dep-js"}, {&c.DepModules, DefaultDepModules, "dep-modules"}, {&c.Runs, DefaultRuns, "runs"},
+		{&c.FloorRuns, DefaultFloorRuns, "floor-runs"}} {
 		if err := def(f.v, f.d, f.name); err != nil {
 			return c, err
 		}

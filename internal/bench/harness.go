@@ -18,7 +18,8 @@ import (
 )
 
 // Run builds agentform from cfg.Module, generates the workspaces and
-// measures every scenario cfg.Runs times:
+// measures every scenario cfg.Runs times (the javascript applies and
+// their floors cfg.FloorRuns times):
 //
 //   - agentform plan of a fresh bash workspace vs terraform plan of a fresh
 //     configuration (after an untimed terraform init);
@@ -121,7 +122,7 @@ func (h *harness) prepare(ctx context.Context) error {
 func (h *harness) measure(ctx context.Context) (*Report, error) {
 	c := h.cfg
 	r := &h.report
-	r.Tools, r.Agents, r.JS, r.Runs = c.Tools, c.Agents, c.JS, c.Runs
+	r.Tools, r.Agents, r.JS, r.Runs, r.FloorRuns = c.Tools, c.Agents, c.JS, c.Runs, c.FloorRuns
 	r.DepJS, r.DepModules = c.DepJS, c.DepModules
 	resources := c.Tools + c.Agents
 
@@ -281,7 +282,7 @@ func (h *harness) repeat(ctx context.Context, label string, setup func() (child,
 	var samples []Sample
 	sc := scenario{label: label, setup: setup, check: check}
 	for i := range h.cfg.Runs {
-		s, err := h.once(ctx, sc, i)
+		s, err := h.once(ctx, sc, i, h.cfg.Runs)
 		if err != nil {
 			return Measure{}, err
 		}
@@ -290,19 +291,20 @@ func (h *harness) repeat(ctx context.Context, label string, setup func() (child,
 	return summarise(samples), nil
 }
 
-// alternate runs a and b cfg.Runs times each, in turns (a, b, a, b, ...),
-// and returns the medians of each: a ratio of the two then compares runs
-// made under the same conditions. b's setup may use what a's last setup
-// prepared.
+// alternate runs a and b cfg.FloorRuns times each, in turns (a, b, a, b,
+// ...), and returns the medians of each: a ratio of the two then compares
+// runs made under the same conditions. b's setup may use what a's last
+// setup prepared.
 func (h *harness) alternate(ctx context.Context, a, b scenario) (Measure, Measure, error) {
 	var as, bs []Sample
-	for i := range h.cfg.Runs {
-		s, err := h.once(ctx, a, i)
+	n := h.cfg.FloorRuns
+	for i := range n {
+		s, err := h.once(ctx, a, i, n)
 		if err != nil {
 			return Measure{}, Measure{}, err
 		}
 		as = append(as, s)
-		if s, err = h.once(ctx, b, i); err != nil {
+		if s, err = h.once(ctx, b, i, n); err != nil {
 			return Measure{}, Measure{}, err
 		}
 		bs = append(bs, s)
@@ -310,8 +312,9 @@ func (h *harness) alternate(ctx context.Context, a, b scenario) (Measure, Measur
 	return summarise(as), summarise(bs), nil
 }
 
-// once prepares, runs and checks run i of sc, printing its progress line.
-func (h *harness) once(ctx context.Context, sc scenario, i int) (Sample, error) {
+// once prepares, runs and checks run i of n of sc, printing its progress
+// line.
+func (h *harness) once(ctx context.Context, sc scenario, i, n int) (Sample, error) {
 	c, err := sc.setup()
 	if err != nil {
 		return Sample{}, fmt.Errorf("preparing %s: %w", sc.label, err)
@@ -323,7 +326,7 @@ func (h *harness) once(ctx context.Context, sc scenario, i int) (Sample, error) 
 	if err := sc.check(out); err != nil {
 		return Sample{}, fmt.Errorf("measuring %s: %w", sc.label, err)
 	}
-	fmt.Fprintf(h.cfg.Progress, "%-36s run %d/%d: %s, CPU %s, peak RSS %s\n", sc.label, i+1, h.cfg.Runs, formatDuration(s.Wall), formatDuration(s.CPU), formatRSS(s.PeakRSSKiB))
+	fmt.Fprintf(h.cfg.Progress, "%-36s run %d/%d: %s, CPU %s, peak RSS %s\n", sc.label, i+1, n, formatDuration(s.Wall), formatDuration(s.CPU), formatRSS(s.PeakRSSKiB))
 	return s, nil
 }
 

@@ -19,14 +19,15 @@ type Report struct {
 	Command string `json:"command,omitempty"`
 	// Machine describes where the numbers come from.
 	Machine Machine `json:"machine"`
-	// Tools, Agents, JS, DepJS, DepModules and Runs are the normalised
-	// Config sizes.
+	// Tools, Agents, JS, DepJS, DepModules, Runs and FloorRuns are the
+	// normalised Config sizes.
 	Tools      int `json:"tools"`
 	Agents     int `json:"agents"`
 	JS         int `json:"js"`
 	DepJS      int `json:"dep_js"`
 	DepModules int `json:"dep_modules"`
 	Runs       int `json:"runs"`
+	FloorRuns  int `json:"floor_runs"`
 	// Rows are the comparisons, in the order of the table.
 	Rows []Row `json:"rows"`
 	// Scale holds the agentform-only plans of Config.Scale, by tools then
@@ -117,7 +118,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // one, the no-bundling check and the targets.
 func (r *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s vs peers on %s/%s, %d CPUs; median of %d runs\n", r.Machine.Agentform, r.Machine.OS, r.Machine.Arch, r.Machine.CPUs, r.Runs)
+	fmt.Fprintf(&b, "%s vs peers on %s/%s, %d CPUs; median of %d runs; of %d for each javascript apply and its esbuild build, run in turns\n", r.Machine.Agentform, r.Machine.OS, r.Machine.Arch, r.Machine.CPUs, r.Runs, r.FloorRuns)
 	fmt.Fprintf(&b, "workspaces: %d bash tools × %d agents; %d javascript tools × %d agents; %d javascript tools with a %d-module npm dependency × %d agents; peer: %d terraform_data (%s)\n\n",
 		r.Tools, r.Agents, r.JS, r.Agents, r.DepJS, r.DepModules, r.Agents, r.Tools, orNotRun(r.Machine.Terraform))
 	cells := [][]string{{"scenario", "peer", "agentform median", "peer median", "ratio", "agentform peak RSS", "peer peak RSS"}}

@@ -2,8 +2,8 @@
 // real processes and prints the comparison table (see internal/bench).
 //
 //	go run ./internal/bench/cmd/benchcmp [-tools N] [-agents M] [-js J]
-//	    [-dep-js D] [-dep-modules K] [-runs R] [-scale] [-skip-terraform]
-//	    [-json FILE]
+//	    [-dep-js D] [-dep-modules K] [-runs R] [-floor-runs F] [-scale]
+//	    [-skip-terraform] [-json FILE]
 //
 // It builds agentform from the module it is run in, so run it from the
 // repository. Progress goes to standard error, the table to standard
@@ -30,6 +30,7 @@ func main() {
 	flag.IntVar(&cfg.DepJS, "dep-js", bench.DefaultDepJS, "javascript tools with an npm dependency (generated, no registry needed)")
 	flag.IntVar(&cfg.DepModules, "dep-modules", bench.DefaultDepModules, "modules in each of those tools' dependency")
 	flag.IntVar(&cfg.Runs, "runs", bench.DefaultRuns, "runs of each scenario; the table shows medians")
+	flag.IntVar(&cfg.FloorRuns, "floor-runs", bench.DefaultFloorRuns, "runs of each javascript apply and of its esbuild build, in turns; the table shows medians")
 	flag.BoolVar(&cfg.Scale, "scale", false, "also plan 100, 1000 and 10000 tools × 10 and 1000 agents (agentform only)")
 	flag.BoolVar(&cfg.SkipTerraform, "skip-terraform", false, "do not run terraform even when it is on PATH")
 	flag.StringVar(&cfg.Terraform, "terraform", "", "terraform binary (default: terraform on PATH)")
