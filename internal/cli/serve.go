@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/apparentlymart/go-textseg/v17/textseg"
+
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/render"
 	"github.com/agentform/agentform/internal/serve"
@@ -265,7 +267,7 @@ func (c *InvokeCommand) Run(args []string) int {
 		// A tool's output and error may quote a remote server or agent:
 		// shown as text, never as control sequences (-json prints them as
 		// they are).
-		fmt.Fprintf(c.Stdout, "Output:\n%s\n\nState (session %s):\n%s\n\nCall %s: %s in %.1f ms", render.Printable(indentJSON(resp.Output)), render.Printable(resp.Record.Session), render.Printable(indentJSON(resp.State)), resp.Record.ID, resp.Status, resp.Record.DurationMS)
+		fmt.Fprintf(c.Stdout, "Output:\n%s\n\nState (session %s):\n%s\n\nCall %s: %s in %.1f ms", printableText(indentJSON(resp.Output)), render.Printable(resp.Record.Session), render.Printable(indentJSON(resp.State)), resp.Record.ID, resp.Status, resp.Record.DurationMS)
 		if resp.Record.PatchApplied {
 			fmt.Fprint(c.Stdout, ", state updated")
 		}
@@ -279,6 +281,14 @@ func (c *InvokeCommand) Run(args []string) int {
 		return ExitOK
 	}
 	return ExitError
+}
+
+// printableText is a tool's text output as render.Printable shows it, with
+// CRLF line ends read as line ends: only a carriage return that is not
+// part of one is shown escaped (\r), since on a terminal it would
+// overwrite the line.
+func printableText(s string) string {
+	return render.Printable(strings.ReplaceAll(s, "\r\n", "\n"))
 }
 
 // indentJSON indents a JSON value; a string prints as itself.
@@ -368,9 +378,11 @@ func (c *CallsCommand) Run(args []string) int {
 }
 
 // oneLine shortens an error to one printable line of at most 120
-// characters for the table (an error may quote a remote server). A
-// shortened line ends at a whole character of the error: never inside an
-// escape sequence cell writes for one (\x1b, \u202e).
+// characters (runes, as text/tabwriter counts them) for the table (an
+// error may quote a remote server). A shortened line ends at a whole
+// character as a reader sees it, a grapheme cluster of the error: never
+// inside an escape sequence cell writes for one (\x1b, \u202e), nor
+// between a letter and the accent that combines with it.
 func oneLine(s string) string {
 	const width = 120
 	line := cell(s)
@@ -379,8 +391,13 @@ func oneLine(s string) string {
 	}
 	var b strings.Builder
 	n := 0
-	for _, r := range s {
-		c := cell(string(r))
+	for rest := []byte(s); len(rest) > 0; {
+		size, _, err := textseg.ScanGraphemeClusters(rest, true)
+		if err != nil || size <= 0 {
+			_, size = utf8.DecodeRune(rest)
+		}
+		c := cell(string(rest[:size]))
+		rest = rest[size:]
 		k := utf8.RuneCountInString(c)
 		if n+k > width-3 {
 			break

@@ -488,6 +488,12 @@ func TestInvokeAndCallsPrintable(t *testing.T) {
 	if !strings.Contains(r.stdout, `s\x1b]0;pwned\a`) || !strings.Contains(r.stdout, `a\u202eb`) {
 		t.Errorf("invoke output does not show the session and the note escaped:\n%s", r.stdout)
 	}
+	// Text output with CRLF line ends prints as lines; a carriage return
+	// on its own, which would overwrite the line, is still escaped.
+	crlf := e2eMust(t, dir, e2eOpts{}, 0, "invoke", "-capability-override=extend:text::write", "-args", `{"text": "one\r\ntwo\rthree\r\n"}`, "dist/builder.agent.tgz", "shout")
+	if strings.Contains(crlf.stdout, "\r") || !strings.Contains(crlf.stdout, "Output:\nONE\nTWO\\rTHREE\n\n") {
+		t.Errorf("invoke of a tool whose output has CRLF line ends:\n%s", crlf)
+	}
 	j := e2eMust(t, dir, e2eOpts{}, 0, "invoke", "-json", "dist/assistant.agent.tgz", "remember", "-args", `{"note": "c"}`, "-session", session)
 	var out struct {
 		Record struct {
@@ -511,6 +517,17 @@ func TestOneLine(t *testing.T) {
 	}
 	if got, want := oneLine("line one\nline\ttwo \x1b[2K\u202e"), `line one line two \x1b[2K\u202e`; got != want {
 		t.Errorf("oneLine:\ngot:  %q\nwant: %q", got, want)
+	}
+	// A letter and the accent that combines with it (e + U+0301) are one
+	// character to a reader: the cut falls between such pairs, wherever
+	// it lands.
+	for pad := 110; pad < 114; pad++ {
+		s := strings.Repeat("a", pad) + strings.Repeat("e\u0301", 10)
+		got := oneLine(s)
+		want := strings.Repeat("a", pad) + strings.Repeat("e\u0301", (117-pad)/2) + "..."
+		if got != want {
+			t.Errorf("oneLine of %d × a, 10 × e and U+0301:\ngot:  %+q\nwant: %+q", pad, got, want)
+		}
 	}
 	// Shortened where an escape would have been cut: it is left out whole.
 	for pad := 110; pad < 118; pad++ {
