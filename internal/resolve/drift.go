@@ -173,8 +173,18 @@ func mcpDefinitionDiff(oldDef, newDef string) string {
 	}
 	var b strings.Builder
 	for _, f := range mcpOrderedFields(all) {
+		if mcpFieldSame(oldF[f], newF[f]) {
+			continue
+		}
 		o, n := mcpFieldText(f, oldF[f]), mcpFieldText(f, newF[f])
 		if o == n {
+			// Shown alike (a text is shown ending in one line break):
+			// the values differ in a line break at the end.
+			which := "the served text ends with a line break and the locked one does not"
+			if s, _ := oldF[f].(string); strings.HasSuffix(s, "\n") {
+				which = "the locked text ends with a line break and the served one does not"
+			}
+			fmt.Fprintf(&b, "%s:\n%s  (The text changed only at its end: %s.)\n\n", f, mcpIndent(o), which)
 			continue
 		}
 		diff := udiff.Unified("locked/"+f, "served now/"+f, o, n)
@@ -212,11 +222,23 @@ func mcpSameOver(oldDef, newDef string, oldFields, newFields []string) bool {
 		if !slices.Contains(newFields, f) {
 			continue
 		}
-		if mcpFieldText(f, oldF[f]) != mcpFieldText(f, newF[f]) {
+		if !mcpFieldSame(oldF[f], newF[f]) {
 			return false
 		}
 	}
 	return true
+}
+
+// mcpFieldSame reports whether two values of a definition's field are the
+// same, compared in their canonical JSON form (not as mcpFieldText shows
+// them, which reads a text with and without a final line break alike).
+func mcpFieldSame(a, b any) bool {
+	ca, errA := mcpCanonicalJSON(a)
+	cb, errB := mcpCanonicalJSON(b)
+	if errA != nil || errB != nil {
+		return fmt.Sprintf("%#v", a) == fmt.Sprintf("%#v", b)
+	}
+	return bytes.Equal(ca, cb)
 }
 
 // mcpIndent indents every non-empty line by two spaces.

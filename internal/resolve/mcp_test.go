@@ -1206,6 +1206,49 @@ func TestMCPDriftNormalisation(t *testing.T) {
 	}
 }
 
+// TestMCPDriftTrailingNewline: a description that changed only by a line
+// break at its end is drift, also where the digests cannot be compared
+// (the lock hashed other fields) and the definitions are compared field by
+// field; the detail says what changed, since the texts look the same.
+func TestMCPDriftTrailingNewline(t *testing.T) {
+	def := func(desc string) string {
+		return lockfile.ASCIIJSON(`{"description":` + strconv.Quote(desc) + `,"name":"a"}`)
+	}
+	for _, tc := range []struct {
+		name        string
+		lockedDesc  string
+		servedDesc  string
+		otherFields bool
+		want        string
+	}{
+		{"line break added", "Lists files.", "Lists files.\n", false, "the served text ends with a line break and the locked one does not"},
+		{"line break removed", "Lists files.\n", "Lists files.", false, "the locked text ends with a line break and the served one does not"},
+		{"other hashed fields", "Lists files.", "Lists files.\n", true, "the served text ends with a line break and the locked one does not"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			locked := &lockfile.Tool{Kind: "mcp", HashedFields: MCPHashedFields, Served: map[string]string{"a": "sha256:" + strings.Repeat("1", 64)},
+				Definitions: map[string]string{"a": def(tc.lockedDesc)}}
+			current := &lockfile.Tool{Kind: "mcp", HashedFields: MCPHashedFields, Served: map[string]string{"a": "sha256:" + strings.Repeat("2", 64)},
+				Definitions: map[string]string{"a": def(tc.servedDesc)}}
+			if tc.otherFields {
+				locked.HashedFields = []string{"description", "name"}
+			}
+			diags := MCPDrift("srv", locked, current, hcl.Range{})
+			if len(diags) != 1 || diags[0].Summary != "MCP tool changed since lock" {
+				t.Fatalf("got: %v\nwant: one MCP tool changed since lock", diags)
+			}
+			if d := diags[0].Detail; !strings.Contains(d, "description:\n  Lists files.\n") || !strings.Contains(d, tc.want) {
+				t.Errorf("detail:\n%s\nwant: the text, and that %s", d, tc.want)
+			}
+			// The same text is no drift over those fields.
+			current.Definitions["a"] = def(tc.lockedDesc)
+			if d := MCPDrift("srv", locked, current, hcl.Range{}); tc.otherFields && len(d) != 0 {
+				t.Errorf("the same definition over other hashed fields reads as drift:\n%v", d)
+			}
+		})
+	}
+}
+
 // mcpStartHTTP starts the test MCP server binary over streamable HTTP on a
 // free loopback port, with env added to the environment, and returns its
 // endpoint; the server is stopped when the test ends.
