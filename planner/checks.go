@@ -9,8 +9,12 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
 
+	"github.com/agentform/agentform/internal/capability"
 	"github.com/agentform/agentform/internal/manifest"
 )
+
+// capabilityTagHelp says what a well-formed tag is.
+const capabilityTagHelp = `Tags are namespace segments joined by "::", like "github::issues::write"`
 
 // checkFunctions binds can_call, holds and reachable to the plan's matrix.
 func (p *Plan) checkFunctions() map[string]function.Function {
@@ -65,7 +69,13 @@ func (p *Plan) checkFunctions() map[string]function.Function {
 				if err != nil {
 					return cty.NilVal, err
 				}
-				return cty.BoolVal(m.Holds(ai, args[1].AsString())), nil
+				// A malformed tag (a typo like "shell ") is held by no one:
+				// a check over it would pass whatever the agent holds.
+				tag := args[1].AsString()
+				if _, err := capability.ValidateTag(tag); err != nil {
+					return cty.NilVal, function.NewArgErrorf(1, "%s. %s", err, capabilityTagHelp)
+				}
+				return cty.BoolVal(m.Holds(ai, tag)), nil
 			},
 		}),
 		"reachable": function.New(&function.Spec{

@@ -283,3 +283,56 @@ func BenchmarkPlan(b *testing.B) {
 		}
 	}
 }
+
+// TestHoldsMalformedTag: holds() refuses a malformed tag with an error at
+// the check, instead of reporting it held by no one, which would make a
+// check like !holds("a", "shell ") pass whatever the agent holds. (A tag
+// written out in the call is refused when the manifest loads:
+// testdata/invalid/check_holds_malformed_tag in internal/manifest.)
+func TestHoldsMalformedTag(t *testing.T) {
+	for _, tc := range []struct {
+		tag    string
+		status string
+	}{
+		{`"shell "`, CheckError},
+		{`""`, CheckError},
+		{`"net::"`, CheckError},
+		{`"::http"`, CheckError},
+		{`"shell::"`, CheckError},
+		{`"a:::b"`, CheckError},
+		{`"shell::exec"`, CheckFail}, // held: "shell" grants it
+		{`"net"`, CheckPass},
+	} {
+		t.Run(tc.tag, func(t *testing.T) {
+			// Through a local, so that it is the plan, not the load,
+			// that evaluates the tag (the load refuses one written out).
+			p := planSrc(t, stateBase+`
+locals {
+  tag = `+tc.tag+`
+}
+
+check "c" {
+  assert {
+    condition     = !holds("a", locals.tag)
+    error_message = "a holds it"
+  }
+}
+`, nil)
+			if len(p.Checks) != 1 || p.Checks[0].Status != tc.status {
+				t.Fatalf("got: %+v\nwant: one check, %s", p.Checks, tc.status)
+			}
+			if tc.status != CheckError {
+				return
+			}
+			var d *hcl.Diagnostic
+			for _, x := range p.Diagnostics {
+				if x.Severity == hcl.DiagError && strings.Contains(x.Detail, "invalid capability tag") {
+					d = x
+				}
+			}
+			if d == nil || d.Subject == nil || d.Subject.Start.Line != strings.Count(stateBase, "\n")+8 {
+				t.Errorf("got: %v\nwant: an invalid capability tag error at the condition's line", p.Diagnostics)
+			}
+		})
+	}
+}

@@ -23,7 +23,7 @@ var ErrInvalidTag = errors.New("invalid capability tag")
 //
 // For a valid tag it returns a non-empty warning when the tag or one of its
 // segments is "*": the asterisk is a literal, not a wildcard, so such a tag
-// only satisfies tools that require exactly that tag.
+// is compared like any other (it satisfies itself and the tags under it).
 func ValidateTag(tag string) (warning string, err error) {
 	if tag == "" {
 		return "", fmt.Errorf("%w: tag is empty", ErrInvalidTag)
@@ -48,7 +48,7 @@ func ValidateTag(tag string) (warning string, err error) {
 	}
 	if star {
 		if tag == "*" {
-			return `capability tag "*" is not a wildcard: it only satisfies tools that require exactly "*"`, nil
+			return `capability tag "*" is not a wildcard: it is compared like any other tag, so it grants only "*" and the tags under it ("*::…")`, nil
 		}
 		return fmt.Sprintf("capability tag %q is not a wildcard: \"*\" is a literal segment; hold the parent namespace to cover every tag below it", tag), nil
 	}

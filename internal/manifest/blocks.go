@@ -840,6 +840,16 @@ func (d *decoder) checkCalls(expr hcl.Expression) bool {
 	good := true
 	_ = hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
 		call, ok := n.(*hclsyntax.FunctionCallExpr)
+		if ok && call.Name == "holds" && len(call.Args) == 2 {
+			// A tag written out is checked now: a malformed one is held
+			// by no one, so !holds(...) over it would always pass.
+			if v, diags := call.Args[1].Value(nil); !diags.HasErrors() && v.IsWhollyKnown() && v.Type() == cty.String && !v.IsNull() {
+				if err := ValidateTag(v.AsString()); err != nil {
+					good = false
+					d.errorf(call.Args[1].Range(), "Invalid capability tag", "In holds(), %s. %s", err, tagHelp)
+				}
+			}
+		}
 		if !ok || slices.Contains(CheckFunctions, call.Name) {
 			return nil
 		}

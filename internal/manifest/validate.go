@@ -101,9 +101,9 @@ func (d *decoder) validateTags(l StringList, name string) {
 			continue
 		}
 		if tag == "*" || slices.Contains(strings.Split(tag, "::"), "*") {
-			what := fmt.Sprintf("The tag %q only matches a tool that requires exactly %q.", tag, tag)
-			if tag != "*" {
-				what = fmt.Sprintf("In %q, \"*\" is a literal segment: the tag only matches a tool that requires exactly %q.", tag, tag)
+			what := fmt.Sprintf("In %q, \"*\" is a literal segment, compared like any other: a held %q grants only the tags it prefixes (%q itself and %q), and a required %q is satisfied only by them.", tag, tag, tag, tag+"::…", tag)
+			if tag == "*" {
+				what = `The tag "*" is compared like any other: held, it grants only "*" and the tags under it ("*::…"); required, only a held "*" satisfies it.`
 			}
 			d.warnf(rangeOf(i), "\"*\" is not a wildcard",
 				"%s To grant a whole namespace, hold its root, like \"github\" for \"github::read\" and \"github::write\".", what)
