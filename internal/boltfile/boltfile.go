@@ -1,11 +1,13 @@
 // Package boltfile opens the bbolt databases agentform writes (the state
 // and the resolution cache) so that a transaction growing the file does
-// not make bbolt remap it.
+// not make bbolt remap it, and guards every reader of them against a
+// damaged or truncated file (Guard, Fits).
 package boltfile
 
 import (
 	"os"
 	"runtime"
+	"runtime/debug"
 
 	"go.etcd.io/bbolt"
 )
@@ -40,4 +42,35 @@ func OpenWriter(path string, mode os.FileMode, opts bbolt.Options) (*bbolt.DB, e
 	}
 	db.AllocSize = AllocSize
 	return db, nil
+}
+
+// Guard runs f with a fault in the memory map made a panic (a read of a
+// page past the end of a truncated file raises SIGBUS, which would kill
+// the process), and reports whether f returned without panicking: bbolt
+// also panics on some damaged pages. SetPanicOnFault applies to the
+// calling goroutine, which is where bbolt reads its pages.
+func Guard(f func()) (ok bool) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	f()
+	return true
+}
+
+// Fits reports whether every page the database's meta page counts is in
+// its file: a truncated file would make bbolt read past the end of its
+// memory map.
+func Fits(db *bbolt.DB) bool {
+	fits := false
+	Guard(func() {
+		_ = db.View(func(tx *bbolt.Tx) error {
+			fi, err := os.Stat(db.Path())
+			fits = err == nil && tx.Size() <= fi.Size()
+			return nil
+		})
+	})
+	return fits
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -203,34 +202,14 @@ func (c *Cache) openReader() *bbolt.DB {
 	return db
 }
 
-// cacheFits reports whether the database's pages are all in its file: a
-// truncated file would make bbolt read past the end of its memory map,
-// which faults.
-func cacheFits(db *bbolt.DB) bool {
-	fits := false
-	cacheGuard(func() {
-		_ = db.View(func(tx *bbolt.Tx) error {
-			fi, err := os.Stat(db.Path())
-			fits = err == nil && tx.Size() <= fi.Size()
-			return nil
-		})
-	})
-	return fits
-}
+// cacheFits reports whether the database's pages are all in its file
+// (boltfile.Fits).
+func cacheFits(db *bbolt.DB) bool { return boltfile.Fits(db) }
 
 // cacheGuard runs f, turning a panic — bbolt panics on some damaged pages,
 // and a read through a memory map past the end of a truncated file faults
-// (made a panic here) — into false.
-func cacheGuard(f func()) (ok bool) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	f()
-	return true
-}
+// (made a panic here) — into false (boltfile.Guard).
+func cacheGuard(f func()) bool { return boltfile.Guard(f) }
 
 // Put stores v as the entry for kind and key: at once for Get, in the
 // database at the next Flush.

@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/agentform/agentform/internal/boltfile"
 )
 
 // RuntimeDBName is the runtime database's path under the workspace.
@@ -82,20 +84,57 @@ func (r *RuntimeDB) lock() func() {
 	return mu.Unlock
 }
 
+// ErrRuntimeDBDamaged reports a runtime database whose pages cannot all be
+// read: truncated, or damaged.
+var ErrRuntimeDBDamaged = errors.New("the runtime database is damaged: the file is shorter than the pages it records, or a page is damaged; move it aside (it only holds sessions and call records) and the next call starts a new one")
+
+// open opens the database, refusing a file whose pages are not all in it
+// (bbolt would read past the end of its memory map, which kills the
+// process) or that makes bbolt panic.
+func (r *RuntimeDB) open(readOnly bool) (*bolt.DB, error) {
+	var db *bolt.DB
+	var err error
+	if !boltfile.Guard(func() {
+		db, err = bolt.Open(r.path, 0o600, &bolt.Options{Timeout: 10 * time.Second, ReadOnly: readOnly})
+	}) {
+		return nil, fmt.Errorf("opening %s: %w", r.path, ErrRuntimeDBDamaged)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", r.path, err)
+	}
+	if !boltfile.Fits(db) {
+		_ = db.Close()
+		return nil, fmt.Errorf("opening %s: %w", r.path, ErrRuntimeDBDamaged)
+	}
+	return db, nil
+}
+
+// guarded runs a transaction, reporting a damaged page (a bbolt panic, or
+// a fault in the memory map) as ErrRuntimeDBDamaged.
+func (r *RuntimeDB) guarded(tx func() error) error {
+	var err error
+	if !boltfile.Guard(func() { err = tx() }) {
+		return fmt.Errorf("reading %s: %w", r.path, ErrRuntimeDBDamaged)
+	}
+	return err
+}
+
 func (r *RuntimeDB) update(fn func(tx *bolt.Tx) error) error {
 	defer r.lock()()
-	db, err := bolt.Open(r.path, 0o600, &bolt.Options{Timeout: 10 * time.Second})
+	db, err := r.open(false)
 	if err != nil {
-		return fmt.Errorf("opening %s: %w", r.path, err)
+		return err
 	}
 	defer db.Close()
-	return db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketSessions, bucketCalls} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
+	return r.guarded(func() error {
+		return db.Update(func(tx *bolt.Tx) error {
+			for _, b := range [][]byte{bucketSessions, bucketCalls} {
+				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+					return err
+				}
 			}
-		}
-		return fn(tx)
+			return fn(tx)
+		})
 	})
 }
 
@@ -104,12 +143,12 @@ func (r *RuntimeDB) view(fn func(tx *bolt.Tx) error) error {
 		return ErrNoRuntimeDB
 	}
 	defer r.lock()()
-	db, err := bolt.Open(r.path, 0o600, &bolt.Options{Timeout: 10 * time.Second, ReadOnly: true})
+	db, err := r.open(true)
 	if err != nil {
-		return fmt.Errorf("opening %s: %w", r.path, err)
+		return err
 	}
 	defer db.Close()
-	return db.View(fn)
+	return r.guarded(func() error { return db.View(fn) })
 }
 
 // emptyState is the state of a new session.

@@ -2,6 +2,10 @@ package serve
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -65,5 +69,39 @@ func TestRuntimeDB(t *testing.T) {
 	}
 	if last, _ := db.Calls(1); len(last) != 1 || last[0].ID != rec2.ID {
 		t.Errorf("Calls(1): %+v", last)
+	}
+}
+
+// TestRuntimeDBTruncated: a runtime database cut short (inside the pages
+// its meta page counts) is reported as damaged by reads and writes alike;
+// bbolt would otherwise read past the end of its memory map, a fault that
+// kills the process.
+func TestRuntimeDBTruncated(t *testing.T) {
+	dir := t.TempDir()
+	db, err := OpenRuntimeDB(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		rec := &Record{Agent: "a", Tool: "t", Session: fmt.Sprintf("s%d", i), Status: StatusSuccess, Error: strings.Repeat("x", 200)}
+		if _, err := db.Commit(rec, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, filepath.FromSlash(RuntimeDBName))
+	if fi, err := os.Stat(path); err != nil || fi.Size() <= 16384 {
+		t.Fatalf("runtime database: %v, %v; want more than 16 KiB", fi, err)
+	}
+	if err := os.Truncate(path, 12288); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Calls(0); !errors.Is(err, ErrRuntimeDBDamaged) {
+		t.Errorf("Calls: %v, want %v", err, ErrRuntimeDBDamaged)
+	}
+	if _, err := db.State("s1"); !errors.Is(err, ErrRuntimeDBDamaged) {
+		t.Errorf("State: %v, want %v", err, ErrRuntimeDBDamaged)
+	}
+	if _, err := db.Commit(&Record{Agent: "a", Tool: "t", Session: "s", Status: StatusSuccess}, nil); !errors.Is(err, ErrRuntimeDBDamaged) {
+		t.Errorf("Commit: %v, want %v", err, ErrRuntimeDBDamaged)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -96,13 +97,23 @@ func Open(workspace string, opts Options) (*DB, error) {
 	bopts := bbolt.Options{Timeout: timeout, ReadOnly: opts.ReadOnly}
 	var bdb *bbolt.DB
 	var err error
-	if opts.ReadOnly {
-		bdb, err = bbolt.Open(path, 0o600, &bopts)
-	} else {
-		bdb, err = boltfile.OpenWriter(path, 0o600, bopts)
+	if !boltfile.Guard(func() {
+		if opts.ReadOnly {
+			bdb, err = bbolt.Open(path, 0o600, &bopts)
+		} else {
+			bdb, err = boltfile.OpenWriter(path, 0o600, bopts)
+		}
+	}) {
+		// A writer reads its freelist while it opens: a damaged or
+		// truncated file fails here.
+		return nil, fmt.Errorf("opening %s: %w: %s", path, ErrCorrupt, damagedPages)
 	}
 	if err != nil {
 		return nil, openError(dir, path, opts.ReadOnly, err)
+	}
+	if !boltfile.Fits(bdb) {
+		_ = bdb.Close()
+		return nil, fmt.Errorf("opening %s: %w: %s", path, ErrCorrupt, damagedPages)
 	}
 	db := &DB{bolt: bdb, dir: dir, path: path, opts: opts}
 	if !opts.ReadOnly {
@@ -141,6 +152,10 @@ func checkPlace(dir, path string) error {
 	}
 	return nil
 }
+
+// damagedPages says why a state file whose pages cannot all be read is
+// corrupt.
+const damagedPages = "the file is shorter than the pages it records, or a page is damaged (was it truncated or copied while written?)"
 
 // openError classifies an error from bbolt.Open.
 func openError(dir, path string, readOnly bool, err error) error {
@@ -187,6 +202,9 @@ func (db *DB) Close() error {
 // view runs fn in a read transaction. bbolt may panic on a damaged page; that
 // is reported as ErrCorrupt rather than crashing the command.
 func (db *DB) view(fn func(*bbolt.Tx) error) (err error) {
+	// A fault in the memory map (a page past the end of the file) is a
+	// panic too, not the end of the process.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("reading %s: %w: %v", db.path, ErrCorrupt, r)
@@ -201,6 +219,7 @@ func (db *DB) update(fn func(*bbolt.Tx) error) (err error) {
 	if db.opts.ReadOnly {
 		return ErrReadOnly
 	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("writing %s: %w: %v", db.path, ErrCorrupt, r)

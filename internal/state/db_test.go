@@ -226,6 +226,19 @@ func TestOpenCorrupt(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "state database is corrupt"},
+		{"truncated", func(t *testing.T, ws string) {
+			// Cut inside the pages the meta page counts, where bbolt
+			// would read through its memory map past the end of the
+			// file: a fault that kills the process unless guarded.
+			db := openWriter(t, ws)
+			for range 3 {
+				if _, err := db.Commit(sampleCommit()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_ = db.Close()
+			truncateTo(t, filepath.Join(ws, state.DirName, state.FileName), 12288)
+		}, "the file is shorter than the pages it records"},
 		{"newer format version", func(t *testing.T, ws string) {
 			db := openWriter(t, ws)
 			_ = db.Close()
@@ -349,4 +362,19 @@ func readInfo(t *testing.T, ws string) *state.LockInfo {
 		t.Fatalf("lock info does not decode: %v\n%s", err, data)
 	}
 	return &info
+}
+
+// truncateTo cuts the file at path to size bytes; the file must be longer.
+func truncateTo(t *testing.T, path string, size int64) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() <= size {
+		t.Fatalf("%s is %d bytes: too short to cut to %d", path, fi.Size(), size)
+	}
+	if err := os.Truncate(path, size); err != nil {
+		t.Fatal(err)
+	}
 }
