@@ -431,3 +431,46 @@ func TestChdirPaths(t *testing.T) {
 		t.Errorf("verify of a missing file got: exit %d\n%s\nwant: there is no artifact at the resolved path", code, stderr)
 	}
 }
+
+// TestDeeplyNestedInput: a manifest given to fmt, or a lockfile, nested far
+// deeper than HCL's recursive parsers can take is refused with a located
+// error, never a stack overflow (which no recover catches), and nothing is
+// written. The lockfile is parsed a second time to show its source lines
+// in diagnostics; that must not recurse either.
+func TestDeeplyNestedInput(t *testing.T) {
+	const depth = 200000
+	deep := "x = " + strings.Repeat("[", depth) + strings.Repeat("]", depth) + "\n"
+
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "deep.acl"), []byte(deep), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	code, _, stderr := run(t, "", "-chdir="+dir, "fmt", "-check")
+	if code != ExitError || !strings.Contains(stderr, "Manifest nested too deeply") || !strings.Contains(stderr, "deep.acl line 1") {
+		t.Errorf("fmt -check of a deeply nested file: exit %d\n%s\nwant: exit %d, Manifest nested too deeply at deep.acl line 1", code, stderr, ExitError)
+	}
+	code, _, stderr = run(t, deep, "fmt", "-")
+	if code != ExitError || !strings.Contains(stderr, "Manifest nested too deeply") {
+		t.Errorf("fmt - of a deeply nested file: exit %d\n%s\nwant: Manifest nested too deeply", code, stderr)
+	}
+	if snapshot(t, dir) != before {
+		t.Errorf("fmt changed the directory")
+	}
+
+	ws := copyTree(t, quickstart)
+	lock := `tool "grep" {` + "\n  kind = \"bash\"\n  source = " + strings.Repeat("[", depth) + strings.Repeat("]", depth) + "\n}\n"
+	if err := os.WriteFile(filepath.Join(ws, "agentform.lock.hcl"), []byte(lock), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before = snapshot(t, ws)
+	for _, cmd := range []string{"plan", "lock"} {
+		code, _, stderr := run(t, "", "-chdir="+ws, cmd)
+		if code != ExitError || !strings.Contains(stderr, "Lockfile nested too deeply") || !strings.Contains(stderr, "agentform.lock.hcl line 3") {
+			t.Errorf("%s with a deeply nested lockfile: exit %d\n%s\nwant: exit %d, Lockfile nested too deeply at line 3", cmd, code, stderr, ExitError)
+		}
+	}
+	if snapshot(t, ws) != before {
+		t.Errorf("plan or lock changed the workspace")
+	}
+}

@@ -155,6 +155,11 @@ func manifestFilesUnder(root string, recursive bool) ([]string, error) {
 // canonical parses src and returns it in canonical style. Syntax errors
 // are returned as diagnostics and src is not formatted.
 func canonical(src []byte, name string) ([]byte, hcl.Diagnostics) {
+	// HCL's parsers recurse once per level: refuse what would exhaust the
+	// stack, as loading the manifest does.
+	if d := manifest.CheckNesting(name, src); d != nil {
+		return nil, hcl.Diagnostics{d}
+	}
 	if _, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos); diags.HasErrors() {
 		return nil, diags
 	}
@@ -170,8 +175,8 @@ func (c *FmtCommand) formatFile(path string, write, diff bool) (bool, error) {
 	name := c.display(path)
 	out, diags := canonical(src, name)
 	if diags.HasErrors() {
-		f, _ := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
-		c.showDiagnostics(diags, map[string]*hcl.File{name: f})
+		// The source lines are all the diagnostics need.
+		c.showDiagnostics(diags, map[string]*hcl.File{name: {Bytes: src}})
 		return false, fmt.Errorf("syntax error")
 	}
 	if bytes.Equal(src, out) {
@@ -197,8 +202,7 @@ func (c *FmtCommand) formatStdin(check bool) int {
 	}
 	out, diags := canonical(src, "<stdin>")
 	if diags.HasErrors() {
-		f, _ := hclsyntax.ParseConfig(src, "<stdin>", hcl.InitialPos)
-		c.showDiagnostics(diags, map[string]*hcl.File{"<stdin>": f})
+		c.showDiagnostics(diags, map[string]*hcl.File{"<stdin>": {Bytes: src}})
 		return ExitError
 	}
 	if check {

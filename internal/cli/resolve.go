@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/resolve"
@@ -94,11 +93,11 @@ func (r *lockRead) load(dir string) (*lockfile.File, hcl.Diagnostics) {
 func (m *Meta) resolveWorkspace(ctx context.Context, cfg *manifest.Config, rf resolveFlags, progress bool, ahead *lockRead) (*resolve.Workspace, *lockfile.File, hcl.Diagnostics) {
 	lock, diags := ahead.load(m.Dir)
 	if len(diags) > 0 {
-		// Let the diagnostics show the lockfile's source lines.
+		// Let the diagnostics show the lockfile's source lines: its bytes
+		// are all they need (parsing it again would recurse as deep as a
+		// file lockfile.Load refused for its nesting).
 		if src, err := os.ReadFile(filepath.Join(m.Dir, lockfile.FileName)); err == nil {
-			if f, _ := hclsyntax.ParseConfig(src, lockfile.FileName, hcl.InitialPos); f != nil {
-				cfg.Files[lockfile.FileName] = f
-			}
+			cfg.Files[lockfile.FileName] = &hcl.File{Bytes: src}
 		}
 	}
 	if diags.HasErrors() {

@@ -114,7 +114,7 @@ func LoadSources(dir string, sources map[string][]byte) (*Config, hcl.Diagnostic
 	var bodies []hcl.Body
 	for _, name := range sortedKeys(sources) {
 		src := sources[name]
-		if d := checkNesting(name, src); d != nil {
+		if d := CheckNesting(name, src); d != nil {
 			diags = append(diags, d)
 			// Keep the bytes so the diagnostic can show the source line.
 			cfg.Files[name] = &hcl.File{Bytes: src}
@@ -278,11 +278,11 @@ func (d *decoder) validName(b *hcl.Block) bool {
 	return ok
 }
 
-// checkNesting rejects sources nested deeper than MaxNesting before they
+// CheckNesting rejects sources nested deeper than MaxNesting before they
 // reach the recursive-descent parsers. It counts brackets, braces,
 // parentheses and template interpolations outside string literals and
 // comments, and runs of unary operators.
-func checkNesting(name string, src []byte) *hcl.Diagnostic {
+func CheckNesting(name string, src []byte) *hcl.Diagnostic {
 	depth, unary := 0, 0
 	// stack of contexts: 'c' code, '"' string literal.
 	ctx := []byte{'c'}
