@@ -3,8 +3,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
@@ -54,6 +56,20 @@ func Run(args []string, streams Streams) int {
 	if meta.Dir == "" {
 		fmt.Fprintln(streams.Stderr, "Error: -chdir needs a directory: -chdir=DIR.")
 		return ExitError
+	}
+	// A mistyped -chdir must not read as an empty workspace (or have a
+	// command create files there); init alone creates its directory.
+	if len(args) > 0 && args[0] != "init" && !strings.HasPrefix(args[0], "-") && args[0] != "help" {
+		if fi, err := os.Stat(meta.Dir); errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(streams.Stderr, "Error: -chdir=%s: there is no directory %s.\n", meta.Dir, meta.Dir)
+			return ExitError
+		} else if err != nil {
+			fmt.Fprintf(streams.Stderr, "Error: -chdir=%s: %s.\n", meta.Dir, err)
+			return ExitError
+		} else if !fi.IsDir() {
+			fmt.Fprintf(streams.Stderr, "Error: -chdir=%s: %s is a file, not a directory.\n", meta.Dir, meta.Dir)
+			return ExitError
+		}
 	}
 
 	commands := map[string]hcli.CommandFactory{

@@ -474,3 +474,54 @@ func TestDeeplyNestedInput(t *testing.T) {
 		t.Errorf("plan or lock changed the workspace")
 	}
 }
+
+// TestMistypedChdirAndNoState: a -chdir that names no directory is an
+// error for every command but init (which creates its directory), instead
+// of reading as an empty workspace; commands that only read, and state rm
+// with nothing to remove, create nothing; lock and version take no
+// operands (a flag after one would be read as an operand, silently).
+func TestMistypedChdirAndNoState(t *testing.T) {
+	parent := t.TempDir()
+	typo := filepath.Join(parent, "typo")
+	for _, args := range [][]string{{"state", "list"}, {"state", "rm", "tool.x"}, {"show"}, {"calls"}, {"plan"}, {"lock"}, {"audit"}} {
+		code, _, stderr := run(t, "", append([]string{"-chdir=" + typo}, args...)...)
+		if code != ExitError || !strings.Contains(stderr, "there is no directory "+typo) {
+			t.Errorf("%v in a missing -chdir: exit %d\n%s\nwant: exit %d, there is no directory", args, code, stderr, ExitError)
+		}
+	}
+	file := filepath.Join(parent, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+file, "validate"); code != ExitError || !strings.Contains(stderr, "is a file, not a directory") {
+		t.Errorf("validate with -chdir naming a file: exit %d\n%s", code, stderr)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+		t.Errorf("commands in a missing -chdir created %v", entries)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+filepath.Join(parent, "new"), "init"); code != ExitOK {
+		t.Errorf("init with -chdir naming a new directory: exit %d\n%s", code, stderr)
+	}
+
+	ws := copyTree(t, quickstart)
+	_ = os.RemoveAll(filepath.Join(ws, ".agentform"))
+	before := snapshot(t, ws)
+	if code, _, stderr := run(t, "", "-chdir="+ws, "state", "rm", "tool.grep"); code != ExitError || !strings.Contains(stderr, "nothing has been applied") {
+		t.Errorf("state rm without state: exit %d\n%s", code, stderr)
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+ws, "calls"); code != ExitOK || !strings.Contains(stdout, "No calls recorded") {
+		t.Errorf("calls without a runtime database: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if snapshot(t, ws) != before {
+		t.Errorf("state rm or calls without state created files")
+	}
+	for _, args := range [][]string{{"lock", "extra"}, {"lock", ".", "-upgrade"}, {"version", "extra"}} {
+		code, _, stderr := run(t, "", append([]string{"-chdir=" + ws}, args...)...)
+		if code != ExitError || !strings.Contains(stderr, "takes no arguments") {
+			t.Errorf("%v: exit %d\n%s\nwant: exit %d, takes no arguments", args, code, stderr, ExitError)
+		}
+	}
+	if snapshot(t, ws) != before {
+		t.Errorf("lock with operands changed the workspace")
+	}
+}

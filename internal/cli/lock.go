@@ -54,6 +54,11 @@ func (c *LockCommand) Run(args []string) int {
 	if !c.parseFlags(fs, args, c.Help()) {
 		return ExitError
 	}
+	if fs.NArg() > 0 {
+		// Flags after an operand would be read as operands, silently.
+		fmt.Fprintf(c.Stderr, "Error: lock takes no arguments; use -chdir=DIR to pick the workspace.\n\n%s", c.Help())
+		return ExitError
+	}
 	if err := rf.validate(); err != nil {
 		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 		return ExitError

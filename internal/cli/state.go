@@ -199,6 +199,18 @@ func (c *StateCommand) show(address string, jsonOut bool, timeout time.Duration)
 }
 
 func (c *StateCommand) rm(address string, timeout time.Duration) int {
+	// Read first: a workspace without state has nothing to remove, and the
+	// writer's open would create the database.
+	ro, err := c.openState(true, timeout, "state rm")
+	if err != nil {
+		c.showStateError(err)
+		return ExitError
+	}
+	if ro == nil {
+		fmt.Fprintf(c.Stderr, "Error: %s is not in state: nothing has been applied in this workspace yet.\n", address)
+		return ExitError
+	}
+	_ = ro.Close()
 	db, err := c.openState(false, timeout, "state rm")
 	if err != nil {
 		c.showStateError(err)

@@ -38,6 +38,10 @@ func (c *VersionCommand) Run(args []string) int {
 	if !c.parseFlags(fs, args, c.Help()) {
 		return ExitError
 	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(c.Stderr, "Error: version takes no arguments.\n\n%s", c.Help())
+		return ExitError
+	}
 	platform := runtime.GOOS + "_" + runtime.GOARCH
 	if *jsonOut {
 		enc := json.NewEncoder(c.Stdout)

@@ -60,14 +60,10 @@ type RuntimeDB struct {
 	path string
 }
 
-// OpenRuntimeDB returns the runtime database under the workspace dir,
-// creating .agentform/ when needed.
+// OpenRuntimeDB returns the runtime database under the workspace dir. The
+// first write creates .agentform/ and the file; reads create nothing.
 func OpenRuntimeDB(dir string) (*RuntimeDB, error) {
-	p := filepath.Join(dir, filepath.FromSlash(RuntimeDBName))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", filepath.Dir(p), err)
-	}
-	return &RuntimeDB{path: p}, nil
+	return &RuntimeDB{path: filepath.Join(dir, filepath.FromSlash(RuntimeDBName))}, nil
 }
 
 // ErrNoRuntimeDB is returned by reads when nothing was ever recorded.
@@ -120,6 +116,9 @@ func (r *RuntimeDB) guarded(tx func() error) error {
 }
 
 func (r *RuntimeDB) update(fn func(tx *bolt.Tx) error) error {
+	if err := os.MkdirAll(filepath.Dir(r.path), 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", filepath.Dir(r.path), err)
+	}
 	defer r.lock()()
 	db, err := r.open(false)
 	if err != nil {

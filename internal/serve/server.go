@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -253,6 +254,11 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 	db, err := OpenRuntimeDB(opts.Dir)
 	if err != nil {
 		return nil, err
+	}
+	// A server records every call: a directory it cannot create fails it
+	// now, not at the first call.
+	if err := os.MkdirAll(filepath.Dir(db.path), 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", filepath.Dir(db.path), err)
 	}
 	s.db = db
 	// Start the executors of every block the agent may call now (an mcp
