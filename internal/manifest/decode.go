@@ -3,6 +3,7 @@ package manifest
 import (
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 	"strings"
 
@@ -201,7 +202,9 @@ func (d *decoder) str(attrs hcl.Attributes, f field, def string) String {
 	if ref != nil {
 		out.Runtime = ref
 		if dv := d.checkDefault(ref, cty.String, f); dv != cty.NilVal {
-			if d.checkOneOf(ref.Range, f, dv.AsString()) && !ref.Secret {
+			if ref.Secret {
+				d.checkSecretOneOf(ref, f, dv.AsString())
+			} else if d.checkOneOf(ref.Range, f, dv.AsString()) {
 				out.Value = dv.AsString()
 			}
 		}
@@ -238,6 +241,19 @@ func (d *decoder) checkOneOf(rng hcl.Range, f field, s string) bool {
 	}
 	d.errorf(rng, fmt.Sprintf("Invalid value for %q", f.name), "%q is not a valid value for %q. Valid values: %s.%s",
 		s, f.name, quotedList(f.oneOf), didYouMean(s, f.oneOf))
+	return false
+}
+
+// checkSecretOneOf is checkOneOf for the default of a secret(), which the
+// message must not quote: a secret's value, even its default, appears in
+// no output (the JSON diagnostics of validate and plan carry the detail
+// without the source line).
+func (d *decoder) checkSecretOneOf(ref *RuntimeRef, f field, s string) bool {
+	if len(f.oneOf) == 0 || slices.Contains(f.oneOf, s) {
+		return true
+	}
+	d.errorf(ref.Range, fmt.Sprintf("Invalid value for %q", f.name), "The default of secret(runtime(%q)) is not a valid value for %q (a secret's value is not shown). Valid values: %s.",
+		ref.Env, f.name, quotedList(f.oneOf))
 	return false
 }
 
@@ -283,7 +299,9 @@ func (d *decoder) integer(attrs hcl.Attributes, f field, def int64) Int {
 	if ref != nil {
 		out.Runtime = ref
 		if dv := d.checkDefault(ref, cty.Number, f); dv != cty.NilVal {
-			if n, ok := d.wholeNumber(ref.Range, f, dv); ok && !ref.Secret {
+			if ref.Secret {
+				d.checkSecretWholeNumber(ref, f, dv)
+			} else if n, ok := d.wholeNumber(ref.Range, f, dv); ok {
 				out.Value = n
 			}
 		}
@@ -299,6 +317,21 @@ func (d *decoder) integer(attrs hcl.Attributes, f field, def int64) Int {
 		out.Value = n
 	}
 	return out
+}
+
+// checkSecretWholeNumber is wholeNumber for the default of a secret(),
+// which the message must not quote (checkSecretOneOf).
+func (d *decoder) checkSecretWholeNumber(ref *RuntimeRef, f field, v cty.Value) {
+	bf := v.AsBigFloat()
+	n, acc := bf.Int64()
+	if bf.IsInt() && acc == big.Exact && (f.max <= f.min || n >= f.min && n <= f.max) {
+		return
+	}
+	want := "a whole number"
+	if f.max > f.min {
+		want = fmt.Sprintf("a whole number between %d and %d", f.min, f.max)
+	}
+	d.errorf(ref.Range, fmt.Sprintf("Invalid value for %q", f.name), "The default of secret(runtime(%q)) for %q must be %s (a secret's value is not shown).", ref.Env, f.name, want)
 }
 
 func (d *decoder) wholeNumber(rng hcl.Range, f field, v cty.Value) (int64, bool) {

@@ -180,3 +180,51 @@ waiver "AF110" {
 		t.Errorf("got:\n%s\nwant: Invalid waiver target at agent.acl:3, saying a failed check cannot be waived", diagLines(diags))
 	}
 }
+
+// TestSecretDefaultNotQuoted: an invalid default of a secret() is an error
+// that does not quote it (a secret's value, even its default, appears in
+// no output; the JSON diagnostics carry the detail without the source
+// line), where the same default of a plain runtime() is quoted.
+func TestSecretDefaultNotQuoted(t *testing.T) {
+	const src = `
+agent "a" {
+  capability_policy = %s
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+http_server {
+  port = %s
+}
+`
+	for _, tc := range []struct {
+		policy, port string
+		quoted       bool
+	}{
+		{`secret(runtime("POL", "SECRETDEF-policy-0001"))`, `secret(runtime("P", 999999))`, false},
+		{`runtime("POL", "SECRETDEF-policy-0001")`, `runtime("P", 999999)`, true},
+	} {
+		_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(fmt.Sprintf(src, tc.policy, tc.port))})
+		var details []string
+		for _, d := range diags {
+			if d.Severity == hcl.DiagError {
+				details = append(details, d.Summary+": "+d.Detail)
+			}
+		}
+		joined := strings.Join(details, "\n")
+		if len(details) != 2 || !strings.Contains(joined, `Invalid value for "capability_policy"`) || !strings.Contains(joined, `Invalid value for "port"`) {
+			t.Errorf("%s: got\n%s\nwant: two errors, for capability_policy and port", tc.policy, joined)
+		}
+		if got := strings.Contains(joined, "SECRETDEF-policy-0001") && strings.Contains(joined, "999999"); got != tc.quoted {
+			t.Errorf("%s: values quoted: %v, want %v:\n%s", tc.policy, got, tc.quoted, joined)
+		}
+		if !tc.quoted && (strings.Contains(joined, "SECRETDEF") || strings.Contains(joined, "999999")) {
+			t.Errorf("a secret's default is quoted:\n%s", joined)
+		}
+	}
+}
