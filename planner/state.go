@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/resolve"
@@ -251,10 +252,32 @@ func changedAttributes(old, new Attributes) []string {
 		case isListAttribute(k):
 			out = append(out, fmt.Sprintf("%s: %s", k, listDelta(o, n)))
 		default:
-			out = append(out, fmt.Sprintf("%s: %s → %s", k, short(o), short(n)))
+			so, sn := shortPair(o, n)
+			out = append(out, fmt.Sprintf("%s: %s → %s", k, so, sn))
 		}
 	}
 	return out
+}
+
+// shortPair abbreviates two different values for display so that they
+// still read differently: where short would cut both to the same text (a
+// long value that changed past its first characters, such as a config
+// object), each is shown from a little before the first difference:
+// `…"plain":"plain-NEW"}` → `…"plain":"plain-NEW2"}`.
+func shortPair(o, n string) (string, string) {
+	so, sn := short(o), short(n)
+	if so != sn {
+		return so, sn
+	}
+	p := 0
+	for p < len(o) && p < len(n) && o[p] == n[p] {
+		p++
+	}
+	start := max(0, p-8)
+	for start > 0 && !utf8.RuneStart(o[start]) {
+		start--
+	}
+	return "…" + short(o[start:]), "…" + short(n[start:])
 }
 
 func isListAttribute(k string) bool {

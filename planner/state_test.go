@@ -348,3 +348,21 @@ func TestShort(t *testing.T) {
 		}
 	}
 }
+
+// TestShortPair: two long values that differ past the characters short
+// keeps are shown from a little before their first difference, so that
+// the two sides of a change never read the same.
+func TestShortPair(t *testing.T) {
+	for _, tc := range []struct{ o, n, wantO, wantN string }{
+		{"h1:abcdefghijklmnopqrstuvwxyz", "h1:zbcdefghijklmnopqrstuvwxyz", "h1:abcdefghijklm…", "h1:zbcdefghijklm…"},
+		{`{"key":{"env":"JK"},"plain":"plain-NEW"}`, `{"key":{"env":"JK"},"plain":"plain-NEW2"}`, `…lain-NEW"}`, `…lain-NEW2"}`},
+		{strings.Repeat("x", 40) + "a" + strings.Repeat("y", 40), strings.Repeat("x", 40) + "b" + strings.Repeat("y", 40), "…xxxxxxxxayyyyyyy…", "…xxxxxxxxbyyyyyyy…"},
+		{strings.Repeat("é", 20) + "a", strings.Repeat("é", 20) + "b", "…ééééa", "…ééééb"},
+		{"short", "short2", "short", "short2"},
+	} {
+		o, n := shortPair(tc.o, tc.n)
+		if o != tc.wantO || n != tc.wantN || !utf8.ValidString(o) || !utf8.ValidString(n) {
+			t.Errorf("shortPair(%q, %q)\ngot:  %q → %q\nwant: %q → %q", tc.o, tc.n, o, n, tc.wantO, tc.wantN)
+		}
+	}
+}
