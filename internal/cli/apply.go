@@ -64,7 +64,7 @@ func (c *ApplyCommand) Run(args []string) int {
 	outDir := fs.String("out-dir", "", "artifact directory")
 	var rf resolveFlags
 	c.addResolveFlags(fs, &rf)
-	if !c.parseFlags(fs, args, c.Help()) {
+	if !c.parseFlagsAnywhere(fs, args, c.Help()) {
 		return ExitError
 	}
 	if err := rf.validate(); err != nil {

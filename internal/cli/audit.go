@@ -96,6 +96,8 @@ func (c *AuditCommand) Run(args []string) int {
 	switch {
 	case fs.NArg() > 0:
 		return usage("audit takes no arguments; use -chdir=DIR to pick the workspace.")
+	case setEmpty(fs, "out"):
+		return usage("-out needs a value: -out=FILE.")
 	case !slices.Contains(auditFormats, *format):
 		return usage("-format must be one of %s, not %q.", strings.Join(auditFormats, ", "), *format)
 	case *failOn != "none" && audit.Severity(*failOn).Rank() == 0:

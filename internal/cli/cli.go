@@ -89,6 +89,10 @@ func Run(args []string, streams Streams) int {
 		"validate": func() (hcli.Command, error) { return &ValidateCommand{Meta: meta}, nil },
 		"version":  func() (hcli.Command, error) { return &VersionCommand{Meta: meta}, nil },
 	}
+	// "agentform -version" is "agentform version", as in Terraform.
+	if len(args) == 1 && (args[0] == "-version" || args[0] == "--version" || args[0] == "-v") {
+		args = []string{"version"}
+	}
 	// "agentform help [CMD]" is "agentform [CMD] -help".
 	if len(args) > 0 && args[0] == "help" {
 		if len(args) == 1 || args[1] == "help" {

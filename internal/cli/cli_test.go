@@ -525,3 +525,57 @@ func TestMistypedChdirAndNoState(t *testing.T) {
 		t.Errorf("lock with operands changed the workspace")
 	}
 }
+
+// TestCLIOddities: options after an operand are read as options; an empty
+// -out is an error, not "no -out"; -last is not negative; fmt's "-" stands
+// alone; -version prints what version does; init's suggested commands
+// quote a directory a shell would split; writing over a directory says so.
+func TestCLIOddities(t *testing.T) {
+	ws := copyTree(t, quickstart)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"verify", "missing.agent.tgz", "-no-color"}, ExitError, "there is no artifact at"},
+		{[]string{"show", "missing.plan", "-json"}, ExitError, "reading the saved plan"},
+		{[]string{"plan", "-out="}, ExitError, "-out needs a value: -out=PATH"},
+		{[]string{"plan", "-out-dir="}, ExitError, "-out-dir needs a value"},
+		{[]string{"audit", "-out="}, exitUsage, "-out needs a value: -out=FILE"},
+		{[]string{"calls", "-last=-3"}, ExitError, "-last must be 0 (every call) or more, not -3"},
+		{[]string{"fmt", "-", "agent.acl"}, ExitError, `"-" (standard input) must be fmt's only target`},
+		{[]string{"plan", "-out=dist"}, ExitError, "it is a directory; name a file"},
+	} {
+		if tc.args[0] == "plan" && strings.HasPrefix(tc.args[1], "-out=dist") {
+			if err := os.MkdirAll(filepath.Join(ws, "dist"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		code, stdout, stderr := run(t, "", append([]string{"-chdir=" + ws}, tc.args...)...)
+		if code != tc.code || !strings.Contains(stdout+stderr, tc.want) {
+			t.Errorf("%v: exit %d\n%s%s\nwant: exit %d, %q", tc.args, code, stdout, stderr, tc.code, tc.want)
+		}
+	}
+	_, version, _ := run(t, "", "version")
+	for _, flag := range []string{"-version", "--version", "-v"} {
+		if code, got, _ := run(t, "", flag); code != ExitOK || got != version {
+			t.Errorf("agentform %s: exit %d, %q\nwant: what agentform version prints, %q", flag, code, got, version)
+		}
+	}
+	for _, tc := range []struct {
+		dir    string
+		quoted bool
+	}{{"plain-dir", false}, {"9 bad dir", true}, {"it's", true}} {
+		dir := filepath.Join(t.TempDir(), tc.dir)
+		code, stdout, stderr := run(t, "", "init", dir)
+		word := shellWord(dir)
+		if code != ExitOK || !strings.Contains(stdout, `"agentform -chdir=`+word+` validate"`) || strings.HasPrefix(word, "'") != tc.quoted {
+			t.Errorf("init %q: exit %d\n%s%s\nwant the directory as %s (quoted: %v)", dir, code, stdout, stderr, word, tc.quoted)
+		}
+	}
+	for in, want := range map[string]string{"a/b-c_d.e": "a/b-c_d.e", "a b": "'a b'", "it's": `'it'\''s'`, "": "''", "x$y": "'x$y'"} {
+		if got := shellWord(in); got != want {
+			t.Errorf("shellWord(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

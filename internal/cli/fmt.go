@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -62,7 +63,7 @@ func (c *FmtCommand) Run(args []string) int {
 	list := fset.Bool("list", true, "list changed files")
 	write := fset.Bool("write", true, "write files")
 	recursive := fset.Bool("recursive", false, "recurse")
-	if !c.parseFlags(fset, args, c.Help()) {
+	if !c.parseFlagsAnywhere(fset, args, c.Help()) {
 		return ExitError
 	}
 	if *check {
@@ -71,6 +72,10 @@ func (c *FmtCommand) Run(args []string) int {
 	targets := fset.Args()
 	if len(targets) == 1 && targets[0] == "-" {
 		return c.formatStdin(*check)
+	}
+	if slices.Contains(targets, "-") {
+		fmt.Fprintf(c.Stderr, "Error: \"-\" (standard input) must be fmt's only target.\n")
+		return ExitError
 	}
 	if len(targets) == 0 {
 		targets = []string{"."}
@@ -81,7 +86,7 @@ func (c *FmtCommand) Run(args []string) int {
 		p := c.path(t)
 		info, err := os.Stat(p)
 		if err != nil {
-			fmt.Fprintf(c.Stderr, "Error: no file or directory at %s\n", t)
+			fmt.Fprintf(c.Stderr, "Error: no file or directory at %s\n", p)
 			return ExitError
 		}
 		if !info.IsDir() {

@@ -52,7 +52,7 @@ var nonName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 func (c *InitCommand) Run(args []string) int {
 	fset := c.flagSet("init")
 	agent := fset.String("agent", "", "agent name")
-	if !c.parseFlags(fset, args, c.Help()) {
+	if !c.parseFlagsAnywhere(fset, args, c.Help()) {
 		return ExitError
 	}
 	if fset.NArg() > 1 {
@@ -119,8 +119,22 @@ func (c *InitCommand) Run(args []string) int {
 	for _, f := range files {
 		fmt.Fprintf(c.Stdout, "  %s\n", f.path)
 	}
-	fmt.Fprintf(c.Stdout, "\nNext: \"agentform -chdir=%s validate\" to check it, then \"agentform -chdir=%s plan\".\n", dir, dir)
+	d := shellWord(dir)
+	fmt.Fprintf(c.Stdout, "\nNext: \"agentform -chdir=%s validate\" to check it, then \"agentform -chdir=%s plan\".\n", d, d)
 	return ExitOK
+}
+
+// shellWord quotes s for a POSIX shell when it holds anything but
+// letters, digits and _./:@%+=,- (a space, a quote), so that a command
+// shown to be pasted runs as shown.
+func shellWord(s string) string {
+	plain := s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./:@%+=,-", r))
+	})
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 type scaffoldFile struct {

@@ -83,6 +83,30 @@ func (m *Meta) parseInterspersed(fs *flag.FlagSet, args []string, help string) (
 	}
 }
 
+// setEmpty reports whether the flag name was given with an empty value
+// (-out=), which would otherwise read as not given at all.
+func setEmpty(fs *flag.FlagSet, name string) bool {
+	empty := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name && f.Value.String() == "" {
+			empty = true
+		}
+	})
+	return empty
+}
+
+// parseFlagsAnywhere is parseFlags that also takes the options written
+// after an operand (agentform show PLAN -json), as parseInterspersed does;
+// fs.Args() then holds the operands alone.
+func (m *Meta) parseFlagsAnywhere(fs *flag.FlagSet, args []string, help string) bool {
+	operands, ok := m.parseInterspersed(fs, args, help)
+	if !ok {
+		return false
+	}
+	// Only "--" and the operands: no option is parsed again.
+	return fs.Parse(append([]string{"--"}, operands...)) == nil
+}
+
 // color reports whether output to stdout should be coloured.
 func (m *Meta) color() bool { return m.colorFor(m.StdoutTTY) }
 

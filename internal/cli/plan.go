@@ -97,6 +97,12 @@ func (c *PlanCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: plan takes no arguments; use -chdir=DIR to pick the workspace.\n\n%s", c.Help())
 		return ExitError
 	}
+	for _, name := range []string{"out", "out-dir"} {
+		if setEmpty(fs, name) {
+			fmt.Fprintf(c.Stderr, "Error: -%s needs a value: -%s=PATH.\n", name, name)
+			return ExitError
+		}
+	}
 	mode := render.MatrixMode(*matrix)
 	if mode != render.MatrixAuto && mode != render.MatrixFull && mode != render.MatrixSummary {
 		fmt.Fprintf(c.Stderr, "Error: -matrix must be auto, full or summary, not %q.\n", *matrix)

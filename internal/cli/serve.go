@@ -338,6 +338,10 @@ func (c *CallsCommand) Run(args []string) int {
 	if !c.parseFlags(fs, args, c.Help()) {
 		return ExitError
 	}
+	if *last < 0 {
+		fmt.Fprintf(c.Stderr, "Error: -last must be 0 (every call) or more, not %d.\n", *last)
+		return ExitError
+	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(c.Stderr, "Error: calls takes no arguments.\n\n%s", c.Help())
 		return ExitError

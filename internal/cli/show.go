@@ -38,7 +38,7 @@ func (c *ShowCommand) Run(args []string) int {
 	fs := c.flagSet("show")
 	jsonOut := fs.Bool("json", false, "JSON output")
 	timeout := fs.Duration("lock-timeout", 0, "state lock timeout")
-	if !c.parseFlags(fs, args, c.Help()) {
+	if !c.parseFlagsAnywhere(fs, args, c.Help()) {
 		return ExitError
 	}
 	if fs.NArg() > 1 {

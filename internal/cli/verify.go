@@ -54,7 +54,7 @@ func (c *VerifyCommand) Run(args []string) int {
 	fs := c.flagSet("verify")
 	useLock := fs.Bool("lockfile", true, "compare with the lockfile")
 	useState := fs.Bool("state", true, "compare with the state")
-	if !c.parseFlags(fs, args, c.Help()) {
+	if !c.parseFlagsAnywhere(fs, args, c.Help()) {
 		return ExitError
 	}
 	if fs.NArg() != 1 {

@@ -273,7 +273,7 @@ func (d *decoder) validName(b *hcl.Block) bool {
 	}
 	if !ok {
 		d.errorf(b.LabelRanges[0], fmt.Sprintf("Invalid %s name", b.Type),
-			"%q is not a valid %s name. A name starts with a letter or underscore and contains only letters, digits, underscores and dashes (at most 64 characters).", name, b.Type)
+			"%q is not a valid %s name. A name starts with an ASCII letter or underscore and contains only ASCII letters, digits, underscores and dashes (at most 64 characters).", name, b.Type)
 	}
 	return ok
 }

@@ -57,6 +57,10 @@ func write(path string, data []byte, perm os.FileMode, sync bool) error {
 		return fmt.Errorf("writing %s: %w", path, bare(err))
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
+		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+			// The rename's own error says "file exists".
+			return fmt.Errorf("writing %s: it is a directory; name a file, or move the directory away", path)
+		}
 		return fmt.Errorf("writing %s: %w", path, bare(err))
 	}
 	done = true

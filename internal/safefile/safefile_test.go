@@ -47,3 +47,24 @@ func testWrite(t *testing.T, Write func(string, []byte, os.FileMode) error) {
 		t.Errorf("writing into a missing directory\ngot:  %v\nwant: %s", err, want)
 	}
 }
+
+// TestWriteOverDirectory: a path that is a directory is refused with that
+// reason (the rename's own error reads "file exists"), and no temporary
+// file is left behind.
+func TestWriteOverDirectory(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dist")
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(path, "keep"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := Write(path, []byte("x"), 0o644)
+	if want := "writing " + path + ": it is a directory; name a file, or move the directory away"; err == nil || err.Error() != want {
+		t.Errorf("got:  %v\nwant: %s", err, want)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("got %v\nwant: only the directory, no temporary left", entries)
+	}
+}
