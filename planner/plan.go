@@ -363,8 +363,11 @@ func (p *Plan) effectiveAgents(cfg *manifest.Config, override *capability.Overri
 		if !a.Capabilities.Known() {
 			row.RuntimeDependent = true
 			what := "its default"
-			if !a.Capabilities.Runtime.HasDefault() || a.Capabilities.Runtime.Secret {
+			switch {
+			case !a.Capabilities.Runtime.HasDefault():
 				what, holds = "no capabilities (the reference has no default)", nil
+			case a.Capabilities.Runtime.Secret:
+				what, holds = "no capabilities (a secret's default is not used in plans)", nil
 			}
 			p.warn(a.Capabilities.Range.Ptr(), "Capabilities known at runtime",
 				fmt.Sprintf("Agent %q takes its capabilities from runtime(%q); this plan uses %s. The agent may hold other tags when it starts.", a.Name, a.Capabilities.Runtime.Env, what))

@@ -336,3 +336,25 @@ check "c" {
 		})
 	}
 }
+
+// TestRuntimeCapabilitiesWarning: the warning for capabilities known only
+// at runtime says why the plan uses none: no default, or a secret's
+// default, which plans never use (it is not "no default").
+func TestRuntimeCapabilitiesWarning(t *testing.T) {
+	for _, tc := range []struct{ caps, want string }{
+		{`runtime("CAPS")`, "this plan uses no capabilities (the reference has no default)"},
+		{`secret(runtime("CAPS", ["shell"]))`, "this plan uses no capabilities (a secret's default is not used in plans)"},
+		{`runtime("CAPS", ["shell"])`, "this plan uses its default"},
+	} {
+		p := planSrc(t, strings.Replace(stateBase, `capabilities = ["shell"]`, "capabilities = "+tc.caps, 1), nil)
+		var got string
+		for _, d := range p.Diagnostics {
+			if d.Summary == "Capabilities known at runtime" {
+				got = d.Detail
+			}
+		}
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: got %q\nwant: %q", tc.caps, got, tc.want)
+		}
+	}
+}

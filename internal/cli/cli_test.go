@@ -556,6 +556,9 @@ func TestCLIOddities(t *testing.T) {
 			t.Errorf("%v: exit %d\n%s%s\nwant: exit %d, %q", tc.args, code, stdout, stderr, tc.code, tc.want)
 		}
 	}
+	if code, _, stderr := run(t, "", "-chdir="+ws, "plan", "-capability-override=extend:*"); code != ExitOK || !strings.Contains(stderr, `Warning: -capability-override: capability tag "*" is not a wildcard`) {
+		t.Errorf("plan -capability-override=extend:*: exit %d\n%s\nwant: the warning that * is not a wildcard", code, stderr)
+	}
 	_, version, _ := run(t, "", "version")
 	for _, flag := range []string{"-version", "--version", "-v"} {
 		if code, got, _ := run(t, "", flag); code != ExitOK || got != version {

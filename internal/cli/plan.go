@@ -116,6 +116,11 @@ func (c *PlanCommand) Run(args []string) int {
 			return ExitError
 		}
 		override = &o
+		for _, t := range o.Capabilities {
+			if w, _ := capability.ValidateTag(t); w != "" {
+				fmt.Fprintf(c.Stderr, "Warning: -capability-override: %s.\n\n", w)
+			}
+		}
 		if *out != "" {
 			fmt.Fprintf(c.Stderr, "Error: -capability-override simulates one session and cannot be saved with -out: a saved plan is applied as configured.\n")
 			return ExitError
