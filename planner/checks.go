@@ -16,11 +16,15 @@ import (
 // capabilityTagHelp says what a well-formed tag is.
 const capabilityTagHelp = `Tags are namespace segments joined by "::", like "github::issues::write"`
 
-// checkFunctions binds can_call, holds and reachable to the plan's matrix.
-func (p *Plan) checkFunctions() map[string]function.Function {
+// checkFunctions binds can_call, holds and reachable to the plan's matrix;
+// seen, when not nil, is told the name of every agent a call asks about.
+func (p *Plan) checkFunctions(seen func(agent string)) map[string]function.Function {
 	m := p.matrix
 	agentIdx := func(name string) (int, error) {
 		if i, ok := m.AgentIndex(name); ok {
+			if seen != nil {
+				seen(name)
+			}
 			return i, nil
 		}
 		var names []string
@@ -125,12 +129,28 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 	if len(cfg.Checks) == 0 {
 		return []CheckResult{}
 	}
-	ctx := cfg.EvalContext(p.checkFunctions())
+	runtimeDependent := map[string]bool{}
+	for _, a := range p.Agents {
+		runtimeDependent[a.Name] = a.RuntimeDependent
+	}
+	var asked []string
+	ctx := cfg.EvalContext(p.checkFunctions(func(agent string) {
+		if runtimeDependent[agent] && !slices.Contains(asked, agent) {
+			asked = append(asked, agent)
+		}
+	}))
 	var out []CheckResult
 	for _, c := range cfg.Checks {
 		res := CheckResult{Name: c.Name, Status: CheckPass}
 		for _, a := range c.Asserts {
+			asked = asked[:0]
 			v, diags := a.Condition.Value(ctx)
+			for _, agent := range asked {
+				// The result holds for what this plan assumes the agent
+				// holds; a security assertion must not read as proven.
+				p.warn(a.Condition.Range().Ptr(), "Check depends on runtime capabilities",
+					fmt.Sprintf("Check %q asks about agent %q, whose capabilities or capability policy are only known when it starts (runtime()): the check was evaluated with what this plan assumes for it, and may not hold for the agent that runs.", c.Name, agent))
+			}
 			if diags.HasErrors() {
 				p.Diagnostics = append(p.Diagnostics, diags...)
 				res = CheckResult{Name: c.Name, Status: CheckError, Message: diags.Errs()[0].Error(),

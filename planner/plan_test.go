@@ -358,3 +358,43 @@ func TestRuntimeCapabilitiesWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckOverRuntimeCapabilities: a check that asks about an agent whose
+// capabilities are only known at runtime is evaluated with what the plan
+// assumes, and says so in a warning at its condition: a passing security
+// assertion over such an agent proves nothing about the one that starts.
+func TestCheckOverRuntimeCapabilities(t *testing.T) {
+	check := `
+check "never_shell" {
+  assert {
+    condition     = !holds("a", "shell")
+    error_message = "a holds shell"
+  }
+}
+`
+	for _, tc := range []struct {
+		caps string
+		warn bool
+	}{
+		{`runtime("CAPS")`, true},
+		{`["net"]`, false},
+	} {
+		src := strings.Replace(stateBase, `capabilities = ["shell"]`, "capabilities = "+tc.caps, 1) + check
+		p := planSrc(t, src, nil)
+		if len(p.Checks) != 1 || p.Checks[0].Status != CheckPass {
+			t.Fatalf("%s: checks %+v, want one pass", tc.caps, p.Checks)
+		}
+		var got *hcl.Diagnostic
+		for _, d := range p.Diagnostics {
+			if d.Summary == "Check depends on runtime capabilities" {
+				got = d
+			}
+		}
+		if (got != nil) != tc.warn {
+			t.Fatalf("%s: warning %v, want %v", tc.caps, got, tc.warn)
+		}
+		if got != nil && (got.Severity != hcl.DiagWarning || got.Subject == nil || got.Subject.Start.Line != strings.Count(strings.Replace(stateBase, `capabilities = ["shell"]`, "capabilities = "+tc.caps, 1), "\n")+4 || !strings.Contains(got.Detail, `agent "a"`)) {
+			t.Errorf("%s: warning %+v, want one at the condition naming agent \"a\"", tc.caps, got)
+		}
+	}
+}
