@@ -181,7 +181,11 @@ func readPyproject(dir string, src manifest.String) (string, hcl.Diagnostics) {
 		return fail("Cannot read pyproject.toml", "Reading pyproject.toml in %q: %s.", src.Value, err)
 	}
 	var p pyproject
-	if err := toml.Unmarshal(data, &p); err != nil {
+	err = tomlNesting(data)
+	if err == nil {
+		err = toml.Unmarshal(data, &p)
+	}
+	if err != nil {
 		return fail("Invalid pyproject.toml", "pyproject.toml in %q is not valid TOML: %s. Fix the file, then plan again.", src.Value, err)
 	}
 	return normalizePythonName(p.Project.Name), nil
@@ -471,7 +475,11 @@ func pureWheel(name string) bool {
 // apart without building them and are accepted.
 func checkUVLock(data []byte, project, interpreter string, py *manifest.PythonTool) hcl.Diagnostics {
 	var lock uvLock
-	if err := toml.Unmarshal(data, &lock); err != nil {
+	err := tomlNesting(data)
+	if err == nil {
+		err = toml.Unmarshal(data, &lock)
+	}
+	if err != nil {
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid uv.lock",
 			Detail:  fmt.Sprintf("uv.lock in %q cannot be read: %s. Run uv lock in %s to rewrite it.", py.Source.Value, err, py.Source.Value),
 			Subject: py.Source.Range.Ptr()}}
@@ -594,4 +602,59 @@ func uvForeignPlatformOnly(marker string) bool {
 		}
 	}
 	return true
+}
+
+// tomlMaxNesting bounds how deep arrays and inline tables may nest in a
+// TOML file agentform reads: the TOML parser recurses once per level, and
+// a file nested a few million levels deep would exhaust the stack (a fatal
+// error, not a panic). pyproject.toml and uv.lock nest a few levels.
+const tomlMaxNesting = 256
+
+// tomlNesting reports a TOML document whose arrays and inline tables nest
+// deeper than tomlMaxNesting, with its line. Strings and comments are
+// skipped; table headers open and close on their line.
+func tomlNesting(data []byte) error {
+	depth, line := 0, 1
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '\n':
+			line++
+		case '#':
+			for i+1 < len(data) && data[i+1] != '\n' {
+				i++
+			}
+		case '"', '\'':
+			quote := string(c)
+			if i+2 < len(data) && data[i+1] == c && data[i+2] == c {
+				quote = strings.Repeat(quote, 3)
+			}
+			i += len(quote)
+			for i < len(data) && !bytes.HasPrefix(data[i:], []byte(quote)) {
+				switch {
+				case data[i] == '\n' && len(quote) == 1:
+					// A one-line string ends at the line; the parser
+					// reports it.
+					i--
+					goto next
+				case data[i] == '\n':
+					line++
+				case data[i] == '\\' && c == '"':
+					if i+1 < len(data) && data[i+1] == '\n' {
+						line++
+					}
+					i++
+				}
+				i++
+			}
+			i += len(quote) - 1
+		case '[', '{':
+			if depth++; depth > tomlMaxNesting {
+				return fmt.Errorf("its arrays and inline tables nest more than %d levels deep (line %d)", tomlMaxNesting, line)
+			}
+		case ']', '}':
+			depth = max(0, depth-1)
+		}
+	next:
+	}
+	return nil
 }

@@ -619,6 +619,40 @@ func TestResolvePythonErrors(t *testing.T) {
 			summary: "Invalid pyproject.toml",
 			line:    3,
 		},
+		{
+			// Nested deep enough to exhaust the TOML parser's stack (a
+			// fatal error no recover catches), were it parsed.
+			name:    "deeply nested pyproject.toml",
+			fixture: "pure",
+			setup: func(t *testing.T, ws string) {
+				writeTestFile(t, filepath.Join(ws, "pure", "pyproject.toml"), "[project]\nname = "+strings.Repeat("[", 3_000_000)+strings.Repeat("]", 3_000_000)+"\n")
+			},
+			block: `tool "notes" {
+  kind   = "python"
+  source = "./pure"
+  export = "lookup"
+}`,
+			tool:    "notes",
+			summary: "Invalid pyproject.toml",
+			detail:  "its arrays and inline tables nest more than 256 levels deep (line 2)",
+			line:    3,
+		},
+		{
+			name:    "deeply nested uv.lock",
+			fixture: "pure",
+			setup: func(t *testing.T, ws string) {
+				writeTestFile(t, filepath.Join(ws, "pure", "uv.lock"), "version = 1\n# [[[\nx = \"[[[\"\ny = '''\n[[[\n'''\nz = "+strings.Repeat("{a = ", 3_000_000)+"1"+strings.Repeat("}", 3_000_000)+"\n")
+			},
+			block: `tool "notes" {
+  kind   = "python"
+  source = "./pure"
+  export = "lookup"
+}`,
+			tool:    "notes",
+			summary: "Invalid uv.lock",
+			detail:  "nest more than 256 levels deep (line 7)",
+			line:    3,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
