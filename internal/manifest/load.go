@@ -280,12 +280,14 @@ func (d *decoder) validName(b *hcl.Block) bool {
 
 // CheckNesting rejects sources nested deeper than MaxNesting before they
 // reach the recursive-descent parsers. It counts brackets, braces,
-// parentheses and template interpolations outside string literals and
-// comments, and runs of unary operators.
+// parentheses and template interpolations outside string literals,
+// heredocs and comments, and runs of unary operators.
 func CheckNesting(name string, src []byte) *hcl.Diagnostic {
 	depth, unary := 0, 0
-	// stack of contexts: 'c' code, '"' string literal.
+	// stack of contexts: 'c' code, '"' string literal, 'h' heredoc (whose
+	// closing marker is the last of markers).
 	ctx := []byte{'c'}
+	var markers []string
 	var i int
 	fail := func() *hcl.Diagnostic {
 		at := min(i, len(src))
@@ -303,6 +305,44 @@ func CheckNesting(name string, src []byte) *hcl.Diagnostic {
 		c := src[i]
 		top := ctx[len(ctx)-1]
 		switch {
+		case top == 'h':
+			if i == 0 || src[i-1] == '\n' {
+				line := src[i:]
+				if end := bytes.IndexByte(line, '\n'); end >= 0 {
+					line = line[:end]
+				}
+				if strings.TrimSpace(string(line)) == markers[len(markers)-1] {
+					ctx, markers = ctx[:len(ctx)-1], markers[:len(markers)-1]
+					i += len(line) - 1
+					continue
+				}
+			}
+			switch {
+			case (c == '$' || c == '%') && i+2 < len(src) && src[i+1] == c && src[i+2] == '{':
+				i += 2 // "$${" is a literal "${"
+			case (c == '$' || c == '%') && i+1 < len(src) && src[i+1] == '{':
+				i++
+				ctx = append(ctx, 'c')
+				depth++
+			}
+		case c == '<' && i+1 < len(src) && src[i+1] == '<' && heredocStart(src[i+2:]) > 0:
+			// The text up to the marker line is a template, not code:
+			// only its interpolations nest.
+			j := i + 2
+			if src[j] == '-' {
+				j++
+			}
+			k := j
+			for k < len(src) && src[k] != '\n' && src[k] != '\r' {
+				k++
+			}
+			markers = append(markers, string(src[j:k]))
+			ctx = append(ctx, 'h')
+			unary = 0
+			i = k
+			if i < len(src) && src[i] == '\r' {
+				i++
+			}
 		case top == '"':
 			switch {
 			case c == '\\':
@@ -353,4 +393,28 @@ func CheckNesting(name string, src []byte) *hcl.Diagnostic {
 		}
 	}
 	return nil
+}
+
+// heredocStart returns the length of a heredoc's opening after "<<" in
+// rest ("EOT\n", "-EOT\r\n"): an optional "-", an identifier and a line
+// end; 0 when rest does not open one.
+func heredocStart(rest []byte) int {
+	j := 0
+	if j < len(rest) && rest[j] == '-' {
+		j++
+	}
+	k := j
+	for k < len(rest) && (rest[k] == '_' || rest[k] == '-' || rest[k] >= 'a' && rest[k] <= 'z' || rest[k] >= 'A' && rest[k] <= 'Z' || k > j && rest[k] >= '0' && rest[k] <= '9') {
+		k++
+	}
+	if k == j {
+		return 0
+	}
+	switch {
+	case k < len(rest) && rest[k] == '\n':
+		return k + 1
+	case k+1 < len(rest) && rest[k] == '\r' && rest[k+1] == '\n':
+		return k + 2
+	}
+	return 0
 }
