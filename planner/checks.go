@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
@@ -17,8 +18,9 @@ import (
 const capabilityTagHelp = `Tags are namespace segments joined by "::", like "github::issues::write"`
 
 // checkFunctions binds can_call, holds and reachable to the plan's matrix;
-// seen, when not nil, is told the name of every agent a call asks about.
-func (p *Plan) checkFunctions(seen func(agent string)) map[string]function.Function {
+// seen, when not nil, is told the name of every agent a call asks about,
+// and starred every tag with a "*" segment holds is asked about.
+func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Function {
 	m := p.matrix
 	agentIdx := func(name string) (int, error) {
 		if i, ok := m.AgentIndex(name); ok {
@@ -76,8 +78,10 @@ func (p *Plan) checkFunctions(seen func(agent string)) map[string]function.Funct
 				// A malformed tag (a typo like "shell ") is held by no one:
 				// a check over it would pass whatever the agent holds.
 				tag := args[1].AsString()
-				if _, err := capability.ValidateTag(tag); err != nil {
+				if w, err := capability.ValidateTag(tag); err != nil {
 					return cty.NilVal, function.NewArgErrorf(1, "%s. %s", err, capabilityTagHelp)
+				} else if w != "" && starred != nil {
+					starred(tag)
 				}
 				return cty.BoolVal(m.Holds(ai, tag)), nil
 			},
@@ -133,18 +137,30 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 	for _, a := range p.Agents {
 		runtimeDependent[a.Name] = a.RuntimeDependent
 	}
-	var asked []string
+	var asked, stars []string
 	ctx := cfg.EvalContext(p.checkFunctions(func(agent string) {
 		if runtimeDependent[agent] && !slices.Contains(asked, agent) {
 			asked = append(asked, agent)
+		}
+	}, func(tag string) {
+		if !slices.Contains(stars, tag) {
+			stars = append(stars, tag)
 		}
 	}))
 	var out []CheckResult
 	for _, c := range cfg.Checks {
 		res := CheckResult{Name: c.Name, Status: CheckPass}
 		for _, a := range c.Asserts {
-			asked = asked[:0]
+			asked, stars = asked[:0], stars[:0]
 			v, diags := a.Condition.Value(ctx)
+			for _, tag := range stars {
+				// A tag written out is warned about when the manifest
+				// loads; this is one computed (from locals).
+				if !literalHoldsTag(a.Condition, tag) {
+					p.warn(a.Condition.Range().Ptr(), `"*" is not a wildcard`,
+						fmt.Sprintf("Check %q asks holds(agent, %q), which is true only for an agent holding %q or a namespace it starts with: \"*\" matches a literal \"*\" segment, not every tag.", c.Name, tag, tag))
+				}
+			}
 			for _, agent := range asked {
 				// The result holds for what this plan assumes the agent
 				// holds; a security assertion must not read as proven.
@@ -187,4 +203,23 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 		out = append(out, res)
 	}
 	return out
+}
+
+// literalHoldsTag reports whether expr calls holds with tag written out as
+// its second argument (the manifest warns about those already).
+func literalHoldsTag(expr hcl.Expression, tag string) bool {
+	node, ok := expr.(hclsyntax.Node)
+	if !ok {
+		return false
+	}
+	found := false
+	_ = hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		if call, ok := n.(*hclsyntax.FunctionCallExpr); ok && call.Name == "holds" && len(call.Args) == 2 {
+			if v, diags := call.Args[1].Value(nil); !diags.HasErrors() && v.Type() == cty.String && v.IsWhollyKnown() && !v.IsNull() && v.AsString() == tag {
+				found = true
+			}
+		}
+		return nil
+	})
+	return found
 }

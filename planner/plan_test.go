@@ -398,3 +398,30 @@ check "never_shell" {
 		}
 	}
 }
+
+// TestHoldsStarTagComputed: a "*" tag that reaches holds() through locals
+// (the manifest warns only about one written out) is warned about at the
+// check's condition.
+func TestHoldsStarTagComputed(t *testing.T) {
+	p := planSrc(t, stateBase+`
+locals {
+  tag = "shell::*"
+}
+
+check "c" {
+  assert {
+    condition     = !holds("a", locals.tag)
+    error_message = "a holds it"
+  }
+}
+`, nil)
+	n := 0
+	for _, d := range p.Diagnostics {
+		if d.Summary == `"*" is not a wildcard` && strings.Contains(d.Detail, `holds(agent, "shell::*")`) && d.Subject != nil && d.Subject.Start.Line == strings.Count(stateBase, "\n")+8 {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("got %d warnings in %v\nwant: one at the condition", n, p.Diagnostics)
+	}
+}

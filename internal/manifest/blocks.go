@@ -847,6 +847,9 @@ func (d *decoder) checkCalls(expr hcl.Expression) bool {
 				if err := ValidateTag(v.AsString()); err != nil {
 					good = false
 					d.errorf(call.Args[1].Range(), "Invalid capability tag", "In holds(), %s. %s", err, tagHelp)
+				} else if tag := v.AsString(); slices.Contains(strings.Split(tag, "::"), "*") {
+					d.warnf(call.Args[1].Range(), "\"*\" is not a wildcard",
+						"holds(agent, %q) is true only for an agent holding %q or a namespace it starts with: \"*\" matches a literal \"*\" segment, not every tag. Ask about each tag, or use can_call(agent, tool) for the tools that require them.", tag, tag)
 				}
 			}
 		}

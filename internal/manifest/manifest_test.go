@@ -228,3 +228,80 @@ http_server {
 		}
 	}
 }
+
+// TestHoldsStarTag: holds() with a "*" segment written out is a warning at
+// the tag: "*" is not a wildcard, so !holds(a, "shell::*") passes for an
+// agent holding "shell::exec".
+func TestHoldsStarTag(t *testing.T) {
+	src := `
+agent "a" {
+  capabilities = ["shell::exec"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+check "no_shell" {
+  assert {
+    condition     = !holds("a", "shell::*")
+    error_message = "a holds shell"
+  }
+}
+`
+	_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(src)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var got *hcl.Diagnostic
+	for _, d := range diags {
+		if d.Summary == `"*" is not a wildcard` {
+			got = d
+		}
+	}
+	if got == nil || got.Severity != hcl.DiagWarning || got.Subject == nil || got.Subject.Start.Line != 15 || !strings.Contains(got.Detail, `holds(agent, "shell::*") is true only for an agent holding "shell::*"`) {
+		t.Errorf("got: %v\nwant: a warning at line 15 that * is not a wildcard", got)
+	}
+}
+
+// TestStarTagText: the "*" warning says what a tag with a "*" segment
+// grants when held and what satisfies it when required, by the prefix
+// rule: a tool requiring "github::*" is reached by agents holding
+// "github::*" or "github", not "github::*::read".
+func TestStarTagText(t *testing.T) {
+	for tag, want := range map[string]string{
+		"*":           `a tool requiring it is reached only by agents holding "*".`,
+		"github::*":   `a tool requiring it is reached only by agents holding "github::*" or a namespace it starts with, like "github".`,
+		"*::read":     `a tool requiring it is reached only by agents holding "*::read".`,
+		"a::*::write": `an agent holding "a::*::write" is granted only it and the tags under it`,
+	} {
+		if got := starTagText(tag); !strings.Contains(got, want) {
+			t.Errorf("starTagText(%q)\ngot:  %s\nwant: ...%s", tag, got, want)
+		}
+	}
+}
+
+// TestCheckNestingHeredoc: a heredoc's text is a template, not code: its
+// dashes and brackets do not count as nesting (a prompt with a line of 300
+// dashes is valid), while an interpolation inside it still does.
+func TestCheckNestingHeredoc(t *testing.T) {
+	dashes := strings.Repeat("-", 3*MaxNesting)
+	for _, tc := range []struct {
+		name, src string
+		deep      bool
+	}{
+		{"dashes", "x = <<EOT\n" + dashes + "\n" + strings.Repeat("[", 2*MaxNesting) + "\nEOT\ny = 1\n", false},
+		{"indented, CRLF", "x = <<-EOT\r\n  " + dashes + "\r\n  EOT\r\ny = !!true\r\n", false},
+		{"literal interpolation", "x = <<EOT\n$${" + strings.Repeat("(", 2*MaxNesting) + "\nEOT\n", false},
+		{"deep interpolation", "x = <<EOT\n${" + strings.Repeat("(", 2*MaxNesting) + strings.Repeat(")", 2*MaxNesting) + "}\nEOT\n", true},
+		{"code after the heredoc", "x = <<EOT\ntext\nEOT\ny = " + strings.Repeat("[", 2*MaxNesting) + strings.Repeat("]", 2*MaxNesting) + "\n", true},
+		{"unterminated", "x = <<EOT\n" + dashes + "\n", false},
+	} {
+		if d := CheckNesting("a.acl", []byte(tc.src)); (d != nil) != tc.deep {
+			t.Errorf("%s: got %v, want too deep: %v", tc.name, d, tc.deep)
+		}
+	}
+}

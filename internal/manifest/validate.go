@@ -101,10 +101,7 @@ func (d *decoder) validateTags(l StringList, name string) {
 			continue
 		}
 		if tag == "*" || slices.Contains(strings.Split(tag, "::"), "*") {
-			what := fmt.Sprintf("In %q, \"*\" is a literal segment, compared like any other: a held %q grants only the tags it prefixes (%q itself and %q), and a required %q is satisfied only by them.", tag, tag, tag, tag+"::…", tag)
-			if tag == "*" {
-				what = `The tag "*" is compared like any other: held, it grants only "*" and the tags under it ("*::…"); required, only a held "*" satisfies it.`
-			}
+			what := starTagText(tag)
 			d.warnf(rangeOf(i), "\"*\" is not a wildcard",
 				"%s To grant a whole namespace, hold its root, like \"github\" for \"github::read\" and \"github::write\".", what)
 		}
@@ -112,6 +109,19 @@ func (d *decoder) validateTags(l StringList, name string) {
 			d.warnf(rangeOf(i), "Duplicate capability tag", "%q is listed more than once in %q.", tag, name)
 		}
 	}
+}
+
+// starTagText says what a tag with a "*" segment means, held and
+// required: "*" is compared like any other segment.
+func starTagText(tag string) string {
+	if tag == "*" {
+		return `The tag "*" is compared like any other: an agent holding it is granted only "*" and the tags under it ("*::…"), and a tool requiring it is reached only by agents holding "*".`
+	}
+	text := fmt.Sprintf("In %q, \"*\" is a literal segment, compared like any other: an agent holding %q is granted only it and the tags under it, and a tool requiring it is reached only by agents holding %q", tag, tag, tag)
+	if first, _, _ := strings.Cut(tag, "::"); first != "*" {
+		text += fmt.Sprintf(" or a namespace it starts with, like %q", first)
+	}
+	return text + "."
 }
 
 const tagHelp = `Tags are namespace segments joined by "::", like "github::issues::write"; a held tag grants every tag it prefixes.`
