@@ -75,6 +75,10 @@ func (c *ApplyCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: apply takes at most one plan file.\n\n%s", c.Help())
 		return ExitError
 	}
+	if setEmpty(fs, "out-dir") {
+		fmt.Fprintln(c.Stderr, "Error: -out-dir needs a value: -out-dir=PATH.")
+		return ExitError
+	}
 	var saved *planner.Saved
 	if fs.NArg() == 1 {
 		var err error

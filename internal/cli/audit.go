@@ -98,6 +98,9 @@ func (c *AuditCommand) Run(args []string) int {
 		return usage("audit takes no arguments; use -chdir=DIR to pick the workspace.")
 	case setEmpty(fs, "out"):
 		return usage("-out needs a value: -out=FILE.")
+	case setEmpty(fs, "against"), setEmpty(fs, "baseline"):
+		// An unset variable (-baseline=$BASELINE) must not drop the gate.
+		return usage("-against and -baseline need a value: -against=state or -baseline=FILE.")
 	case !slices.Contains(auditFormats, *format):
 		return usage("-format must be one of %s, not %q.", strings.Join(auditFormats, ", "), *format)
 	case *failOn != "none" && audit.Severity(*failOn).Rank() == 0:

@@ -60,14 +60,8 @@ func Run(args []string, streams Streams) int {
 	// A mistyped -chdir must not read as an empty workspace (or have a
 	// command create files there); init alone creates its directory.
 	if len(args) > 0 && args[0] != "init" && !strings.HasPrefix(args[0], "-") && args[0] != "help" {
-		if fi, err := os.Stat(meta.Dir); errors.Is(err, fs.ErrNotExist) {
-			fmt.Fprintf(streams.Stderr, "Error: -chdir=%s: there is no directory %s.\n", meta.Dir, meta.Dir)
-			return ExitError
-		} else if err != nil {
-			fmt.Fprintf(streams.Stderr, "Error: -chdir=%s: %s.\n", meta.Dir, err)
-			return ExitError
-		} else if !fi.IsDir() {
-			fmt.Fprintf(streams.Stderr, "Error: -chdir=%s: %s is a file, not a directory.\n", meta.Dir, meta.Dir)
+		if err := checkChdir(meta.Dir); err != nil {
+			fmt.Fprintf(streams.Stderr, "Error: %s.\n", err)
 			return ExitError
 		}
 	}
@@ -120,6 +114,22 @@ func Run(args []string, streams Streams) int {
 		return ExitError
 	}
 	return code
+}
+
+// checkChdir reports a -chdir that names no directory: a mistyped one
+// must not read as an empty workspace, or have a command create files
+// there.
+func checkChdir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("-chdir=%s: there is no directory %s", dir, dir)
+	case err != nil:
+		return fmt.Errorf("-chdir=%s: %s", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("-chdir=%s: %s is a file, not a directory", dir, dir)
+	}
+	return nil
 }
 
 // didYouMean suggests the command closest to name, when one is close.

@@ -489,6 +489,13 @@ func TestMistypedChdirAndNoState(t *testing.T) {
 			t.Errorf("%v in a missing -chdir: exit %d\n%s\nwant: exit %d, there is no directory", args, code, stderr, ExitError)
 		}
 	}
+	// -chdir written after the command name, which every command takes.
+	for _, args := range [][]string{{"state", "list", "-chdir=" + typo}, {"calls", "-chdir=" + typo}, {"invoke", "-chdir=" + typo, "x.agent.tgz", "t"}, {"plan", "-chdir=" + typo}} {
+		code, _, stderr := run(t, "", args...)
+		if code != ExitError || !strings.Contains(stderr, "there is no directory "+typo) {
+			t.Errorf("%v: exit %d\n%s\nwant: exit %d, there is no directory", args, code, stderr, ExitError)
+		}
+	}
 	file := filepath.Join(parent, "file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -542,6 +549,9 @@ func TestCLIOddities(t *testing.T) {
 		{[]string{"plan", "-out="}, ExitError, "-out needs a value: -out=PATH"},
 		{[]string{"plan", "-out-dir="}, ExitError, "-out-dir needs a value"},
 		{[]string{"audit", "-out="}, exitUsage, "-out needs a value: -out=FILE"},
+		{[]string{"audit", "-baseline="}, exitUsage, "-against and -baseline need a value"},
+		{[]string{"audit", "-against="}, exitUsage, "-against and -baseline need a value"},
+		{[]string{"apply", "-auto-approve", "-out-dir="}, ExitError, "-out-dir needs a value"},
 		{[]string{"calls", "-last=-3"}, ExitError, "-last must be 0 (every call) or more, not -3"},
 		{[]string{"fmt", "-", "agent.acl"}, ExitError, `"-" (standard input) must be fmt's only target`},
 		{[]string{"plan", "-out=dist"}, ExitError, "it is a directory; name a file"},
@@ -558,6 +568,12 @@ func TestCLIOddities(t *testing.T) {
 	}
 	if code, _, stderr := run(t, "", "-chdir="+ws, "plan", "-capability-override=extend:*"); code != ExitOK || !strings.Contains(stderr, `Warning: -capability-override: capability tag "*" is not a wildcard`) {
 		t.Errorf("plan -capability-override=extend:*: exit %d\n%s\nwant: the warning that * is not a wildcard", code, stderr)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+ws, "apply", "-auto-approve"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	if _, _, stderr := run(t, "", "-chdir="+ws, "invoke", "-capability-override=extend:*", "dist/assistant.agent.tgz", "grep", "-args", "{}"); !strings.Contains(stderr, `Warning: -capability-override: capability tag "*" is not a wildcard`) {
+		t.Errorf("invoke -capability-override=extend:*:\n%s\nwant: the warning that * is not a wildcard", stderr)
 	}
 	_, version, _ := run(t, "", "version")
 	for _, flag := range []string{"-version", "--version", "-v"} {

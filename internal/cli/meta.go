@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,6 +36,12 @@ func (m *Meta) flagSet(name string) *flag.FlagSet {
 	fs.Func("chdir", "workspace directory", func(s string) error {
 		if s == "" {
 			return fmt.Errorf("-chdir needs a directory")
+		}
+		// As the global -chdir (checkChdir); init creates its directory.
+		if name != "init" {
+			if err := checkChdir(s); err != nil {
+				return errors.New(strings.TrimPrefix(err.Error(), "-chdir="+s+": "))
+			}
 		}
 		m.Dir = s
 		return nil

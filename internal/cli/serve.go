@@ -273,7 +273,7 @@ func (c *InvokeCommand) Run(args []string) int {
 		}
 		fmt.Fprintln(c.Stdout)
 		if resp.Error != "" {
-			fmt.Fprintf(c.Stderr, "Error: %s.\n", render.Printable(strings.TrimSuffix(resp.Error, ".")))
+			fmt.Fprintf(c.Stderr, "Error: %s.\n", printableText(strings.TrimSuffix(resp.Error, ".")))
 		}
 	}
 	switch resp.Status {
@@ -413,7 +413,8 @@ func oneLine(s string) string {
 }
 
 // cell is s as one printable table cell: control characters escaped
-// (render.Printable), and newlines and tabs, which it keeps, as spaces.
+// (printableText: a CRLF is a line end), and line ends and tabs as
+// spaces.
 func cell(s string) string {
-	return strings.NewReplacer("\n", " ", "\t", " ").Replace(render.Printable(s))
+	return strings.NewReplacer("\n", " ", "\t", " ").Replace(printableText(s))
 }

@@ -515,6 +515,11 @@ func TestOneLine(t *testing.T) {
 	if !utf8.ValidString(got) || utf8.RuneCountInString(got) != 120 || !strings.HasSuffix(got, "...") {
 		t.Errorf("oneLine of 130 × é: %q (%d runes), want 117 of them and ...", got, utf8.RuneCountInString(got))
 	}
+	// A CRLF line end is a line end; a carriage return on its own is
+	// shown escaped.
+	if got, want := oneLine("first line\r\nsecond\rthird"), `first line second\rthird`; got != want {
+		t.Errorf("oneLine:\ngot:  %q\nwant: %q", got, want)
+	}
 	if got, want := oneLine("line one\nline\ttwo \x1b[2K\u202e"), `line one line two \x1b[2K\u202e`; got != want {
 		t.Errorf("oneLine:\ngot:  %q\nwant: %q", got, want)
 	}

@@ -342,6 +342,11 @@ func (s *Server) effective(held []string, override string) ([]string, error) {
 	if warning != "" {
 		s.opts.Logf("Warning: %s", warning)
 	}
+	for _, t := range o.Capabilities {
+		if w, _ := capability.ValidateTag(t); w != "" {
+			s.opts.Logf("Warning: -capability-override: %s", w)
+		}
+	}
 	return tags, nil
 }
 
