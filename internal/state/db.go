@@ -104,8 +104,8 @@ func Open(workspace string, opts Options) (*DB, error) {
 			bdb, err = boltfile.OpenWriter(path, 0o600, bopts)
 		}
 	}) {
-		// A writer reads its freelist while it opens: a damaged or
-		// truncated file fails here.
+		// bbolt panicked, or faulted reading a page, while it opened a
+		// damaged file.
 		return nil, fmt.Errorf("opening %s: %w: %s", path, ErrCorrupt, damagedPages)
 	}
 	if err != nil {
