@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -325,7 +327,7 @@ func CheckNesting(name string, src []byte) *hcl.Diagnostic {
 				ctx = append(ctx, 'c')
 				depth++
 			}
-		case c == '<' && i+1 < len(src) && src[i+1] == '<' && heredocStart(src[i+2:]) > 0:
+		case top == 'c' && c == '<' && i+1 < len(src) && src[i+1] == '<' && heredocStart(src[i+2:]) > 0:
 			// The text up to the marker line is a template, not code:
 			// only its interpolations nest.
 			j := i + 2
@@ -349,6 +351,8 @@ func CheckNesting(name string, src []byte) *hcl.Diagnostic {
 				i++
 			case c == '"':
 				ctx = ctx[:len(ctx)-1]
+			case (c == '$' || c == '%') && i+2 < len(src) && src[i+1] == c && src[i+2] == '{':
+				i += 2 // "$${" is a literal "${"
 			case (c == '$' || c == '%') && i+1 < len(src) && src[i+1] == '{':
 				i++
 				ctx = append(ctx, 'c')
@@ -396,16 +400,25 @@ func CheckNesting(name string, src []byte) *hcl.Diagnostic {
 }
 
 // heredocStart returns the length of a heredoc's opening after "<<" in
-// rest ("EOT\n", "-EOT\r\n"): an optional "-", an identifier and a line
-// end; 0 when rest does not open one.
+// rest ("EOT\n", "-EOT\r\n"): an optional "-", an identifier as HCL
+// reads one (a letter or "_", then letters, digits, "_" and "-") and a
+// line end; 0 when rest does not open one.
 func heredocStart(rest []byte) int {
 	j := 0
 	if j < len(rest) && rest[j] == '-' {
 		j++
 	}
 	k := j
-	for k < len(rest) && (rest[k] == '_' || rest[k] == '-' || rest[k] >= 'a' && rest[k] <= 'z' || rest[k] >= 'A' && rest[k] <= 'Z' || k > j && rest[k] >= '0' && rest[k] <= '9') {
-		k++
+	for k < len(rest) {
+		r, size := utf8.DecodeRune(rest[k:])
+		ok := r == '_' || unicode.IsLetter(r)
+		if k > j {
+			ok = ok || r == '-' || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r)
+		}
+		if !ok || r == utf8.RuneError {
+			break
+		}
+		k += size
 	}
 	if k == j {
 		return 0

@@ -275,7 +275,7 @@ func TestStarTagText(t *testing.T) {
 	for tag, want := range map[string]string{
 		"*":           `a tool requiring it is reached only by agents holding "*".`,
 		"github::*":   `a tool requiring it is reached only by agents holding "github::*" or a namespace it starts with, like "github".`,
-		"*::read":     `a tool requiring it is reached only by agents holding "*::read".`,
+		"*::read":     `a tool requiring it is reached only by agents holding "*::read" or a namespace it starts with, like "*".`,
 		"a::*::write": `an agent holding "a::*::write" is granted only it and the tags under it`,
 	} {
 		if got := starTagText(tag); !strings.Contains(got, want) {
@@ -299,6 +299,12 @@ func TestCheckNestingHeredoc(t *testing.T) {
 		{"deep interpolation", "x = <<EOT\n${" + strings.Repeat("(", 2*MaxNesting) + strings.Repeat(")", 2*MaxNesting) + "}\nEOT\n", true},
 		{"code after the heredoc", "x = <<EOT\ntext\nEOT\ny = " + strings.Repeat("[", 2*MaxNesting) + strings.Repeat("]", 2*MaxNesting) + "\n", true},
 		{"unterminated", "x = <<EOT\n" + dashes + "\n", false},
+		{"non-ASCII marker", "x = <<ÉTAPE\n" + dashes + "\nÉTAPE\n", false},
+		// What HCL does not read as a heredoc must not hide the code after
+		// it: each of these once let deep nesting reach the parser.
+		{"opener inside a string", "a = \"<<EOT\n\"\nb = " + strings.Repeat("[", 2*MaxNesting) + strings.Repeat("]", 2*MaxNesting) + "\n", true},
+		{"marker starting with a dash", "a = <<--EOT\nfoo\nb = " + strings.Repeat("[", 2*MaxNesting) + strings.Repeat("]", 2*MaxNesting) + "\n", true},
+		{"escaped interpolation in a string", "a = \"$${\"\nb = " + strings.Repeat("[", 2*MaxNesting) + strings.Repeat("]", 2*MaxNesting) + "\n", true},
 	} {
 		if d := CheckNesting("a.acl", []byte(tc.src)); (d != nil) != tc.deep {
 			t.Errorf("%s: got %v, want too deep: %v", tc.name, d, tc.deep)

@@ -646,6 +646,15 @@ func tomlNesting(data []byte) error {
 				}
 				i++
 			}
+			if len(quote) == 3 {
+				// A run of four or five quotes ends the string with one
+				// or two of them in it: the string ends after the run.
+				run := 3
+				for run < 5 && i+run < len(data) && data[i+run] == c {
+					run++
+				}
+				i += run - 3
+			}
 			i += len(quote) - 1
 		case '[', '{':
 			if depth++; depth > tomlMaxNesting {

@@ -912,3 +912,25 @@ func BenchmarkResolvePython(b *testing.B) {
 		}
 	})
 }
+
+// TestTOMLNesting: the guard in front of the TOML parser skips strings as
+// TOML reads them (a multi-line string may end in four or five quotes,
+// keeping one or two) and counts the lines it reports.
+func TestTOMLNesting(t *testing.T) {
+	deep := strings.Repeat("[", 300) + strings.Repeat("]", 300)
+	rows := strings.Repeat(`  ["""a"""", '''b'''''],`+"\n", 300)
+	for _, tc := range []struct {
+		name, src string
+		want      string // "" = accepted
+	}{
+		{"quotes ending a multi-line string", "x = [\n" + rows + "]\n", ""},
+		{"deep after a four-quote string", `z = ["""a"""", ` + deep + "]\n", "(line 1)"},
+		{"brackets in strings and comments", "a = \"[[[\" # [[[\nb = '[[['\nc = \"\"\"\n[[[\n\"\"\"\nd = " + deep + "\n", "(line 6)"},
+		{"escaped quote", `a = "\"[[["` + "\n", ""},
+	} {
+		err := tomlNesting([]byte(tc.src))
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
