@@ -157,8 +157,7 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 				// A tag written out is warned about when the manifest
 				// loads; this is one computed (from locals).
 				if !literalHoldsTag(a.Condition, tag) {
-					p.warn(a.Condition.Range().Ptr(), `"*" is not a wildcard`,
-						fmt.Sprintf("Check %q asks holds(agent, %q), which is true only for an agent holding %q or a namespace it starts with: \"*\" matches a literal \"*\" segment, not every tag.", c.Name, tag, tag))
+					p.warn(a.Condition.Range().Ptr(), `"*" is not a wildcard`, fmt.Sprintf("In check %q, %s", c.Name, manifest.HoldsStarText(tag)))
 				}
 			}
 			for _, agent := range asked {

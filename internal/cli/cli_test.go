@@ -572,8 +572,16 @@ func TestCLIOddities(t *testing.T) {
 	if code, _, stderr := run(t, "", "-chdir="+ws, "apply", "-auto-approve"); code != ExitOK {
 		t.Fatalf("apply: exit %d\n%s", code, stderr)
 	}
-	if _, _, stderr := run(t, "", "-chdir="+ws, "invoke", "-capability-override=extend:*", "dist/assistant.agent.tgz", "grep", "-args", "{}"); !strings.Contains(stderr, `Warning: -capability-override: capability tag "*" is not a wildcard`) {
-		t.Errorf("invoke -capability-override=extend:*:\n%s\nwant: the warning that * is not a wildcard", stderr)
+	// The "*" warning comes with an override that applies (the extensible
+	// researcher), not with one a locked agent ignores.
+	t.Setenv("RESEARCH_AGENT_URL", "http://127.0.0.1:1")
+	t.Setenv("RESEARCH_AGENT_TOKEN", "test-token-not-used")
+	star := `Warning: -capability-override: capability tag "*" is not a wildcard`
+	if _, _, stderr := run(t, "", "-chdir="+ws, "invoke", "-capability-override=extend:*", "dist/researcher.agent.tgz", "word_count", "-args", `{"text": "a b"}`); !strings.Contains(stderr, star) {
+		t.Errorf("invoke -capability-override=extend:* of an extensible agent:\n%s\nwant: the warning that * is not a wildcard", stderr)
+	}
+	if _, _, stderr := run(t, "", "-chdir="+ws, "invoke", "-capability-override=extend:*", "dist/assistant.agent.tgz", "grep", "-args", "{}"); strings.Contains(stderr, star) || !strings.Contains(stderr, "ignored") {
+		t.Errorf("invoke -capability-override=extend:* of a locked agent:\n%s\nwant: the override ignored, and no word about *", stderr)
 	}
 	_, version, _ := run(t, "", "version")
 	for _, flag := range []string{"-version", "--version", "-v"} {

@@ -848,8 +848,7 @@ func (d *decoder) checkCalls(expr hcl.Expression) bool {
 					good = false
 					d.errorf(call.Args[1].Range(), "Invalid capability tag", "In holds(), %s. %s", err, tagHelp)
 				} else if tag := v.AsString(); slices.Contains(strings.Split(tag, "::"), "*") {
-					d.warnf(call.Args[1].Range(), "\"*\" is not a wildcard",
-						"holds(agent, %q) is true only for an agent holding %q or a namespace it starts with: \"*\" matches a literal \"*\" segment, not every tag. Ask about each tag, or use can_call(agent, tool) for the tools that require them.", tag, tag)
+					d.warnf(call.Args[1].Range(), "\"*\" is not a wildcard", "%s", HoldsStarText(tag))
 				}
 			}
 		}
@@ -862,6 +861,16 @@ func (d *decoder) checkCalls(expr hcl.Expression) bool {
 		return nil
 	})
 	return good
+}
+
+// HoldsStarText says what holds(agent, tag) asks when tag has a "*"
+// segment: "*" is compared like any other segment.
+func HoldsStarText(tag string) string {
+	who := fmt.Sprintf("an agent holding %q", tag)
+	if strings.Contains(tag, "::") {
+		who += " or a namespace it starts with"
+	}
+	return fmt.Sprintf("holds(agent, %q) is true only for %s: \"*\" matches a literal \"*\" segment, not every tag. Ask about each tag, or use can_call(agent, tool) for the tools that require them.", tag, who)
 }
 
 func (d *decoder) decodeCodegenBlock(b *hcl.Block) *CodegenBlock {

@@ -118,7 +118,7 @@ func starTagText(tag string) string {
 		return `The tag "*" is compared like any other: an agent holding it is granted only "*" and the tags under it ("*::…"), and a tool requiring it is reached only by agents holding "*".`
 	}
 	text := fmt.Sprintf("In %q, \"*\" is a literal segment, compared like any other: an agent holding %q is granted only it and the tags under it, and a tool requiring it is reached only by agents holding %q", tag, tag, tag)
-	if first, _, _ := strings.Cut(tag, "::"); first != "*" {
+	if first, _, ok := strings.Cut(tag, "::"); ok {
 		text += fmt.Sprintf(" or a namespace it starts with, like %q", first)
 	}
 	return text + "."

@@ -342,9 +342,12 @@ func (s *Server) effective(held []string, override string) ([]string, error) {
 	if warning != "" {
 		s.opts.Logf("Warning: %s", warning)
 	}
-	for _, t := range o.Capabilities {
-		if w, _ := capability.ValidateTag(t); w != "" {
-			s.opts.Logf("Warning: -capability-override: %s", w)
+	if warning == "" {
+		// Applied (not ignored): say what a "*" in it grants.
+		for _, t := range o.Capabilities {
+			if w, _ := capability.ValidateTag(t); w != "" {
+				s.opts.Logf("Warning: -capability-override: %s", w)
+			}
 		}
 	}
 	return tags, nil
