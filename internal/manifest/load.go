@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 )
@@ -281,28 +282,74 @@ func (d *decoder) validName(b *hcl.Block) bool {
 }
 
 // CheckNesting rejects sources nested deeper than MaxNesting before they
-// reach the recursive-descent parsers. It counts brackets, braces,
-// parentheses and template interpolations outside string literals,
-// heredocs and comments, and runs of unary operators.
+// reach the recursive-descent parsers, which recurse once per level and
+// would exhaust the stack (a fatal error, not a panic). It counts
+// brackets, braces, parentheses and template interpolations, runs of
+// unary operators and chains of conditionals, outside string literals,
+// heredocs and comments. That quick scan reads strings and heredocs as
+// HCL does in every manifest we know of; where it read much as text that
+// could nest (brackets, "?", long runs of "-" or "!"), the file is checked
+// again over HCL's own tokens, so that no difference in how the two read
+// a string lets a deep expression through.
 func CheckNesting(name string, src []byte) *hcl.Diagnostic {
-	depth, unary := 0, 0
+	d, skipped := scanNesting(name, src)
+	if d == nil && skipped {
+		d = tokenNesting(name, src)
+	}
+	return d
+}
+
+// nestingError is CheckNesting's diagnostic, at byte at of src.
+func nestingError(name string, src []byte, at int) *hcl.Diagnostic {
+	at = min(max(at, 0), len(src))
+	line := 1 + bytes.Count(src[:at], []byte("\n"))
+	col := at - bytes.LastIndexByte(src[:at], '\n')
+	pos := hcl.Pos{Line: line, Column: col, Byte: at}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Manifest nested too deeply",
+		Detail:   fmt.Sprintf("This file nests expressions more than %d levels deep. Real manifests never do; flatten the expression.", MaxNesting),
+		Subject:  &hcl.Range{Filename: name, Start: pos, End: pos},
+	}
+}
+
+// skippedLimit is how much that could nest scanNesting may read as text
+// before CheckNesting checks the file over HCL's tokens.
+const skippedLimit = 64
+
+// scanNesting is CheckNesting's quick scan. skipped reports that it read
+// more than skippedLimit openers or "?" as text, or a run of more than
+// skippedLimit unary operators.
+func scanNesting(name string, src []byte) (d *hcl.Diagnostic, skipped bool) {
+	depth, unary, conds := 0, 0, 0
 	// stack of contexts: 'c' code, '"' string literal, 'h' heredoc (whose
-	// closing marker is the last of markers).
+	// closing marker is the last of markers); brackets holds the bracket
+	// that opened each code context ('{' for an interpolation).
 	ctx := []byte{'c'}
+	brackets := []byte{'{'}
 	var markers []string
-	var i int
-	fail := func() *hcl.Diagnostic {
-		at := min(i, len(src))
-		line := 1 + strings.Count(string(src[:at]), "\n")
-		col := at - strings.LastIndex(string(src[:at]), "\n")
-		pos := hcl.Pos{Line: line, Column: col, Byte: at}
-		return &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Manifest nested too deeply",
-			Detail:   fmt.Sprintf("This file nests expressions more than %d levels deep. Real manifests never do; flatten the expression.", MaxNesting),
-			Subject:  &hcl.Range{Filename: name, Start: pos, End: pos},
+	textOpen, textRun := 0, 0
+	text := func(c byte) {
+		switch c {
+		case '[', '(', '{', '?':
+			textOpen++
+			textRun = 0
+		case '-', '!':
+			textRun++
+		case ' ', '\t', '\r', '\n':
+		default:
+			textRun = 0
+		}
+		if textOpen > skippedLimit || textRun > skippedLimit {
+			skipped = true
 		}
 	}
+	push := func(c byte) {
+		ctx, brackets = append(ctx, 'c'), append(brackets, c)
+		depth++
+		unary, conds = 0, 0
+	}
+	var i int
 	for i = 0; i < len(src); i++ {
 		c := src[i]
 		top := ctx[len(ctx)-1]
@@ -324,8 +371,9 @@ func CheckNesting(name string, src []byte) *hcl.Diagnostic {
 				i += 2 // "$${" is a literal "${"
 			case (c == '$' || c == '%') && i+1 < len(src) && src[i+1] == '{':
 				i++
-				ctx = append(ctx, 'c')
-				depth++
+				push('{')
+			default:
+				text(c)
 			}
 		case top == 'c' && c == '<' && i+1 < len(src) && src[i+1] == '<' && heredocStart(src[i+2:]) > 0:
 			// The text up to the marker line is a template, not code:
@@ -355,45 +403,103 @@ func CheckNesting(name string, src []byte) *hcl.Diagnostic {
 				i += 2 // "$${" is a literal "${"
 			case (c == '$' || c == '%') && i+1 < len(src) && src[i+1] == '{':
 				i++
-				ctx = append(ctx, 'c')
-				depth++
+				push('{')
+			default:
+				text(c)
 			}
 		case c == '"':
 			ctx = append(ctx, '"')
 			unary = 0
 		case c == '#' || (c == '/' && i+1 < len(src) && src[i+1] == '/'):
 			for i < len(src) && src[i] != '\n' {
+				text(src[i])
 				i++
 			}
 			i--
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
 			end := bytes.Index(src[i+2:], []byte("*/"))
 			if end < 0 {
-				i = len(src)
-			} else {
-				i += end + 3
+				end = len(src) - i - 2
 			}
+			for _, b := range src[i+2 : i+2+end] {
+				text(b)
+			}
+			i += end + 3
 		case c == '(' || c == '[' || c == '{':
-			depth++
-			ctx = append(ctx, 'c')
-			unary = 0
+			push(c)
 		case c == ')' || c == ']' || c == '}':
 			depth--
 			if len(ctx) > 1 {
-				ctx = ctx[:len(ctx)-1]
+				ctx, brackets = ctx[:len(ctx)-1], brackets[:len(brackets)-1]
 			}
-			unary = 0
+			unary, conds = 0, 0
 		case c == '!' || c == '-':
 			unary++
 			if unary > MaxNesting {
-				return fail()
+				return nestingError(name, src, i), skipped
 			}
+		case c == '?':
+			// Each conditional of a chain (a ? b : c ? d : ...) is parsed
+			// inside the one before it.
+			conds++
+			unary = 0
+			if conds > MaxNesting {
+				return nestingError(name, src, i), skipped
+			}
+		case c == ',' || c == '\n' && brackets[len(brackets)-1] == '{':
+			// A new item or attribute: a new expression. (Inside
+			// brackets and parentheses a line break does not end one.)
+			unary, conds = 0, 0
 		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
 		default:
 			unary = 0
 		}
 		if depth > MaxNesting || len(ctx) > MaxNesting*2 {
-			return fail()
+			return nestingError(name, src, i), skipped
+		}
+	}
+	return nil, skipped
+}
+
+// tokenNesting is CheckNesting over HCL's own tokens (the lexer does not
+// recurse): the same counts as scanNesting, with strings, heredocs and
+// comments read exactly as the parser will read them.
+func tokenNesting(name string, src []byte) *hcl.Diagnostic {
+	depth, quotes, unary, conds := 0, 0, 0, 0
+	brackets := []hclsyntax.TokenType{hclsyntax.TokenOBrace}
+	tokens, _ := hclsyntax.LexConfig(src, name, hcl.InitialPos)
+	for _, t := range tokens {
+		switch t.Type {
+		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen, hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
+			depth++
+			unary, conds = 0, 0
+			brackets = append(brackets, t.Type)
+		case hclsyntax.TokenCBrace, hclsyntax.TokenCBrack, hclsyntax.TokenCParen, hclsyntax.TokenTemplateSeqEnd:
+			depth--
+			unary, conds = 0, 0
+			if len(brackets) > 1 {
+				brackets = brackets[:len(brackets)-1]
+			}
+		case hclsyntax.TokenOQuote, hclsyntax.TokenOHeredoc:
+			quotes++
+		case hclsyntax.TokenCQuote, hclsyntax.TokenCHeredoc:
+			quotes--
+		case hclsyntax.TokenMinus, hclsyntax.TokenBang:
+			unary++
+		case hclsyntax.TokenQuestion:
+			conds++
+			unary = 0
+		case hclsyntax.TokenComma:
+			unary, conds = 0, 0
+		case hclsyntax.TokenNewline:
+			if b := brackets[len(brackets)-1]; b != hclsyntax.TokenOBrack && b != hclsyntax.TokenOParen {
+				unary, conds = 0, 0
+			}
+		default:
+			unary = 0
+		}
+		if depth > MaxNesting || depth+quotes > MaxNesting*2 || unary > MaxNesting || conds > MaxNesting {
+			return nestingError(name, src, t.Range.Start.Byte)
 		}
 	}
 	return nil

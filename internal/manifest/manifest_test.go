@@ -311,3 +311,56 @@ func TestCheckNestingHeredoc(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckNestingConditionals: a chain of conditionals (a ? b : c ? ...)
+// is parsed one inside the other, so a long one is refused like deep
+// brackets, also across lines inside brackets; separate attributes and
+// list items each start a new count.
+func TestCheckNestingConditionals(t *testing.T) {
+	chain := strings.Repeat("true ? 1 : ", 2*MaxNesting) + "1"
+	for _, tc := range []struct {
+		name, src string
+		deep      bool
+	}{
+		{"one chain", "x = " + chain + "\n", true},
+		{"a chain across lines in brackets", "x = [\n" + strings.Repeat("true ? 1 :\n", 2*MaxNesting) + "1]\n", true},
+		{"many attributes", "locals {\n" + strings.Repeat("  a = true ? 1 : 2\n", 2*MaxNesting) + "}\n", false},
+		{"many items", "x = [" + strings.Repeat("true ? 1 : 2, ", 2*MaxNesting) + "]\n", false},
+	} {
+		for _, check := range []struct {
+			name string
+			f    func(string, []byte) *hcl.Diagnostic
+		}{{"scan", func(n string, b []byte) *hcl.Diagnostic { d, _ := scanNesting(n, b); return d }}, {"tokens", tokenNesting}} {
+			if d := check.f("a.acl", []byte(tc.src)); (d != nil) != tc.deep {
+				t.Errorf("%s, %s: got %v, want too deep: %v", tc.name, check.name, d, tc.deep)
+			}
+		}
+	}
+}
+
+// TestCheckNestingTokens: the exact pass over HCL's tokens refuses what the
+// quick scan does, and reads strings as the parser does: the inputs that
+// once slipped past the quick scan (a heredoc opener in a string, a marker
+// starting with a dash, an escaped interpolation) are refused, and a file
+// whose strings hold many brackets and dashes, which sends CheckNesting to
+// the tokens, is accepted.
+func TestCheckNestingTokens(t *testing.T) {
+	deep := strings.Repeat("[", 2*MaxNesting) + strings.Repeat("]", 2*MaxNesting)
+	for _, src := range []string{
+		"a = \"<<EOT\n\"\nb = " + deep + "\n",
+		"a = <<--EOT\nfoo\nb = " + deep + "\n",
+		"a = \"$${\"\nb = " + deep + "\n",
+		"a = " + strings.Repeat("-", 2*MaxNesting) + "1\n",
+	} {
+		if d := tokenNesting("a.acl", []byte(src)); d == nil || d.Summary != "Manifest nested too deeply" {
+			t.Errorf("tokenNesting(%.40q...): got %v, want refused", src, d)
+		}
+	}
+	text := "a = \"" + strings.Repeat("[{(", 100) + "\"\nb = <<EOT\n" + strings.Repeat("-", 500) + "\nEOT\nc = [[1]]\n"
+	if _, skipped := scanNesting("a.acl", []byte(text)); !skipped {
+		t.Errorf("the quick scan did not note the brackets and dashes it read as text")
+	}
+	if d := CheckNesting("a.acl", []byte(text)); d != nil {
+		t.Errorf("CheckNesting of strings full of brackets and dashes: %v, want accepted", d)
+	}
+}
