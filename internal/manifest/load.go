@@ -350,6 +350,19 @@ func scanNesting(name string, src []byte) (d *hcl.Diagnostic, skipped bool) {
 		unary, conds = 0, 0
 	}
 	var i int
+	// template reads c in a string or heredoc: "${" and "%{" open code,
+	// "$${" and "%%{" are text.
+	template := func(c byte) {
+		switch {
+		case (c == '$' || c == '%') && i+2 < len(src) && src[i+1] == c && src[i+2] == '{':
+			i += 2
+		case (c == '$' || c == '%') && i+1 < len(src) && src[i+1] == '{':
+			i++
+			push('{')
+		default:
+			text(c)
+		}
+	}
 	for i = 0; i < len(src); i++ {
 		c := src[i]
 		top := ctx[len(ctx)-1]
@@ -366,15 +379,7 @@ func scanNesting(name string, src []byte) (d *hcl.Diagnostic, skipped bool) {
 					continue
 				}
 			}
-			switch {
-			case (c == '$' || c == '%') && i+2 < len(src) && src[i+1] == c && src[i+2] == '{':
-				i += 2 // "$${" is a literal "${"
-			case (c == '$' || c == '%') && i+1 < len(src) && src[i+1] == '{':
-				i++
-				push('{')
-			default:
-				text(c)
-			}
+			template(c)
 		case top == 'c' && c == '<' && i+1 < len(src) && src[i+1] == '<' && heredocStart(src[i+2:]) > 0:
 			// The text up to the marker line is a template, not code:
 			// only its interpolations nest.
@@ -394,18 +399,13 @@ func scanNesting(name string, src []byte) (d *hcl.Diagnostic, skipped bool) {
 				i++
 			}
 		case top == '"':
-			switch {
-			case c == '\\':
+			switch c {
+			case '\\':
 				i++
-			case c == '"':
+			case '"':
 				ctx = ctx[:len(ctx)-1]
-			case (c == '$' || c == '%') && i+2 < len(src) && src[i+1] == c && src[i+2] == '{':
-				i += 2 // "$${" is a literal "${"
-			case (c == '$' || c == '%') && i+1 < len(src) && src[i+1] == '{':
-				i++
-				push('{')
 			default:
-				text(c)
+				template(c)
 			}
 		case c == '"':
 			ctx = append(ctx, '"')
