@@ -14,19 +14,14 @@ import (
 	"github.com/agentform/agentform/internal/manifest"
 )
 
-// capabilityTagHelp says what a well-formed tag is.
-const capabilityTagHelp = `Tags are namespace segments joined by "::", like "github::issues::write"`
-
 // checkFunctions binds can_call, holds and reachable to the plan's matrix;
-// seen, when not nil, is told the name of every agent a call asks about,
-// and starred every tag with a "*" segment holds is asked about.
+// seen is told the name of every agent a call asks about, and starred
+// every tag with a "*" segment holds is asked about.
 func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Function {
 	m := p.matrix
 	agentIdx := func(name string) (int, error) {
 		if i, ok := m.AgentIndex(name); ok {
-			if seen != nil {
-				seen(name)
-			}
+			seen(name)
 			return i, nil
 		}
 		var names []string
@@ -79,8 +74,8 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 				// a check over it would pass whatever the agent holds.
 				tag := args[1].AsString()
 				if w, err := capability.ValidateTag(tag); err != nil {
-					return cty.NilVal, function.NewArgErrorf(1, "%s. %s", err, capabilityTagHelp)
-				} else if w != "" && starred != nil {
+					return cty.NilVal, function.NewArgErrorf(1, "%s. %s", err, manifest.TagHelp)
+				} else if w != "" {
 					starred(tag)
 				}
 				return cty.BoolVal(m.Holds(ai, tag)), nil

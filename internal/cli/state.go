@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -199,18 +201,12 @@ func (c *StateCommand) show(address string, jsonOut bool, timeout time.Duration)
 }
 
 func (c *StateCommand) rm(address string, timeout time.Duration) int {
-	// Read first: a workspace without state has nothing to remove, and the
-	// writer's open would create the database.
-	ro, err := c.openState(true, timeout, "state rm")
-	if err != nil {
-		c.showStateError(err)
-		return ExitError
-	}
-	if ro == nil {
+	// A workspace without state has nothing to remove, and the writer's
+	// open would create the database.
+	if _, err := os.Stat(filepath.Join(c.Dir, state.DirName, state.FileName)); errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(c.Stderr, "Error: %s is not in state: nothing has been applied in this workspace yet.\n", address)
 		return ExitError
 	}
-	_ = ro.Close()
 	db, err := c.openState(false, timeout, "state rm")
 	if err != nil {
 		c.showStateError(err)

@@ -846,7 +846,7 @@ func (d *decoder) checkCalls(expr hcl.Expression) bool {
 			if v, diags := call.Args[1].Value(nil); !diags.HasErrors() && v.IsWhollyKnown() && v.Type() == cty.String && !v.IsNull() {
 				if err := ValidateTag(v.AsString()); err != nil {
 					good = false
-					d.errorf(call.Args[1].Range(), "Invalid capability tag", "In holds(), %s. %s", err, tagHelp)
+					d.errorf(call.Args[1].Range(), "Invalid capability tag", "In holds(), %s. %s", err, TagHelp)
 				} else if tag := v.AsString(); slices.Contains(strings.Split(tag, "::"), "*") {
 					d.warnf(call.Args[1].Range(), "\"*\" is not a wildcard", "%s", HoldsStarText(tag))
 				}

@@ -97,7 +97,7 @@ func (d *decoder) validateTags(l StringList, name string) {
 	}
 	for i, tag := range values {
 		if err := ValidateTag(tag); err != nil {
-			d.errorf(rangeOf(i), "Invalid capability tag", "In %q, %s. %s", name, err, tagHelp)
+			d.errorf(rangeOf(i), "Invalid capability tag", "In %q, %s. %s", name, err, TagHelp)
 			continue
 		}
 		if tag == "*" || slices.Contains(strings.Split(tag, "::"), "*") {
@@ -124,7 +124,8 @@ func starTagText(tag string) string {
 	return text + "."
 }
 
-const tagHelp = `Tags are namespace segments joined by "::", like "github::issues::write"; a held tag grants every tag it prefixes.`
+// TagHelp says what a well-formed capability tag is, for errors about one.
+const TagHelp = `Tags are namespace segments joined by "::", like "github::issues::write"; a held tag grants every tag it prefixes.`
 
 // ValidateTag reports whether tag is a well-formed capability tag: not
 // empty, no surrounding whitespace, and no "::"-separated segment that is
