@@ -282,15 +282,18 @@ func (d *decoder) validName(b *hcl.Block) bool {
 }
 
 // CheckNesting rejects sources nested deeper than MaxNesting before they
-// reach the recursive-descent parsers, which recurse once per level and
-// would exhaust the stack (a fatal error, not a panic). It counts
-// brackets, braces, parentheses and template interpolations, runs of
-// unary operators and chains of conditionals, outside string literals,
-// heredocs and comments. That quick scan reads strings and heredocs as
-// HCL does in every manifest we know of; where it read much as text that
-// could nest (brackets, "?", long runs of "-" or "!"), the file is checked
-// again over HCL's own tokens, so that no difference in how the two read
-// a string lets a deep expression through.
+// reach the recursive-descent parsers (and the walks over what they
+// build), which recurse once per level and would exhaust the stack (a
+// fatal error, not a panic). Per expression (a list item, an attribute:
+// a comma, or a line break outside brackets and interpolations, starts a
+// new one) it counts the depth of brackets, template interpolations and
+// %{if}/%{for} directives, runs of unary operators, chains of
+// conditionals, and the chain of operators, indexes and splats the
+// parser folds into one deep tree (1+1+1..., a[*][*]..., a ? (b) : ...).
+// That quick scan reads strings and heredocs as HCL does in every
+// manifest we know of; where it read much as text that could nest, the
+// file is counted again over HCL's own tokens, so that no difference in
+// how the two read a string lets a deep expression through.
 func CheckNesting(name string, src []byte) *hcl.Diagnostic {
 	d, skipped := scanNesting(name, src)
 	if d == nil && skipped {
@@ -298,6 +301,11 @@ func CheckNesting(name string, src []byte) *hcl.Diagnostic {
 	}
 	return d
 }
+
+// MaxChain bounds the operators, indexes and splats of one expression:
+// each is a level of the tree the parser builds. Real expressions have a
+// few dozen at most; the stack gives out past a few hundred thousand.
+const MaxChain = 16 * MaxNesting
 
 // nestingError is CheckNesting's diagnostic, at byte at of src.
 func nestingError(name string, src []byte, at int) *hcl.Diagnostic {
@@ -308,30 +316,108 @@ func nestingError(name string, src []byte, at int) *hcl.Diagnostic {
 	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  "Manifest nested too deeply",
-		Detail:   fmt.Sprintf("This file nests expressions more than %d levels deep. Real manifests never do; flatten the expression.", MaxNesting),
+		Detail:   fmt.Sprintf("This file nests expressions more than %d levels deep, or chains more than %d operators in one expression. Real manifests never do; flatten the expression.", MaxNesting, MaxChain),
 		Subject:  &hcl.Range{Filename: name, Start: pos, End: pos},
 	}
 }
 
 // skippedLimit is how much that could nest scanNesting may read as text
-// before CheckNesting checks the file over HCL's tokens.
+// before CheckNesting counts the file over HCL's tokens.
 const skippedLimit = 64
+
+// nestCounter is the count both passes keep: a level per bracket,
+// interpolation or directive body, each with the counts of the
+// expression being read in it.
+type nestCounter struct {
+	levels     []nestLevel
+	directives int
+}
+
+type nestLevel struct {
+	// spans reports whether a line break continues the expression (inside
+	// brackets, parentheses and interpolations) rather than ending it.
+	spans               bool
+	unary, conds, chain int
+}
+
+func (n *nestCounter) top() *nestLevel { return &n.levels[len(n.levels)-1] }
+
+// push opens a level; an index or splat ("[") is also one more link of
+// the expression it indexes.
+func (n *nestCounter) push(spans, index bool) bool {
+	if index {
+		n.top().chain++
+		if !n.ok() {
+			return false
+		}
+	}
+	n.levels = append(n.levels, nestLevel{spans: spans})
+	return n.ok()
+}
+
+func (n *nestCounter) pop() {
+	if len(n.levels) > 1 {
+		n.levels = n.levels[:len(n.levels)-1]
+	}
+	n.top().unary = 0
+}
+
+// op counts an operator: unary ones ("-", "!") also extend a run.
+func (n *nestCounter) op(unary, cond bool) bool {
+	l := n.top()
+	l.chain++
+	if unary {
+		l.unary++
+	} else {
+		l.unary = 0
+	}
+	if cond {
+		l.conds++
+	}
+	return n.ok()
+}
+
+// operand ends a run of unary operators.
+func (n *nestCounter) operand() { n.top().unary = 0 }
+
+// next starts a new expression at a comma, or at a line break that ends
+// one.
+func (n *nestCounter) next(lineBreak bool) {
+	if l := n.top(); !lineBreak || !l.spans {
+		l.unary, l.conds, l.chain = 0, 0, 0
+	}
+}
+
+func (n *nestCounter) ok() bool {
+	l := n.top()
+	return len(n.levels) <= MaxNesting+1 && n.directives <= MaxNesting &&
+		l.unary <= MaxNesting && l.conds <= MaxNesting && l.chain <= MaxChain
+}
+
+// directive counts a template directive by its keyword.
+func (n *nestCounter) directive(keyword string) bool {
+	switch keyword {
+	case "if", "for":
+		n.directives++
+	case "endif", "endfor":
+		n.directives--
+	}
+	return n.ok()
+}
 
 // scanNesting is CheckNesting's quick scan. skipped reports that it read
 // more than skippedLimit openers or "?" as text, or a run of more than
 // skippedLimit unary operators.
 func scanNesting(name string, src []byte) (d *hcl.Diagnostic, skipped bool) {
-	depth, unary, conds := 0, 0, 0
+	n := &nestCounter{levels: []nestLevel{{}}}
 	// stack of contexts: 'c' code, '"' string literal, 'h' heredoc (whose
-	// closing marker is the last of markers); brackets holds the bracket
-	// that opened each code context ('{' for an interpolation).
+	// closing marker is the last of markers).
 	ctx := []byte{'c'}
-	brackets := []byte{'{'}
 	var markers []string
 	textOpen, textRun := 0, 0
 	text := func(c byte) {
 		switch c {
-		case '[', '(', '{', '?':
+		case '[', '(', '{', '?', '%':
 			textOpen++
 			textRun = 0
 		case '-', '!':
@@ -344,24 +430,35 @@ func scanNesting(name string, src []byte) (d *hcl.Diagnostic, skipped bool) {
 			skipped = true
 		}
 	}
-	push := func(c byte) {
-		ctx, brackets = append(ctx, 'c'), append(brackets, c)
-		depth++
-		unary, conds = 0, 0
-	}
 	var i int
-	// template reads c in a string or heredoc: "${" and "%{" open code,
-	// "$${" and "%%{" are text.
-	template := func(c byte) {
+	fail := func() (*hcl.Diagnostic, bool) { return nestingError(name, src, i), skipped }
+	// template reads c in a string or heredoc: "${" and "%{" open code
+	// (a directive's keyword counted), "$${" and "%%{" are text.
+	template := func(c byte) bool {
 		switch {
 		case (c == '$' || c == '%') && i+2 < len(src) && src[i+1] == c && src[i+2] == '{':
 			i += 2
 		case (c == '$' || c == '%') && i+1 < len(src) && src[i+1] == '{':
+			if c == '%' {
+				k := i + 2
+				for k < len(src) && (src[k] == ' ' || src[k] == '~' || src[k] == '\t') {
+					k++
+				}
+				e := k
+				for e < len(src) && src[e] >= 'a' && src[e] <= 'z' {
+					e++
+				}
+				if !n.directive(string(src[k:e])) {
+					return false
+				}
+			}
 			i++
-			push('{')
+			ctx = append(ctx, 'c')
+			return n.push(true, false)
 		default:
 			text(c)
 		}
+		return true
 	}
 	for i = 0; i < len(src); i++ {
 		c := src[i]
@@ -379,10 +476,12 @@ func scanNesting(name string, src []byte) (d *hcl.Diagnostic, skipped bool) {
 					continue
 				}
 			}
-			template(c)
+			if !template(c) {
+				return fail()
+			}
 		case top == 'c' && c == '<' && i+1 < len(src) && src[i+1] == '<' && heredocStart(src[i+2:]) > 0:
 			// The text up to the marker line is a template, not code:
-			// only its interpolations nest.
+			// only its interpolations and directives nest.
 			j := i + 2
 			if src[j] == '-' {
 				j++
@@ -393,7 +492,7 @@ func scanNesting(name string, src []byte) (d *hcl.Diagnostic, skipped bool) {
 			}
 			markers = append(markers, string(src[j:k]))
 			ctx = append(ctx, 'h')
-			unary = 0
+			n.operand()
 			i = k
 			if i < len(src) && src[i] == '\r' {
 				i++
@@ -405,11 +504,13 @@ func scanNesting(name string, src []byte) (d *hcl.Diagnostic, skipped bool) {
 			case '"':
 				ctx = ctx[:len(ctx)-1]
 			default:
-				template(c)
+				if !template(c) {
+					return fail()
+				}
 			}
 		case c == '"':
 			ctx = append(ctx, '"')
-			unary = 0
+			n.operand()
 		case c == '#' || (c == '/' && i+1 < len(src) && src[i+1] == '/'):
 			for i < len(src) && src[i] != '\n' {
 				text(src[i])
@@ -426,79 +527,88 @@ func scanNesting(name string, src []byte) (d *hcl.Diagnostic, skipped bool) {
 			}
 			i += end + 3
 		case c == '(' || c == '[' || c == '{':
-			push(c)
-		case c == ')' || c == ']' || c == '}':
-			depth--
-			if len(ctx) > 1 {
-				ctx, brackets = ctx[:len(ctx)-1], brackets[:len(brackets)-1]
+			ctx = append(ctx, 'c')
+			if !n.push(c != '{', c == '[') {
+				return fail()
 			}
-			unary, conds = 0, 0
+		case c == ')' || c == ']' || c == '}':
+			if len(ctx) > 1 {
+				ctx = ctx[:len(ctx)-1]
+			}
+			n.pop()
+		case c == '=' && i+1 < len(src) && src[i+1] == '=', c == '+', c == '*', c == '/', c == '%', c == '<', c == '>', c == '&', c == '|':
+			if !n.op(false, false) {
+				return fail()
+			}
 		case c == '!' || c == '-':
-			unary++
-			if unary > MaxNesting {
-				return nestingError(name, src, i), skipped
+			if !n.op(true, false) {
+				return fail()
 			}
 		case c == '?':
 			// Each conditional of a chain (a ? b : c ? d : ...) is parsed
 			// inside the one before it.
-			conds++
-			unary = 0
-			if conds > MaxNesting {
-				return nestingError(name, src, i), skipped
+			if !n.op(false, true) {
+				return fail()
 			}
-		case c == ',' || c == '\n' && brackets[len(brackets)-1] == '{':
-			// A new item or attribute: a new expression. (Inside
-			// brackets and parentheses a line break does not end one.)
-			unary, conds = 0, 0
-		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+		case c == ',':
+			n.next(false)
+		case c == '\n':
+			n.next(true)
+		case c == ' ' || c == '\t' || c == '\r':
 		default:
-			unary = 0
+			n.operand()
 		}
-		if depth > MaxNesting || len(ctx) > MaxNesting*2 {
-			return nestingError(name, src, i), skipped
+		if len(ctx) > MaxNesting*2 {
+			return fail()
 		}
 	}
 	return nil, skipped
 }
 
-// tokenNesting is CheckNesting over HCL's own tokens (the lexer does not
-// recurse): the same counts as scanNesting, with strings, heredocs and
-// comments read exactly as the parser will read them.
+// tokenNesting is CheckNesting's count over HCL's own tokens (the lexer
+// does not recurse), with strings, heredocs and comments read exactly as
+// the parser will read them.
 func tokenNesting(name string, src []byte) *hcl.Diagnostic {
-	depth, quotes, unary, conds := 0, 0, 0, 0
-	brackets := []hclsyntax.TokenType{hclsyntax.TokenOBrace}
+	n := &nestCounter{levels: []nestLevel{{}}}
+	quotes := 0
 	tokens, _ := hclsyntax.LexConfig(src, name, hcl.InitialPos)
-	for _, t := range tokens {
+	for k, t := range tokens {
+		ok := true
 		switch t.Type {
-		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen, hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
-			depth++
-			unary, conds = 0, 0
-			brackets = append(brackets, t.Type)
-		case hclsyntax.TokenCBrace, hclsyntax.TokenCBrack, hclsyntax.TokenCParen, hclsyntax.TokenTemplateSeqEnd:
-			depth--
-			unary, conds = 0, 0
-			if len(brackets) > 1 {
-				brackets = brackets[:len(brackets)-1]
+		case hclsyntax.TokenOBrace:
+			ok = n.push(false, false)
+		case hclsyntax.TokenOBrack:
+			ok = n.push(true, true)
+		case hclsyntax.TokenOParen, hclsyntax.TokenTemplateInterp:
+			ok = n.push(true, false)
+		case hclsyntax.TokenTemplateControl:
+			if j := k + 1; j < len(tokens) && tokens[j].Type == hclsyntax.TokenIdent {
+				ok = n.directive(string(tokens[j].Bytes))
 			}
+			ok = ok && n.push(true, false)
+		case hclsyntax.TokenCBrace, hclsyntax.TokenCBrack, hclsyntax.TokenCParen, hclsyntax.TokenTemplateSeqEnd:
+			n.pop()
 		case hclsyntax.TokenOQuote, hclsyntax.TokenOHeredoc:
 			quotes++
+			n.operand()
 		case hclsyntax.TokenCQuote, hclsyntax.TokenCHeredoc:
 			quotes--
 		case hclsyntax.TokenMinus, hclsyntax.TokenBang:
-			unary++
+			ok = n.op(true, false)
 		case hclsyntax.TokenQuestion:
-			conds++
-			unary = 0
+			ok = n.op(false, true)
+		case hclsyntax.TokenPlus, hclsyntax.TokenStar, hclsyntax.TokenSlash, hclsyntax.TokenPercent,
+			hclsyntax.TokenLessThan, hclsyntax.TokenGreaterThan, hclsyntax.TokenLessThanEq, hclsyntax.TokenGreaterThanEq,
+			hclsyntax.TokenEqualOp, hclsyntax.TokenNotEqual, hclsyntax.TokenAnd, hclsyntax.TokenOr:
+			ok = n.op(false, false)
 		case hclsyntax.TokenComma:
-			unary, conds = 0, 0
+			n.next(false)
 		case hclsyntax.TokenNewline:
-			if b := brackets[len(brackets)-1]; b != hclsyntax.TokenOBrack && b != hclsyntax.TokenOParen {
-				unary, conds = 0, 0
-			}
+			n.next(true)
 		default:
-			unary = 0
+			n.operand()
 		}
-		if depth > MaxNesting || depth+quotes > MaxNesting*2 || unary > MaxNesting || conds > MaxNesting {
+		if !ok || len(n.levels)+quotes > MaxNesting*2 {
 			return nestingError(name, src, t.Range.Start.Byte)
 		}
 	}

@@ -364,3 +364,43 @@ func TestCheckNestingTokens(t *testing.T) {
 		t.Errorf("CheckNesting of strings full of brackets and dashes: %v, want accepted", d)
 	}
 }
+
+// TestCheckNestingChains: what the parser folds into one deep tree, or
+// nests across separate brackets, is counted per expression by both
+// passes: operator, index and splat chains, conditionals whose branches
+// are bracketed, unary runs and conditionals across the lines of an
+// interpolation, and %{if}/%{for} directives. Each of these, a few hundred
+// thousand long, once ended validate with a fatal stack overflow (or, for
+// %{for}, ran for an hour). Long lists, objects and many attributes are
+// not chains.
+func TestCheckNestingChains(t *testing.T) {
+	long := MaxChain + 10
+	deep := MaxNesting + 10
+	for _, tc := range []struct {
+		name, src string
+		deep      bool
+	}{
+		{"splat chain", "x = a" + strings.Repeat("[*]", long) + "\n", true},
+		{"index chain", "x = a" + strings.Repeat("[b]", long) + "\n", true},
+		{"attribute splat chain", "x = a" + strings.Repeat(".*.b[0]", long) + "\n", true},
+		{"operator chain", "x = 1" + strings.Repeat("+1", long) + "\n", true},
+		{"conditionals with bracketed branches", "x = " + strings.Repeat("a?(b):", deep) + "c\n", true},
+		{"unary run across lines of an interpolation", "x = \"${" + strings.Repeat("!\n", deep) + "true}\"\n", true},
+		{"conditionals across lines of an interpolation", "x = <<EOT\n${" + strings.Repeat("a?\n", deep) + "b" + strings.Repeat("\n:c", deep) + "}\nEOT\n", true},
+		{"if directives", "x = \"" + strings.Repeat("%{if a}", deep) + strings.Repeat("%{endif}", deep) + "\"\n", true},
+		{"for directives", "x = \"" + strings.Repeat("%{ for x in a }", deep) + strings.Repeat("%{ endfor }", deep) + "\"\n", true},
+		{"a long list", "x = [" + strings.Repeat("1, -2, a[0], ", long) + "]\n", false},
+		{"a long object", "x = {\n" + strings.Repeat("  k = 1 + 2\n", long) + "}\n", false},
+		{"a long string concatenation", "x = " + strings.Repeat(`"a" + `, 100) + `"b"` + "\n", false},
+		{"directives in sequence", "x = \"" + strings.Repeat("%{if a}x%{endif}", long) + "\"\n", false},
+	} {
+		for _, check := range []struct {
+			name string
+			f    func(string, []byte) *hcl.Diagnostic
+		}{{"scan", func(n string, b []byte) *hcl.Diagnostic { d, _ := scanNesting(n, b); return d }}, {"tokens", tokenNesting}} {
+			if d := check.f("a.acl", []byte(tc.src)); (d != nil) != tc.deep {
+				t.Errorf("%s, %s: got %v, want too deep: %v", tc.name, check.name, d, tc.deep)
+			}
+		}
+	}
+}
