@@ -331,6 +331,9 @@ const skippedLimit = 64
 type nestCounter struct {
 	levels     []nestLevel
 	directives int
+	// chain is the sum of the levels' chains: a chain inside a bracket
+	// inside a chain is one path down the tree.
+	chain int
 }
 
 type nestLevel struct {
@@ -347,6 +350,7 @@ func (n *nestCounter) top() *nestLevel { return &n.levels[len(n.levels)-1] }
 func (n *nestCounter) push(spans, index bool) bool {
 	if index {
 		n.top().chain++
+		n.chain++
 		if !n.ok() {
 			return false
 		}
@@ -357,6 +361,7 @@ func (n *nestCounter) push(spans, index bool) bool {
 
 func (n *nestCounter) pop() {
 	if len(n.levels) > 1 {
+		n.chain -= n.top().chain
 		n.levels = n.levels[:len(n.levels)-1]
 	}
 	n.top().unary = 0
@@ -366,6 +371,7 @@ func (n *nestCounter) pop() {
 func (n *nestCounter) op(unary, cond bool) bool {
 	l := n.top()
 	l.chain++
+	n.chain++
 	if unary {
 		l.unary++
 	} else {
@@ -384,6 +390,7 @@ func (n *nestCounter) operand() { n.top().unary = 0 }
 // one.
 func (n *nestCounter) next(lineBreak bool) {
 	if l := n.top(); !lineBreak || !l.spans {
+		n.chain -= l.chain
 		l.unary, l.conds, l.chain = 0, 0, 0
 	}
 }
@@ -391,7 +398,7 @@ func (n *nestCounter) next(lineBreak bool) {
 func (n *nestCounter) ok() bool {
 	l := n.top()
 	return len(n.levels) <= MaxNesting+1 && n.directives <= MaxNesting &&
-		l.unary <= MaxNesting && l.conds <= MaxNesting && l.chain <= MaxChain
+		l.unary <= MaxNesting && l.conds <= MaxNesting && n.chain <= MaxChain
 }
 
 // directive counts a template directive by its keyword.

@@ -389,6 +389,7 @@ func TestCheckNestingChains(t *testing.T) {
 		{"conditionals across lines of an interpolation", "x = <<EOT\n${" + strings.Repeat("a?\n", deep) + "b" + strings.Repeat("\n:c", deep) + "}\nEOT\n", true},
 		{"if directives", "x = \"" + strings.Repeat("%{if a}", deep) + strings.Repeat("%{endif}", deep) + "\"\n", true},
 		{"for directives", "x = \"" + strings.Repeat("%{ for x in a }", deep) + strings.Repeat("%{ endfor }", deep) + "\"\n", true},
+		{"chains nested in brackets", "x = " + strings.Repeat(strings.Repeat("1+", MaxChain/8)+"(", 10) + "1" + strings.Repeat(")", 10) + "\n", true},
 		{"a long list", "x = [" + strings.Repeat("1, -2, a[0], ", long) + "]\n", false},
 		{"a long object", "x = {\n" + strings.Repeat("  k = 1 + 2\n", long) + "}\n", false},
 		{"a long string concatenation", "x = " + strings.Repeat(`"a" + `, 100) + `"b"` + "\n", false},
