@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -299,7 +300,39 @@ func CheckNesting(name string, src []byte) *hcl.Diagnostic {
 	if d == nil && skipped {
 		d = tokenNesting(name, src)
 	}
+	if d == nil && strings.HasSuffix(name, SuffixJSON) {
+		d = jsonTemplateNesting(name, src)
+	}
 	return d
+}
+
+// jsonTemplateNesting counts, in an .acl.json file, each string (key or
+// value) as the template HCL parses it as once its JSON escapes are
+// decoded: "\u0024{" is an interpolation there, which no scan of the raw
+// bytes sees. The JSON structure itself is counted by the scan.
+func jsonTemplateNesting(name string, src []byte) *hcl.Diagnostic {
+	dec := json.NewDecoder(bytes.NewReader(src))
+	for {
+		at := int(dec.InputOffset())
+		tok, err := dec.Token()
+		if err != nil {
+			// The end, or a syntax error the JSON parser reports.
+			return nil
+		}
+		str, ok := tok.(string)
+		if !ok || !strings.ContainsAny(str, "$%") {
+			continue
+		}
+		// The offset is where the previous token ended: the string's
+		// opening quote is past the separators.
+		for at < len(src) && strings.IndexByte(" \t\r\n:,", src[at]) >= 0 {
+			at++
+		}
+		tokens, _ := hclsyntax.LexTemplate([]byte(str), name, hcl.InitialPos)
+		if _, ok := countNesting(tokens); !ok {
+			return nestingError(name, src, at)
+		}
+	}
 }
 
 // MaxChain bounds the operators, indexes and splats of one expression:
@@ -576,9 +609,18 @@ func scanNesting(name string, src []byte) (d *hcl.Diagnostic, skipped bool) {
 // does not recurse), with strings, heredocs and comments read exactly as
 // the parser will read them.
 func tokenNesting(name string, src []byte) *hcl.Diagnostic {
+	tokens, _ := hclsyntax.LexConfig(src, name, hcl.InitialPos)
+	if at, ok := countNesting(tokens); !ok {
+		return nestingError(name, src, at)
+	}
+	return nil
+}
+
+// countNesting is the count over tokens; when it is exceeded, ok is false
+// and at is the byte offset of the token that exceeded it.
+func countNesting(tokens hclsyntax.Tokens) (at int, ok bool) {
 	n := &nestCounter{levels: []nestLevel{{}}}
 	quotes := 0
-	tokens, _ := hclsyntax.LexConfig(src, name, hcl.InitialPos)
 	for k, t := range tokens {
 		ok := true
 		switch t.Type {
@@ -616,10 +658,10 @@ func tokenNesting(name string, src []byte) *hcl.Diagnostic {
 			n.operand()
 		}
 		if !ok || len(n.levels)+quotes > MaxNesting*2 {
-			return nestingError(name, src, t.Range.Start.Byte)
+			return t.Range.Start.Byte, false
 		}
 	}
-	return nil
+	return 0, true
 }
 
 // heredocStart returns the length of a heredoc's opening after "<<" in

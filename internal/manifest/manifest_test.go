@@ -405,3 +405,29 @@ func TestCheckNestingChains(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckNestingJSONTemplates: in an .acl.json file a string is a
+// template once its JSON escapes are decoded, so "\u0024{" opens an
+// interpolation no scan of the raw bytes sees: each string is counted as
+// the template it decodes to, and the error points at it.
+func TestCheckNestingJSONTemplates(t *testing.T) {
+	for _, tc := range []struct {
+		name, str string
+		deep      bool
+	}{
+		{"escaped interpolation, raw parentheses", `\u0024{` + strings.Repeat("(", 2*MaxNesting) + "1" + strings.Repeat(")", 2*MaxNesting) + "}", true},
+		{"escaped interpolation and parentheses", `\u0024{` + strings.Repeat(`\u0028`, 2*MaxNesting) + "1" + strings.Repeat(`\u0029`, 2*MaxNesting) + "}", true},
+		{"operator chain", `\u0024{1` + strings.Repeat("+1", MaxChain+10) + "}", true},
+		{"escaped directives", strings.Repeat(`\u0025{if a}`, 2*MaxNesting) + strings.Repeat(`\u0025{endif}`, 2*MaxNesting), true},
+		{"an ordinary template", `${upper("a")} and %{if true}b%{endif}`, false},
+	} {
+		src := `{"locals": {"ok": "x", "x": "` + tc.str + `"}}`
+		d := CheckNesting("main.acl.json", []byte(src))
+		if (d != nil) != tc.deep {
+			t.Errorf("%s: got %v, want too deep: %v", tc.name, d, tc.deep)
+		}
+		if d != nil && d.Subject.Start.Byte != strings.Index(src, `"x": "`)+5 {
+			t.Errorf("%s: error at byte %d, want %d (the string)", tc.name, d.Subject.Start.Byte, strings.Index(src, `"x": "`)+5)
+		}
+	}
+}
