@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/agentform/agentform/internal/manifest"
 )
 
 // Kinds of tool that have lock entries (manifest.KindJavaScript etc.).
@@ -114,6 +116,14 @@ func read(path, name string) (*File, hcl.Diagnostics) {
 func Parse(src []byte, filename string) (*File, hcl.Diagnostics) {
 	lf := New()
 	if d := checkNesting(filename, src); d != nil {
+		return lf, hcl.Diagnostics{d}
+	}
+	// The manifest's count also bounds the chains of operators, indexes
+	// and splats the parser folds into deep trees (a[*][*]...), which the
+	// count above does not see.
+	if d := manifest.CheckNesting(filename, src); d != nil {
+		d.Summary = "Lockfile nested too deeply"
+		d.Detail = fmt.Sprintf("This file nests or chains expressions deeper than the parser can take; a lockfile never does. %s", fixHint)
 		return lf, hcl.Diagnostics{d}
 	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)

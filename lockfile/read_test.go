@@ -214,6 +214,18 @@ func TestParseErrors(t *testing.T) {
 			summary: "Lockfile nested too deeply", line: 4,
 		},
 		{
+			// A chain the parser folds into one deep tree: no bracket
+			// nests, yet 400,000 of them overflow the stack.
+			name:    "splat chain too long",
+			src:     "tool \"p\" {\n  kind = \"a2a\"\n  card_name = a" + strings.Repeat("[*]", 400000) + "\n}\n",
+			summary: "Lockfile nested too deeply", line: 3,
+		},
+		{
+			name:    "operator chain too long",
+			src:     "tool \"p\" {\n  kind = \"a2a\"\n  card_name = 1" + strings.Repeat("+1", 600000) + "\n}\n",
+			summary: "Lockfile nested too deeply", line: 3,
+		},
+		{
 			name:    "interpolations too deep",
 			src:     "tool \"p\" {\n  card_name = \"" + strings.Repeat("${\"", 50000) + "\n}\n",
 			summary: "Lockfile nested too deeply", line: 2,
