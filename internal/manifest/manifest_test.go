@@ -312,32 +312,6 @@ func TestCheckNestingHeredoc(t *testing.T) {
 	}
 }
 
-// TestCheckNestingConditionals: a chain of conditionals (a ? b : c ? ...)
-// is parsed one inside the other, so a long one is refused like deep
-// brackets, also across lines inside brackets; separate attributes and
-// list items each start a new count.
-func TestCheckNestingConditionals(t *testing.T) {
-	chain := strings.Repeat("true ? 1 : ", 2*MaxNesting) + "1"
-	for _, tc := range []struct {
-		name, src string
-		deep      bool
-	}{
-		{"one chain", "x = " + chain + "\n", true},
-		{"a chain across lines in brackets", "x = [\n" + strings.Repeat("true ? 1 :\n", 2*MaxNesting) + "1]\n", true},
-		{"many attributes", "locals {\n" + strings.Repeat("  a = true ? 1 : 2\n", 2*MaxNesting) + "}\n", false},
-		{"many items", "x = [" + strings.Repeat("true ? 1 : 2, ", 2*MaxNesting) + "]\n", false},
-	} {
-		for _, check := range []struct {
-			name string
-			f    func(string, []byte) *hcl.Diagnostic
-		}{{"scan", func(n string, b []byte) *hcl.Diagnostic { d, _ := scanNesting(n, b); return d }}, {"tokens", tokenNesting}} {
-			if d := check.f("a.acl", []byte(tc.src)); (d != nil) != tc.deep {
-				t.Errorf("%s, %s: got %v, want too deep: %v", tc.name, check.name, d, tc.deep)
-			}
-		}
-	}
-}
-
 // TestCheckNestingTokens: the exact pass over HCL's tokens refuses what the
 // quick scan does, and reads strings as the parser does: the inputs that
 // once slipped past the quick scan (a heredoc opener in a string, a marker
@@ -367,12 +341,13 @@ func TestCheckNestingTokens(t *testing.T) {
 
 // TestCheckNestingChains: what the parser folds into one deep tree, or
 // nests across separate brackets, is counted per expression by both
-// passes: operator, index and splat chains, conditionals whose branches
-// are bracketed, unary runs and conditionals across the lines of an
-// interpolation, and %{if}/%{for} directives. Each of these, a few hundred
-// thousand long, once ended validate with a fatal stack overflow (or, for
-// %{for}, ran for an hour). Long lists, objects and many attributes are
-// not chains.
+// passes (a comma, or a line break outside brackets, starts a new one):
+// conditional chains (a ? b : c ? ...), operator, index and splat chains,
+// conditionals whose branches are bracketed, unary runs and conditionals
+// across the lines of an interpolation, and %{if}/%{for} directives. Each
+// of these, a few hundred thousand long, once ended validate with a fatal
+// stack overflow (or, for %{for}, ran for an hour). Long lists, objects
+// and many attributes are not chains.
 func TestCheckNestingChains(t *testing.T) {
 	long := MaxChain + 10
 	deep := MaxNesting + 10
@@ -380,6 +355,10 @@ func TestCheckNestingChains(t *testing.T) {
 		name, src string
 		deep      bool
 	}{
+		{"conditional chain", "x = " + strings.Repeat("true ? 1 : ", deep) + "1\n", true},
+		{"conditional chain across lines in brackets", "x = [\n" + strings.Repeat("true ? 1 :\n", deep) + "1]\n", true},
+		{"conditionals in many attributes", "locals {\n" + strings.Repeat("  a = true ? 1 : 2\n", deep) + "}\n", false},
+		{"conditionals in many items", "x = [" + strings.Repeat("true ? 1 : 2, ", deep) + "]\n", false},
 		{"splat chain", "x = a" + strings.Repeat("[*]", long) + "\n", true},
 		{"index chain", "x = a" + strings.Repeat("[b]", long) + "\n", true},
 		{"attribute splat chain", "x = a" + strings.Repeat(".*.b[0]", long) + "\n", true},
