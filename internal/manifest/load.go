@@ -568,7 +568,8 @@ func scanNesting(name string, src []byte) (d *hcl.Diagnostic, skipped bool) {
 			i += end + 3
 		case c == '(' || c == '[' || c == '{':
 			ctx = append(ctx, 'c')
-			if !n.push(c != '{', c == '[') {
+			// Inside {for ...} line breaks do not end the expression.
+			if !n.push(c != '{' || forExpr(src[i+1:]), c == '[') {
 				return fail()
 			}
 		case c == ')' || c == ']' || c == '}':
@@ -625,7 +626,12 @@ func countNesting(tokens hclsyntax.Tokens) (at int, ok bool) {
 		ok := true
 		switch t.Type {
 		case hclsyntax.TokenOBrace:
-			ok = n.push(false, false)
+			// Inside {for ...} line breaks do not end the expression.
+			j := k + 1
+			for j < len(tokens) && tokens[j].Type == hclsyntax.TokenNewline {
+				j++
+			}
+			ok = n.push(j < len(tokens) && tokens[j].Type == hclsyntax.TokenIdent && string(tokens[j].Bytes) == "for", false)
 		case hclsyntax.TokenOBrack:
 			ok = n.push(true, true)
 		case hclsyntax.TokenOParen, hclsyntax.TokenTemplateInterp:
@@ -662,6 +668,20 @@ func countNesting(tokens hclsyntax.Tokens) (at int, ok bool) {
 		}
 	}
 	return 0, true
+}
+
+// forExpr reports whether rest, the text after a "{", starts a for
+// expression: "for" after blanks and line breaks, then no more of a name.
+func forExpr(rest []byte) bool {
+	rest = bytes.TrimLeft(rest, " \t\r\n")
+	if !bytes.HasPrefix(rest, []byte("for")) {
+		return false
+	}
+	if len(rest) == 3 {
+		return true
+	}
+	r, _ := utf8.DecodeRune(rest[3:])
+	return !(r == '_' || r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
 // heredocStart returns the length of a heredoc's opening after "<<" in
