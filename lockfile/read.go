@@ -517,10 +517,7 @@ func checkNesting(name string, src []byte) *hcl.Diagnostic {
 	unary, conds := 0, 0
 	i := 0
 	fail := func() *hcl.Diagnostic {
-		at := min(i, len(src))
-		line := 1 + strings.Count(string(src[:at]), "\n")
-		col := at - strings.LastIndex(string(src[:at]), "\n")
-		pos := hcl.Pos{Line: line, Column: col, Byte: at}
+		pos := manifest.BytePos(src, i)
 		return &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Lockfile nested too deeply",

@@ -342,16 +342,22 @@ const MaxChain = 16 * MaxNesting
 
 // nestingError is CheckNesting's diagnostic, at byte at of src.
 func nestingError(name string, src []byte, at int) *hcl.Diagnostic {
-	at = min(max(at, 0), len(src))
-	line := 1 + bytes.Count(src[:at], []byte("\n"))
-	col := at - bytes.LastIndexByte(src[:at], '\n')
-	pos := hcl.Pos{Line: line, Column: col, Byte: at}
+	pos := BytePos(src, at)
 	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  "Manifest nested too deeply",
 		Detail:   fmt.Sprintf("This file nests expressions more than %d levels deep, or chains more than %d operators in one expression. Real manifests never do; flatten the expression.", MaxNesting, MaxChain),
 		Subject:  &hcl.Range{Filename: name, Start: pos, End: pos},
 	}
+}
+
+// BytePos is the position of byte at of src (clamped to src), for a
+// diagnostic about a file that is not parsed.
+func BytePos(src []byte, at int) hcl.Pos {
+	at = min(max(at, 0), len(src))
+	line := 1 + bytes.Count(src[:at], []byte("\n"))
+	col := at - bytes.LastIndexByte(src[:at], '\n')
+	return hcl.Pos{Line: line, Column: col, Byte: at}
 }
 
 // skippedLimit is how much that could nest scanNesting may read as text
