@@ -666,6 +666,12 @@ func countNesting(tokens hclsyntax.Tokens) (at int, ok bool) {
 			n.next(false)
 		case hclsyntax.TokenNewline:
 			n.next(true)
+		case hclsyntax.TokenComment:
+			// A "#" or "//" comment's token holds the line break that
+			// ends it.
+			if bytes.HasSuffix(t.Bytes, []byte("\n")) {
+				n.next(true)
+			}
 		default:
 			n.operand()
 		}

@@ -359,6 +359,7 @@ func TestCheckNestingChains(t *testing.T) {
 		{"conditional chain across lines in brackets", "x = [\n" + strings.Repeat("true ? 1 :\n", deep) + "1]\n", true},
 		{"conditionals in many attributes", "locals {\n" + strings.Repeat("  a = true ? 1 : 2\n", deep) + "}\n", false},
 		{"conditionals in many items", "x = [" + strings.Repeat("true ? 1 : 2, ", deep) + "]\n", false},
+		{"conditionals in many attributes ending in comments", "locals {\n" + strings.Repeat("  a = b ? \"How?\" : \"Hi?\" // greeting (prod)\n  c = d ? 1 : 2 # longer (prod)\n", deep) + "}\n", false},
 		{"operator chain across lines of an object for", "x = {for k in [1] : k => 1" + strings.Repeat("\n+1", long) + "}\n", true},
 		{"unary run across lines of an object for", "x = {for k in [1] : k => " + strings.Repeat("-\n", deep) + "1}\n", true},
 		{"an object whose key starts with for", "x = {\n" + strings.Repeat("  format = 1 + 2\n", long) + "}\n", false},
