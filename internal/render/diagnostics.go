@@ -112,7 +112,7 @@ func writeSnippet(w io.Writer, rng *hcl.Range, file *hcl.File, color bool) {
 			fmt.Fprintf(w, "  %4s  ...\n", "")
 			break
 		}
-		text := sanitizeLine(sc.Bytes())
+		text := SanitizeLine(sc.Bytes())
 		before, mid, _ := line.PartitionAround(hl)
 		lead := clampLen(before.End.Byte-line.Start.Byte, len(text))
 		width := clampLen(mid.End.Byte-mid.Start.Byte, len(text)-lead)
@@ -187,17 +187,19 @@ func unprintable(r rune) bool {
 	return false
 }
 
-// sanitizeLine makes a source line safe to print: tabs become spaces (so
-// carets line up), control characters and invalid UTF-8 become as many
-// "?" as they had bytes, so that offsets still match.
-func sanitizeLine(b []byte) string {
+// SanitizeLine makes a source line safe to print: tabs become spaces (so
+// carets line up), and every character Printable would escape (control
+// characters, C1 controls, bidirectional overrides and isolates) and
+// invalid UTF-8 become as many "?" as they had bytes, so that byte
+// offsets into the line still match.
+func SanitizeLine(b []byte) string {
 	var buf bytes.Buffer
 	for len(b) > 0 {
 		r, size := utf8.DecodeRune(b)
 		switch {
 		case r == '\t':
 			buf.WriteByte(' ')
-		case r == utf8.RuneError && size <= 1, r < 0x20, r == 0x7f:
+		case r == utf8.RuneError && size <= 1, r == '\n', unprintable(r):
 			buf.WriteString(strings.Repeat("?", size))
 		default:
 			buf.Write(b[:size])

@@ -45,3 +45,27 @@ func TestPlanToolNamesPrintable(t *testing.T) {
 		t.Errorf("Printable got %q", got)
 	}
 }
+
+// TestSnippetPrintable: a source line shown under a diagnostic cannot act
+// on the terminal either: bidirectional overrides (which reorder what the
+// reviewer reads, "Trojan Source"), C1 controls, an 8-bit CSI byte and an
+// ESC become "?" (one per byte, so that the caret still lines up under
+// the range), and the rest of the line is shown as written.
+func TestSnippetPrintable(t *testing.T) {
+	src := "agent \"a\" {\n  description = \"ok \u202eevil\u2066 \u009b[2J \x9b[2J \x1b[1A\"  # café\n}\n"
+	file := &hcl.File{Bytes: []byte(src)}
+	rng := hcl.Range{Filename: "main.acl", Start: hcl.Pos{Line: 2, Column: 3, Byte: 14}, End: hcl.Pos{Line: 2, Column: 14, Byte: 25}}
+	var out bytes.Buffer
+	Diagnostics(&out, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Bad description", Subject: &rng}}, map[string]*hcl.File{"main.acl": file}, false)
+	got := out.String()
+	for _, raw := range []string{"\u202e", "\u2066", "\u009b", "\x9b", "\x1b"} {
+		if strings.Contains(got, raw) {
+			t.Errorf("snippet holds %q raw:\n%q", raw, got)
+		}
+	}
+	for _, want := range []string{`description = "ok ???evil??? ??[2J ?[2J ?[1A"  # café`, "    ^^^^^^^^^^^"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output:\n%s\nwant it to hold %q", got, want)
+		}
+	}
+}
