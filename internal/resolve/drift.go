@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/agentform/agentform/internal/mcpwire"
 	"github.com/agentform/agentform/lockfile"
 )
 
@@ -119,7 +120,7 @@ func mcpIdentity(t *lockfile.Tool) string {
 // mcpFields decodes a canonical definition into its fields; a definition
 // that does not parse is shown as text under "definition".
 func mcpFields(def string) map[string]any {
-	v, err := mcpDecodeJSON([]byte(def))
+	v, err := mcpwire.DecodeJSON([]byte(def))
 	if obj, ok := v.(map[string]any); err == nil && ok {
 		return obj
 	}
@@ -136,7 +137,7 @@ func mcpFieldText(field string, v any) string {
 	if s, ok := v.(string); ok && (field == "description" || field == "name" || field == "definition") {
 		return strings.TrimSuffix(s, "\n") + "\n"
 	}
-	canon, err := mcpCanonicalJSON(v)
+	canon, err := mcpwire.CanonicalJSON(v)
 	if err != nil {
 		return fmt.Sprintf("%v\n", v)
 	}
@@ -233,8 +234,8 @@ func mcpSameOver(oldDef, newDef string, oldFields, newFields []string) bool {
 // same, compared in their canonical JSON form (not as mcpFieldText shows
 // them, which reads a text with and without a final line break alike).
 func mcpFieldSame(a, b any) bool {
-	ca, errA := mcpCanonicalJSON(a)
-	cb, errB := mcpCanonicalJSON(b)
+	ca, errA := mcpwire.CanonicalJSON(a)
+	cb, errB := mcpwire.CanonicalJSON(b)
 	if errA != nil || errB != nil {
 		return fmt.Sprintf("%#v", a) == fmt.Sprintf("%#v", b)
 	}

@@ -364,7 +364,7 @@ func (s *mcpSession) withholdSecrets(locked *lockfile.Tool) *lockfile.Tool {
 			c.Definitions = maps.Clone(locked.Definitions)
 			shown = &c
 		}
-		text, _ := mcpCanonicalJSON(v)
+		text, _ := mcpwire.CanonicalJSON(v)
 		shown.Definitions[name] = string(text)
 	}
 	if shown == nil {
@@ -474,13 +474,13 @@ func mcpServedFromLock(locked *lockfile.Tool) (map[string]*mcpServedTool, []stri
 		st := &mcpServedTool{name: name, def: map[string]any{"name": name}}
 		raw, ok := locked.Definitions[name]
 		if ok {
-			if v, err := mcpDecodeJSON([]byte(raw)); err == nil {
+			if v, err := mcpwire.DecodeJSON([]byte(raw)); err == nil {
 				if obj, ok := v.(map[string]any); ok {
 					st.def = obj
 				}
 			}
 		}
-		st.canon, _ = mcpCanonicalJSON(st.def)
+		st.canon, _ = mcpwire.CanonicalJSON(st.def)
 		if !ok || st.def["name"] != name || SHA256(st.canon) != locked.Served[name] || !mcpWrittenForm(raw, string(st.canon)) {
 			altered = append(altered, name)
 		}
@@ -1082,7 +1082,7 @@ func (s *mcpSession) list(ctx context.Context, cs *mcp.ClientSession, capture *m
 
 // mcpParseServedTool reads one tool of a tools/list answer.
 func mcpParseServedTool(raw json.RawMessage) (*mcpServedTool, error) {
-	v, err := mcpDecodeJSON(raw)
+	v, err := mcpwire.DecodeJSON(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -1100,7 +1100,7 @@ func mcpParseServedTool(raw json.RawMessage) (*mcpServedTool, error) {
 			st.def[f] = fv
 		}
 	}
-	st.canon, err = mcpCanonicalJSON(st.def)
+	st.canon, err = mcpwire.CanonicalJSON(st.def)
 	if err != nil {
 		return nil, err
 	}
@@ -1533,90 +1533,12 @@ func (rt *mcpRoundTripper) status() int {
 	return rt.code
 }
 
-// mcpDecodeJSON decodes one JSON value keeping numbers as json.Number.
-func mcpDecodeJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("trailing data after JSON value")
-	}
-	return v, nil
-}
-
-// mcpCanonicalJSON encodes a value decoded by mcpDecodeJSON with object
-// keys sorted (recursively), no insignificant whitespace, numbers exactly
-// as they were sent and strings escaped like encoding/json without HTML
-// escaping.
-func mcpCanonicalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := mcpWriteCanonical(&buf, v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-func mcpWriteCanonical(buf *bytes.Buffer, v any) error {
-	switch x := v.(type) {
-	case nil:
-		buf.WriteString("null")
-	case bool:
-		if x {
-			buf.WriteString("true")
-		} else {
-			buf.WriteString("false")
-		}
-	case json.Number:
-		buf.WriteString(x.String())
-	case string:
-		var sb bytes.Buffer
-		enc := json.NewEncoder(&sb)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(x); err != nil {
-			return err
-		}
-		buf.Write(bytes.TrimSuffix(sb.Bytes(), []byte("\n")))
-	case []any:
-		buf.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := mcpWriteCanonical(buf, e); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte(']')
-	case map[string]any:
-		buf.WriteByte('{')
-		for i, k := range mcpSortedKeys(x) {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := mcpWriteCanonical(buf, k); err != nil {
-				return err
-			}
-			buf.WriteByte(':')
-			if err := mcpWriteCanonical(buf, x[k]); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte('}')
-	default:
-		return fmt.Errorf("unexpected JSON value of type %T", v)
-	}
-	return nil
-}
-
 // mcpCanonField returns the canonical JSON of one field, nil when absent.
 func mcpCanonField(v any) json.RawMessage {
 	if v == nil {
 		return nil
 	}
-	b, err := mcpCanonicalJSON(v)
+	b, err := mcpwire.CanonicalJSON(v)
 	if err != nil {
 		return nil
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/mcpwire"
 	"github.com/agentform/agentform/lockfile"
 )
 
@@ -1057,11 +1058,11 @@ func TestMCPCanonicalJSON(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.in, func(t *testing.T) {
-			v, err := mcpDecodeJSON([]byte(tc.in))
+			v, err := mcpwire.DecodeJSON([]byte(tc.in))
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := mcpCanonicalJSON(v)
+			got, err := mcpwire.CanonicalJSON(v)
 			if err != nil {
 				t.Fatal(err)
 			}

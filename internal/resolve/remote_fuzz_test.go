@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentform/agentform/internal/mcpwire"
 )
 
 // FuzzA2ACard feeds arbitrary bytes, as an agent could serve them, through
@@ -121,11 +123,11 @@ func FuzzMCPServedTool(f *testing.F) {
 		if err != nil || name != st.name || digest != SHA256(st.canon) {
 			t.Fatalf("MCPToolDigest: %q %q %v, want %q and the digest of %s", name, digest, err, st.name, st.canon)
 		}
-		back, err := mcpDecodeJSON(st.canon)
+		back, err := mcpwire.DecodeJSON(st.canon)
 		if err != nil {
 			t.Fatalf("the canonical form does not decode: %v\n%s", err, st.canon)
 		}
-		again, err := mcpCanonicalJSON(back)
+		again, err := mcpwire.CanonicalJSON(back)
 		if err != nil || !bytes.Equal(again, st.canon) {
 			t.Fatalf("the canonical form is not a fixed point (%v):\n%s\n%s", err, st.canon, again)
 		}
