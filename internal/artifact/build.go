@@ -92,6 +92,9 @@ func Build(files []File) ([]byte, error) {
 	if dir := conflicts(paths); dir != "" {
 		return nil, fmt.Errorf("building artifact: file %q: %w: it is also a directory of another file", dir, ErrDuplicate)
 	}
+	if p, q := foldTwins(paths); p != "" {
+		return nil, fmt.Errorf("building artifact: file %q: %w: %q differs from it only in letter case or Unicode form, and would unpack over it on some file systems (rename one)", q, ErrDuplicate, p)
+	}
 
 	var sums bytes.Buffer
 	for _, f := range sorted {

@@ -369,6 +369,8 @@ func TestBuildRejects(t *testing.T) {
 		{"duplicate", []File{ok("a"), ok("b"), ok("a")}, ErrDuplicate},
 		{"file and directory", []File{ok("a"), ok("a-b"), ok("a/b")}, ErrDuplicate},
 		{"SHA256SUMS", []File{ok(SumsName)}, ErrDuplicate},
+		{"letter case twins", []File{ok("tools/p/src/Readme.md"), ok("tools/p/src/README.md")}, ErrDuplicate},
+		{"Unicode form twins", []File{ok("skills/s/caf\u00e9.txt"), ok("skills/s/cafe\u0301.txt")}, ErrDuplicate},
 		{"too many", slices.Repeat([]File{{}}, MaxEntries), ErrTooLarge},
 	}
 	for _, tt := range tests {

@@ -48,7 +48,9 @@
 //
 // Read never writes to disk. It rejects, with the sentinel errors below,
 // any entry that is not a regular file, unsafe or non-canonical paths,
-// duplicates, and archives larger than MaxEntries entries or MaxBytes of
+// duplicates (paths differing only in letter case or Unicode form too, and
+// Build refuses those as well), modes other than 0644 and 0755, owners
+// other than 0:0, and archives larger than MaxEntries entries or MaxBytes of
 // decompressed tar stream (headers included), so a gzip bomb stops after
 // MaxBytes bytes of output. Verify then checks SHA256SUMS, agent.json's
 // own digests against the files beside it, and, given a lockfile, the

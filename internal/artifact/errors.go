@@ -18,7 +18,15 @@ var (
 	// sparse file.
 	ErrNotRegular = errors.New("not a regular file")
 
-	// ErrDuplicate is returned when two entries have the same path, when
+	// ErrMetadata is returned when an entry's header says what Build
+	// never writes: a mode other than 0644 or 0755 (setuid, setgid,
+	// sticky, world-writable, ...), an owner other than uid and gid 0,
+	// or a user or group name.
+	ErrMetadata = errors.New("unexpected entry metadata")
+
+	// ErrDuplicate is returned when two entries have the same path, or
+	// paths that differ only in letter case or Unicode normalisation (one
+	// file on a case-insensitive or normalising file system), when
 	// one entry's path is a directory of another's ("a" and "a/b"), and,
 	// from Build, when the input includes SHA256SUMS, which Build writes
 	// itself.

@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // MaxPathLength is the longest entry path, in bytes, Build writes and Read
@@ -76,4 +78,19 @@ func conflicts(sorted []string) string {
 		}
 	}
 	return ""
+}
+
+// foldTwins returns two of the sorted paths that differ but name one file
+// on a case-insensitive or normalising file system (macOS, Windows): equal
+// once in Unicode normalisation form C and lower-cased; "" when none do.
+func foldTwins(sorted []string) (string, string) {
+	seen := make(map[string]string, len(sorted))
+	for _, p := range sorted {
+		k := strings.ToLower(norm.NFC.String(p))
+		if q, ok := seen[k]; ok {
+			return q, p
+		}
+		seen[k] = p
+	}
+	return "", ""
 }

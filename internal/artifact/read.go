@@ -88,6 +88,9 @@ func read(r io.Reader, maxEntries int, maxBytes int64) (*Archive, error) {
 		if isSparse(hdr) {
 			return nil, fmt.Errorf("reading artifact: entry %q: %w (a sparse file)", name, ErrNotRegular)
 		}
+		if perm := hdr.Mode & 0o7777; (perm != modeFile && perm != modeExecutable) || hdr.Uid != 0 || hdr.Gid != 0 || hdr.Uname != "" || hdr.Gname != "" {
+			return nil, fmt.Errorf("reading artifact: entry %q: %w: mode %04o, owner %d:%d (%q:%q); artifacts hold files of mode 0644 or 0755 owned by 0:0 with no names", name, ErrMetadata, perm, hdr.Uid, hdr.Gid, hdr.Uname, hdr.Gname)
+		}
 		if _, dup := a.Files[name]; dup {
 			return nil, fmt.Errorf("reading artifact: entry %q: %w: the archive holds it more than once", name, ErrDuplicate)
 		}
@@ -118,6 +121,9 @@ func read(r io.Reader, maxEntries int, maxBytes int64) (*Archive, error) {
 	slices.Sort(paths)
 	if dir := conflicts(paths); dir != "" {
 		return nil, fmt.Errorf("reading artifact: entry %q: %w: it is also a directory of another entry", dir, ErrDuplicate)
+	}
+	if p, q := foldTwins(paths); p != "" {
+		return nil, fmt.Errorf("reading artifact: entry %q: %w: %q differs from it only in letter case or Unicode form, and unpacks over it on some file systems", q, ErrDuplicate, p)
 	}
 	if data, ok := a.Files[SumsName]; ok {
 		a.Sums, _ = parseSums(data)

@@ -65,6 +65,12 @@ func special(flag byte, name, link string) entry {
 	return entry{tar.Header{Typeflag: flag, Name: name, Linkname: link, Mode: 0o644}, ""}
 }
 
+// withHeader changes an entry's header.
+func withHeader(e entry, change func(h *tar.Header)) entry {
+	change(&e.hdr)
+	return e
+}
+
 // craft writes entries with archive/tar and gzip, as a hostile tool
 // might, without Build's checks.
 func craft(t testing.TB, entries ...entry) []byte {
@@ -136,6 +142,16 @@ func TestReadRejects(t *testing.T) {
 		{"duplicate", craft(t, reg("a", "1"), reg("b", "2"), reg("a", "3")), ErrDuplicate},
 		{"file and directory", craft(t, reg("a", "1"), reg("a/b", "2")), ErrDuplicate},
 		{"directory then file", craft(t, reg("a/b", "1"), reg("a", "2")), ErrDuplicate},
+		{"letter case twins", craft(t, reg("agent.json", "{}"), reg("Agent.json", "{}")), ErrDuplicate},
+		{"Unicode form twins", craft(t, reg("skills/s/caf\u00e9.txt", "1"), reg("skills/s/cafe\u0301.txt", "2")), ErrDuplicate},
+		{"executable", craft(t, withHeader(reg("run.sh", "x"), func(h *tar.Header) { h.Mode = 0o755 })), nil},
+		{"mode with the type bits", craft(t, withHeader(reg("a", "x"), func(h *tar.Header) { h.Mode = 0o100644 })), nil},
+		{"setuid", craft(t, withHeader(reg("run.sh", "x"), func(h *tar.Header) { h.Mode = 0o4755 })), ErrMetadata},
+		{"setgid", craft(t, withHeader(reg("run.sh", "x"), func(h *tar.Header) { h.Mode = 0o2755 })), ErrMetadata},
+		{"sticky", craft(t, withHeader(reg("a", "x"), func(h *tar.Header) { h.Mode = 0o1644 })), ErrMetadata},
+		{"world-writable", craft(t, withHeader(reg("a", "x"), func(h *tar.Header) { h.Mode = 0o666 })), ErrMetadata},
+		{"owned by a user", craft(t, withHeader(reg("a", "x"), func(h *tar.Header) { h.Uid, h.Gid = 1000, 1000 })), ErrMetadata},
+		{"user name", craft(t, withHeader(reg("a", "x"), func(h *tar.Header) { h.Uname = "bob" })), ErrMetadata},
 		{"sparse file", rawTar(t, paxEntry(map[string]string{
 			"GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.name": "f", "GNU.sparse.realsize": "1000000",
 		}), ustarBlock("GNUSparseFile.0/f", tar.TypeReg, 512), padBlock([]byte("1\n0\n0\n"))), ErrNotRegular},
