@@ -9,6 +9,8 @@ import (
 
 	"golang.org/x/mod/sumdb/dirhash"
 
+	"github.com/agentform/agentform/internal/capability"
+	"github.com/agentform/agentform/internal/mcpwire"
 	"github.com/agentform/agentform/lockfile"
 )
 
@@ -157,9 +159,87 @@ func (v *verifier) checkAgent(agent *Agent) {
 			v.add(AgentName, "the matrix has a cell for %q, which is not a registered tool", c.Tool)
 		}
 	}
+	v.checkMatrix(agent)
 	for _, s := range agent.Skills {
 		v.checkSkill(s)
 	}
+	v.checkAccounted(agent)
+}
+
+// checkAccounted reports every entry agent.json does not account for:
+// one that is neither agent.json, SHA256SUMS, a tool's code (a file, or
+// under a directory) nor a file a skill lists. Nothing reads such an
+// entry, but whoever unpacks the archive gets it.
+func (v *verifier) checkAccounted(agent *Agent) {
+	files := map[string]bool{AgentName: true, SumsName: true}
+	var dirs []string
+	for _, t := range agent.Tools {
+		switch {
+		case t.File == "":
+		case strings.HasSuffix(t.File, "/"):
+			dirs = append(dirs, t.File)
+		default:
+			files[t.File] = true
+		}
+	}
+	for _, s := range agent.Skills {
+		for _, f := range s.Files {
+			files[f] = true
+		}
+	}
+	for _, p := range v.paths {
+		if !files[p] && !slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(p, d) }) {
+			v.add(p, "not part of any tool or skill %s lists", AgentName)
+		}
+	}
+}
+
+// checkMatrix checks, for an agent whose capabilities and policy are
+// known at plan time, that each matrix cell decides what its capabilities
+// decide (DESIGN §5: a held tag satisfies a required one by exact match or
+// "::"-prefix): serve decides from the capabilities, and which tools'
+// code may be left out, from the matrix (callableTools).
+func (v *verifier) checkMatrix(agent *Agent) {
+	held, ok := staticCapabilities(agent)
+	if !ok {
+		return
+	}
+	requires := map[string][]string{}
+	for _, t := range agent.Tools {
+		requires[t.Name] = t.Requires
+	}
+	for _, c := range agent.Matrix {
+		req, ok := requires[c.Tool]
+		if !ok {
+			continue
+		}
+		want := DecisionAllow
+		for _, r := range req {
+			if !slices.ContainsFunc(held, func(h string) bool { return capability.Satisfies(h, r) }) {
+				want = DecisionDeny
+			}
+		}
+		if c.Decision != want {
+			v.add(AgentName, "the matrix cell of tool %q is %s, but the agent's capabilities decide %s", c.Tool, c.Decision, want)
+		}
+	}
+}
+
+// staticCapabilities returns the tags a locked agent holds when all of
+// them are known at plan time; false when a session or the environment
+// may change them.
+func staticCapabilities(agent *Agent) ([]string, bool) {
+	if agent.CapabilityPolicy.Runtime != nil || agent.CapabilityPolicy.Value != "locked" || agent.Capabilities.Runtime != nil {
+		return nil, false
+	}
+	held := make([]string, 0, len(agent.Capabilities.Values))
+	for _, c := range agent.Capabilities.Values {
+		if c.Runtime != nil {
+			return nil, false
+		}
+		held = append(held, c.Value)
+	}
+	return held, true
 }
 
 // callableTools returns whether the agent may ever call an enabled tool:
@@ -174,10 +254,7 @@ func callableTools(agent *Agent) func(*Tool) bool {
 			allowed[c.Tool] = true
 		}
 	}
-	static := agent.CapabilityPolicy.Runtime == nil && agent.CapabilityPolicy.Value == "locked" && agent.Capabilities.Runtime == nil
-	for _, c := range agent.Capabilities.Values {
-		static = static && c.Runtime == nil
-	}
+	_, static := staticCapabilities(agent)
 	return func(t *Tool) bool {
 		if t.Enabled.Runtime == nil && !t.Enabled.Value {
 			return false
@@ -201,6 +278,27 @@ func (v *verifier) checkTool(t *Tool, blocks map[string]*Block) {
 	if !ok || b == nil {
 		v.add(AgentName, "tool %q: its block %q is not listed in blocks", t.Name, t.Block)
 		return
+	}
+	// A tool runs what its block pins, so it must be of its block's kind
+	// and name its block's code, and that code must be pinned: otherwise
+	// a tool could be pointed at a block of agent.json's own making, with
+	// code and a lock entry to match, or none.
+	if b.Kind != t.Kind {
+		v.add(AgentName, "tool %q is of kind %s, but its block %q is of kind %s", t.Name, t.Kind, name, b.Kind)
+		return
+	}
+	if t.File != "" {
+		if want := codePath(t.Kind, name); t.File != want {
+			if want == "" {
+				v.add(AgentName, "tool %q names %s as its code, but tools of kind %s ship none", t.Name, t.File, t.Kind)
+			} else {
+				v.add(AgentName, "tool %q names %s as its code, but the code of tool block %q is %s", t.Name, t.File, name, want)
+			}
+			return
+		}
+		if what := codePin(t.Kind, b.Lock); what != "" {
+			v.add(AgentName, "tool %q ships code, but the lock entry of tool block %q records no %s", t.Name, name, what)
+		}
 	}
 	l := b.Lock
 	if l == nil {
@@ -238,7 +336,114 @@ func (v *verifier) checkTool(t *Tool, blocks map[string]*Block) {
 		if t.MCP != nil && t.MCP.Digest != l.Tools[t.MCP.Served] {
 			v.add(AgentName, "tool %q: digest is %s, but the lock entry of tool block %q records %s for served tool %q", t.Name, t.MCP.Digest, name, l.Tools[t.MCP.Served], t.MCP.Served)
 		}
+		if t.MCP != nil {
+			v.checkMCPDefinition(t, l, name)
+		}
 	}
+}
+
+// codePath is where the code of a tool of kind kind from block is in an
+// artifact (DESIGN §8), "" for kinds that ship none.
+func codePath(kind, block string) string {
+	switch kind {
+	case KindJavaScript:
+		return "tools/" + block + "/bundle.js"
+	case KindPython:
+		return "tools/" + block + "/src/"
+	case KindA2A:
+		return "tools/" + block + "/agent-card.json"
+	}
+	return ""
+}
+
+// codePin names the attribute of a lock entry that pins the code a tool
+// of kind kind ships, when l does not record it; "" when it does.
+func codePin(kind string, l *Lock) string {
+	var got, what string
+	switch kind {
+	case KindJavaScript:
+		what = "bundle"
+		if l != nil {
+			got = l.Bundle
+		}
+	case KindPython:
+		what = "source"
+		if l != nil {
+			got = l.Source
+		}
+	case KindA2A:
+		what = "card"
+		if l != nil {
+			got = l.Card
+		}
+	default:
+		return ""
+	}
+	if got != "" {
+		return ""
+	}
+	return what
+}
+
+// checkMCPDefinition checks that what agent.json says of an mcp tool (the
+// name it is served under, its description, parameters, output schema
+// and annotations) is the definition its block's lock entry records for
+// it, and that the definition is the one the digest covers: serve shows
+// a model agent.json's text, and checks only the digest against the live
+// server. A description the server did not give (or gave empty) is the
+// block's own, from the manifest, which no lock entry records. A lock
+// entry without definitions (written before they were kept) is checked
+// by its digests alone.
+func (v *verifier) checkMCPDefinition(t *Tool, l *Lock, block string) {
+	served := t.MCP.Served
+	text, ok := l.Definitions[served]
+	if !ok {
+		return
+	}
+	what := fmt.Sprintf("the lock entry of tool block %q", block)
+	value, err := mcpwire.DecodeJSON([]byte(text))
+	def, isObject := value.(map[string]any)
+	if err != nil || !isObject {
+		v.add(AgentName, "%s records a definition of served tool %q that is not a JSON object", what, served)
+		return
+	}
+	if canon, err := mcpwire.CanonicalJSON(def); err != nil || "sha256:"+hexSHA256(canon) != l.Tools[served] {
+		v.add(AgentName, "%s records a definition of served tool %q that its digest %s does not cover", what, served, l.Tools[served])
+		return
+	}
+	if def["name"] != served {
+		v.add(AgentName, "tool %q is served as %q, but %s records a definition named %v for it", t.Name, served, what, def["name"])
+	}
+	if d, ok := def["description"].(string); ok && d != "" && d != t.Description {
+		v.add(AgentName, "tool %q: its description differs from the one %s records for served tool %q", t.Name, what, served)
+	}
+	for _, f := range []struct {
+		field, key string
+		got        JSON
+	}{{"parameters", "inputSchema", t.Parameters}, {"output_schema", "outputSchema", t.MCP.OutputSchema}, {"annotations", "annotations", t.MCP.Annotations}} {
+		if !sameJSONField(f.got, def[f.key]) {
+			v.add(AgentName, "tool %q: its %s differ from the %s %s records for served tool %q", t.Name, f.field, f.key, what, served)
+		}
+	}
+}
+
+// sameJSONField reports whether an agent.json field (null or absent when
+// empty) holds the value want, decoded by mcpwire.DecodeJSON (nil when the
+// definition has no such field).
+func sameJSONField(got JSON, want any) bool {
+	var have any
+	if t := bytes.TrimSpace(got); len(t) > 0 {
+		var err error
+		if have, err = mcpwire.DecodeJSON(t); err != nil {
+			return false
+		}
+	}
+	if have == nil || want == nil {
+		return have == nil && want == nil
+	}
+	a, errA := mcpwire.CanonicalJSON(have)
+	b, errB := mcpwire.CanonicalJSON(want)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
 }
 
 // checkSkill checks a skill's files and its source hash.

@@ -249,7 +249,8 @@ func TestVerifyAgainstState(t *testing.T) {
 	}
 
 	// The assistant's artifact with an edited agent.json, repackaged so
-	// that its own digests hold.
+	// that its own digests hold and it agrees with itself (a prompt
+	// changed: no lock entry covers it).
 	arch, err := artifact.Read(bytes.NewReader(applied))
 	must(t, err)
 	var files []artifact.File
@@ -259,7 +260,11 @@ func TestVerifyAgainstState(t *testing.T) {
 		case artifact.SumsName:
 			continue
 		case artifact.AgentName:
-			data = bytes.Replace(data, []byte(`"capabilities": [`), []byte(`"capabilities": ["shell", `), 1)
+			edited := bytes.Replace(data, []byte(`"prompt": "You are`), []byte(`"prompt": "Edited. You are`), 1)
+			if bytes.Equal(edited, data) {
+				t.Fatalf("agent.json has no prompt to edit:\n%s", data)
+			}
+			data = edited
 		}
 		files = append(files, artifact.File{Path: p, Data: data})
 	}
@@ -282,6 +287,56 @@ func TestVerifyAgainstState(t *testing.T) {
 		must(t, os.WriteFile(elsewhere, applied, 0o644))
 		if code, stdout, stderr := run(t, "", "-chdir="+dir, "verify", elsewhere); code != ExitOK || strings.Contains(stdout, "last apply") {
 			t.Errorf("verify of a copy named %s got: exit %d\n%s%s\nwant: OK, not compared with state", name, code, stdout, stderr)
+		}
+	}
+}
+
+// TestVerifyToolMovedToAnUnpinnedBlock: the assistant's artifact with
+// word_count's code replaced and the tool pointed at a block that
+// agent.json makes up and pins nothing for, repackaged so that SHA256SUMS
+// holds: verify (against the lockfile, or on its own) refuses it, and
+// invoke does not run the code.
+func TestVerifyToolMovedToAnUnpinnedBlock(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply got: exit %d\n%s%s", code, stdout, stderr)
+	}
+	art := filepath.Join(dir, "dist", "assistant.agent.tgz")
+	applied, err := os.ReadFile(art)
+	must(t, err)
+	arch, err := artifact.Read(bytes.NewReader(applied))
+	must(t, err)
+	var doc map[string]any
+	must(t, json.Unmarshal(arch.Files[artifact.AgentName], &doc))
+	for _, tl := range doc["tools"].([]any) {
+		if tl := tl.(map[string]any); tl["name"] == "word_count" {
+			tl["block"], tl["file"] = "tool.wc2", "tools/wc2/bundle.js"
+		}
+	}
+	doc["blocks"] = append(doc["blocks"].([]any), map[string]any{"name": "wc2", "kind": "javascript", "lock": nil})
+	agentJSON, err := json.MarshalIndent(doc, "", "  ")
+	must(t, err)
+	evil := []byte(`export const word_count = {name: "word_count", description: "x", parameters: {type: "object"}, execute: async () => ({output: "PWNED"})};` + "\n")
+	var files []artifact.File
+	for _, p := range arch.Paths() {
+		switch p {
+		case artifact.SumsName, "tools/word_count/bundle.js":
+		case artifact.AgentName:
+			files = append(files, artifact.File{Path: p, Data: agentJSON})
+		default:
+			files = append(files, artifact.File{Path: p, Data: arch.Files[p]})
+		}
+	}
+	files = append(files, artifact.File{Path: "tools/wc2/bundle.js", Data: evil})
+	edited, err := artifact.Build(files)
+	must(t, err)
+	copyPath := filepath.Join(t.TempDir(), "copy.agent.tgz")
+	must(t, os.WriteFile(copyPath, edited, 0o644))
+	const why = `tool "word_count" ships code, but the lock entry of tool block "wc2" records no bundle`
+	for _, args := range [][]string{{"verify", copyPath}, {"verify", "-lockfile=false", copyPath}, {"invoke", copyPath, "word_count", "-args", `{"text": "a b"}`}} {
+		code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...)
+		if code != ExitError || !strings.Contains(stderr, why) || strings.Contains(stdout+stderr, "PWNED") {
+			t.Errorf("%s got: exit %d\n%s%s\nwant: refused, saying %s", strings.Join(args, " "), code, stdout, stderr, why)
 		}
 	}
 }
