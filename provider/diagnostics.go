@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
+	"github.com/agentform/agentform/internal/render"
 	"github.com/agentform/agentform/internal/state"
 	"github.com/agentform/agentform/planner"
 )
@@ -22,17 +23,23 @@ import (
 // detail. Summaries are kept as the engine wrote them, so Terraform and the
 // CLI report a problem in the same words. Diagnostics for which warn
 // returns true are downgraded to warnings; warn may be nil.
+//
+// Summaries and details quote text from MCP servers and A2A agents (a
+// tool's description in a drift error), and Terraform prints diagnostics
+// to the terminal as they come: like the CLI, they are passed through
+// render.Printable so that an escape sequence, a carriage return or a
+// bidirectional override shows as written instead of acting.
 func engineDiagnostics(ws *workspacePlan, at path.Path, warn func(*hcl.Diagnostic) bool) diag.Diagnostics {
 	var out diag.Diagnostics
 	for _, d := range ws.diags {
-		detail := d.Detail
+		detail := render.Printable(d.Detail)
 		if loc := location(ws, d.Subject); loc != "" {
 			detail = strings.TrimSpace(detail) + "\n\n" + loc
 		}
 		if d.Severity == hcl.DiagError && (warn == nil || !warn(d)) {
-			out.AddAttributeError(at, d.Summary, detail)
+			out.AddAttributeError(at, render.Printable(d.Summary), detail)
 		} else {
-			out.AddAttributeWarning(at, d.Summary, detail)
+			out.AddAttributeWarning(at, render.Printable(d.Summary), detail)
 		}
 	}
 	if ws.failure != nil {
@@ -51,6 +58,11 @@ func isDrift(plan *planner.Plan) func(*hcl.Diagnostic) bool {
 //
 //	on /path/to/agent.acl line 12:
 //	  12:   capabilities = ["shell"]
+//
+// The source line is cleaned with render.SanitizeLine, as the CLI's
+// snippet is, so that a manifest line holding control characters or a
+// bidirectional override cannot act on the terminal or reorder what the
+// reviewer reads.
 func location(ws *workspacePlan, rng *hcl.Range) string {
 	if rng == nil || rng.Filename == "" {
 		return ""
@@ -59,7 +71,7 @@ func location(ws *workspacePlan, rng *hcl.Range) string {
 	if !filepath.IsAbs(name) {
 		name = filepath.Join(ws.dir, name)
 	}
-	loc := fmt.Sprintf("on %s line %d:", name, rng.Start.Line)
+	loc := fmt.Sprintf("on %s line %d:", render.Printable(name), rng.Start.Line)
 	if ws.cfg == nil {
 		return loc
 	}
@@ -71,28 +83,32 @@ func location(ws *workspacePlan, rng *hcl.Range) string {
 	if rng.Start.Line < 1 || rng.Start.Line > len(lines) {
 		return loc
 	}
-	return fmt.Sprintf("%s\n  %d: %s", loc, rng.Start.Line, strings.TrimRight(string(lines[rng.Start.Line-1]), " \t\r"))
+	line := bytes.TrimRight(lines[rng.Start.Line-1], " \t\r")
+	return fmt.Sprintf("%s\n  %d: %s", loc, rng.Start.Line, render.SanitizeLine(line))
 }
 
 // stateDiagnostic explains a failure to read the workspace's state
-// database (.agentform/state.db) or to apply.
+// database (.agentform/state.db) or to apply. The error may quote what a
+// remote server sent, so it is made printable like engineDiagnostics.
 func stateDiagnostic(dir string, at path.Path, err error) diag.Diagnostic {
+	why := render.Printable(err.Error())
 	var le *state.LockError
 	switch {
 	case errors.As(err, &le):
 		return diag.NewAttributeErrorDiagnostic(at, "Workspace State Locked",
-			fmt.Sprintf("Another agentform command or Terraform run holds the state lock of %s. Wait for it to finish, then run Terraform again.\n\n%s", dir, err))
+			fmt.Sprintf("Another agentform command or Terraform run holds the state lock of %s. Wait for it to finish, then run Terraform again.\n\n%s", dir, why))
 	case errors.Is(err, state.ErrCorrupt):
 		return diag.NewAttributeErrorDiagnostic(at, "Corrupt Workspace State",
 			fmt.Sprintf("The state database of %s cannot be read. Restore %s from a backup, or remove it to let the next apply rebuild every artifact.\n\n%s",
-				dir, filepath.Join(dir, state.DirName, state.FileName), err))
+				dir, filepath.Join(dir, state.DirName, state.FileName), why))
 	}
 	return diag.NewAttributeErrorDiagnostic(at, "Cannot Apply Workspace",
-		fmt.Sprintf("agentform could not plan or apply %s. Fix the cause below and run Terraform again; what was written is consistent and the next apply converges.\n\n%s", dir, err))
+		fmt.Sprintf("agentform could not plan or apply %s. Fix the cause below and run Terraform again; what was written is consistent and the next apply converges.\n\n%s", dir, why))
 }
 
 // denialWarnings warns once per agent about the tools it may not call,
-// on the attribute at.
+// on the attribute at. Tool names may be an MCP server's, so they are made
+// printable.
 func denialWarnings(plan *planner.Plan, at path.Path) diag.Diagnostics {
 	var out diag.Diagnostics
 	byAgent := map[string][]planner.Denial{}
@@ -107,7 +123,7 @@ func denialWarnings(plan *planner.Plan, at path.Path) diag.Diagnostics {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Agent %q may not call %d registered tool(s):\n", agent, len(byAgent[agent]))
 		for _, d := range byAgent[agent] {
-			fmt.Fprintf(&b, "  - %s: missing %s\n", d.Tool, strings.Join(d.Missing, ", "))
+			fmt.Fprintf(&b, "  - %s: missing %s\n", render.Printable(d.Tool), render.Printable(strings.Join(d.Missing, ", ")))
 		}
 		b.WriteString("\nIf the agent needs one of them, add the missing tag to its capabilities; otherwise nothing needs doing: denials are how agentform keeps agents away from tools.")
 		out.AddAttributeWarning(at, "Agent Denied Tools", b.String())
