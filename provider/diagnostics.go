@@ -32,20 +32,40 @@ import (
 func engineDiagnostics(ws *workspacePlan, at path.Path, warn func(*hcl.Diagnostic) bool) diag.Diagnostics {
 	var out diag.Diagnostics
 	for _, d := range ws.diags {
-		detail := render.Printable(d.Detail)
+		where, detail := at, d.Detail
+		if rest, ok := readonlyLockDetail(d); ok {
+			where, detail = path.Root("lockfile_mode"), rest
+		}
+		detail = render.Printable(detail)
 		if loc := location(ws, d.Subject); loc != "" {
 			detail = strings.TrimSpace(detail) + "\n\n" + loc
 		}
 		if d.Severity == hcl.DiagError && (warn == nil || !warn(d)) {
-			out.AddAttributeError(at, render.Printable(d.Summary), detail)
+			out.AddAttributeError(where, render.Printable(d.Summary), detail)
 		} else {
-			out.AddAttributeWarning(at, render.Printable(d.Summary), detail)
+			out.AddAttributeWarning(where, render.Printable(d.Summary), detail)
 		}
 	}
 	if ws.failure != nil {
 		out.Append(stateDiagnostic(ws.dir, at, ws.failure))
 	}
 	return out
+}
+
+// cliReadonlyLock begins the detail of every error the engine reports
+// because the lockfile is read-only (summary "Lockfile out of date"),
+// in the CLI's words.
+const cliReadonlyLock = "-lockfile=readonly: "
+
+// readonlyLockDetail rewrites the detail of a read-only lockfile error in
+// the provider's words, for the lockfile_mode attribute that caused it;
+// ok is false for any other diagnostic.
+func readonlyLockDetail(d *hcl.Diagnostic) (detail string, ok bool) {
+	rest, ok := strings.CutPrefix(d.Detail, cliReadonlyLock)
+	if !ok || d.Severity != hcl.DiagError {
+		return "", false
+	}
+	return "With lockfile_mode = \"readonly\", " + rest, true
 }
 
 // isDrift reports whether d is one of the plan's drift errors: a remote

@@ -286,14 +286,16 @@ func TestBuildResource_errors(t *testing.T) {
 				ExpectError: regexp.MustCompile(`(?s)Check failed.*assistant must never reach the shell`),
 			},
 			{
+				// On the attribute that makes the difference an error, in
+				// its words rather than the CLI's flag.
 				Config:      buildConfig(workspace(t, "unlocked"), `lockfile_mode = "readonly"`),
-				ExpectError: regexp.MustCompile(`Lockfile out of date`),
+				ExpectError: regexp.MustCompile(`(?s)Lockfile out of date.*\d+:\s+lockfile_mode = "readonly"\s+With lockfile_mode = "readonly", tool\.word_count is not in`),
 			},
 			{
 				Config: buildConfig(workspace(t, "mcp_unlocked"), `
   lockfile_mode = "readonly"
   refresh       = false`),
-				ExpectError: regexp.MustCompile(`(?s)Lockfile out of date.*agentform.lock.hcl has no entry for "search"`),
+				ExpectError: regexp.MustCompile(`(?s)Lockfile out of date.*\d+:\s+lockfile_mode = "readonly"\s+With lockfile_mode = "readonly",\s+agentform.lock.hcl has no entry for\s+"search"`),
 			},
 			{
 				Config:      buildConfig(workspace(t, "unlocked"), `lockfile_mode = "sometimes"`),
