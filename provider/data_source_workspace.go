@@ -224,9 +224,9 @@ func denialModels(plan *planner.Plan) []denialModel {
 // document write it.
 func decision(allowed bool) string {
 	if allowed {
-		return "allow"
+		return decisionAllow
 	}
-	return "deny"
+	return decisionDeny
 }
 
 // nonNil returns s, or an empty list for nil, so Terraform sees [] rather

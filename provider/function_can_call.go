@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
 var _ function.Function = (*canCallFunction)(nil)
@@ -35,8 +36,9 @@ func (f *canCallFunction) Definition(_ context.Context, _ function.DefinitionReq
 			"like the `can_call` function of agentform's `check` blocks. `matrix` is " +
 			"`data.agentform_workspace.matrix` or `agentform_build.capability_matrix`: a list of objects with at " +
 			"least the string attributes `agent`, `tool` and `decision`; other attributes are ignored. An agent " +
-			"or a tool that has no cell in the matrix is an error, so a typo does not read as a denial; a tool " +
-			"whose block has `enabled = false` is no column of the matrix.",
+			"or a tool that has no cell in the matrix is an error, so a typo does not read as a denial, and so are a " +
+			"cell with a null attribute, a decision other than `allow` or `deny` and two cells for the same agent and " +
+			"tool; a tool whose block has `enabled = false` is no column of the matrix.",
 		Parameters: []function.Parameter{
 			function.ListParameter{
 				Name:                "matrix",
@@ -51,27 +53,77 @@ func (f *canCallFunction) Definition(_ context.Context, _ function.DefinitionReq
 }
 
 // Run implements function.Function.
+//
+// Terraform ends a function's error message with a period itself, so the
+// messages here have none.
 func (f *canCallFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
-	var cells []cellModel
+	var matrix types.List
 	var agent, tool string
-	resp.Error = req.Arguments.Get(ctx, &cells, &agent, &tool)
+	resp.Error = req.Arguments.Get(ctx, &matrix, &agent, &tool)
 	if resp.Error != nil {
 		return
 	}
+	cells, err := matrixCells(matrix)
+	if err != nil {
+		resp.Error = err
+		return
+	}
 	var agents, tools []string
-	for _, c := range cells {
+	found := -1
+	for i, c := range cells {
 		if c.Agent == agent && c.Tool == tool {
-			resp.Error = resp.Result.Set(ctx, c.Decision == "allow")
-			return
+			if found >= 0 {
+				resp.Error = function.NewArgumentFuncError(0, fmt.Sprintf("matrix[%d] and matrix[%d] are both the cell of agent %q and tool %q; a matrix has one cell per agent and tool", found, i, agent, tool))
+				return
+			}
+			found = i
 		}
 		agents = append(agents, c.Agent)
 		tools = append(tools, c.Tool)
 	}
-	if !slices.Contains(agents, agent) {
-		resp.Error = function.NewArgumentFuncError(1, fmt.Sprintf("There is no agent named %q in the matrix (agents: %s).", agent, nameList(agents)))
-		return
+	switch {
+	case found >= 0:
+		resp.Error = resp.Result.Set(ctx, cells[found].Decision == decisionAllow)
+	case !slices.Contains(agents, agent):
+		resp.Error = function.NewArgumentFuncError(1, fmt.Sprintf("There is no agent named %q in the matrix (agents: %s)", agent, nameList(agents)))
+	default:
+		resp.Error = function.NewArgumentFuncError(2, fmt.Sprintf("There is no tool named %q in the matrix (tools: %s); a disabled tool is no column of the matrix", tool, nameList(tools)))
 	}
-	resp.Error = function.NewArgumentFuncError(2, fmt.Sprintf("There is no tool named %q in the matrix (tools: %s); a disabled tool is no column of the matrix.", tool, nameList(tools)))
+}
+
+// Decisions of a matrix cell.
+const (
+	decisionAllow = "allow"
+	decisionDeny  = "deny"
+)
+
+// matrixCells reads the matrix argument. A null cell, a null attribute or
+// a decision other than "allow" and "deny" is an error on the argument,
+// naming the cell: Terraform accepts them in a list of objects, and
+// reading "ALLOW" or null as a denial would hide the mistake.
+func matrixCells(matrix types.List) ([]cellModel, *function.FuncError) {
+	var cells []cellModel
+	for i, e := range matrix.Elements() {
+		obj, ok := e.(types.Object)
+		if !ok || obj.IsNull() {
+			return nil, function.NewArgumentFuncError(0, fmt.Sprintf("matrix[%d] is null; every cell is an object with agent, tool and decision", i))
+		}
+		attrs := obj.Attributes()
+		var vals [3]string
+		for j, name := range []string{"agent", "tool", "decision"} {
+			v, ok := attrs[name].(types.String)
+			if !ok || v.IsNull() {
+				return nil, function.NewArgumentFuncError(0, fmt.Sprintf("matrix[%d].%s is null; every cell names its agent, tool and decision", i, name))
+			}
+			vals[j] = v.ValueString()
+		}
+		c := cellModel{Agent: vals[0], Tool: vals[1], Decision: vals[2]}
+		if c.Decision != decisionAllow && c.Decision != decisionDeny {
+			return nil, function.NewArgumentFuncError(0, fmt.Sprintf("matrix[%d].decision is %q; a decision is %q or %q", i, c.Decision, decisionAllow, decisionDeny))
+		}
+		cells = append(cells, c)
+	}
+	return cells, nil
 }
 
 // nameList lists the distinct names, sorted, or says there are none.

@@ -36,7 +36,7 @@ func TestCanCallFunction_Run(t *testing.T) {
 		{name: "denied", agent: "assistant", tool: "grep", want: false},
 		{name: "other agent", agent: "researcher", tool: "grep", want: true},
 		{name: "unknown agent", agent: "nobody", tool: "grep", err: `There is no agent named "nobody" in the matrix (agents: assistant, researcher)`},
-		{name: "unknown tool", agent: "assistant", tool: "rm", err: `There is no tool named "rm" in the matrix (tools: grep, word_count)`},
+		{name: "unknown tool", agent: "assistant", tool: "rm", err: `There is no tool named "rm" in the matrix (tools: grep, word_count); a disabled tool is no column of the matrix`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,6 +44,42 @@ func TestCanCallFunction_Run(t *testing.T) {
 			resp := &function.RunResponse{Result: function.NewResultData(types.BoolUnknown())}
 			newCanCallFunction().Run(context.Background(), function.RunRequest{Arguments: args}, resp)
 			checkBoolResult(t, resp, tt.want, tt.err)
+		})
+	}
+}
+
+// TestCanCallFunction_RunMalformed: cells Terraform accepts in a list of
+// objects but that no agentform matrix has are errors on the matrix
+// argument, never a silent denial or a value conversion error.
+func TestCanCallFunction_RunMalformed(t *testing.T) {
+	cell := func(agent, tool, decision attr.Value) attr.Value {
+		return types.ObjectValueMust(cellType.AttrTypes, map[string]attr.Value{"agent": agent, "tool": tool, "decision": decision})
+	}
+	s := types.StringValue
+	null := types.StringNull()
+	tests := []struct {
+		name  string
+		cells []attr.Value
+		err   string
+	}{
+		{name: "null cell", cells: []attr.Value{cell(s("a"), s("u"), s("deny")), types.ObjectNull(cellType.AttrTypes)}, err: "matrix[1] is null; every cell is an object with agent, tool and decision"},
+		{name: "null agent", cells: []attr.Value{cell(null, s("t"), s("allow"))}, err: "matrix[0].agent is null; every cell names its agent, tool and decision"},
+		{name: "null tool", cells: []attr.Value{cell(s("a"), null, s("allow"))}, err: "matrix[0].tool is null"},
+		{name: "null decision", cells: []attr.Value{cell(s("a"), s("t"), null)}, err: "matrix[0].decision is null"},
+		{name: "upper case decision", cells: []attr.Value{cell(s("a"), s("t"), s("ALLOW"))}, err: `matrix[0].decision is "ALLOW"; a decision is "allow" or "deny"`},
+		// A decision is checked in every cell, not only the one asked about.
+		{name: "other cell's decision", cells: []attr.Value{cell(s("a"), s("t"), s("allow")), cell(s("a"), s("u"), s("maybe"))}, err: `matrix[1].decision is "maybe"`},
+		{name: "two cells", cells: []attr.Value{cell(s("a"), s("t"), s("allow")), cell(s("a"), s("t"), s("deny"))}, err: `matrix[0] and matrix[1] are both the cell of agent "a" and tool "t"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := function.NewArgumentsData([]attr.Value{types.ListValueMust(cellType, tt.cells), s("a"), s("t")})
+			resp := &function.RunResponse{Result: function.NewResultData(types.BoolUnknown())}
+			newCanCallFunction().Run(context.Background(), function.RunRequest{Arguments: args}, resp)
+			checkBoolResult(t, resp, false, tt.err)
+			if resp.Error.FunctionArgument == nil || *resp.Error.FunctionArgument != 0 {
+				t.Errorf("got:\nargument %v\nwant:\nargument 0 (matrix)", resp.Error.FunctionArgument)
+			}
 		})
 	}
 }
@@ -88,6 +124,27 @@ output "typo" {
 }
 `,
 				ExpectError: regexp.MustCompile(`There is no agent named "asistant"`),
+			},
+			{
+				// A decision that is not "allow" is no denial either.
+				Config: config + `
+output "shouting" {
+  value = provider::agentform::can_call([{ agent = "a", tool = "t", decision = "ALLOW" }], "a", "t")
+}
+`,
+				ExpectError: regexp.MustCompile(`matrix\[0\]\.decision is "ALLOW";\s+a\s+decision\s+is\s+"allow"\s+or\s+"deny"\.(?:\n|$)`),
+			},
+			{
+				Config: config + `
+output "nameless" {
+  value = provider::agentform::can_call([{ agent = null, tool = "t", decision = "allow" }], "a", "t")
+}
+`,
+				ExpectError: regexp.MustCompile(`matrix\[0\]\.agent is null`),
+			},
+			{
+				// A configuration that evaluates, for the final destroy.
+				Config: config,
 			},
 		},
 	})

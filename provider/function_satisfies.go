@@ -32,7 +32,7 @@ func (f *satisfiesFunction) Definition(_ context.Context, _ function.DefinitionR
 			"satisfies a required tag equal to it or below it in the `::` namespace, so `math` satisfies `math::add` " +
 			"but not `mathematics`, and `math::add` does not satisfy `math`. This is the rule agentform applies to " +
 			"every cell of the capability matrix. Every tag must be well formed (no empty `::` segment, no " +
-			"surrounding whitespace); a malformed tag is an error.",
+			"surrounding whitespace); a malformed or null tag is an error.",
 		Parameters: []function.Parameter{
 			function.ListParameter{
 				Name:                "held",
@@ -48,22 +48,31 @@ func (f *satisfiesFunction) Definition(_ context.Context, _ function.DefinitionR
 	}
 }
 
-// Run implements function.Function.
+// Run implements function.Function. Terraform ends a function's error
+// message with a period itself, so the messages here have none.
 func (f *satisfiesFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
-	var held []string
+	var heldValues []types.String
 	var required string
-	resp.Error = req.Arguments.Get(ctx, &held, &required)
+	resp.Error = req.Arguments.Get(ctx, &heldValues, &required)
 	if resp.Error != nil {
 		return
 	}
-	for _, t := range held {
-		if _, err := capability.ValidateTag(t); err != nil {
-			resp.Error = function.NewArgumentFuncError(0, fmt.Sprintf("Invalid held tag: %s.", err))
+	held := make([]string, len(heldValues))
+	for i, v := range heldValues {
+		// Terraform passes a list holding null; the list itself and
+		// required cannot be null (the parameters do not allow it).
+		if v.IsNull() {
+			resp.Error = function.NewArgumentFuncError(0, fmt.Sprintf("held[%d] is null; every held capability tag must be a string", i))
+			return
+		}
+		held[i] = v.ValueString()
+		if _, err := capability.ValidateTag(held[i]); err != nil {
+			resp.Error = function.NewArgumentFuncError(0, fmt.Sprintf("Invalid held tag: %s", err))
 			return
 		}
 	}
 	if _, err := capability.ValidateTag(required); err != nil {
-		resp.Error = function.NewArgumentFuncError(1, fmt.Sprintf("Invalid required tag: %s.", err))
+		resp.Error = function.NewArgumentFuncError(1, fmt.Sprintf("Invalid required tag: %s", err))
 		return
 	}
 	ok := false

@@ -30,12 +30,16 @@ func TestSatisfiesFunction_Run(t *testing.T) {
 		{name: "nothing held", held: []string{}, required: "math", want: false},
 		{name: "malformed required", held: []string{"math"}, required: "math::", err: "Invalid required tag"},
 		{name: "malformed held", held: []string{" math"}, required: "math", err: "Invalid held tag"},
+		{name: "null held", held: []string{"math", "<null>"}, required: "math", err: "held[1] is null; every held capability tag must be a string"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			held := make([]attr.Value, len(tt.held))
 			for i, h := range tt.held {
 				held[i] = types.StringValue(h)
+				if h == "<null>" {
+					held[i] = types.StringNull()
+				}
 			}
 			args := function.NewArgumentsData([]attr.Value{types.ListValueMust(types.StringType, held), types.StringValue(tt.required)})
 			resp := &function.RunResponse{Result: function.NewResultData(types.BoolUnknown())}
@@ -46,12 +50,16 @@ func TestSatisfiesFunction_Run(t *testing.T) {
 }
 
 // checkBoolResult checks a function's result: want, or an error containing
-// errText when that is not empty.
+// errText when that is not empty. Terraform ends the message with a period
+// of its own, so an error must not end with one.
 func checkBoolResult(t *testing.T, resp *function.RunResponse, want bool, errText string) {
 	t.Helper()
 	if errText != "" {
 		if resp.Error == nil || !strings.Contains(resp.Error.Error(), errText) {
 			t.Fatalf("got:\n%v\nwant:\nan error containing %q", resp.Error, errText)
+		}
+		if strings.HasSuffix(resp.Error.Text, ".") {
+			t.Errorf("got:\n%q\nwant:\nno final period (Terraform adds one)", resp.Error.Text)
 		}
 		return
 	}
@@ -89,6 +97,15 @@ output "bad" {
 }
 `,
 				ExpectError: regexp.MustCompile(`Invalid required tag`),
+			},
+			{
+				// Terraform passes a list holding null to the function.
+				Config: providerConfig + `
+output "null" {
+  value = provider::agentform::satisfies(["math", null], "math")
+}
+`,
+				ExpectError: regexp.MustCompile(`held\[1\] is null;\s+every\s+held\s+capability\s+tag\s+must\s+be\s+a\s+string\.(?:\n|$)`),
 			},
 		},
 	})
