@@ -83,6 +83,13 @@ terraform {
 func workspace(t *testing.T, sub ...string) string {
 	t.Helper()
 	name, _, _ := strings.Cut(t.Name(), "/")
+	return fixture(t, name, sub...)
+}
+
+// fixture copies testdata/<name>/<sub...> into a new temporary directory
+// and returns it, for a test that shares another test's workspace.
+func fixture(t *testing.T, name string, sub ...string) string {
+	t.Helper()
 	src := filepath.Join(append([]string{"testdata", name}, sub...)...)
 	dst := t.TempDir()
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {

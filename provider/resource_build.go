@@ -127,16 +127,16 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"dir": schema.StringAttribute{
 				Required:            true,
 				Validators:          []validator.String{nonEmpty()},
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				MarkdownDescription: "The workspace directory: the one holding the `*.acl` manifest files. A relative path is relative to Terraform's working directory. Changing it replaces the resource.",
+				PlanModifiers:       sameDirModifiers(),
+				MarkdownDescription: "The workspace directory: the one holding the `*.acl` manifest files. A relative path is relative to Terraform's working directory. Changing it to another directory replaces the resource; another spelling of the same directory (`agents`, `./agents`, `agents/`, its absolute path) changes nothing.",
 			},
 			"out_dir": schema.StringAttribute{
 				Optional:            true,
 				Computed:            true,
 				Default:             stringdefault.StaticString(apply.DefaultOutDir),
 				Validators:          []validator.String{nonEmpty()},
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				MarkdownDescription: "The artifact directory, relative to `dir` unless absolute. Defaults to `dist`. Changing it replaces the resource: the old artifacts are removed and every artifact is built in the new directory.",
+				PlanModifiers:       sameOutDirModifiers(),
+				MarkdownDescription: "The artifact directory, relative to `dir` unless absolute. Defaults to `dist`. Changing it to another directory replaces the resource: the old artifacts are removed and every artifact is built in the new directory. Another spelling of the same directory (`dist`, `./dist`, `dist/`) changes nothing.",
 			},
 			"lockfile_mode": schema.StringAttribute{
 				Optional:            true,

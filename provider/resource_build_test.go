@@ -304,3 +304,68 @@ func TestBuildResource_errors(t *testing.T) {
 		},
 	})
 }
+
+// TestBuildResource_pathSpelling spells dir and out_dir of an applied
+// workspace in other ways that name the same directories: nothing is
+// replaced, nothing changes. (TestBuildResource_outDir moves to another
+// directory.)
+func TestBuildResource_pathSpelling(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	// The provider runs in the test process: a relative dir is relative
+	// to its working directory.
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy:             checkDestroyed(dir, "dist"),
+		Steps: []resource.TestStep{
+			{
+				Config: buildConfig(dir, `out_dir = "dist"`),
+			},
+			{
+				Config:   buildConfig(dir+"/", `out_dir = "./dist"`),
+				PlanOnly: true,
+			},
+			{
+				Config:   buildConfig(rel, `out_dir = "dist/"`),
+				PlanOnly: true,
+			},
+			{
+				Config:   buildConfig(filepath.Join(dir, "tools", ".."), fmt.Sprintf("out_dir = %s", hclString(filepath.Join(dir, "dist")))),
+				PlanOnly: true,
+			},
+		},
+	})
+}
+
+// TestBuildResource_importSpelling imports a workspace the CLI applied by
+// another spelling of its directory than the configuration's: the plan
+// after the import is empty.
+func TestBuildResource_importSpelling(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	if res := applyWorkspace(t.Context(), dir, "dist", engineOptions{refresh: true}); res.failure != nil || res.diags.HasErrors() || !res.applied {
+		t.Fatalf("applying %s: %v %v", dir, res.failure, res.diags)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:             buildConfig(dir, ""),
+				ResourceName:       buildAddr,
+				ImportState:        true,
+				ImportStateId:      dir + "/./",
+				ImportStatePersist: true,
+			},
+			{
+				Config:   buildConfig(dir, ""),
+				PlanOnly: true,
+			},
+		},
+	})
+}
