@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -400,10 +401,9 @@ func (r *buildResource) Read(ctx context.Context, req resource.ReadRequest, resp
 		m.LockSHA256 = types.StringValue(lockDigest)
 	}
 	m.Fingerprint = types.StringValue(appliedFingerprint(prior))
-	if m.CapabilityMatrix.IsNull() || m.CapabilityMatrix.IsUnknown() {
-		// After an import: the matrix the artifacts carry is the one applied.
-		m.CapabilityMatrix = cellsValue(ctx, artifactCells(dir, onDisk), &resp.Diagnostics)
-	}
+	// An apply by the CLI may have granted or revoked since: the matrix is
+	// read again, like every other attribute.
+	m.CapabilityMatrix = cellsValue(ctx, appliedCells(dir, prior, onDisk), &resp.Diagnostics)
 	if m.CapabilityChanges.IsNull() || m.CapabilityChanges.IsUnknown() {
 		m.CapabilityChanges = listValue(ctx, changeType, []changeModel{}, &resp.Diagnostics)
 	}
@@ -530,6 +530,44 @@ func planCells(plan *planner.Plan) []cellModel {
 	var cells []cellModel
 	for _, c := range matrixModels(plan) {
 		cells = append(cells, cellModel{Agent: c.Agent, Tool: c.Tool, Decision: c.Decision})
+	}
+	sortCells(cells)
+	return cells
+}
+
+// appliedCells lists the capability matrix as applied, sorted by agent
+// then tool: one row per agent state records, one column per tool of the
+// matrix. A cell is allow when state's matrix lists the tool for the
+// agent. State records only the tools each agent may call, so the columns
+// are those tools and the ones in the rows of the artifacts on disk
+// (onDisk: agent → the artifact with the digest of the file) that are
+// still the bytes the last apply recorded; an artifact removed or changed
+// since says nothing, and when none is left only allowed cells are known.
+func appliedCells(dir string, prior *planner.Applied, onDisk map[string]state.Artifact) []cellModel {
+	recorded := appliedArtifacts(prior)
+	current := map[string]state.Artifact{}
+	for agent, a := range onDisk {
+		if r, ok := recorded[agent]; ok && hexDigest(r.SHA256) == hexDigest(a.SHA256) {
+			current[agent] = a
+		}
+	}
+	tools := map[string]bool{}
+	for _, c := range artifactCells(dir, current) {
+		tools[c.Tool] = true
+	}
+	for _, row := range prior.Matrix {
+		for _, t := range row {
+			tools[t] = true
+		}
+	}
+	var cells []cellModel
+	for _, r := range prior.Resources {
+		if r.Type != "agent" {
+			continue
+		}
+		for _, t := range sortedKeys(tools) {
+			cells = append(cells, cellModel{Agent: r.Name, Tool: t, Decision: decision(slices.Contains(prior.Matrix[r.Name], t))})
+		}
 	}
 	sortCells(cells)
 	return cells

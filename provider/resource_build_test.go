@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -365,6 +366,70 @@ func TestBuildResource_importSpelling(t *testing.T) {
 			{
 				Config:   buildConfig(dir, ""),
 				PlanOnly: true,
+			},
+		},
+	})
+}
+
+// applyLikeCLI applies dir as "agentform apply -auto-approve" does, with
+// the engine the CLI and the provider share.
+func applyLikeCLI(t *testing.T, dir string) {
+	t.Helper()
+	res := applyWorkspace(t.Context(), dir, "dist", engineOptions{refresh: true})
+	if res.failure != nil || res.diags.HasErrors() || !res.applied {
+		t.Fatalf("applying %s\ngot:\n%v %v (applied %v)\nwant:\nan apply", dir, res.failure, res.diags, res.applied)
+	}
+}
+
+// editFile replaces old, which must occur in the file, by new.
+func editFile(t *testing.T, file, old, new string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), old) {
+		t.Fatalf("%s\ngot:\n%s\nwant:\na file containing %q", file, data, old)
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBuildResource_cliApply revokes a grant with an apply outside
+// Terraform: refreshing reads the new matrix, and the next plan is empty.
+func TestBuildResource_cliApply(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	researcherGrep := func(decision string) statecheck.StateCheck {
+		return statecheck.ExpectKnownValue(buildAddr, tfjsonpath.New("capability_matrix").AtSliceIndex(10), knownvalue.ObjectExact(map[string]knownvalue.Check{
+			"agent": knownvalue.StringExact("researcher"), "tool": knownvalue.StringExact("grep"), "decision": knownvalue.StringExact(decision),
+		}))
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:            buildConfig(dir, ""),
+				ConfigStateChecks: []statecheck.StateCheck{researcherGrep("allow")},
+			},
+			{
+				// The refresh-only apply reads the revocation, and the
+				// plan that follows it is empty.
+				PreConfig: func() {
+					editFile(t, filepath.Join(dir, "agent.acl"), `["text", "shell::read", "a2a::research"]`, `["text", "a2a::research"]`)
+					applyLikeCLI(t, dir)
+				},
+				RefreshState: true,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(buildAddr, "capability_matrix.10.agent", "researcher"),
+					resource.TestCheckResourceAttr(buildAddr, "capability_matrix.10.tool", "grep"),
+					resource.TestCheckResourceAttr(buildAddr, "capability_matrix.10.decision", "deny"),
+				),
+			},
+			{
+				Config:            buildConfig(dir, ""),
+				PlanOnly:          true,
+				ConfigStateChecks: []statecheck.StateCheck{researcherGrep("deny")},
 			},
 		},
 	})
