@@ -48,6 +48,11 @@ type engineOptions struct {
 	// outDir is the artifact directory, relative to the workspace unless
 	// absolute; the plan places (and moves) artifacts there.
 	outDir string
+	// claim makes apply commit state even when the plan changes nothing,
+	// so that the state's serial moves: a new agentform_build takes the
+	// workspace's build over from any older Terraform object of it (see
+	// buildResource.Delete).
+	claim bool
 }
 
 // workspacePlan is one workspace loaded and planned.
@@ -92,11 +97,14 @@ type applyResult struct {
 	// applied is false when the plan had nothing to do and state was not
 	// written.
 	applied bool
+	// meta is the workspace state's lineage and serial after the run.
+	meta state.Meta
 }
 
 // applyWorkspace plans dir under the exclusive state lock and applies the
-// plan when it changes anything, as "agentform apply -auto-approve" does.
-// outDir is the artifact directory, relative to dir unless absolute.
+// plan when it changes anything (or opts.claim is set), as "agentform
+// apply -auto-approve" does. outDir is the artifact directory, relative to
+// dir unless absolute.
 func applyWorkspace(ctx context.Context, dir, outDir string, opts engineOptions) *applyResult {
 	res := &applyResult{workspacePlan: &workspacePlan{dir: dir}}
 	ws := res.workspacePlan
@@ -121,8 +129,9 @@ func applyWorkspace(ctx context.Context, dir, outDir string, opts engineOptions)
 	if ws.plan == nil || ws.diags.HasErrors() {
 		return res
 	}
-	if !wouldApply(ws.plan, opts) {
+	if !opts.claim && !wouldApply(ws.plan, opts) {
 		res.artifacts = appliedArtifacts(prior)
+		res.meta = state.Meta{Lineage: prior.Lineage, Serial: prior.Serial}
 		return res
 	}
 	out, err := apply.Apply(ctx, db, ws.plan, apply.Options{Dir: dir, WriteLock: !opts.lockReadonly})
@@ -130,7 +139,7 @@ func applyWorkspace(ctx context.Context, dir, outDir string, opts engineOptions)
 		ws.failure = err
 		return res
 	}
-	res.artifacts, res.applied = out.Artifacts, true
+	res.artifacts, res.applied, res.meta = out.Artifacts, true, out.Meta
 	return res
 }
 

@@ -3,12 +3,14 @@ package provider
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -44,7 +46,7 @@ var (
 // directory when that leaves it empty). The workspace's state database and
 // lockfile stay: they are the workspace's, shared with the CLI, and the
 // next apply (Terraform or CLI) sees the removed artifacts as drift and
-// rebuilds them.
+// rebuilds them. Artifacts that a later apply recorded stay (see Delete).
 type buildResource struct{}
 
 func newBuildResource() resource.Resource { return &buildResource{} }
@@ -115,7 +117,10 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"Terraform and the `agentform` CLI share the workspace's state database (`.agentform/state.db`): either can " +
 			"apply, and the other sees the result. Destroying the resource removes the artifacts it recorded (and " +
 			"`out_dir` when that leaves it empty); the state database and the lockfile stay, and the next apply sees the " +
-			"missing artifacts and rebuilds them.\n\n" +
+			"missing artifacts and rebuilds them. Artifacts that a later apply recorded as its build stay: creating the " +
+			"resource always commits the workspace's state (a history entry, even with nothing to build), so that with " +
+			"`create_before_destroy` the replaced object leaves the new object's artifacts alone; so does a destroy that " +
+			"did not refresh after an `agentform apply`, with a warning.\n\n" +
 			"Declare one `agentform_build` per workspace directory. A workspace has one state database, so two " +
 			"resources on the same `dir` would each record their build over the other's, move the other's artifacts " +
 			"to their own `out_dir` and never settle; vary the settings of the one resource instead (see the example).",
@@ -284,17 +289,23 @@ func (m *buildModel) setResult(ctx context.Context, plan *planner.Plan, arts map
 	return diags
 }
 
-// Create implements resource.Resource.
+// Create implements resource.Resource. It commits the workspace's state
+// even when there is nothing to build, so that the state's serial moves
+// past the one any older object of the resource recorded: with
+// create_before_destroy, that object's Delete then leaves the artifacts
+// alone.
 func (r *buildResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var planned buildModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &planned)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(r.apply(ctx, &planned, types.ListNull(changeType))...)
+	meta, diags := r.apply(ctx, &planned, types.ListNull(changeType), true)
+	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	resp.Diagnostics.Append(setClaim(ctx, resp.Private, meta)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &planned)...)
 }
 
@@ -306,35 +317,41 @@ func (r *buildResource) Update(ctx context.Context, req resource.UpdateRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(r.apply(ctx, &planned, prior.CapabilityChanges)...)
+	meta, diags := r.apply(ctx, &planned, prior.CapabilityChanges, false)
+	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	resp.Diagnostics.Append(setClaim(ctx, resp.Private, meta)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &planned)...)
 }
 
 // apply applies the workspace m configures and records the result in m.
 // priorChanges are the capability changes in state, kept when nothing
-// needed applying (null for a create).
-func (r *buildResource) apply(ctx context.Context, m *buildModel, priorChanges types.List) diag.Diagnostics {
+// needed applying (null for a create). claim commits state even when
+// nothing needed applying. It returns the workspace state's lineage and
+// serial after the run.
+func (r *buildResource) apply(ctx context.Context, m *buildModel, priorChanges types.List, claim bool) (state.Meta, diag.Diagnostics) {
 	dir := m.Dir.ValueString()
-	res := applyWorkspace(ctx, dir, m.OutDir.ValueString(), m.options())
+	opts := m.options()
+	opts.claim = claim
+	res := applyWorkspace(ctx, dir, m.OutDir.ValueString(), opts)
 	diags := engineDiagnostics(res.workspacePlan, path.Root("dir"), nil)
 	if diags.HasError() {
-		return diags
+		return state.Meta{}, diags
 	}
 	lockDigest, err := fileDigest(filepath.Join(dir, lockfile.FileName))
 	if err != nil {
 		diags.AddAttributeError(path.Root("lock_sha256"), "Cannot Read Lockfile",
 			fmt.Sprintf("The apply succeeded, but %s could not be read. Check its permissions and run Terraform again.\n\n%s", filepath.Join(dir, lockfile.FileName), err))
-		return diags
+		return state.Meta{}, diags
 	}
 	keep := types.ListNull(changeType)
 	if !res.applied && !priorChanges.IsNull() && !priorChanges.IsUnknown() {
 		keep = priorChanges
 	}
 	diags.Append(m.setResult(ctx, res.plan, res.artifacts, lockDigest, keep)...)
-	return diags
+	return res.meta, diags
 }
 
 // Read implements resource.Resource: it reads what the workspace's state
@@ -410,6 +427,7 @@ func (r *buildResource) Read(ctx context.Context, req resource.ReadRequest, resp
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	resp.Diagnostics.Append(setClaim(ctx, resp.Private, state.Meta{Lineage: prior.Lineage, Serial: prior.Serial})...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
@@ -417,6 +435,14 @@ func (r *buildResource) Read(ctx context.Context, req resource.ReadRequest, resp
 // resource recorded, holding the workspace's state lock so that no
 // agentform apply writes them meanwhile, and the artifact directory when
 // that leaves it empty. State and lockfile stay (see buildResource).
+//
+// An artifact that the workspace's state records is left alone when the
+// state has moved since this object last applied or read it (its claim):
+// a later apply built or adopted that file and it is live. This is how a
+// replacement with create_before_destroy, whose new object (Create) has
+// just committed state, keeps the artifacts the old object recorded at
+// the same paths. After an "agentform apply" that Terraform has not read
+// (destroy -refresh=false), the artifacts stay too, with a warning.
 func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var m buildModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
@@ -427,6 +453,7 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return
 	}
+	live := map[string]bool{}
 	if _, err := os.Stat(filepath.Join(dir, state.DirName, state.FileName)); err == nil {
 		db, err := state.Open(dir, state.Options{LockTimeout: stateLockTimeout, Operation: "terraform destroy", Version: version.Version})
 		if err != nil {
@@ -434,6 +461,18 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 			return
 		}
 		defer db.Close()
+		prior, err := planner.AppliedFromState(db)
+		if err != nil {
+			resp.Diagnostics.Append(stateDiagnostic(dir, path.Root("dir"), err))
+			return
+		}
+		claim, diags := getClaim(ctx, req.Private)
+		resp.Diagnostics.Append(diags...)
+		if claim == nil || claim.Lineage != prior.Lineage || claim.Serial != prior.Serial {
+			for _, a := range appliedArtifacts(prior) {
+				live[dirPath(artifactFile(dir, a.Path))] = true
+			}
+		}
 	}
 	arts := map[string]artifactModel{}
 	if !m.Artifacts.IsNull() && !m.Artifacts.IsUnknown() {
@@ -442,11 +481,21 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 			return
 		}
 	}
+	var kept []string
 	for _, agent := range sortedKeys(arts) {
+		if live[dirPath(arts[agent].Path)] {
+			kept = append(kept, arts[agent].Path)
+			continue
+		}
 		if err := os.Remove(arts[agent].Path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			resp.Diagnostics.AddAttributeError(path.Root("artifacts").AtMapKey(agent), "Cannot Remove Artifact",
 				fmt.Sprintf("agentform could not remove %s. Remove it by hand, or fix its directory's permissions and destroy again.\n\n%s", arts[agent].Path, err))
 		}
+	}
+	if len(kept) > 0 {
+		resp.Diagnostics.AddAttributeWarning(path.Root("artifacts"), "Artifacts Kept",
+			fmt.Sprintf("The workspace's state has been applied since this resource last read it (by a replacing agentform_build with create_before_destroy, or by \"agentform apply\"), and it records these artifacts as its build, so they were left in place:\n  %s",
+				strings.Join(kept, "\n  ")))
 	}
 	if out := m.OutDir.ValueString(); out != "" {
 		if !filepath.IsAbs(out) {
@@ -485,6 +534,49 @@ func (r *buildResource) ImportState(ctx context.Context, req resource.ImportStat
 	}
 	resource.ImportStatePassthroughID(ctx, path.Root("dir"), req, resp)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+}
+
+// claimKey is the private state key under which an agentform_build
+// records the workspace state's lineage and serial as it last applied or
+// read them: its claim on the build that state records (see Delete).
+const claimKey = "workspace_state"
+
+// claim is the value stored under claimKey.
+type claim struct {
+	Lineage string `json:"lineage"`
+	Serial  uint64 `json:"serial"`
+}
+
+// privateData is the private state of a resource object, as the
+// framework's requests and responses carry it.
+type privateData interface {
+	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
+	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
+}
+
+// setClaim records meta as the object's claim.
+func setClaim(ctx context.Context, p privateData, meta state.Meta) diag.Diagnostics {
+	data, err := json.Marshal(claim{Lineage: meta.Lineage, Serial: meta.Serial})
+	if err != nil {
+		var diags diag.Diagnostics
+		diags.AddError("Cannot Record Workspace State", err.Error())
+		return diags
+	}
+	return p.SetKey(ctx, claimKey, data)
+}
+
+// getClaim returns the object's claim, or nil when it has none (an object
+// that an earlier version of the provider wrote and never read since).
+func getClaim(ctx context.Context, p privateData) (*claim, diag.Diagnostics) {
+	data, diags := p.GetKey(ctx, claimKey)
+	if diags.HasError() || len(data) == 0 {
+		return nil, diags
+	}
+	var c claim
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, diags
+	}
+	return &c, diags
 }
 
 // artifactFile is the file of an artifact recorded at rel (relative to

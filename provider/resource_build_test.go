@@ -434,3 +434,38 @@ func TestBuildResource_cliApply(t *testing.T) {
 		},
 	})
 }
+
+// TestBuildResource_createBeforeDestroy replaces the resource with
+// create_before_destroy: the new object builds the workspace (here: has
+// nothing to rebuild), then the old one is destroyed, and the artifacts
+// both recorded at the same paths stay.
+func TestBuildResource_createBeforeDestroy(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	config := buildConfig(dir, `
+  lifecycle {
+    create_before_destroy = true
+  }`)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy:             checkDestroyed(dir, "dist"),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check:  checkFilesMatchState(dir),
+			},
+			{
+				Config: config,
+				Taint:  []string{buildAddr},
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(buildAddr, plancheck.ResourceActionCreateBeforeDestroy),
+				}},
+				Check: checkFilesMatchState(dir),
+			},
+			{
+				// And the workspace is as applied.
+				Config:   config,
+				PlanOnly: true,
+			},
+		},
+	})
+}
