@@ -99,13 +99,19 @@ type applyResult struct {
 	applied bool
 	// meta is the workspace state's lineage and serial after the run.
 	meta state.Meta
+	// mismatch, when not empty, says what the plan made under the lock
+	// would record differently from what the caller expected: nothing was
+	// applied.
+	mismatch string
 }
 
 // applyWorkspace plans dir under the exclusive state lock and applies the
 // plan when it changes anything (or opts.claim is set), as "agentform
 // apply -auto-approve" does. outDir is the artifact directory, relative to
-// dir unless absolute.
-func applyWorkspace(ctx context.Context, dir, outDir string, opts engineOptions) *applyResult {
+// dir unless absolute. verify, when not nil, is given the plan before
+// anything is written; when it returns a mismatch, nothing is applied and
+// res.mismatch says why.
+func applyWorkspace(ctx context.Context, dir, outDir string, opts engineOptions, verify func(*planner.Plan) string) *applyResult {
 	res := &applyResult{workspacePlan: &workspacePlan{dir: dir}}
 	ws := res.workspacePlan
 	ws.cfg, ws.diags = manifest.Load(dir)
@@ -128,6 +134,11 @@ func applyWorkspace(ctx context.Context, dir, outDir string, opts engineOptions)
 	ws.plan = ws.resolveAndPlan(ctx, opts, prior)
 	if ws.plan == nil || ws.diags.HasErrors() {
 		return res
+	}
+	if verify != nil {
+		if res.mismatch = verify(ws.plan); res.mismatch != "" {
+			return res
+		}
 	}
 	if !opts.claim && !wouldApply(ws.plan, opts) {
 		res.artifacts = appliedArtifacts(prior)
@@ -209,9 +220,10 @@ func appliedArtifacts(prior *planner.Applied) map[string]state.Artifact {
 // record it, without writing anything. An agent apply leaves
 // alone keeps its recorded artifact; every other agent's artifact is built
 // in memory (the build is deterministic, so its digest is exactly what
-// apply will write). rebuildAll predicts a rebuild of every agent, for a
-// replacement whose destroy removes the artifacts first.
-func predictArtifacts(plan *planner.Plan, rebuildAll bool) (map[string]state.Artifact, error) {
+// apply will write), or, without build, has no digest. rebuildAll
+// predicts a rebuild of every agent, for a replacement whose destroy
+// removes the artifacts first.
+func predictArtifacts(plan *planner.Plan, rebuildAll, build bool) (map[string]state.Artifact, error) {
 	actions := map[string]string{}
 	for _, rc := range plan.ResourceChanges {
 		actions[rc.Address] = rc.Actions[0]
@@ -225,6 +237,10 @@ func predictArtifacts(plan *planner.Plan, rebuildAll bool) (map[string]state.Art
 		old := plan.Applied.Resources[a.Address].Artifact
 		if !rebuildAll && actions[a.Address] == planner.ActionNoOp && old != nil && old.Path == rel {
 			out[a.Name] = state.Artifact{Path: old.Path, SHA256: old.SHA256, Size: old.Size}
+			continue
+		}
+		if !build {
+			out[a.Name] = state.Artifact{Path: rel}
 			continue
 		}
 		files, err := plan.ArtifactFiles(a.Name)

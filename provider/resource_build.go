@@ -58,6 +58,7 @@ type buildModel struct {
 	OutDir            types.String `tfsdk:"out_dir"`
 	LockfileMode      types.String `tfsdk:"lockfile_mode"`
 	Refresh           types.Bool   `tfsdk:"refresh"`
+	Triggers          types.Map    `tfsdk:"triggers"`
 	Artifacts         types.Map    `tfsdk:"artifacts"`
 	LockSHA256        types.String `tfsdk:"lock_sha256"`
 	Fingerprint       types.String `tfsdk:"fingerprint"`
@@ -121,6 +122,14 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"resource always commits the workspace's state (a history entry, even with nothing to build), so that with " +
 			"`create_before_destroy` the replaced object leaves the new object's artifacts alone; so does a destroy that " +
 			"did not refresh after an `agentform apply`, with a warning.\n\n" +
+			"The plan reads the workspace as it is when Terraform plans, so the computed attributes are known then. A " +
+			"workspace that another resource of the configuration rewrites during the same apply (a `local-exec` " +
+			"provisioner, a `local_file`) must be named in `triggers`: `depends_on` orders the apply but does not tell the " +
+			"provider, so the plan would describe the workspace before the rewrite, and Terraform stops the apply with " +
+			"\"Provider produced inconsistent final plan\" (or, when the plan had nothing to do, the build stays as it was " +
+			"until the next apply). A saved plan (`terraform plan -out`) made before the workspace changed (an `agentform " +
+			"apply`, an edited manifest or tool) ends the same way: plan again. When the workspace changes after " +
+			"Terraform's last look at it, apply writes nothing and reports \"Workspace Changed Since Plan\".\n\n" +
 			"Declare one `agentform_build` per workspace directory. A workspace has one state database, so two " +
 			"resources on the same `dir` would each record their build over the other's, move the other's artifacts " +
 			"to their own `out_dir` and never settle; vary the settings of the one resource instead (see the example).",
@@ -156,6 +165,15 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				Computed:            true,
 				Default:             booldefault.StaticBool(true),
 				MarkdownDescription: "Whether to contact MCP servers and A2A agents while planning (the default). With `false`, remote tools come from the lockfile, as with `agentform plan -refresh=false`.",
+			},
+			"triggers": schema.MapAttribute{
+				Optional:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "Values that change when something else in the configuration rewrites the workspace during apply, " +
+					"such as `{ manifest = terraform_data.generate.id }` for a `terraform_data` whose `local-exec` provisioner writes " +
+					"an `.acl` file. When they differ from the values in state, or are not known until apply, the plan cannot " +
+					"know what the workspace will hold: `artifacts`, `lock_sha256`, `fingerprint`, `capability_matrix` and " +
+					"`capability_changes` are known after apply, and the resource is updated. agentform only compares them.",
 			},
 			"artifacts": schema.MapNestedAttribute{
 				Computed:            true,
@@ -218,6 +236,14 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 			return
 		}
 	}
+	if triggersChanged(&planned, prior) {
+		// The workspace is rewritten during this apply: what it holds now
+		// says nothing about what apply will build, and planning it could
+		// fail on a manifest about to be replaced.
+		planned.setUnknown()
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &planned)...)
+		return
+	}
 	dir, opts := planned.Dir.ValueString(), planned.options()
 	ws := planWorkspace(ctx, dir, opts)
 	resp.Diagnostics.Append(engineDiagnostics(ws, path.Root("dir"), nil)...)
@@ -236,7 +262,7 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	// A replacement destroys first, which removes every artifact, so the
 	// create that follows rebuilds them all.
 	replacing := prior != nil && (!prior.Dir.Equal(planned.Dir) || !prior.OutDir.Equal(planned.OutDir))
-	arts, err := predictArtifacts(plan, replacing)
+	arts, err := predictArtifacts(plan, replacing, true)
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("dir"), "Cannot Build Artifacts",
 			fmt.Sprintf("agentform could not build the artifacts of %s to plan their digests. Run \"agentform plan\" in the workspace for details, fix the cause and plan again.\n\n%s", dir, err))
@@ -259,6 +285,44 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &planned)...)
+}
+
+// triggersChanged reports whether planned's triggers are not all known or
+// differ from prior's (a create has none before); null and empty are the
+// same.
+func triggersChanged(planned, prior *buildModel) bool {
+	if planned.Triggers.IsUnknown() {
+		return true
+	}
+	now := planned.Triggers.Elements()
+	for _, v := range now {
+		if v.IsUnknown() {
+			return true
+		}
+	}
+	var before map[string]attr.Value
+	if prior != nil && !prior.Triggers.IsUnknown() {
+		before = prior.Triggers.Elements()
+	}
+	if len(now) != len(before) {
+		return true
+	}
+	for k, v := range now {
+		if b, ok := before[k]; !ok || !b.Equal(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// setUnknown leaves every computed attribute of m but id unknown.
+func (m *buildModel) setUnknown() {
+	m.ID = m.Dir
+	m.Artifacts = types.MapUnknown(artifactType)
+	m.LockSHA256 = types.StringUnknown()
+	m.Fingerprint = types.StringUnknown()
+	m.CapabilityMatrix = types.ListUnknown(cellType)
+	m.CapabilityChanges = types.ListUnknown(changeType)
 }
 
 // setResult fills m's computed attributes from plan, the artifacts state
@@ -335,9 +399,19 @@ func (r *buildResource) apply(ctx context.Context, m *buildModel, priorChanges t
 	dir := m.Dir.ValueString()
 	opts := m.options()
 	opts.claim = claim
-	res := applyWorkspace(ctx, dir, m.OutDir.ValueString(), opts)
+	verify := func(plan *planner.Plan) string { return m.mismatch(ctx, plan, opts, priorChanges) }
+	res := applyWorkspace(ctx, dir, m.OutDir.ValueString(), opts, verify)
 	diags := engineDiagnostics(res.workspacePlan, path.Root("dir"), nil)
 	if diags.HasError() {
+		return state.Meta{}, diags
+	}
+	if res.mismatch != "" {
+		diags.AddAttributeError(path.Root("dir"), "Workspace Changed Since Plan",
+			fmt.Sprintf("The workspace in %s is no longer what Terraform planned for this resource: applying it now would record other %s. Nothing was written.\n\n"+
+				"Something changed the workspace after Terraform planned it: an \"agentform apply\", an edited manifest, tool or lockfile, a remote tool definition, "+
+				"or another resource of this configuration that writes the workspace during apply. Run terraform apply again to plan the workspace as it is now. "+
+				"A resource that writes the workspace belongs in this resource's triggers, which leave the computed attributes unknown until apply.",
+				dir, res.mismatch))
 		return state.Meta{}, diags
 	}
 	lockDigest, err := fileDigest(filepath.Join(dir, lockfile.FileName))
@@ -352,6 +426,67 @@ func (r *buildResource) apply(ctx context.Context, m *buildModel, priorChanges t
 	}
 	diags.Append(m.setResult(ctx, res.plan, res.artifacts, lockDigest, keep)...)
 	return res.meta, diags
+}
+
+// mismatch compares plan, made under the state lock right before apply,
+// with the computed attributes m planned, and names those that apply
+// would record otherwise ("" when none would). Unknown attributes are
+// not compared. Artifact digests are compared for the artifacts apply
+// keeps; the bytes of a rebuilt one follow from its inputs, which the
+// fingerprint covers, so it is not built twice.
+func (m *buildModel) mismatch(ctx context.Context, plan *planner.Plan, opts engineOptions, priorChanges types.List) string {
+	dir := m.Dir.ValueString()
+	arts, err := predictArtifacts(plan, false, false)
+	if err != nil {
+		return "artifacts"
+	}
+	lockDigest, err := predictLockDigest(dir, plan, opts)
+	if err != nil {
+		return "lock_sha256"
+	}
+	keep := types.ListNull(changeType)
+	if !opts.claim && !wouldApply(plan, opts) && !priorChanges.IsNull() && !priorChanges.IsUnknown() {
+		keep = priorChanges
+	}
+	want := buildModel{Dir: m.Dir}
+	if diags := want.setResult(ctx, plan, arts, lockDigest, keep); diags.HasError() {
+		return "attributes"
+	}
+	var differ []string
+	for _, a := range []struct {
+		name      string
+		got, want attr.Value
+	}{
+		{"fingerprint", m.Fingerprint, want.Fingerprint},
+		{"lock_sha256", m.LockSHA256, want.LockSHA256},
+		{"capability_matrix", m.CapabilityMatrix, want.CapabilityMatrix},
+		{"capability_changes", m.CapabilityChanges, want.CapabilityChanges},
+	} {
+		if !a.got.IsUnknown() && !a.got.Equal(a.want) {
+			differ = append(differ, a.name)
+		}
+	}
+	if !m.Artifacts.IsUnknown() && !sameArtifacts(ctx, m.Artifacts, want.Artifacts) {
+		differ = append(differ, "artifacts")
+	}
+	return strings.Join(differ, ", ")
+}
+
+// sameArtifacts reports whether the planned artifacts and the predicted
+// ones name the same agents and paths, and the same digests where the
+// prediction has one.
+func sameArtifacts(ctx context.Context, planned, predicted types.Map) bool {
+	var p, w map[string]artifactModel
+	if planned.ElementsAs(ctx, &p, false).HasError() || predicted.ElementsAs(ctx, &w, false).HasError() || len(p) != len(w) {
+		return false
+	}
+	for agent, a := range w {
+		b, ok := p[agent]
+		if !ok || b.Path != a.Path || a.SHA256 != "" && b.SHA256 != a.SHA256 {
+			return false
+		}
+	}
+	return true
 }
 
 // Read implements resource.Resource: it reads what the workspace's state

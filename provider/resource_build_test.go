@@ -11,6 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -350,7 +355,7 @@ func TestBuildResource_pathSpelling(t *testing.T) {
 // after the import is empty.
 func TestBuildResource_importSpelling(t *testing.T) {
 	dir := fixture(t, "TestBuildResource")
-	if res := applyWorkspace(t.Context(), dir, "dist", engineOptions{refresh: true}); res.failure != nil || res.diags.HasErrors() || !res.applied {
+	if res := applyWorkspace(t.Context(), dir, "dist", engineOptions{refresh: true}, nil); res.failure != nil || res.diags.HasErrors() || !res.applied {
 		t.Fatalf("applying %s: %v %v", dir, res.failure, res.diags)
 	}
 	resource.Test(t, resource.TestCase{
@@ -375,7 +380,7 @@ func TestBuildResource_importSpelling(t *testing.T) {
 // the engine the CLI and the provider share.
 func applyLikeCLI(t *testing.T, dir string) {
 	t.Helper()
-	res := applyWorkspace(t.Context(), dir, "dist", engineOptions{refresh: true})
+	res := applyWorkspace(t.Context(), dir, "dist", engineOptions{refresh: true}, nil)
 	if res.failure != nil || res.diags.HasErrors() || !res.applied {
 		t.Fatalf("applying %s\ngot:\n%v %v (applied %v)\nwant:\nan apply", dir, res.failure, res.diags, res.applied)
 	}
@@ -468,4 +473,136 @@ func TestBuildResource_createBeforeDestroy(t *testing.T) {
 			},
 		},
 	})
+}
+
+// TestBuildResource_triggers rewrites the workspace's manifest during the
+// apply, from a terraform_data whose id is in triggers: the plan leaves
+// the computed attributes unknown, and apply records the new build.
+func TestBuildResource_triggers(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	next := filepath.Join(t.TempDir(), "agent.acl")
+	data, err := os.ReadFile(filepath.Join(dir, "agent.acl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked := strings.Replace(string(data), `["text", "shell::read", "a2a::research"]`, `["text", "a2a::research"]`, 1)
+	if err := os.WriteFile(next, []byte(revoked), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config := func(generation, command string) string {
+		return providerConfig + fmt.Sprintf(`
+resource "terraform_data" "generate" {
+  triggers_replace = %s
+
+  provisioner "local-exec" {
+    command = %s
+  }
+}
+
+resource "agentform_build" "test" {
+  dir      = %s
+  triggers = { manifest = terraform_data.generate.id }
+}
+`, hclString(generation), hclString(command), hclString(dir))
+	}
+	researcherGrep := func(decision string) statecheck.StateCheck {
+		return statecheck.ExpectKnownValue(buildAddr, tfjsonpath.New("capability_matrix").AtSliceIndex(10), knownvalue.ObjectExact(map[string]knownvalue.Check{
+			"agent": knownvalue.StringExact("researcher"), "tool": knownvalue.StringExact("grep"), "decision": knownvalue.StringExact(decision),
+		}))
+	}
+	rewrite := fmt.Sprintf("cp %s %s", next, filepath.Join(dir, "agent.acl"))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config("1", "true"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectUnknownValue(buildAddr, tfjsonpath.New("fingerprint")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{researcherGrep("allow")},
+				Check:             checkFilesMatchState(dir),
+			},
+			{
+				Config: config("2", rewrite),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(buildAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(buildAddr, tfjsonpath.New("artifacts")),
+					plancheck.ExpectUnknownValue(buildAddr, tfjsonpath.New("capability_matrix")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{researcherGrep("deny")},
+				Check:             checkFilesMatchState(dir),
+			},
+			{
+				Config:   config("2", rewrite),
+				PlanOnly: true,
+			},
+		},
+	})
+}
+
+// buildSchema is agentform_build's schema.
+func buildSchema(t *testing.T) schema.Schema {
+	t.Helper()
+	var resp fwresource.SchemaResponse
+	newBuildResource().Schema(t.Context(), fwresource.SchemaRequest{}, &resp)
+	if resp.Diagnostics.HasError() {
+		t.Fatalf("schema: %v", resp.Diagnostics)
+	}
+	return resp.Schema
+}
+
+// planCreate runs ModifyPlan for a new agentform_build of dir, as
+// Terraform's plan does, and returns the planned object.
+func planCreate(t *testing.T, dir string) tfsdk.Plan {
+	t.Helper()
+	ctx := t.Context()
+	s := buildSchema(t)
+	m := buildModel{
+		ID: types.StringUnknown(), Dir: types.StringValue(dir), OutDir: types.StringValue("dist"),
+		LockfileMode: types.StringValue(lockfileUpdate), Refresh: types.BoolValue(true), Triggers: types.MapNull(types.StringType),
+	}
+	m.setUnknown()
+	m.ID = types.StringUnknown()
+	plan := tfsdk.Plan{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}
+	if diags := plan.Set(ctx, &m); diags.HasError() {
+		t.Fatalf("plan: %v", diags)
+	}
+	req := fwresource.ModifyPlanRequest{
+		Config: tfsdk.Config{Schema: s, Raw: plan.Raw},
+		Plan:   plan,
+		State:  tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)},
+	}
+	resp := &fwresource.ModifyPlanResponse{Plan: plan}
+	newBuildResource().(*buildResource).ModifyPlan(ctx, req, resp)
+	if resp.Diagnostics.HasError() {
+		t.Fatalf("ModifyPlan: %v", resp.Diagnostics)
+	}
+	return resp.Plan
+}
+
+// TestBuildResource_changedSincePlan edits the manifest between the plan
+// and the create: apply writes nothing and says what changed, instead of
+// recording a result that differs from the plan.
+func TestBuildResource_changedSincePlan(t *testing.T) {
+	ctx := t.Context()
+	dir := fixture(t, "TestBuildResource")
+	plan := planCreate(t, dir)
+	editFile(t, filepath.Join(dir, "agent.acl"), `"Counts words for users."`, `"Counts words."`)
+
+	s := buildSchema(t)
+	resp := &fwresource.CreateResponse{State: tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}}
+	newBuildResource().Create(ctx, fwresource.CreateRequest{Config: tfsdk.Config{Schema: s, Raw: plan.Raw}, Plan: plan}, resp)
+	var got []string
+	for _, d := range resp.Diagnostics.Errors() {
+		got = append(got, d.Summary()+": "+d.Detail())
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "Workspace Changed Since Plan: The workspace in "+dir+" is no longer what Terraform planned for this resource: applying it now would record other fingerprint. Nothing was written.") {
+		t.Fatalf("got:\n%q\nwant:\none Workspace Changed Since Plan error naming fingerprint", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dist")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("dist after the refused apply\ngot:\n%v\nwant:\nno such directory", err)
+	}
+	if prior, err := readApplied(dir); err != nil || prior.Serial != 0 {
+		t.Errorf("state after the refused apply\ngot:\n%v (error %v)\nwant:\nno apply recorded", prior, err)
+	}
 }
