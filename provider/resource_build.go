@@ -252,12 +252,7 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	}
 	plan := ws.plan
 	resp.Diagnostics.Append(denialWarnings(plan, path.Root("capability_matrix"))...)
-	for _, rc := range plan.ResourceChanges {
-		if rc.Type == "agent" && hasArtifactDrift(rc) {
-			resp.Diagnostics.AddAttributeWarning(path.Root("artifacts").AtMapKey(rc.Name), "Artifact Changed Outside Terraform",
-				fmt.Sprintf("The artifact of %s is missing or differs from what the last apply wrote; apply rebuilds it.", rc.Address))
-		}
-	}
+	resp.Diagnostics.Append(driftWarnings(dir, plan, prior == nil)...)
 
 	// A replacement destroys first, which removes every artifact, so the
 	// create that follows rebuilds them all.
@@ -285,6 +280,35 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &planned)...)
+}
+
+// driftWarnings warns about each artifact that the workspace's state
+// records but that is missing or differs on disk: apply rebuilds it. For
+// a create, a missing artifact is no news (destroying the resource
+// removed it), and one that differs was changed outside agentform, not
+// outside a Terraform resource that does not exist yet.
+func driftWarnings(dir string, plan *planner.Plan, create bool) diag.Diagnostics {
+	var out diag.Diagnostics
+	for _, rc := range plan.ResourceChanges {
+		if rc.Type != "agent" || !hasArtifactDrift(rc) {
+			continue
+		}
+		at := path.Root("artifacts").AtMapKey(rc.Name)
+		if !create {
+			out.AddAttributeWarning(at, "Artifact Changed Outside Terraform",
+				fmt.Sprintf("The artifact of %s is missing or differs from what the last apply wrote; apply rebuilds it.", rc.Address))
+			continue
+		}
+		old := plan.Applied.Resources[rc.Address].Artifact
+		if old == nil {
+			continue
+		}
+		if _, err := os.Stat(artifactFile(dir, old.Path)); err == nil {
+			out.AddAttributeWarning(at, "Artifact Changed Outside agentform",
+				fmt.Sprintf("The artifact of %s differs from what the workspace's last apply wrote; creating the resource rebuilds it.", rc.Address))
+		}
+	}
+	return out
 }
 
 // triggersChanged reports whether planned's triggers are not all known or

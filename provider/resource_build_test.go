@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
@@ -552,8 +554,9 @@ func buildSchema(t *testing.T) schema.Schema {
 }
 
 // planCreate runs ModifyPlan for a new agentform_build of dir, as
-// Terraform's plan does, and returns the planned object.
-func planCreate(t *testing.T, dir string) tfsdk.Plan {
+// Terraform's plan does, and returns the planned object and the
+// diagnostics, which have no error.
+func planCreate(t *testing.T, dir string) (tfsdk.Plan, diag.Diagnostics) {
 	t.Helper()
 	ctx := t.Context()
 	s := buildSchema(t)
@@ -577,7 +580,7 @@ func planCreate(t *testing.T, dir string) tfsdk.Plan {
 	if resp.Diagnostics.HasError() {
 		t.Fatalf("ModifyPlan: %v", resp.Diagnostics)
 	}
-	return resp.Plan
+	return resp.Plan, resp.Diagnostics
 }
 
 // TestBuildResource_changedSincePlan edits the manifest between the plan
@@ -586,7 +589,7 @@ func planCreate(t *testing.T, dir string) tfsdk.Plan {
 func TestBuildResource_changedSincePlan(t *testing.T) {
 	ctx := t.Context()
 	dir := fixture(t, "TestBuildResource")
-	plan := planCreate(t, dir)
+	plan, _ := planCreate(t, dir)
 	editFile(t, filepath.Join(dir, "agent.acl"), `"Counts words for users."`, `"Counts words."`)
 
 	s := buildSchema(t)
@@ -604,5 +607,31 @@ func TestBuildResource_changedSincePlan(t *testing.T) {
 	}
 	if prior, err := readApplied(dir); err != nil || prior.Serial != 0 {
 		t.Errorf("state after the refused apply\ngot:\n%v (error %v)\nwant:\nno apply recorded", prior, err)
+	}
+}
+
+// TestBuildResource_createAfterDestroy plans a new agentform_build of a
+// workspace whose artifacts a destroy removed: no warning, since they are
+// not missing behind Terraform's back. An artifact changed by hand still
+// warns.
+func TestBuildResource_createAfterDestroy(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	applyLikeCLI(t, dir)
+	if err := os.Remove(filepath.Join(dir, "dist", "researcher.agent.tgz")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "dist", "assistant.agent.tgz"), []byte("edited"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, diags := planCreate(t, dir)
+	var got []string
+	for _, d := range diags.Warnings() {
+		if strings.HasPrefix(d.Summary(), "Artifact") {
+			got = append(got, d.Summary()+": "+d.Detail())
+		}
+	}
+	want := []string{"Artifact Changed Outside agentform: The artifact of agent.assistant differs from what the workspace's last apply wrote; creating the resource rebuilds it."}
+	if !slices.Equal(got, want) {
+		t.Errorf("got:\n%q\nwant:\n%q", got, want)
 	}
 }
