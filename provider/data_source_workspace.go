@@ -17,7 +17,8 @@ import (
 var _ datasource.DataSource = (*workspaceDataSource)(nil)
 
 // workspaceDataSource is data "agentform_workspace": a workspace planned
-// read-only, as "agentform plan" shows it.
+// without applying it, as "agentform plan" shows it; like the CLI's plan,
+// it writes the workspace's resolution cache and nothing else.
 type workspaceDataSource struct{}
 
 func newWorkspaceDataSource() datasource.DataSource { return &workspaceDataSource{} }
@@ -79,8 +80,11 @@ func (d *workspaceDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 		return schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: desc}
 	}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Plans an agentform workspace without writing anything, as `agentform plan` does, and " +
-			"exposes its agents, registered tools, capability matrix, denials and audit findings.\n\n" +
+		MarkdownDescription: "Plans an agentform workspace, as `agentform plan` does, without applying it, and " +
+			"exposes its agents, registered tools, capability matrix, denials and audit findings. Like `agentform plan`, " +
+			"it writes nothing in the workspace but agentform's resolution cache (`.agentform/cache/resolve.db`, created " +
+			"on first use), which saves resolving unchanged tools again and holds no secret; it never writes artifacts, " +
+			"the lockfile or the state database.\n\n" +
 			"Every tool is resolved for real (MCP servers are listed, A2A agent cards fetched), with the " +
 			"workspace's lockfile. A failed `check` block is an error; each agent's denials, an artifact " +
 			"changed outside agentform and a remote tool definition that changed since the lockfile are warnings.",
