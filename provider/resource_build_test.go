@@ -404,7 +404,8 @@ func editFile(t *testing.T, file, old, new string) {
 }
 
 // TestBuildResource_cliApply revokes a grant with an apply outside
-// Terraform: refreshing reads the new matrix, and the next plan is empty.
+// Terraform: refreshing reads the new matrix, the next plan is empty, and
+// destroying removes the artifacts the CLI wrote.
 func TestBuildResource_cliApply(t *testing.T) {
 	dir := fixture(t, "TestBuildResource")
 	researcherGrep := func(decision string) statecheck.StateCheck {
@@ -414,6 +415,9 @@ func TestBuildResource_cliApply(t *testing.T) {
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		// Destroying, after refreshing, removes the artifacts the CLI
+		// built: the resource has read them.
+		CheckDestroy: checkDestroyed(dir, "dist"),
 		Steps: []resource.TestStep{
 			{
 				Config:            buildConfig(dir, ""),
