@@ -109,9 +109,9 @@ type applyResult struct {
 // plan when it changes anything (or opts.claim is set), as "agentform
 // apply -auto-approve" does. outDir is the artifact directory, relative to
 // dir unless absolute. verify, when not nil, is given the plan before
-// anything is written; when it returns a mismatch, nothing is applied and
-// res.mismatch says why.
-func applyWorkspace(ctx context.Context, dir, outDir string, opts engineOptions, verify func(*planner.Plan) string) *applyResult {
+// anything is written; when it returns a mismatch or an error, nothing is
+// applied, and res.mismatch or ws.failure says why.
+func applyWorkspace(ctx context.Context, dir, outDir string, opts engineOptions, verify func(*planner.Plan) (string, error)) *applyResult {
 	res := &applyResult{workspacePlan: &workspacePlan{dir: dir}}
 	ws := res.workspacePlan
 	ws.cfg, ws.diags = manifest.Load(dir)
@@ -136,7 +136,7 @@ func applyWorkspace(ctx context.Context, dir, outDir string, opts engineOptions,
 		return res
 	}
 	if verify != nil {
-		if res.mismatch = verify(ws.plan); res.mismatch != "" {
+		if res.mismatch, ws.failure = verify(ws.plan); res.mismatch != "" || ws.failure != nil {
 			return res
 		}
 	}

@@ -215,7 +215,9 @@ func (m *buildModel) options() engineOptions {
 // ModifyPlan implements resource.ResourceWithModifyPlan: it plans the
 // workspace and fills every computed attribute with what apply will
 // record, so "terraform plan" shows artifact digests and capability
-// changes, and no change at all when agentform has nothing to do.
+// changes, and no change at all when agentform has nothing to do. When
+// triggers changed, the workspace is about to be rewritten and they are
+// left unknown.
 func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy
@@ -423,7 +425,7 @@ func (r *buildResource) apply(ctx context.Context, m *buildModel, priorChanges t
 	dir := m.Dir.ValueString()
 	opts := m.options()
 	opts.claim = claim
-	verify := func(plan *planner.Plan) string { return m.mismatch(ctx, plan, opts, priorChanges) }
+	verify := func(plan *planner.Plan) (string, error) { return m.mismatch(ctx, plan, opts, priorChanges) }
 	res := applyWorkspace(ctx, dir, m.OutDir.ValueString(), opts, verify)
 	diags := engineDiagnostics(res.workspacePlan, path.Root("dir"), nil)
 	if diags.HasError() {
@@ -431,7 +433,7 @@ func (r *buildResource) apply(ctx context.Context, m *buildModel, priorChanges t
 	}
 	if res.mismatch != "" {
 		diags.AddAttributeError(path.Root("dir"), "Workspace Changed Since Plan",
-			fmt.Sprintf("The workspace in %s is no longer what Terraform planned for this resource: applying it now would record other %s. Nothing was written.\n\n"+
+			fmt.Sprintf("The workspace in %s is no longer what Terraform planned for this resource: applying it now would record different values for %s. Nothing was written.\n\n"+
 				"Something changed the workspace after Terraform planned it: an \"agentform apply\", an edited manifest, tool or lockfile, a remote tool definition, "+
 				"or another resource of this configuration that writes the workspace during apply. Run terraform apply again to plan the workspace as it is now. "+
 				"A resource that writes the workspace belongs in this resource's triggers, which leave the computed attributes unknown until apply.",
@@ -458,15 +460,15 @@ func (r *buildResource) apply(ctx context.Context, m *buildModel, priorChanges t
 // not compared. Artifact digests are compared for the artifacts apply
 // keeps; the bytes of a rebuilt one follow from its inputs, which the
 // fingerprint covers, so it is not built twice.
-func (m *buildModel) mismatch(ctx context.Context, plan *planner.Plan, opts engineOptions, priorChanges types.List) string {
+func (m *buildModel) mismatch(ctx context.Context, plan *planner.Plan, opts engineOptions, priorChanges types.List) (string, error) {
 	dir := m.Dir.ValueString()
 	arts, err := predictArtifacts(plan, false, false)
 	if err != nil {
-		return "artifacts"
+		return "", err
 	}
 	lockDigest, err := predictLockDigest(dir, plan, opts)
 	if err != nil {
-		return "lock_sha256"
+		return "", fmt.Errorf("reading %s: %w", filepath.Join(dir, lockfile.FileName), err)
 	}
 	keep := types.ListNull(changeType)
 	if !opts.claim && !wouldApply(plan, opts) && !priorChanges.IsNull() && !priorChanges.IsUnknown() {
@@ -474,7 +476,7 @@ func (m *buildModel) mismatch(ctx context.Context, plan *planner.Plan, opts engi
 	}
 	want := buildModel{Dir: m.Dir}
 	if diags := want.setResult(ctx, plan, arts, lockDigest, keep); diags.HasError() {
-		return "attributes"
+		return "", fmt.Errorf("converting the plan to attributes: %s", diags.Errors()[0].Detail())
 	}
 	var differ []string
 	for _, a := range []struct {
@@ -493,7 +495,7 @@ func (m *buildModel) mismatch(ctx context.Context, plan *planner.Plan, opts engi
 	if !m.Artifacts.IsUnknown() && !sameArtifacts(ctx, m.Artifacts, want.Artifacts) {
 		differ = append(differ, "artifacts")
 	}
-	return strings.Join(differ, ", ")
+	return strings.Join(differ, ", "), nil
 }
 
 // sameArtifacts reports whether the planned artifacts and the predicted

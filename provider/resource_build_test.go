@@ -603,7 +603,7 @@ func TestBuildResource_changedSincePlan(t *testing.T) {
 	for _, d := range resp.Diagnostics.Errors() {
 		got = append(got, d.Summary()+": "+d.Detail())
 	}
-	if len(got) != 1 || !strings.Contains(got[0], "Workspace Changed Since Plan: The workspace in "+dir+" is no longer what Terraform planned for this resource: applying it now would record other fingerprint. Nothing was written.") {
+	if len(got) != 1 || !strings.Contains(got[0], "Workspace Changed Since Plan: The workspace in "+dir+" is no longer what Terraform planned for this resource: applying it now would record different values for fingerprint. Nothing was written.") {
 		t.Fatalf("got:\n%q\nwant:\none Workspace Changed Since Plan error naming fingerprint", got)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "dist")); !errors.Is(err, os.ErrNotExist) {
