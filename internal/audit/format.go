@@ -273,24 +273,3 @@ func lookupCell(row MatrixRow, tool string) (cellState, Cell) {
 	}
 	return cellNone, Cell{Tool: tool}
 }
-
-// sourceLines returns lines first..last (1-based, inclusive) of src, at
-// most max of them, with their numbers; none when the range is outside
-// the file.
-func sourceLines(src []byte, first, last, max int) (nums []int, lines []string) {
-	if first < 1 || len(src) == 0 {
-		return nil, nil
-	}
-	if last < first {
-		last = first
-	}
-	if last-first+1 > max {
-		last = first + max - 1
-	}
-	all := strings.Split(string(src), "\n")
-	for n := first; n <= last && n <= len(all); n++ {
-		nums = append(nums, n)
-		lines = append(lines, strings.TrimRight(all[n-1], "\r"))
-	}
-	return nums, lines
-}

@@ -98,11 +98,12 @@ func writeHTML(w io.Writer, r *Report, opts WriteOptions) error {
 		d.Rows = append(d.Rows, hr)
 	}
 	rules := ruleIndex(r.Rules)
+	src := newSourceSet(opts.Source)
 	for _, f := range orderedFindings(r.Findings) {
-		d.Findings = append(d.Findings, newHTMLFinding(f, rules, opts, false))
+		d.Findings = append(d.Findings, newHTMLFinding(f, rules, src, opts, false))
 	}
 	for _, f := range orderedFindings(r.Waived) {
-		d.Findings = append(d.Findings, newHTMLFinding(f, rules, opts, true))
+		d.Findings = append(d.Findings, newHTMLFinding(f, rules, src, opts, true))
 	}
 	return htmlTemplate().Execute(w, d)
 }
@@ -136,7 +137,7 @@ func newHTMLCell(agent, tool string, row MatrixRow) htmlCell {
 	return htmlCell{Class: "none", Title: title + "not in the matrix"}
 }
 
-func newHTMLFinding(f Finding, rules map[string]Rule, opts WriteOptions, waived bool) htmlFinding {
+func newHTMLFinding(f Finding, rules map[string]Rule, src *sourceSet, opts WriteOptions, waived bool) htmlFinding {
 	hf := htmlFinding{
 		Severity: string(f.Severity),
 		RuleID:   f.RuleID,
@@ -160,13 +161,9 @@ func newHTMLFinding(f Finding, rules map[string]Rule, opts WriteOptions, waived 
 			hf.WaiverText += " (expires " + f.Waiver.Expires + ")"
 		}
 	}
-	if f.Range != nil && opts.Source != nil {
-		if src, ok := opts.Source[f.Range.Filename]; ok {
-			nums, lines := sourceLines(src, f.Range.Start.Line, f.Range.End.Line, htmlSnippetLines)
-			for i, n := range nums {
-				hf.Snippet = append(hf.Snippet, htmlLine{Num: n, Text: lines[i]})
-			}
-		}
+	nums, lines := src.snippet(f.Range, htmlSnippetLines)
+	for i, n := range nums {
+		hf.Snippet = append(hf.Snippet, htmlLine{Num: n, Text: lines[i]})
 	}
 	return hf
 }

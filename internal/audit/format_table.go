@@ -29,12 +29,13 @@ const tableSnippetLines = 3
 type tableWriter struct {
 	w       *bufio.Writer
 	opts    WriteOptions
+	src     *sourceSet
 	widths  [3]int // rule ID in brackets, target, location
 	written bool   // whether a line was written
 }
 
 func writeTable(w io.Writer, r *Report, opts WriteOptions) error {
-	t := &tableWriter{w: bufio.NewWriter(w), opts: opts}
+	t := &tableWriter{w: bufio.NewWriter(w), opts: opts, src: newSourceSet(opts.Source)}
 	findings, waived := orderedFindings(r.Findings), orderedFindings(r.Waived)
 	t.measure(findings)
 	if opts.ShowWaived {
@@ -141,14 +142,7 @@ func (t *tableWriter) finding(f Finding) {
 }
 
 func (t *tableWriter) snippet(f Finding) {
-	if f.Range == nil || t.opts.Source == nil {
-		return
-	}
-	src, ok := t.opts.Source[f.Range.Filename]
-	if !ok {
-		return
-	}
-	nums, lines := sourceLines(src, f.Range.Start.Line, f.Range.End.Line, tableSnippetLines)
+	nums, lines := t.src.snippet(f.Range, tableSnippetLines)
 	width := 0
 	for _, n := range nums {
 		width = max(width, len(strconv.Itoa(n)))
