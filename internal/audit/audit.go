@@ -65,6 +65,7 @@ func Run(p *planner.Plan, opts Options) *Report {
 		r.Counts[f.Severity]++
 	}
 	r.Matrix = matrixRows(p)
+	r.Sensitive = a.sensitiveRanges()
 	return r
 }
 
@@ -85,6 +86,9 @@ type auditor struct {
 	// blockTools maps a block address ("tool.x", "skills") to its enabled
 	// registered tools, in name order.
 	blockTools map[string][]planner.RegisteredTool
+
+	// creds caches credentials().
+	creds []credential
 
 	findings []Finding
 }

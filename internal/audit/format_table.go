@@ -35,7 +35,7 @@ type tableWriter struct {
 }
 
 func writeTable(w io.Writer, r *Report, opts WriteOptions) error {
-	t := &tableWriter{w: bufio.NewWriter(w), opts: opts, src: newSourceSet(opts.Source)}
+	t := &tableWriter{w: bufio.NewWriter(w), opts: opts, src: newSourceSet(opts.Source, r.Sensitive)}
 	findings, waived := orderedFindings(r.Findings), orderedFindings(r.Waived)
 	t.measure(findings)
 	if opts.ShowWaived {

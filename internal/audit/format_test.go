@@ -164,6 +164,8 @@ func sampleReport() *Report {
 				testCell("shell", false, false, "exec"), testCell("write_file", false, false, "fs.write")}},
 		},
 		Counts: map[Severity]int{SeverityError: 3, SeverityWarning: 3, SeverityNote: 3},
+		// The literal API_TOKEN, as Run would mark it.
+		Sensitive: []hcl.Range{*rng(f, 21, 17, 21, 37)},
 		Gate: &Gate{
 			Against:     "baseline.json",
 			Pass:        false,
@@ -576,14 +578,15 @@ func TestTable(t *testing.T) {
 			r:        sampleReport(),
 			opts:     WriteOptions{},
 			want:     []string{"Errors (3)", "Warnings (3)", "Notes (3)", "[AF105] warning  agent.assistant  agentform.hcl:4", "No new access (against baseline.json): FAIL", "+ assistant → fetch", "- triage → read_file"},
-			wantNot:  []string{"\x1b[", "Waived (", "sandboxed", "21 |"},
+			wantNot:  []string{"\x1b[", "Waived (", "sandboxed", "21 |", "sk-live"},
 			wantLast: "3 errors, 3 warnings, 3 notes (1 waived)",
 		},
 		{
 			name:     "show waived with source",
 			r:        sampleReport(),
 			opts:     sampleOptions(),
-			want:     []string{"Waived (1)", "waived: shell is sandboxed by the CI runner; expires 2026-12-31", `21 |     API_TOKEN = "sk-live-0123456789"`},
+			want:     []string{"Waived (1)", "waived: shell is sandboxed by the CI runner; expires 2026-12-31", "21 |     API_TOKEN = (redacted)"},
+			wantNot:  []string{"sk-live"},
 			wantLast: "3 errors, 3 warnings, 3 notes (1 waived)",
 		},
 		{
@@ -749,7 +752,7 @@ func TestHTMLSelfContained(t *testing.T) {
 		`&lt;fs.read&gt; &amp; *fs.write*`, // escaped, not markup
 		`<td class="cell override" title="assistant → shell: denied, reachable by a session override (missing exec)">⚠</td>`,
 		`data-filter="waived" checked`,
-		`API_TOKEN = &#34;sk-live-0123456789&#34;`,
+		`API_TOKEN = (redacted)`,
 	} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q\ngot:\n%s", s, out)

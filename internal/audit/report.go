@@ -111,6 +111,12 @@ type Report struct {
 	Counts map[Severity]int `json:"counts"`
 	// Gate is set by a baseline or -against=state comparison.
 	Gate *Gate `json:"gate,omitempty"`
+	// Sensitive lists where the manifest's text holds credential
+	// material: literal credentials, the defaults of credential fields
+	// read with runtime(), and every default inside secret(). Source
+	// snippets show "(redacted)" in its place; a hand-built report that
+	// quotes source must set it too. It is never written out.
+	Sensitive []hcl.Range `json:"-"`
 }
 
 // Gate is the "no new access" comparison with a baseline: the access

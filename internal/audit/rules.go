@@ -1112,9 +1112,17 @@ func (a *auditor) checkCredentials() {
 	}
 }
 
-// credentials lists every credential-like field of the manifest.
+// credentials lists every credential-like field of the manifest. The
+// list is made once: AF305, AF306 and the report's sensitive ranges read it.
 func (a *auditor) credentials() []credential {
-	var out []credential
+	if a.creds == nil {
+		a.creds = a.findCredentials()
+	}
+	return a.creds
+}
+
+func (a *auditor) findCredentials() []credential {
+	out := []credential{}
 	fromString := func(target, key, what string, s manifest.String, fallback hcl.Range) {
 		c := credential{target: target, key: key, what: what, rng: strRange(s, fallback), ref: s.Runtime}
 		c.literal = s.Runtime == nil && s.Set && s.Value != ""
