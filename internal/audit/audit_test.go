@@ -62,7 +62,11 @@ func fakeMCPPin(served map[string]json.RawMessage) *lockfile.Tool {
 		if err := json.Compact(&compact, ann); err != nil {
 			panic(fmt.Sprintf("fake.json: %s: %v", name, err))
 		}
-		def := fmt.Sprintf(`{"annotations":%s,"name":%q}`, compact.Bytes(), name)
+		quoted, err := json.Marshal(name)
+		if err != nil {
+			panic(fmt.Sprintf("fake.json: %s: %v", name, err))
+		}
+		def := fmt.Sprintf(`{"annotations":%s,"name":%s}`, compact.Bytes(), quoted)
 		_, digest, err := resolve.MCPToolDigest(json.RawMessage(def))
 		if err != nil {
 			panic(fmt.Sprintf("fake.json: %s: %v", name, err))

@@ -7,7 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/agentform/agentform/internal/render"
 )
 
 // Format names an output format of "agentform audit -format=...".
@@ -203,25 +204,17 @@ func ruleIndex(rules []Rule) map[string]Rule {
 }
 
 // oneLine makes s safe to print on one line of a terminal or a table
-// cell: line breaks and tabs become spaces, and other control characters
-// (which could move the cursor or recolour the terminal) are shown escaped.
+// cell: line breaks and tabs become spaces, and everything
+// render.Printable escapes (control characters, C1 controls,
+// bidirectional overrides and isolates, invalid UTF-8), which could move
+// the cursor, recolour the terminal or reorder what the reader sees, is
+// shown escaped.
 func oneLine(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\t' || r == '\r':
-			b.WriteByte(' ')
-		case unicode.IsControl(r):
-			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return render.Printable(lineBreaks.Replace(s))
 }
+
+// lineBreaks turns line breaks and tabs into spaces.
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ")
 
 // matrixTools is the sorted union of the tools of every row.
 func matrixTools(rows []MatrixRow) []string {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentform/agentform/internal/render"
 )
 
 // ANSI escape sequences of the table format when colour is on.
@@ -149,7 +151,8 @@ func (t *tableWriter) snippet(f Finding) {
 	}
 	for i, n := range nums {
 		gutter := fmt.Sprintf("%*d |", width, n)
-		t.line("      " + t.paint(tableDim, gutter) + " " + oneLine(expandTabs(lines[i])))
+		// SanitizeLine, not oneLine: a source line keeps its length.
+		t.line("      " + t.paint(tableDim, gutter) + " " + render.SanitizeLine([]byte(expandTabs(lines[i]))))
 	}
 }
 

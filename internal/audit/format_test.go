@@ -181,7 +181,7 @@ func sampleOptions() WriteOptions {
 	return WriteOptions{ShowWaived: true, Source: map[string][]byte{"agentform.hcl": []byte(testManifest)}}
 }
 
-func render(t testing.TB, r *Report, format Format, opts WriteOptions) []byte {
+func writeReport(t testing.TB, r *Report, format Format, opts WriteOptions) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := Write(&buf, r, string(format), opts); err != nil {
@@ -213,7 +213,7 @@ func TestWriteGolden(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
-			got := render(t, sampleReport(), tc.format, tc.opts)
+			got := writeReport(t, sampleReport(), tc.format, tc.opts)
 			path := filepath.Join("testdata", "golden", tc.file)
 			if updatingGolden() {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -239,7 +239,7 @@ func TestWriteGolden(t *testing.T) {
 func TestWriteDeterministic(t *testing.T) {
 	for _, format := range Formats() {
 		t.Run(string(format), func(t *testing.T) {
-			want := render(t, sampleReport(), format, sampleOptions())
+			want := writeReport(t, sampleReport(), format, sampleOptions())
 			r := sampleReport()
 			slices.Reverse(r.Findings)
 			slices.Reverse(r.Rules)
@@ -247,7 +247,7 @@ func TestWriteDeterministic(t *testing.T) {
 			for i := range r.Matrix {
 				slices.Reverse(r.Matrix[i].Cells)
 			}
-			got := render(t, r, format, sampleOptions())
+			got := writeReport(t, r, format, sampleOptions())
 			if !bytes.Equal(got, want) {
 				t.Errorf("output depends on input order\ngot:\n%s\nwant:\n%s", got, want)
 			}
@@ -362,7 +362,7 @@ func TestSARIFValidatesAgainstSchema(t *testing.T) {
 	sch := sarifSchema(t)
 	for name, r := range map[string]*Report{"sample": sampleReport(), "empty": emptyReport(), "odd": oddReport()} {
 		t.Run(name, func(t *testing.T) {
-			out := render(t, r, FormatSARIF, WriteOptions{})
+			out := writeReport(t, r, FormatSARIF, WriteOptions{})
 			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
 			if err != nil {
 				t.Fatalf("SARIF output is not JSON: %v\n%s", err, out)
@@ -422,7 +422,7 @@ func TestSARIFContent(t *testing.T) {
 			} `json:"results"`
 		} `json:"runs"`
 	}
-	if err := json.Unmarshal(render(t, r, FormatSARIF, WriteOptions{}), &log); err != nil {
+	if err := json.Unmarshal(writeReport(t, r, FormatSARIF, WriteOptions{}), &log); err != nil {
 		t.Fatal(err)
 	}
 	if len(log.Runs) != 1 {
@@ -499,7 +499,7 @@ func TestSARIFURI(t *testing.T) {
 // version.
 func TestJSONReport(t *testing.T) {
 	r := sampleReport()
-	out := render(t, r, FormatJSON, WriteOptions{})
+	out := writeReport(t, r, FormatJSON, WriteOptions{})
 	var doc struct {
 		Report
 		Findings []struct {
@@ -552,7 +552,7 @@ func TestJSONReport(t *testing.T) {
 
 	// Empty lists are [], so that consumers (and ReadBaseline) need no
 	// null checks.
-	empty := string(render(t, emptyReport(), FormatJSON, WriteOptions{}))
+	empty := string(writeReport(t, emptyReport(), FormatJSON, WriteOptions{}))
 	for _, key := range []string{`"findings": []`, `"waived": []`, `"rules": []`, `"matrix": []`,
 		`"counts": {`, `"error": 0`, `"format_version": "1.0"`} {
 		if !strings.Contains(empty, key) {
@@ -619,7 +619,7 @@ func TestTable(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			out := string(render(t, tc.r, FormatTable, tc.opts))
+			out := string(writeReport(t, tc.r, FormatTable, tc.opts))
 			for _, s := range tc.want {
 				if !strings.Contains(out, s) {
 					t.Errorf("output lacks %q\ngot:\n%s", s, out)
@@ -640,7 +640,7 @@ func TestTable(t *testing.T) {
 
 func TestMarkdown(t *testing.T) {
 	t.Run("sample", func(t *testing.T) {
-		out := string(render(t, sampleReport(), FormatMarkdown, WriteOptions{}))
+		out := string(writeReport(t, sampleReport(), FormatMarkdown, WriteOptions{}))
 		for _, s := range []string{
 			"❌ **No new access: FAIL** · **3 errors, 3 warnings, 3 notes (1 waived)**",
 			"| Tool | `assistant` | `reviewer` | `triage` |",
@@ -660,7 +660,7 @@ func TestMarkdown(t *testing.T) {
 	t.Run("pass", func(t *testing.T) {
 		r := sampleReport()
 		r.Gate.Pass = true
-		out := string(render(t, r, FormatMarkdown, WriteOptions{}))
+		out := string(writeReport(t, r, FormatMarkdown, WriteOptions{}))
 		if !strings.Contains(out, "✅ **No new access: PASS**") {
 			t.Errorf("output lacks the passing gate\ngot:\n%s", out)
 		}
@@ -671,7 +671,7 @@ func TestMarkdown(t *testing.T) {
 			r.Matrix = append(r.Matrix, MatrixRow{Agent: fmt.Sprintf("agent%02d", i), Policy: "locked",
 				Cells: []Cell{{Tool: "a", Allowed: true}, {Tool: "b"}, {Tool: "c", OverrideReachable: true}}})
 		}
-		out := string(render(t, r, FormatMarkdown, WriteOptions{}))
+		out := string(writeReport(t, r, FormatMarkdown, WriteOptions{}))
 		if !strings.Contains(out, "| `agent20` | locked | 1 | 2 | 1 |") || strings.Contains(out, "| Tool |") {
 			t.Errorf("a 21-agent matrix is not counted per agent\ngot:\n%s", out)
 		}
@@ -682,7 +682,7 @@ func TestMarkdown(t *testing.T) {
 		for i := range mdMaxFindings + 5 {
 			r.Findings = append(r.Findings, Finding{RuleID: "AF101", Severity: SeverityNote, Target: fmt.Sprintf("agent.a%03d", i)})
 		}
-		out := string(render(t, r, FormatMarkdown, WriteOptions{}))
+		out := string(writeReport(t, r, FormatMarkdown, WriteOptions{}))
 		if n := strings.Count(out, "| 🔵 note |"); n != mdMaxFindings {
 			t.Errorf("listed findings\ngot:  %d\nwant: %d", n, mdMaxFindings)
 		}
@@ -691,7 +691,7 @@ func TestMarkdown(t *testing.T) {
 		}
 	})
 	t.Run("odd", func(t *testing.T) {
-		out := string(render(t, oddReport(), FormatMarkdown, WriteOptions{ShowWaived: true}))
+		out := string(writeReport(t, oddReport(), FormatMarkdown, WriteOptions{ShowWaived: true}))
 		for _, s := range []string{"pipe \\`code\\` \\| here", "`agent.a\\|b`", "### Waived (2)"} {
 			if !strings.Contains(out, s) {
 				t.Errorf("output lacks %q\ngot:\n%s", s, out)
@@ -734,7 +734,7 @@ var helpLink = regexp.MustCompile(`<a href="https://github\.com/agentform/agentf
 func TestHTMLSelfContained(t *testing.T) {
 	for name, r := range map[string]*Report{"sample": sampleReport(), "empty": emptyReport(), "odd": oddReport()} {
 		t.Run(name, func(t *testing.T) {
-			out := string(render(t, r, FormatHTML, sampleOptions()))
+			out := string(writeReport(t, r, FormatHTML, sampleOptions()))
 			rest := helpLink.ReplaceAllString(out, "")
 			for _, s := range []string{"http://", "https://", "<link", "<script src", "src=", "@import", "url("} {
 				if strings.Contains(rest, s) {
@@ -743,7 +743,7 @@ func TestHTMLSelfContained(t *testing.T) {
 			}
 		})
 	}
-	out := string(render(t, sampleReport(), FormatHTML, sampleOptions()))
+	out := string(writeReport(t, sampleReport(), FormatHTML, sampleOptions()))
 	if n := len(helpLink.FindAllString(out, -1)); n != len(sampleReport().Findings)+len(sampleReport().Waived) {
 		t.Errorf("help links\ngot:  %d\nwant: one per finding", n)
 	}
@@ -763,7 +763,7 @@ func TestHTMLSelfContained(t *testing.T) {
 	}
 	// The odd report's relative help URI is not linked, and its markup is
 	// escaped.
-	odd := string(render(t, oddReport(), FormatHTML, WriteOptions{}))
+	odd := string(writeReport(t, oddReport(), FormatHTML, WriteOptions{}))
 	if strings.Contains(odd, `href="docs/`) {
 		t.Errorf("odd report links a relative help URI\ngot:\n%s", odd)
 	}
@@ -809,7 +809,7 @@ func TestJUnit(t *testing.T) {
 		Skipped  int      `xml:"skipped,attr"`
 		Suites   []suite  `xml:"testsuite"`
 	}
-	out := render(t, sampleReport(), FormatJUnit, WriteOptions{})
+	out := writeReport(t, sampleReport(), FormatJUnit, WriteOptions{})
 	if err := xml.Unmarshal(out, &doc); err != nil {
 		t.Fatalf("output is not XML: %v\n%s", err, out)
 	}
@@ -862,7 +862,7 @@ func TestJUnit(t *testing.T) {
 	}
 
 	// Control characters that XML cannot carry do not break the document.
-	if err := xml.Unmarshal(render(t, oddReport(), FormatJUnit, WriteOptions{}), new(struct{})); err != nil {
+	if err := xml.Unmarshal(writeReport(t, oddReport(), FormatJUnit, WriteOptions{}), new(struct{})); err != nil {
 		t.Errorf("odd report: output is not XML: %v", err)
 	}
 }
@@ -961,7 +961,7 @@ func runChromium(t *testing.T, args ...string) []byte {
 func TestHTMLInChromium(t *testing.T) {
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
-	if err := os.WriteFile(page, render(t, sampleReport(), FormatHTML, sampleOptions()), 0o644); err != nil {
+	if err := os.WriteFile(page, writeReport(t, sampleReport(), FormatHTML, sampleOptions()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	url := "file://" + page

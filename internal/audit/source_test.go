@@ -69,7 +69,7 @@ func TestSnippetMemory(t *testing.T) {
 		t.Run(string(format), func(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			out := render(t, r, format, opts)
+			out := writeReport(t, r, format, opts)
 			runtime.ReadMemStats(&after)
 			if !strings.Contains(string(out), "capabilities = [") {
 				t.Fatalf("the report shows no snippet\ngot:\n%.2000s", out)
@@ -129,7 +129,7 @@ func TestSnippetsRedactCredentials(t *testing.T) {
 		t.Run(tc.fixture, func(t *testing.T) {
 			r, opts := workspaceReport(t, filepath.Join("testdata", "TestSnippetsRedactCredentials", tc.fixture))
 			for _, format := range Formats() {
-				out := string(render(t, r, format, opts))
+				out := string(writeReport(t, r, format, opts))
 				if i := strings.Index(out, secret); i >= 0 {
 					t.Errorf("the %s report repeats a credential\ngot:  …%s…\nwant: no %q", format, out[max(0, i-80):min(len(out), i+40)], secret)
 				}
