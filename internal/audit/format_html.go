@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/agentform/agentform/internal/render"
 )
 
 // htmlSource is the page: inline CSS and JavaScript only, so the file is
@@ -75,24 +77,32 @@ type htmlLine struct {
 	Text string
 }
 
+// writeHTML renders the page. html/template escapes markup; every text
+// also goes through render.Printable (source lines through
+// render.SanitizeLine) first, so that control characters, C1 controls,
+// bidirectional overrides and invalid UTF-8 from a manifest or a server
+// show escaped rather than reorder or hide what the page says.
 func writeHTML(w io.Writer, r *Report, opts WriteOptions) error {
 	counts := reportCounts(r)
 	d := htmlData{
-		Version:     r.AgentformVersion,
+		Version:     render.Printable(r.AgentformVersion),
 		Summary:     summaryLine(r),
 		Errors:      counts[SeverityError],
 		Warnings:    counts[SeverityWarning],
 		Notes:       counts[SeverityNote],
 		WaivedCount: len(r.Waived),
 		ShowWaived:  opts.ShowWaived,
-		Gate:        r.Gate,
+		Gate:        htmlGate(r.Gate),
 		Waived:      len(r.Waived) > 0,
 	}
 	rows := orderedMatrix(r.Matrix)
-	d.Tools = matrixTools(rows)
+	tools := matrixTools(rows)
+	for _, t := range tools {
+		d.Tools = append(d.Tools, render.Printable(t))
+	}
 	for _, row := range rows {
-		hr := htmlRow{Agent: row.Agent, Policy: row.Policy, Title: htmlAgentTitle(row)}
-		for _, t := range d.Tools {
+		hr := htmlRow{Agent: render.Printable(row.Agent), Policy: render.Printable(row.Policy), Title: render.Printable(htmlAgentTitle(row))}
+		for _, t := range tools {
 			hr.Cells = append(hr.Cells, newHTMLCell(row.Agent, t, row))
 		}
 		d.Rows = append(d.Rows, hr)
@@ -126,30 +136,55 @@ func newHTMLCell(agent, tool string, row MatrixRow) htmlCell {
 	if len(c.Missing) > 0 {
 		missing = " (missing " + strings.Join(c.Missing, ", ") + ")"
 	}
+	var hc htmlCell
 	switch st {
 	case cellAllow:
-		return htmlCell{Class: "allow", Symbol: "✔", Title: title + "allowed"}
+		hc = htmlCell{Class: "allow", Symbol: "✔", Title: title + "allowed"}
 	case cellDeny:
-		return htmlCell{Class: "deny", Symbol: "✖", Title: title + "denied" + missing}
+		hc = htmlCell{Class: "deny", Symbol: "✖", Title: title + "denied" + missing}
 	case cellOverride:
-		return htmlCell{Class: "override", Symbol: "⚠", Title: title + "denied, reachable by a session override" + missing}
+		hc = htmlCell{Class: "override", Symbol: "⚠", Title: title + "denied, reachable by a session override" + missing}
+	default:
+		hc = htmlCell{Class: "none", Title: title + "not in the matrix"}
 	}
-	return htmlCell{Class: "none", Title: title + "not in the matrix"}
+	hc.Title = render.Printable(hc.Title)
+	return hc
+}
+
+// htmlGate returns a copy of g whose texts are printable.
+func htmlGate(g *Gate) *Gate {
+	if g == nil {
+		return nil
+	}
+	out := &Gate{Against: render.Printable(g.Against), Pass: g.Pass}
+	for _, a := range g.Granted {
+		out.Granted = append(out.Granted, Access{Agent: render.Printable(a.Agent), Tool: render.Printable(a.Tool)})
+	}
+	for _, a := range g.Revoked {
+		out.Revoked = append(out.Revoked, Access{Agent: render.Printable(a.Agent), Tool: render.Printable(a.Tool)})
+	}
+	for _, s := range g.NewFindings {
+		out.NewFindings = append(out.NewFindings, render.Printable(s))
+	}
+	for _, s := range g.Reasons {
+		out.Reasons = append(out.Reasons, render.Printable(s))
+	}
+	return out
 }
 
 func newHTMLFinding(f Finding, rules map[string]Rule, src *sourceSet, opts WriteOptions, waived bool) htmlFinding {
 	hf := htmlFinding{
-		Severity: string(f.Severity),
-		RuleID:   f.RuleID,
-		Target:   f.Target,
-		Location: findingLocation(f),
-		Message:  f.Message,
+		Severity: render.Printable(string(f.Severity)),
+		RuleID:   render.Printable(f.RuleID),
+		Target:   render.Printable(f.Target),
+		Location: render.Printable(findingLocation(f)),
+		Message:  render.Printable(f.Message),
 		Waived:   waived,
 		// Without JavaScript the page still honours ShowWaived.
 		Hidden: waived && !opts.ShowWaived,
 	}
 	if rule, ok := rules[f.RuleID]; ok {
-		hf.RuleName = rule.Name
+		hf.RuleName = render.Printable(rule.Name)
 		hf.HelpURI = sarifHelpURI(rule.HelpURI)
 	}
 	if waived {
@@ -160,10 +195,11 @@ func newHTMLFinding(f Finding, rules map[string]Rule, src *sourceSet, opts Write
 		if f.Waiver != nil && f.Waiver.Expires != "" {
 			hf.WaiverText += " (expires " + f.Waiver.Expires + ")"
 		}
+		hf.WaiverText = render.Printable(hf.WaiverText)
 	}
 	nums, lines := src.snippet(f.Range, htmlSnippetLines)
 	for i, n := range nums {
-		hf.Snippet = append(hf.Snippet, htmlLine{Num: n, Text: lines[i]})
+		hf.Snippet = append(hf.Snippet, htmlLine{Num: n, Text: render.SanitizeLine([]byte(expandTabs(lines[i])))})
 	}
 	return hf
 }

@@ -68,3 +68,25 @@ func TestTableUnsafeText(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLUnsafeText: the HTML report shows the same text escaped, in
+// element text and attributes alike (html/template escapes markup, not
+// control characters).
+func TestHTMLUnsafeText(t *testing.T) {
+	r, opts := unsafeTextReport(t)
+	out := string(writeReport(t, r, FormatHTML, opts))
+	checkSafeText(t, out)
+	for _, s := range []string{
+		`<th class="tool">github__push\x1b[2J\u202enur\u202c\u009b31m</th>`,
+		`title="assistant → github__push\x1b[2J\u202enur\u202c\u009b31m: allowed"`,
+		`<code>github__push\x1b[2J\u202enur\u202c\u009b31m</code>`,
+		`Never \u202etsil\u202c list \x1b[2J \u009b31m.`,
+		`waived: Accepted \u202eylno tset\u202c \x1b[31m \u009b31m.`,
+		`Compared with <code>baseline\u202e.json</code>`,
+		`</span>  capabilities = [&#34;remote&#34;] # ???denetsil??? ???isolate??? ??next ?2J`,
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q\ngot:\n%s", s, out)
+		}
+	}
+}
