@@ -74,8 +74,10 @@ type WriteOptions struct {
 	// JUnit always include them, marked as waived.
 	ShowWaived bool
 	// Source maps a file name, as in Finding.Range.Filename, to its
-	// content, for source snippets in the table and HTML formats. It is
-	// optional: a missing file prints the location alone.
+	// content, for source snippets in the table and HTML formats and for
+	// SARIF columns, which count code points in it. It is optional: a
+	// missing file prints the location alone, and SARIF regions of such a
+	// file give lines only.
 	Source map[string][]byte
 	// RepoPath is the workspace's path from the repository root
 	// ("examples/quickstart"; "" for the root itself). SARIF locations are
@@ -99,7 +101,7 @@ func Write(w io.Writer, r *Report, format string, opts WriteOptions) error {
 	case FormatJSON:
 		err = writeJSON(w, r)
 	case FormatSARIF:
-		err = writeSARIF(w, r, opts.RepoPath)
+		err = writeSARIF(w, r, opts)
 	case FormatMarkdown:
 		err = writeMarkdown(w, r, opts)
 	case FormatHTML:

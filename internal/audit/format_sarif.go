@@ -125,7 +125,8 @@ type sarifWaiverDetail struct {
 // writeSARIF writes one run whose driver declares every rule of the
 // report, sorted by ID; results are the findings, then the waived findings
 // with a suppression each.
-func writeSARIF(w io.Writer, r *Report, repoPath string) error {
+func writeSARIF(w io.Writer, r *Report, opts WriteOptions) error {
+	src := newSourceSet(opts.Source, nil)
 	rules := orderedRules(r.Rules)
 	index := map[string]int{}
 	driver := sarifDriver{
@@ -157,10 +158,10 @@ func writeSARIF(w io.Writer, r *Report, repoPath string) error {
 
 	results := make([]sarifResult, 0, len(r.Findings)+len(r.Waived))
 	for _, f := range orderedFindings(r.Findings) {
-		results = append(results, newSARIFResult(f, index, false, repoPath))
+		results = append(results, newSARIFResult(f, index, false, src, opts.RepoPath))
 	}
 	for _, f := range orderedFindings(r.Waived) {
-		results = append(results, newSARIFResult(f, index, true, repoPath))
+		results = append(results, newSARIFResult(f, index, true, src, opts.RepoPath))
 	}
 
 	doc := sarifLog{
@@ -169,7 +170,10 @@ func writeSARIF(w io.Writer, r *Report, repoPath string) error {
 		Runs: []sarifRun{{
 			Tool:    sarifTool{Driver: driver},
 			Results: results,
-			// HCL counts columns in characters, not UTF-16 units.
+			// Columns count code points, computed from each position's
+			// byte offset in the source (hcl.Pos.Column counts grapheme
+			// clusters, which differ on lines with flags, emoji
+			// sequences or combining marks).
 			ColumnKind: "unicodeCodePoints",
 		}},
 	}
@@ -179,7 +183,7 @@ func writeSARIF(w io.Writer, r *Report, repoPath string) error {
 	return enc.Encode(doc)
 }
 
-func newSARIFResult(f Finding, index map[string]int, waived bool, repoPath string) sarifResult {
+func newSARIFResult(f Finding, index map[string]int, waived bool, src *sourceSet, repoPath string) sarifResult {
 	res := sarifResult{
 		RuleID:    f.RuleID,
 		Level:     sarifLevel(f.Severity),
@@ -189,14 +193,14 @@ func newSARIFResult(f Finding, index map[string]int, waived bool, repoPath strin
 	if i, ok := index[f.RuleID]; ok {
 		res.RuleIndex = &i
 	}
-	if loc, ok := newSARIFLocation(f.Range, f.Target, repoPath); ok {
+	if loc, ok := newSARIFLocation(f.Range, f.Target, src, repoPath); ok {
 		res.Locations = append(res.Locations, loc)
 	}
 	if f.Fingerprint != "" {
 		res.PartialFingerprints = map[string]string{sarifFingerprint: f.Fingerprint}
 	}
 	if waived {
-		res.Suppressions = []sarifSuppression{newSARIFSuppression(f.Waiver, repoPath)}
+		res.Suppressions = []sarifSuppression{newSARIFSuppression(f.Waiver, src, repoPath)}
 	}
 	return res
 }
@@ -205,13 +209,13 @@ func newSARIFResult(f Finding, index map[string]int, waived bool, repoPath strin
 // block's location is known (it lives in the manifest being audited),
 // "external" otherwise. A waived finding without a Waiver still gets an
 // external suppression, so that it is never reported as open.
-func newSARIFSuppression(w *Waiver, repoPath string) sarifSuppression {
+func newSARIFSuppression(w *Waiver, src *sourceSet, repoPath string) sarifSuppression {
 	s := sarifSuppression{Kind: "external", Status: "accepted"}
 	if w == nil {
 		return s
 	}
 	s.Justification = w.Reason
-	if loc, ok := newSARIFLocation(w.Range, "", repoPath); ok {
+	if loc, ok := newSARIFLocation(w.Range, "", src, repoPath); ok {
 		s.Kind = "inSource"
 		s.Location = &loc
 	}
@@ -224,8 +228,10 @@ func newSARIFSuppression(w *Waiver, repoPath string) sarifSuppression {
 // newSARIFLocation returns the physical location of rng and the logical
 // location of target; ok is false when there is neither. A relative file
 // name, relative to the workspace, is made relative to the repository root
-// by repoPath, the workspace's path from it.
-func newSARIFLocation(rng *hcl.Range, target, repoPath string) (sarifLocation, bool) {
+// by repoPath, the workspace's path from it. Columns are counted in code
+// points in the file's text from src; without the text, the region gives
+// lines only rather than columns that could be wrong.
+func newSARIFLocation(rng *hcl.Range, target string, src *sourceSet, repoPath string) (sarifLocation, bool) {
 	var loc sarifLocation
 	if rng != nil && rng.Filename != "" {
 		art := sarifArtifactLocation{URI: sarifURI(rng.Filename)}
@@ -235,14 +241,14 @@ func newSARIFLocation(rng *hcl.Range, target, repoPath string) (sarifLocation, b
 		pl := &sarifPhysicalLocation{ArtifactLocation: art}
 		if rng.Start.Line >= 1 {
 			reg := &sarifRegion{StartLine: rng.Start.Line}
-			if rng.Start.Column >= 1 {
-				reg.StartColumn = rng.Start.Column
+			if col, ok := src.column(rng.Filename, rng.Start); ok && rng.Start.Column >= 1 {
+				reg.StartColumn = col
 			}
 			if rng.End.Line >= rng.Start.Line {
 				reg.EndLine = rng.End.Line
-				if rng.End.Column >= 1 && reg.StartColumn >= 1 &&
-					(rng.End.Line > rng.Start.Line || rng.End.Column >= rng.Start.Column) {
-					reg.EndColumn = rng.End.Column
+				if col, ok := src.column(rng.Filename, rng.End); ok && rng.End.Column >= 1 && reg.StartColumn >= 1 &&
+					(rng.End.Line > rng.Start.Line || col >= reg.StartColumn) {
+					reg.EndColumn = col
 				}
 			}
 			pl.Region = reg

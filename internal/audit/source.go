@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apparentlymart/go-textseg/v17/textseg"
 	"github.com/hashicorp/hcl/v2"
@@ -188,4 +189,19 @@ func (f *sourceFile) masked(start, end int) string {
 	}
 	b.Write(f.src[at:end])
 	return b.String()
+}
+
+// column returns the column of pos counted in code points from the start
+// of its line (1-based), as SARIF's columnKind "unicodeCodePoints" wants;
+// ok is false when the set lacks the file or the file lacks the line.
+func (s *sourceSet) column(file string, pos hcl.Pos) (int, bool) {
+	f := s.file(file)
+	if f == nil {
+		return 0, false
+	}
+	start, _, ok := f.lineBounds(pos.Line)
+	if !ok {
+		return 0, false
+	}
+	return 1 + utf8.RuneCount(f.src[start:f.offset(pos)]), true
 }
