@@ -1,22 +1,41 @@
 package audit
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
-// Limits of the markdown format, which must fit a pull-request comment
-// (GitHub rejects comments over 65,536 characters).
+// Limits of the markdown format, which must fit a pull-request comment:
+// GitHub rejects a comment over 65,536 characters.
 const (
+	// mdBudget is the most bytes the report takes. A character is at
+	// least one byte, so a report within it is within GitHub's limit.
+	mdBudget = 65536
+	// mdReserve is kept free while lists are written: room for every
+	// heading and "…and N more" line still to come. Those are short and
+	// bounded (names in them are cut at mdMaxName), about 1.5 KB at most.
+	mdReserve = 4096
 	// A matrix with more agents or tools than these is summarised as
-	// per-agent counts instead of a grid.
+	// per-agent counts instead of a grid, and the counts of at most
+	// mdMaxMatrixRows agents are listed.
 	mdMaxMatrixAgents = 20
 	mdMaxMatrixTools  = 40
-	// Findings past this many are counted, not listed.
+	mdMaxMatrixRows   = 100
+	// Findings (and waived findings) past this many are counted, not
+	// listed; so are items of a gate list past mdMaxList.
 	mdMaxFindings = 100
+	mdMaxList     = 50
+	// Texts (messages, reasons) longer than mdMaxText bytes and names
+	// (targets, locations, agents, tools) longer than mdMaxName are cut,
+	// ending with "…".
+	mdMaxText = 500
+	mdMaxName = 120
+	// mdMaxGateText cuts the gate's new findings, which the findings
+	// table lists in full.
+	mdMaxGateText = 200
 )
 
 // Markdown symbols of matrix cells and the gate.
@@ -28,55 +47,74 @@ const (
 	mdFail     = "❌"
 )
 
+// mdWriter builds the report within mdBudget: headings and fixed lines
+// are always written, list items only while they leave mdReserve free.
+type mdWriter struct {
+	b strings.Builder
+}
+
+func (w *mdWriter) printf(format string, a ...any) { fmt.Fprintf(&w.b, format, a...) }
+
+// list writes row(0), row(1)… (each a whole line or table row) while
+// there are at most max of them and each fits the budget; when rows are
+// left out, it writes more(the number left out).
+func (w *mdWriter) list(n, max int, row func(i int) string, more func(left int) string) {
+	i := 0
+	for ; i < n && i < max; i++ {
+		r := row(i)
+		if w.b.Len()+len(r) > mdBudget-mdReserve {
+			break
+		}
+		w.b.WriteString(r)
+	}
+	if i < n {
+		w.b.WriteString(more(n - i))
+	}
+}
+
 func writeMarkdown(w io.Writer, r *Report, opts WriteOptions) error {
-	b := bufio.NewWriter(w)
+	var m mdWriter
 	rules := ruleIndex(r.Rules)
 
-	fmt.Fprintln(b, "## agentform audit")
-	fmt.Fprintln(b)
+	m.printf("## agentform audit\n\n")
 	summary := "**" + summaryLine(r) + "**"
 	if g := r.Gate; g != nil {
 		summary = mdGateVerdict(g) + " · " + summary
 	}
-	fmt.Fprintln(b, summary)
+	m.printf("%s\n", summary)
 
 	if r.Gate != nil {
-		mdGate(b, r.Gate)
+		mdGate(&m, r.Gate)
 	}
 	if len(r.Matrix) > 0 {
-		mdMatrix(b, r.Matrix)
+		mdMatrix(&m, r.Matrix)
 	}
 
 	findings := orderedFindings(r.Findings)
-	fmt.Fprintln(b)
-	fmt.Fprintln(b, "### Findings")
-	fmt.Fprintln(b)
+	m.printf("\n### Findings\n\n")
 	if len(findings) == 0 {
-		fmt.Fprintln(b, "No findings.")
+		m.printf("No findings.\n")
 	} else {
-		fmt.Fprintln(b, "| Severity | Rule | Target | Location | Message |")
-		fmt.Fprintln(b, "| --- | --- | --- | --- | --- |")
-		for i, f := range findings {
-			if i == mdMaxFindings {
-				break
-			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n",
+		m.printf("| Severity | Rule | Target | Location | Message |\n| --- | --- | --- | --- | --- |\n")
+		m.list(len(findings), mdMaxFindings, func(i int) string {
+			f := findings[i]
+			return fmt.Sprintf("| %s | %s | %s | %s | %s |\n",
 				mdSeverity(f.Severity), mdRule(f.RuleID, rules), mdCode(f.Target), mdCode(findingLocation(f)), mdText(f.Message))
-		}
-		if n := len(findings) - mdMaxFindings; n > 0 {
-			fmt.Fprintf(b, "\n…and %d more, not listed here: run `agentform audit` for all %d findings.\n", n, len(findings))
-		}
+		}, func(left int) string {
+			return fmt.Sprintf("\n…and %d more, not listed here: run `agentform audit` for all %d findings.\n", left, len(findings))
+		})
 	}
 
 	if len(r.Waived) > 0 {
-		fmt.Fprintln(b)
+		m.printf("\n")
 		if opts.ShowWaived {
-			mdWaived(b, orderedFindings(r.Waived), rules)
+			mdWaived(&m, orderedFindings(r.Waived), rules)
 		} else {
-			fmt.Fprintf(b, "%s waived (not listed).\n", countNoun(len(r.Waived), "finding"))
+			m.printf("%s waived (not listed).\n", countNoun(len(r.Waived), "finding"))
 		}
 	}
-	return b.Flush()
+	_, err := io.WriteString(w, m.b.String())
+	return err
 }
 
 func mdGateVerdict(g *Gate) string {
@@ -86,21 +124,19 @@ func mdGateVerdict(g *Gate) string {
 	return mdFail + " **No new access: FAIL**"
 }
 
-func mdGate(b *bufio.Writer, g *Gate) {
+func mdGate(m *mdWriter, g *Gate) {
 	verdict := mdFail + " FAIL"
 	if g.Pass {
 		verdict = mdPass + " PASS"
 	}
-	fmt.Fprintln(b)
-	fmt.Fprintf(b, "### No new access: %s\n", verdict)
+	m.printf("\n### No new access: %s\n", verdict)
 	if g.Against != "" {
-		fmt.Fprintf(b, "\nCompared with %s.\n", mdInline(g.Against))
+		m.printf("\nCompared with %s.\n", mdInline(g.Against))
 	}
+	moreItems := func(left int) string { return fmt.Sprintf("- …and %d more\n", left) }
 	if len(g.Reasons) > 0 {
-		fmt.Fprintln(b)
-		for _, s := range g.Reasons {
-			fmt.Fprintf(b, "- %s\n", mdText(s))
-		}
+		m.printf("\n")
+		m.list(len(g.Reasons), mdMaxList, func(i int) string { return "- " + mdText(g.Reasons[i]) + "\n" }, moreItems)
 	}
 	for _, list := range []struct {
 		title string
@@ -109,58 +145,58 @@ func mdGate(b *bufio.Writer, g *Gate) {
 		if len(list.as) == 0 {
 			continue
 		}
-		fmt.Fprintf(b, "\n**%s** (%d):\n\n", list.title, len(list.as))
-		for _, a := range list.as {
-			fmt.Fprintf(b, "- %s → %s\n", mdInline(a.Agent), mdInline(a.Tool))
-		}
+		m.printf("\n**%s** (%d):\n\n", list.title, len(list.as))
+		m.list(len(list.as), mdMaxList, func(i int) string {
+			return fmt.Sprintf("- %s → %s\n", mdInline(list.as[i].Agent), mdInline(list.as[i].Tool))
+		}, moreItems)
 	}
 	if len(g.NewFindings) > 0 {
-		fmt.Fprintf(b, "\n**New findings** (%d):\n\n", len(g.NewFindings))
-		for _, s := range g.NewFindings {
-			fmt.Fprintf(b, "- %s\n", mdText(s))
-		}
+		m.printf("\n**New findings** (%d):\n\n", len(g.NewFindings))
+		// The findings table below has the whole message.
+		m.list(len(g.NewFindings), mdMaxList, func(i int) string { return "- " + mdTextCut(g.NewFindings[i], mdMaxGateText) + "\n" }, moreItems)
 	}
 }
 
 // mdMatrix writes the matrix with tools as rows and agents as columns, or
 // per-agent counts when the grid would be too wide or too long.
-func mdMatrix(b *bufio.Writer, rows []MatrixRow) {
+func mdMatrix(m *mdWriter, rows []MatrixRow) {
 	rows = orderedMatrix(rows)
 	tools := matrixTools(rows)
-	fmt.Fprintln(b)
-	fmt.Fprintln(b, "### Capability matrix")
-	fmt.Fprintln(b)
-	if len(rows) > mdMaxMatrixAgents || len(tools) > mdMaxMatrixTools {
-		fmt.Fprintf(b, "%d agents × %d tools: too large for a grid, counted per agent.\n\n", len(rows), len(tools))
-		fmt.Fprintln(b, "| Agent | Policy | Allowed | Denied | Reachable by override |")
-		fmt.Fprintln(b, "| --- | --- | ---: | ---: | ---: |")
+	m.printf("\n### Capability matrix\n\n")
+	grid := len(rows) <= mdMaxMatrixAgents && len(tools) <= mdMaxMatrixTools
+	head, rule := "| Tool |", "| --- |"
+	if grid {
 		for _, row := range rows {
+			head += " " + mdCode(row.Agent) + " |"
+			rule += " :---: |"
+		}
+		// When the header alone does not fit, count instead.
+		grid = m.b.Len()+len(head)+len(rule) <= mdBudget-mdReserve
+	}
+	if !grid {
+		m.printf("%d agents × %d tools: too large for a grid, counted per agent.\n\n", len(rows), len(tools))
+		m.printf("| Agent | Policy | Allowed | Denied | Reachable by override |\n| --- | --- | ---: | ---: | ---: |\n")
+		m.list(len(rows), mdMaxMatrixRows, func(i int) string {
 			var n [4]int
 			for _, t := range tools {
-				st, _ := lookupCell(row, t)
+				st, _ := lookupCell(rows[i], t)
 				n[st]++
 			}
-			fmt.Fprintf(b, "| %s | %s | %d | %d | %d |\n",
-				mdCode(row.Agent), mdText(row.Policy), n[cellAllow], n[cellDeny]+n[cellOverride], n[cellOverride])
-		}
+			return fmt.Sprintf("| %s | %s | %d | %d | %d |\n",
+				mdCode(rows[i].Agent), mdText(rows[i].Policy), n[cellAllow], n[cellDeny]+n[cellOverride], n[cellOverride])
+		}, func(left int) string { return fmt.Sprintf("\n…and %d more agents, not listed here.\n", left) })
 		return
 	}
-	fmt.Fprintf(b, "%s allowed · %s denied · %s denied, reachable by a session override\n\n", mdAllow, mdDeny, mdOverride)
-	head, rule := "| Tool |", "| --- |"
-	for _, row := range rows {
-		head += " " + mdCode(row.Agent) + " |"
-		rule += " :---: |"
-	}
-	fmt.Fprintln(b, head)
-	fmt.Fprintln(b, rule)
-	for _, t := range tools {
-		line := "| " + mdCode(t) + " |"
+	m.printf("%s allowed · %s denied · %s denied, reachable by a session override\n\n", mdAllow, mdDeny, mdOverride)
+	m.printf("%s\n%s\n", head, rule)
+	m.list(len(tools), len(tools), func(i int) string {
+		line := "| " + mdCode(tools[i]) + " |"
 		for _, row := range rows {
-			st, _ := lookupCell(row, t)
+			st, _ := lookupCell(row, tools[i])
 			line += " " + mdCellSymbol(st) + " |"
 		}
-		fmt.Fprintln(b, line)
-	}
+		return line + "\n"
+	}, func(left int) string { return fmt.Sprintf("\n…and %d more tools, not listed here.\n", left) })
 }
 
 func mdCellSymbol(st cellState) string {
@@ -175,19 +211,21 @@ func mdCellSymbol(st cellState) string {
 	return ""
 }
 
-func mdWaived(b *bufio.Writer, waived []Finding, rules map[string]Rule) {
-	fmt.Fprintf(b, "### Waived (%d)\n\n", len(waived))
-	fmt.Fprintln(b, "| Severity | Rule | Target | Location | Message | Reason | Expires |")
-	fmt.Fprintln(b, "| --- | --- | --- | --- | --- | --- | --- |")
-	for _, f := range waived {
+func mdWaived(m *mdWriter, waived []Finding, rules map[string]Rule) {
+	m.printf("### Waived (%d)\n\n", len(waived))
+	m.printf("| Severity | Rule | Target | Location | Message | Reason | Expires |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	m.list(len(waived), mdMaxFindings, func(i int) string {
+		f := waived[i]
 		var reason, expires string
 		if f.Waiver != nil {
 			reason, expires = f.Waiver.Reason, f.Waiver.Expires
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n",
+		return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s |\n",
 			mdSeverity(f.Severity), mdRule(f.RuleID, rules), mdCode(f.Target), mdCode(findingLocation(f)),
 			mdText(f.Message), mdText(reason), mdText(expires))
-	}
+	}, func(left int) string {
+		return fmt.Sprintf("\n…and %d more waived, not listed here: run `agentform audit -show-waived` for all %d.\n", left, len(waived))
+	})
 }
 
 func mdSeverity(s Severity) string {
@@ -230,9 +268,26 @@ var mdEscaper = strings.NewReplacer(
 	"<", `\<`, ">", `\>`, "|", `\|`, "~", `\~`, "&", `\&`, "#", `\#`,
 )
 
-// mdText makes s plain text in Markdown, on one line.
-func mdText(s string) string {
-	return mdEscaper.Replace(oneLine(s))
+// mdText makes s plain text in Markdown, on one line, cut at mdMaxText
+// bytes.
+func mdText(s string) string { return mdTextCut(s, mdMaxText) }
+
+// mdTextCut is mdText cut at n bytes.
+func mdTextCut(s string, n int) string {
+	return mdEscaper.Replace(cutText(oneLine(s), n))
+}
+
+// cutText returns s when it has at most n bytes, else its longest prefix
+// of whole characters that leaves room for "…", followed by "…".
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // mdCode writes s as a code span for a table cell: see mdSpan.
@@ -241,12 +296,12 @@ func mdCode(s string) string { return mdSpan(s, true) }
 // mdInline writes s as a code span outside tables: see mdSpan.
 func mdInline(s string) string { return mdSpan(s, false) }
 
-// mdSpan writes s as a code span on one line ("" for the empty string)
-// whose fence is longer than any run of backticks inside. In a table,
+// mdSpan writes s, cut at mdMaxName bytes, as a code span on one line
+// ("" for the empty string) whose fence is longer than any run of backticks inside. In a table,
 // pipes are escaped, which GitHub requires even inside code spans (and
 // where the backslash does not show).
 func mdSpan(s string, inTable bool) string {
-	s = oneLine(s)
+	s = cutText(oneLine(s), mdMaxName)
 	if s == "" {
 		return ""
 	}

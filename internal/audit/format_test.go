@@ -172,7 +172,7 @@ func sampleReport() *Report {
 			Granted:     []Access{{Agent: "assistant", Tool: "fetch"}},
 			Revoked:     []Access{{Agent: "triage", Tool: "read_file"}},
 			NewFindings: []string{`AF202 tool.fetch the lock entry for tool "fetch" does not match its source`},
-			Reasons:     []string{"assistant can now call fetch (not allowed in baseline.json)"},
+			Reasons:     []string{"1 permission granted since baseline.json: an agent can call a tool it could not call then"},
 		},
 	}
 }

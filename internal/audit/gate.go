@@ -83,11 +83,13 @@ func compare(r *Report, against string, before map[Access]bool, knownFindings ma
 		sort.Strings(g.NewFindings)
 	}
 	g.Pass = len(g.Granted) == 0
-	for _, a := range g.Granted {
-		g.Reasons = append(g.Reasons, fmt.Sprintf("%s can now call %s (not allowed in %s)", a.Agent, a.Tool, against))
-	}
+	// One reason, not one per grant: Granted lists them, and every format
+	// prints that list.
 	if g.Pass {
 		g.Reasons = append(g.Reasons, fmt.Sprintf("no agent can call anything it could not call in %s", against))
+	} else {
+		g.Reasons = append(g.Reasons, fmt.Sprintf("%s granted since %s: an agent can call a tool it could not call then",
+			countNoun(len(g.Granted), "permission"), against))
 	}
 	r.Gate = g
 }

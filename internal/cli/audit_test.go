@@ -141,7 +141,7 @@ func TestAuditNoNewAccessGates(t *testing.T) {
 	// The check block now fails the plan, which audit still reports on.
 	for _, gate := range [][]string{{"-baseline=" + base}, {"-against=state"}} {
 		code, stdout, _ := run(t, "", append([]string{"-chdir=" + dir, "audit", "-no-color", "-fail-on=none"}, gate...)...)
-		if code != ExitError || !strings.Contains(stdout, "FAIL") || !strings.Contains(stdout, "assistant can now call grep") {
+		if code != ExitError || !strings.Contains(stdout, "FAIL") || !strings.Contains(stdout, "+ assistant → grep") {
 			t.Errorf("%v got: exit %d\n%s\nwant: FAIL naming assistant → grep", gate, code, stdout)
 		}
 	}
