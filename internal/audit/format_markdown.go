@@ -262,19 +262,54 @@ func mdURL(s string) string {
 }
 
 // mdEscaper backslash-escapes the characters that Markdown would read as
-// markup, inline HTML, an entity or a table column break.
+// markup, inline HTML, an entity, a table column break or the start of
+// GitHub's math ("$x$").
 var mdEscaper = strings.NewReplacer(
 	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`,
-	"<", `\<`, ">", `\>`, "|", `\|`, "~", `\~`, "&", `\&`, "#", `\#`,
+	"<", `\<`, ">", `\>`, "|", `\|`, "~", `\~`, "&", `\&`, "#", `\#`, "$", `\$`,
 )
 
 // mdText makes s plain text in Markdown, on one line, cut at mdMaxText
-// bytes.
+// bytes: no markup, math, mention or link.
 func mdText(s string) string { return mdTextCut(s, mdMaxText) }
 
 // mdTextCut is mdText cut at n bytes.
 func mdTextCut(s string, n int) string {
-	return mdEscaper.Replace(cutText(oneLine(s), n))
+	return mdInert(mdEscaper.Replace(cutText(oneLine(s), n)))
+}
+
+// mdBreak is an empty HTML comment: it shows nothing, but it splits the
+// text around it into separate nodes, which neither GitHub's autolinks nor
+// its mentions join again (a backslash escape would not do for mentions:
+// GitHub finds them in the rendered text, after escapes are gone).
+const mdBreak = "<!-- -->"
+
+// mdInert breaks in escaped text what GitHub would act on: a mention
+// ("@user", "@org/team", which notifies them) and an email address get a
+// break after the "@"; a URL ("https://…") and a "www." link get one
+// before "://" and the dot. Text without them is returned as is.
+func mdInert(s string) string {
+	if !strings.ContainsAny(s, "@:wW") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		switch {
+		case s[i] == '@':
+			b.WriteString("@" + mdBreak)
+			i++
+		case strings.HasPrefix(s[i:], "://"):
+			b.WriteString(mdBreak + "://")
+			i += 3
+		case len(s)-i >= 4 && strings.EqualFold(s[i:i+4], "www."):
+			b.WriteString(s[i:i+3] + mdBreak + ".")
+			i += 4
+		default:
+			b.WriteByte(s[i])
+			i++
+		}
+	}
+	return b.String()
 }
 
 // cutText returns s when it has at most n bytes, else its longest prefix

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -101,6 +102,40 @@ func TestMarkdownBudgetLongNames(t *testing.T) {
 	out := string(writeReport(t, r, FormatMarkdown, WriteOptions{ShowWaived: true}))
 	if len(out) > mdBudget {
 		t.Errorf("report size\ngot:  %d bytes\nwant: at most %d", len(out), mdBudget)
+	}
+	checkMarkdownTables(t, out)
+}
+
+// TestMarkdownInertText: text from the manifest and from servers cannot
+// mention anyone, link anywhere or typeset math in a pull-request
+// comment, in plain text (a check message, a waiver reason, the gate) as
+// in table cells.
+func TestMarkdownInertText(t *testing.T) {
+	r, opts := workspaceReport(t, filepath.Join("testdata", t.Name()))
+	CompareBaseline(r, &Report{}, "baseline@octocat.json")
+	out := string(writeReport(t, r, FormatMarkdown, opts))
+	// Code spans are inert, and rule help links are agentform's own:
+	// look at the rest.
+	text := regexp.MustCompile("`[^`]*`").ReplaceAllString(out, "")
+	text = strings.ReplaceAll(text, "]("+HelpBase, "](")
+	for _, bad := range []*regexp.Regexp{
+		regexp.MustCompile(`@[A-Za-z0-9]`), // a mention or an email address
+		regexp.MustCompile(`(?i)https?:/`), // a URL
+		regexp.MustCompile(`(?i)www\.`),    // a www. link
+		regexp.MustCompile(`(^|[^\\])\$`),  // math
+	} {
+		if m := bad.FindString(text); m != "" {
+			t.Errorf("output has %q, which GitHub acts on\ngot:\n%s", m, out)
+		}
+	}
+	for _, s := range []string{
+		`Ask @<!-- -->octocat and @<!-- -->acme/security, see https<!-- -->://evil.example/x or WWW<!-- -->.evil.example, \$x^2\$ costs \$\$5.`,
+		`Cleared by @<!-- -->octocat (mailto:bob@<!-- -->example.com), details at http<!-- -->://evil.example and www<!-- -->.evil.example.`,
+		"`github__ping_@octocat_https://evil.example_$x$`",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q\ngot:\n%s", s, out)
+		}
 	}
 	checkMarkdownTables(t, out)
 }
