@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"io"
 	"slices"
 	"strings"
 
@@ -139,6 +140,11 @@ func jsonSecretRanges(name string, src []byte) []hcl.Range {
 	for {
 		tok, err := dec.Token()
 		if err != nil {
+			// Text this reader cannot follow (hcl's JSON reader accepted
+			// it) is hidden whole when it calls secret().
+			if err != io.EOF && bytes.Contains(src[prev:], []byte("secret(")) {
+				out = append(out, hcl.Range{Filename: name, Start: posAt(src, int(prev)), End: posAt(src, len(src))})
+			}
 			return out
 		}
 		end := int(dec.InputOffset())
