@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -424,7 +425,9 @@ func (p *Plan) fillTool(at *artifact.Tool, t *manifest.Tool, rt RegisteredTool, 
 			at.Export = js.Export.Value
 		}
 	case manifest.KindPython:
-		if shipped {
+		// Only a package that was read ships (a disabled block is never
+		// resolved): its files are what File names.
+		if shipped && res != nil && hasOutputUnder(res.Outputs, "src/") {
 			at.File = path.Join("tools", t.Name, "src") + "/"
 		}
 		at.Export = t.Name
@@ -770,4 +773,15 @@ func (s *refSet) list() []artifact.RuntimeRef {
 		return []artifact.RuntimeRef{}
 	}
 	return s.refs
+}
+
+// hasOutputUnder reports whether a block's outputs hold a file under dir
+// ("src/").
+func hasOutputUnder(outputs map[string][]byte, dir string) bool {
+	for name := range outputs {
+		if strings.HasPrefix(name, dir) {
+			return true
+		}
+	}
+	return false
 }

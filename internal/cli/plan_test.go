@@ -341,6 +341,39 @@ func TestVerifyToolMovedToAnUnpinnedBlock(t *testing.T) {
 	}
 }
 
+// TestDisabledPythonToolArtifact: an extensible agent ships every block,
+// but a disabled python block is never resolved, so it has no package to
+// ship: its tool names no code, and the artifact verifies and serves.
+func TestDisabledPythonToolArtifact(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(dir, "py"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(`agent "ext" {
+  capabilities      = ["shell"]
+  capability_policy = "extensible"
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "lookup" {
+  kind         = "python"
+  source       = "./py"
+  enabled      = false
+  capabilities = ["lookup"]
+}
+`), 0o644))
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply got: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "verify", "dist/ext.agent.tgz"); code != ExitOK {
+		t.Errorf("verify got: exit %d\n%s%s\nwant: OK", code, stdout, stderr)
+	}
+}
+
 // TestPlanFailedOutput: a plan with errors shows the matrix and checks but
 // no changes it could not apply, ends by saying it failed, and prints the
 // errors after that.
