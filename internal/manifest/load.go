@@ -184,6 +184,10 @@ func (d *decoder) decodeWorkspace(cfg *Config, bodies []hcl.Body) {
 	cfg.localValues = locals
 
 	seen := map[string]map[string]hcl.Range{}
+	// Agent, tool and skill names become file names (dist/<agent>.agent.tgz,
+	// tools/<tool>/, skills/<skill>/ in an artifact), which two names
+	// differing only in letter case share on macOS and Windows.
+	folded := map[string]map[string]*hcl.Block{}
 	unique := func(b *hcl.Block) bool {
 		if len(b.Labels) == 0 {
 			return true
@@ -204,6 +208,18 @@ func (d *decoder) decodeWorkspace(cfg *Config, bodies []hcl.Body) {
 			return false
 		}
 		seen[b.Type][name] = b.DefRange
+		if b.Type == "agent" || b.Type == "tool" || b.Type == "skill" {
+			if folded[b.Type] == nil {
+				folded[b.Type] = map[string]*hcl.Block{}
+			}
+			key := strings.ToLower(name)
+			if prev, twin := folded[b.Type][key]; twin {
+				d.errorf(b.LabelRanges[0], fmt.Sprintf("%s%s names differ only in letter case", strings.ToUpper(b.Type[:1]), b.Type[1:]),
+					"The %s name %q differs only in letter case from %q, the block at %s. Agent, tool and skill names become file names (dist/<agent>.agent.tgz, and tools/<tool>/ and skills/<skill>/ inside artifacts), which the two would share on macOS and Windows. Rename one.", b.Type, name, prev.Labels[0], prev.DefRange)
+				return false
+			}
+			folded[b.Type][key] = b
+		}
 		return true
 	}
 
