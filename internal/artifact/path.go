@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -80,13 +81,15 @@ func conflicts(sorted []string) string {
 	return ""
 }
 
-// foldTwins returns two of the sorted paths that differ but name one file
-// on a case-insensitive or normalising file system (macOS, Windows): equal
-// once in Unicode normalisation form C and lower-cased; "" when none do.
+// foldTwins returns two of the sorted paths that differ but may name one
+// file on a case-insensitive or normalising file system (macOS, Windows):
+// equal once in Unicode normalisation form C and case-folded (full
+// folding: "ſ" is "s", "ς" is "σ"); "" when none do.
 func foldTwins(sorted []string) (string, string) {
 	seen := make(map[string]string, len(sorted))
+	fold := cases.Fold()
 	for _, p := range sorted {
-		k := strings.ToLower(norm.NFC.String(p))
+		k := norm.NFC.String(fold.String(norm.NFC.String(p)))
 		if q, ok := seen[k]; ok {
 			return q, p
 		}

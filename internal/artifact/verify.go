@@ -271,6 +271,9 @@ func (v *verifier) checkTool(t *Tool, blocks map[string]*Block) {
 		return
 	}
 	if t.Kind == KindSkills {
+		if t.File != "" {
+			v.add(AgentName, "tool %q names %s as its code, but tools of kind %s ship none", t.Name, t.File, t.Kind)
+		}
 		return
 	}
 	name, ok := strings.CutPrefix(t.Block, "tool.")
@@ -301,6 +304,14 @@ func (v *verifier) checkTool(t *Tool, blocks map[string]*Block) {
 		}
 	}
 	l := b.Lock
+	// An mcp tool that was resolved is served under a name its block's
+	// lock entry pins (only a block whose server could not be asked, a
+	// runtime url without a default, has none): otherwise its text would
+	// be compared with nothing.
+	if t.Kind == KindMCP && t.MCP != nil && (t.MCP.Served != "" || t.MCP.Digest != "") && (l == nil || l.Tools[t.MCP.Served] == "") {
+		v.add(AgentName, "tool %q is served as %q, but the lock entry of tool block %q pins no such tool", t.Name, t.MCP.Served, name)
+		return
+	}
 	if l == nil {
 		return
 	}
