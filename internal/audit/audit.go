@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentform/agentform/internal/capability"
 	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/render"
 	"github.com/agentform/agentform/internal/resolve"
 	"github.com/agentform/agentform/internal/version"
 	"github.com/agentform/agentform/planner"
@@ -65,7 +66,9 @@ func Run(p *planner.Plan, opts Options) *Report {
 		r.Counts[f.Severity]++
 	}
 	r.Matrix = matrixRows(p)
-	r.Sensitive = a.sensitiveRanges()
+	r.Redaction = a.redaction()
+	scrubFindings(r.Findings, r.Redaction)
+	scrubFindings(r.Waived, r.Redaction)
 	return r
 }
 
@@ -89,6 +92,8 @@ type auditor struct {
 
 	// creds caches credentials().
 	creds []credential
+	// docs caches jsonDoc().
+	docs map[string]*jsonDoc
 
 	findings []Finding
 }
@@ -116,6 +121,26 @@ func newAuditor(p *planner.Plan) *auditor {
 		}
 	}
 	return a
+}
+
+// newAuditorForConfig returns an auditor of the configuration alone, for
+// what needs no plan (Redaction).
+func newAuditorForConfig(cfg *manifest.Config) *auditor {
+	return &auditor{cfg: cfg}
+}
+
+// scrubFindings replaces every credential value in the text of findings
+// (a check's error_message or a waiver's reason can interpolate a local
+// that feeds a credential) with render.RedactMark.
+func scrubFindings(fs []Finding, red *render.Redaction) {
+	for i := range fs {
+		fs[i].Message = red.Scrub(fs[i].Message)
+		if w := fs[i].Waiver; w != nil {
+			c := *w
+			c.Reason = red.Scrub(c.Reason)
+			fs[i].Waiver = &c
+		}
+	}
 }
 
 // add records a finding of rule ruleID; key tells apart findings that share
@@ -227,9 +252,18 @@ func findExpr(cfg *manifest.Config, rng hcl.Range) hclsyntax.Expression {
 
 // keyValueRange locates the value written for key inside a free-form
 // argument (headers, config) or block (provider config) whose range is
-// container. It falls back to container when the text cannot be found
-// (JSON syntax, a value built by a local).
-func keyValueRange(cfg *manifest.Config, container hcl.Range, key string) *hcl.Range {
+// container, in either syntax. It falls back to container when the text
+// cannot be found (a value built by a local).
+func (a *auditor) keyValueRange(container hcl.Range, key string) *hcl.Range {
+	cfg := a.cfg
+	if doc := a.jsonDoc(container.Filename); doc != nil {
+		if obj := doc.objectAt(container.Start.Byte); obj != nil {
+			if v := obj.member(key); v != nil {
+				return doc.rangeOf(container.Filename, v).Ptr()
+			}
+		}
+		return container.Ptr()
+	}
 	if blk := findBlock(cfg, container); blk != nil {
 		if attr, ok := blk.Body.Attributes[key]; ok {
 			return attr.Expr.Range().Ptr()
@@ -252,6 +286,41 @@ func keyValueRange(cfg *manifest.Config, container hcl.Range, key string) *hcl.R
 		}
 	}
 	return container.Ptr()
+}
+
+// objectItem is one key of an object written in the manifest, and where
+// its value is written.
+type objectItem struct {
+	key string
+	rng hcl.Range
+}
+
+// objectItems returns the keys of the object written at rng, in either
+// syntax, in the order written; none when rng holds no object.
+func (a *auditor) objectItems(rng hcl.Range) []objectItem {
+	var out []objectItem
+	if doc := a.jsonDoc(rng.Filename); doc != nil {
+		if obj := doc.objectAt(rng.Start.Byte); obj != nil {
+			for _, m := range obj.members {
+				out = append(out, objectItem{key: m.key, rng: doc.rangeOf(rng.Filename, m.value)})
+			}
+		}
+		return out
+	}
+	expr := findExpr(a.cfg, rng)
+	for {
+		wrapped, ok := expr.(*hclsyntax.ParenthesesExpr)
+		if !ok {
+			break
+		}
+		expr = wrapped.Expression
+	}
+	if obj, ok := expr.(*hclsyntax.ObjectConsExpr); ok {
+		for _, item := range obj.Items {
+			out = append(out, objectItem{key: exprKey(item.KeyExpr), rng: item.ValueExpr.Range()})
+		}
+	}
+	return out
 }
 
 // exprKey returns an object key written as a bare name or a literal

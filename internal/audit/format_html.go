@@ -108,7 +108,7 @@ func writeHTML(w io.Writer, r *Report, opts WriteOptions) error {
 		d.Rows = append(d.Rows, hr)
 	}
 	rules := ruleIndex(r.Rules)
-	src := newSourceSet(opts.Source, r.Sensitive)
+	src := newSourceSet(opts.Source, r.Redaction)
 	for _, f := range orderedFindings(r.Findings) {
 		d.Findings = append(d.Findings, newHTMLFinding(f, rules, src, opts, false))
 	}

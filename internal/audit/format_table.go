@@ -37,7 +37,7 @@ type tableWriter struct {
 }
 
 func writeTable(w io.Writer, r *Report, opts WriteOptions) error {
-	t := &tableWriter{w: bufio.NewWriter(w), opts: opts, src: newSourceSet(opts.Source, r.Sensitive)}
+	t := &tableWriter{w: bufio.NewWriter(w), opts: opts, src: newSourceSet(opts.Source, r.Redaction)}
 	findings, waived := orderedFindings(r.Findings), orderedFindings(r.Waived)
 	t.measure(findings)
 	if opts.ShowWaived {

@@ -21,6 +21,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentform/agentform/internal/render"
 )
 
 // The -update flag rewrites the golden files. It is registered only if
@@ -165,7 +167,7 @@ func sampleReport() *Report {
 		},
 		Counts: map[Severity]int{SeverityError: 3, SeverityWarning: 3, SeverityNote: 3},
 		// The literal API_TOKEN, as Run would mark it.
-		Sensitive: []hcl.Range{*rng(f, 21, 17, 21, 37)},
+		Redaction: render.NewRedaction([]hcl.Range{*rng(f, 21, 17, 21, 37)}, nil),
 		Gate: &Gate{
 			Against:     "baseline.json",
 			Pass:        false,

@@ -3,8 +3,6 @@ package audit
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
-	"io"
 	"slices"
 	"strings"
 
@@ -12,90 +10,276 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/render"
 )
 
-// redactMark stands in a source snippet for text that holds a credential.
-const redactMark = "(redacted)"
-
-// sensitiveRanges returns where the manifest's text holds credential
-// material, for Report.Sensitive:
+// Redaction returns what output must not show of cfg's text, for
+// render.Diagnostics (every command prints diagnostics that quote the
+// manifest) and for the report (Report.Redaction). Its ranges are:
 //
 //   - the value of a credential-like field written as a literal (AF306);
 //   - the default of a credential-like field read with runtime(), with or
 //     without secret() (AF305 reports it without);
-//   - the default of every runtime() inside secret(), whatever the field;
-//   - the value of every local such a value or default is built from.
+//   - the default of every runtime() inside secret(), whatever the field,
+//     and any other argument of secret();
+//   - the value of every local such a value or default is built from,
+//     in either syntax.
 //
-// The environment variable names stay visible. A JSON-syntax file has no
-// syntax tree at hand: there a credential field's value, and every string
-// that calls secret(), is covered whole. The ranges are sorted by file and
-// position.
-func (a *auditor) sensitiveRanges() []hcl.Range {
-	var out []hcl.Range
-	locals := a.localExprs()
-	seenLocal := map[string]bool{}
-	var cover func(e hclsyntax.Expression)
-	cover = func(e hclsyntax.Expression) {
-		out = append(out, e.Range())
-		for _, tr := range e.Variables() {
-			name := localName(tr)
-			if le, ok := locals[name]; ok && !seenLocal[name] {
-				seenLocal[name] = true
-				cover(le)
-			}
-		}
+// The environment variable names stay visible in native syntax. In JSON
+// syntax a credential's value is located key by key; a string that
+// calls secret() (read as an HCL template) is covered whole, since its
+// escapes keep template positions from matching the file's.
+//
+// Its values are those credentials, defaults and locals themselves, so
+// that a message that interpolates one (a check's error_message, a
+// waiver's reason) can be scrubbed. cfg may be nil.
+func Redaction(cfg *manifest.Config) *render.Redaction {
+	if cfg == nil {
+		return nil
 	}
-	coverDefaults := func(e hclsyntax.Expression) {
-		_ = hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
-			if call, ok := n.(*hclsyntax.FunctionCallExpr); ok && call.Name == "runtime" {
-				for _, arg := range call.Args[min(1, len(call.Args)):] {
-					cover(arg)
-				}
-			}
-			return nil
-		})
-	}
+	return newAuditorForConfig(cfg).redaction()
+}
 
+// sensitiveScan collects what Redaction hides.
+type sensitiveScan struct {
+	a         *auditor
+	ctx       *hcl.EvalContext
+	locals    map[string]localDef
+	seenLocal map[string]bool
+	ranges    []hcl.Range
+	values    []string
+}
+
+// localDef is where a local's value is written and the locals it reads.
+type localDef struct {
+	rng  hcl.Range
+	deps []string
+}
+
+func (a *auditor) redaction() *render.Redaction {
+	s := &sensitiveScan{a: a, ctx: a.cfg.EvalContext(nil), locals: a.localDefs(), seenLocal: map[string]bool{}}
 	for _, c := range a.credentials() {
+		if c.literal {
+			s.addValue(c.value)
+		}
+		if c.ref.HasDefault() {
+			s.addValue(c.ref.Default)
+		}
 		if !c.literal && !c.ref.HasDefault() {
+			continue
+		}
+		if doc := a.jsonDoc(c.rng.Filename); doc != nil {
+			if v := doc.valueAt(c.rng.Start.Byte); v != nil {
+				s.coverJSON(c.rng.Filename, doc, v)
+			} else {
+				s.ranges = append(s.ranges, *c.rng)
+			}
 			continue
 		}
 		e := findExpr(a.cfg, *c.rng)
 		switch {
 		case e == nil:
-			out = append(out, *c.rng)
+			s.ranges = append(s.ranges, *c.rng)
 		case c.literal:
-			cover(e)
+			s.cover(e, true)
 		default:
-			coverDefaults(e)
+			s.coverDefaults(e, true)
 		}
 	}
 	for _, name := range sortedMapKeys(a.cfg.Files) {
+		if doc := a.jsonDoc(name); doc != nil {
+			s.jsonSecrets(name, doc)
+			continue
+		}
 		body := syntaxBody(a.cfg, name)
 		if body == nil {
-			if f := a.cfg.Files[name]; f != nil {
-				out = append(out, jsonSecretRanges(name, f.Bytes)...)
-			}
 			continue
 		}
 		_ = hclsyntax.VisitAll(body, func(n hclsyntax.Node) hcl.Diagnostics {
 			if call, ok := n.(*hclsyntax.FunctionCallExpr); ok && call.Name == "secret" {
-				coverDefaults(call)
+				s.coverSecret(call, true)
 			}
 			return nil
 		})
 	}
-	slices.SortFunc(out, func(x, y hcl.Range) int {
+	slices.SortFunc(s.ranges, func(x, y hcl.Range) int {
 		return cmp.Or(strings.Compare(x.Filename, y.Filename), cmp.Compare(x.Start.Byte, y.Start.Byte), cmp.Compare(x.End.Byte, y.End.Byte))
 	})
-	return slices.Compact(out)
+	return render.NewRedaction(slices.Compact(s.ranges), s.values)
 }
 
-// localExprs maps the name of every local written in native syntax to its
-// value expression.
-func (a *auditor) localExprs() map[string]hclsyntax.Expression {
-	out := map[string]hclsyntax.Expression{}
+// cover hides an expression's value and the locals it reads; ranged says
+// whether e's range is a range of the file (false for a template read
+// from a JSON string, whose string the caller hides).
+func (s *sensitiveScan) cover(e hclsyntax.Expression, ranged bool) {
+	if ranged {
+		s.ranges = append(s.ranges, e.Range())
+	}
+	if v, diags := e.Value(s.ctx); !diags.HasErrors() {
+		s.addValue(v)
+	}
+	for _, tr := range e.Variables() {
+		s.coverLocal(localName(tr))
+	}
+}
+
+// coverDefaults hides the default of every runtime() call in e.
+func (s *sensitiveScan) coverDefaults(e hclsyntax.Expression, ranged bool) {
+	_ = hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
+		if call, ok := n.(*hclsyntax.FunctionCallExpr); ok && call.Name == "runtime" {
+			for _, arg := range call.Args[min(1, len(call.Args)):] {
+				s.cover(arg, ranged)
+			}
+		}
+		return nil
+	})
+}
+
+// coverSecret hides what a secret() call holds: the defaults of the
+// runtime() it wraps, or whatever else it was given (secret("...") is an
+// error whose diagnostic quotes the line). It reports whether it hid
+// anything.
+func (s *sensitiveScan) coverSecret(call *hclsyntax.FunctionCallExpr, ranged bool) bool {
+	hid := false
+	for _, arg := range call.Args {
+		if rt, ok := arg.(*hclsyntax.FunctionCallExpr); ok && rt.Name == "runtime" {
+			if len(rt.Args) > 1 {
+				s.coverDefaults(rt, ranged)
+				hid = true
+			}
+			continue
+		}
+		s.cover(arg, ranged)
+		hid = true
+	}
+	return hid
+}
+
+// coverLocal hides the value of the named local and of the locals it
+// reads.
+func (s *sensitiveScan) coverLocal(name string) {
+	def, ok := s.locals[name]
+	if !ok || s.seenLocal[name] {
+		return
+	}
+	s.seenLocal[name] = true
+	s.ranges = append(s.ranges, def.rng)
+	if locals := s.ctx.Variables["locals"]; locals.Type().IsObjectType() && locals.Type().HasAttribute(name) {
+		s.addValue(locals.GetAttr(name))
+	}
+	for _, dep := range def.deps {
+		s.coverLocal(dep)
+	}
+}
+
+// coverJSON hides a JSON value: its text, its strings and the locals
+// they read.
+func (s *sensitiveScan) coverJSON(name string, doc *jsonDoc, v *jsonValue) {
+	s.ranges = append(s.ranges, doc.rangeOf(name, v))
+	for _, str := range v.stringLeaves() {
+		s.values = append(s.values, str.str)
+		tmpl, diags := hclsyntax.ParseTemplate([]byte(str.str), name, hcl.InitialPos)
+		if diags.HasErrors() {
+			continue
+		}
+		s.cover(tmpl, false)
+	}
+}
+
+// jsonSecrets hides every string of a JSON-syntax file that calls
+// secret() with something to hide, and the rest of a file the JSON
+// reader cannot follow when that rest mentions secret.
+func (s *sensitiveScan) jsonSecrets(name string, doc *jsonDoc) {
+	for _, str := range doc.strings {
+		if !strings.Contains(str.str, "{") {
+			continue // no interpolation, no call
+		}
+		tmpl, diags := hclsyntax.ParseTemplate([]byte(str.str), name, hcl.InitialPos)
+		if diags.HasErrors() {
+			// hcl reports the template's error and quotes the line.
+			if strings.Contains(str.str, "secret") {
+				s.ranges = append(s.ranges, doc.rangeOf(name, str))
+				s.values = append(s.values, str.str)
+			}
+			continue
+		}
+		hid := false
+		_ = hclsyntax.VisitAll(tmpl, func(n hclsyntax.Node) hcl.Diagnostics {
+			if call, ok := n.(*hclsyntax.FunctionCallExpr); ok && call.Name == "secret" {
+				hid = s.coverSecret(call, false) || hid
+			}
+			return nil
+		})
+		if hid {
+			s.ranges = append(s.ranges, doc.rangeOf(name, str))
+		}
+	}
+	if doc.err != nil && bytes.Contains(doc.src[doc.errAt:], []byte("secret")) {
+		s.ranges = append(s.ranges, hcl.Range{Filename: name, Start: posAt(doc.src, doc.errAt), End: posAt(doc.src, len(doc.src))})
+	}
+}
+
+// addValue records the strings (and numbers) of v as credential values.
+func (s *sensitiveScan) addValue(v cty.Value) {
+	if v == cty.NilVal {
+		return
+	}
+	v, _ = v.UnmarkDeep()
+	if v.IsNull() || !v.IsKnown() {
+		return
+	}
+	switch {
+	case v.Type() == cty.String:
+		s.values = append(s.values, v.AsString())
+	case v.Type() == cty.Number:
+		s.values = append(s.values, v.AsBigFloat().Text('f', -1))
+	case v.CanIterateElements():
+		for it := v.ElementIterator(); it.Next(); {
+			_, ev := it.Element()
+			s.addValue(ev)
+		}
+	}
+}
+
+// localDefs maps the name of every local, in either syntax, to where its
+// value is written and the locals it reads.
+func (a *auditor) localDefs() map[string]localDef {
+	out := map[string]localDef{}
+	add := func(name string, def localDef) {
+		if _, dup := out[name]; !dup {
+			out[name] = def
+		}
+	}
 	for _, name := range sortedMapKeys(a.cfg.Files) {
+		if doc := a.jsonDoc(name); doc != nil {
+			if doc.root == nil {
+				continue
+			}
+			blocks := doc.root.member("locals")
+			if blocks == nil {
+				continue
+			}
+			objs := blocks.elems
+			if blocks.members != nil {
+				objs = []*jsonValue{blocks}
+			}
+			for _, obj := range objs {
+				for _, m := range obj.members {
+					def := localDef{rng: doc.rangeOf(name, m.value)}
+					for _, str := range m.value.stringLeaves() {
+						if tmpl, diags := hclsyntax.ParseTemplate([]byte(str.str), name, hcl.InitialPos); !diags.HasErrors() {
+							for _, tr := range tmpl.Variables() {
+								def.deps = append(def.deps, localName(tr))
+							}
+						}
+					}
+					add(m.key, def)
+				}
+			}
+			continue
+		}
 		body := syntaxBody(a.cfg, name)
 		if body == nil {
 			continue
@@ -104,14 +288,39 @@ func (a *auditor) localExprs() map[string]hclsyntax.Expression {
 			if blk.Type != "locals" {
 				continue
 			}
-			for attrName, attr := range blk.Body.Attributes {
-				if _, dup := out[attrName]; !dup {
-					out[attrName] = attr.Expr
+			for _, attrName := range sortedMapKeys(blk.Body.Attributes) {
+				expr := blk.Body.Attributes[attrName].Expr
+				def := localDef{rng: expr.Range()}
+				for _, tr := range expr.Variables() {
+					def.deps = append(def.deps, localName(tr))
 				}
+				add(attrName, def)
 			}
 		}
 	}
 	return out
+}
+
+// jsonDoc returns the index of a JSON-syntax manifest file, made once;
+// nil for a native file or one the configuration does not hold.
+func (a *auditor) jsonDoc(name string) *jsonDoc {
+	if doc, ok := a.docs[name]; ok {
+		return doc
+	}
+	var doc *jsonDoc
+	if f := a.cfg.Files[name]; f != nil && syntaxBody(a.cfg, name) == nil && f.Bytes != nil {
+		doc = parseJSONDoc(f.Bytes)
+	}
+	if a.docs == nil {
+		a.docs = map[string]*jsonDoc{}
+	}
+	a.docs[name] = doc
+	return doc
+}
+
+// rangeOf returns the range of v in the file name.
+func (d *jsonDoc) rangeOf(name string, v *jsonValue) hcl.Range {
+	return hcl.Range{Filename: name, Start: posAt(d.src, v.start), End: posAt(d.src, v.end)}
 }
 
 // localName returns the local a traversal reads ("x" for locals.x or
@@ -129,34 +338,6 @@ func localName(tr hcl.Traversal) string {
 		}
 	}
 	return ""
-}
-
-// jsonSecretRanges returns the ranges of the strings of a JSON-syntax file
-// that call secret() (HCL reads them as templates: "${secret(runtime(...))}").
-func jsonSecretRanges(name string, src []byte) []hcl.Range {
-	var out []hcl.Range
-	dec := json.NewDecoder(bytes.NewReader(src))
-	var prev int64
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			// Text this reader cannot follow (hcl's JSON reader accepted
-			// it) is hidden whole when it calls secret().
-			if err != io.EOF && bytes.Contains(src[prev:], []byte("secret(")) {
-				out = append(out, hcl.Range{Filename: name, Start: posAt(src, int(prev)), End: posAt(src, len(src))})
-			}
-			return out
-		}
-		end := int(dec.InputOffset())
-		// Between tokens there are only spaces, colons and commas: the
-		// string starts at the first quote after the previous token.
-		if s, ok := tok.(string); ok && strings.Contains(s, "secret(") {
-			if i := bytes.IndexByte(src[prev:end], '"'); i >= 0 {
-				out = append(out, hcl.Range{Filename: name, Start: posAt(src, int(prev)+i), End: posAt(src, end)})
-			}
-		}
-		prev = int64(end)
-	}
 }
 
 // posAt returns the position of byte offset off of src: its line, its

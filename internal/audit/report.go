@@ -7,6 +7,8 @@ package audit
 
 import (
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agentform/agentform/internal/render"
 )
 
 // FormatVersion is the version of the JSON audit report.
@@ -111,12 +113,12 @@ type Report struct {
 	Counts map[Severity]int `json:"counts"`
 	// Gate is set by a baseline or -against=state comparison.
 	Gate *Gate `json:"gate,omitempty"`
-	// Sensitive lists where the manifest's text holds credential
-	// material: literal credentials, the defaults of credential fields
-	// read with runtime(), and every default inside secret(). Source
-	// snippets show "(redacted)" in its place; a hand-built report that
-	// quotes source must set it too. It is never written out.
-	Sensitive []hcl.Range `json:"-"`
+	// Redaction is what the report must not show of the manifest's text
+	// (see the package's Redaction): table and HTML snippets mask its
+	// ranges, and messages and waiver reasons are already scrubbed of its
+	// values. A hand-built report that quotes source must set it too. It
+	// is never written out.
+	Redaction *render.Redaction `json:"-"`
 }
 
 // Gate is the "no new access" comparison with a baseline: the access

@@ -1045,6 +1045,12 @@ type credential struct {
 	// literal is set when a non-empty literal is written instead.
 	ref     *manifest.RuntimeRef
 	literal bool
+	// value is the literal's value.
+	value cty.Value
+	// undecoded is set when the field's object did not decode: the
+	// credential is known from the text alone, to be hidden, not
+	// reported.
+	undecoded bool
 }
 
 // checkSkillPythonScripts reports every skill with .py files while some
@@ -1098,6 +1104,7 @@ func (a *auditor) checkSkillPythonScripts() {
 func (a *auditor) checkCredentials() {
 	for _, c := range a.credentials() {
 		switch {
+		case c.undecoded:
 		case c.ref != nil && !c.ref.Secret:
 			a.add(RuleCredentialNotSecret, Finding{
 				Message: fmt.Sprintf("The %s comes from runtime(%q) without secret(): it is treated as an ordinary value, so its default can be written into plans and artifacts and shown in output. Wrap it: secret(runtime(%q)).", c.what, c.ref.Env, c.ref.Env),
@@ -1126,10 +1133,24 @@ func (a *auditor) findCredentials() []credential {
 	fromString := func(target, key, what string, s manifest.String, fallback hcl.Range) {
 		c := credential{target: target, key: key, what: what, rng: strRange(s, fallback), ref: s.Runtime}
 		c.literal = s.Runtime == nil && s.Set && s.Value != ""
+		if c.literal {
+			c.value = cty.StringVal(s.Value)
+		}
 		out = append(out, c)
 	}
 	fromDynamic := func(target, prefix, what string, d manifest.Dynamic, match func(string) bool) {
 		v := d.Value
+		if v == cty.NilVal && d.Set {
+			// The value did not decode (a header that is not a string):
+			// the manifest is in error, and its diagnostic quotes the
+			// line, so the keys are read from the text to be hidden.
+			for _, item := range a.objectItems(d.Range) {
+				if match(item.key) {
+					out = append(out, credential{target: target, key: prefix + item.key, what: fmt.Sprintf(what, item.key), rng: item.rng.Ptr(), literal: true, undecoded: true})
+				}
+			}
+			return
+		}
 		if v == cty.NilVal || v.IsNull() || !v.IsKnown() || !(v.Type().IsObjectType() || v.Type().IsMapType()) {
 			return
 		}
@@ -1139,11 +1160,11 @@ func (a *auditor) findCredentials() []credential {
 			if !match(name) {
 				continue
 			}
-			c := credential{target: target, key: prefix + name, what: fmt.Sprintf(what, name), rng: keyValueRange(a.cfg, d.Range, name)}
+			c := credential{target: target, key: prefix + name, what: fmt.Sprintf(what, name), rng: a.keyValueRange(d.Range, name)}
 			if ref, ok := manifest.RuntimeRefOf(ev); ok {
 				c.ref = ref
 			} else if sv, err := convert.Convert(ev, cty.String); err == nil && !sv.IsNull() && sv.IsKnown() && sv.AsString() != "" {
-				c.literal = true
+				c.literal, c.value = true, ev
 			}
 			out = append(out, c)
 		}

@@ -2,26 +2,26 @@ package audit
 
 import (
 	"bytes"
-	"cmp"
-	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/apparentlymart/go-textseg/v17/textseg"
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agentform/agentform/internal/render"
 )
 
 // sourceSet serves the manifest text that reports quote: the lines of
 // table and HTML snippets. Each file is indexed once, on first use,
 // however many findings point into it, and a snippet copies out only the
 // lines it shows: a line kept as a substring of the whole file would keep
-// the whole file alive, once per finding. Text inside a sensitive range
-// (Report.Sensitive) never leaves the set: a snippet shows redactMark in
-// its place.
+// the whole file alive, once per finding. Text inside a range of the
+// report's redaction (Report.Redaction) never leaves the set: a snippet
+// shows render.RedactMark in its place. A long line (a minified JSON
+// manifest is one line) is shown as a window around the finding's range.
 type sourceSet struct {
-	src       map[string][]byte
-	sensitive map[string][]hcl.Range
-	files     map[string]*sourceFile
+	src   map[string][]byte
+	red   *render.Redaction
+	files map[string]*sourceFile
 }
 
 // sourceFile is one file of a sourceSet.
@@ -31,22 +31,15 @@ type sourceFile struct {
 	// (1-based) starts at starts[n-1]. A file that ends with a line break
 	// has an empty last line, as hcl counts lines.
 	starts []int
-	// masks are the byte spans of the file's sensitive ranges, sorted and
+	// masks are the byte spans of the file's redacted ranges, sorted and
 	// merged.
-	masks []span
+	masks []render.Span
 }
 
-// span is the bytes [start, end) of a file.
-type span struct{ start, end int }
-
 // newSourceSet serves the files of src (WriteOptions.Source), which it
-// reads but never changes, masking the sensitive ranges.
-func newSourceSet(src map[string][]byte, sensitive []hcl.Range) *sourceSet {
-	s := &sourceSet{src: src, sensitive: map[string][]hcl.Range{}, files: map[string]*sourceFile{}}
-	for _, rng := range sensitive {
-		s.sensitive[rng.Filename] = append(s.sensitive[rng.Filename], rng)
-	}
-	return s
+// reads but never changes, masking the ranges of red (which may be nil).
+func newSourceSet(src map[string][]byte, red *render.Redaction) *sourceSet {
+	return &sourceSet{src: src, red: red, files: map[string]*sourceFile{}}
 }
 
 // file returns the named file, or nil when the set does not hold it or it
@@ -66,31 +59,10 @@ func (s *sourceSet) file(name string) *sourceFile {
 			i += j + 1
 			f.starts = append(f.starts, i)
 		}
-		f.masks = f.spans(s.sensitive[name])
+		f.masks = s.red.Spans(name, f.offset)
 	}
 	s.files[name] = f
 	return f
-}
-
-// spans returns the byte spans of ranges, sorted, with overlapping and
-// adjacent spans merged.
-func (f *sourceFile) spans(ranges []hcl.Range) []span {
-	var out []span
-	for _, rng := range ranges {
-		if sp := (span{f.offset(rng.Start), f.offset(rng.End)}); sp.end > sp.start {
-			out = append(out, sp)
-		}
-	}
-	slices.SortFunc(out, func(x, y span) int { return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end)) })
-	merged := out[:0]
-	for _, sp := range out {
-		if n := len(merged); n > 0 && sp.start <= merged[n-1].end {
-			merged[n-1].end = max(merged[n-1].end, sp.end)
-			continue
-		}
-		merged = append(merged, sp)
-	}
-	return merged
 }
 
 // offset returns the byte offset of pos in the file: pos.Byte when it lies
@@ -135,10 +107,11 @@ func (f *sourceFile) lineBounds(n int) (start, end int, ok bool) {
 	return start, end, true
 }
 
-// snippet returns the lines of rng, at most max of them, with their
+// snippet returns the lines of rng, at most maxLines of them, with their
 // numbers; none when the set lacks the file or the range is outside it.
-// Each line is a copy, not a slice of the file.
-func (s *sourceSet) snippet(rng *hcl.Range, max int) (nums []int, lines []string) {
+// Each line is a copy, not a slice of the file, cut to a window around
+// the range when long (render.Excerpt).
+func (s *sourceSet) snippet(rng *hcl.Range, maxLines int) (nums []int, lines []string) {
 	if rng == nil {
 		return nil, nil
 	}
@@ -150,45 +123,20 @@ func (s *sourceSet) snippet(rng *hcl.Range, max int) (nums []int, lines []string
 	if last < first {
 		last = first
 	}
-	if last-first+1 > max {
-		last = first + max - 1
+	if last-first+1 > maxLines {
+		last = first + maxLines - 1
 	}
+	hlStart, hlEnd := f.offset(rng.Start), f.offset(rng.End)
 	for n := first; n <= last; n++ {
 		start, end, ok := f.lineBounds(n)
 		if !ok {
 			break
 		}
+		text, _, _ := render.Excerpt(f.src, start, end, f.masks, max(hlStart, start), min(max(hlEnd, hlStart), end))
 		nums = append(nums, n)
-		lines = append(lines, f.masked(start, end))
+		lines = append(lines, text)
 	}
 	return nums, lines
-}
-
-// masked returns a copy of the bytes [start, end) with every part inside a
-// mask replaced by redactMark. An empty line inside a mask is shown as
-// redactMark too, so that a multi-line value reads as hidden throughout.
-func (f *sourceFile) masked(start, end int) string {
-	// The masks are sorted and disjoint: the first that ends after start
-	// is the first that can touch the line.
-	i, _ := slices.BinarySearchFunc(f.masks, start, func(sp span, off int) int {
-		if sp.end <= off {
-			return -1
-		}
-		return 1
-	})
-	touches := func(sp span) bool { return sp.start < end || sp.start == start }
-	if i == len(f.masks) || !touches(f.masks[i]) {
-		return string(f.src[start:end])
-	}
-	var b strings.Builder
-	at := start
-	for ; i < len(f.masks) && touches(f.masks[i]); i++ {
-		b.Write(f.src[at:max(f.masks[i].start, at)])
-		b.WriteString(redactMark)
-		at = min(f.masks[i].end, end)
-	}
-	b.Write(f.src[at:end])
-	return b.String()
 }
 
 // column returns the column of pos counted in code points from the start

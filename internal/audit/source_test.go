@@ -121,9 +121,9 @@ func TestSnippetsRedactCredentials(t *testing.T) {
 			want: map[Format][]string{
 				FormatTable: {`12 |       "auth_token": (redacted), "capabilities": ["remote::github"],`},
 			},
-			// Without a syntax tree, a credential header hides the
-			// whole headers object.
-			lines: []string{`"headers": (redacted)`, `"config": {"REGION": (redacted), "LOG_LEVEL": "debug"}`},
+			// A credential header hides its value only; a string that
+			// calls secret() is hidden whole.
+			lines: []string{`"headers": {"Authorization": (redacted), "X-Trace": "${runtime(`, `"config": {"REGION": (redacted), "LOG_LEVEL": "debug"}`},
 		},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
@@ -141,7 +141,7 @@ func TestSnippetsRedactCredentials(t *testing.T) {
 			}
 			// Every line of the manifest, quoted as a snippet would quote
 			// it, hides every credential.
-			src := newSourceSet(opts.Source, r.Sensitive)
+			src := newSourceSet(opts.Source, r.Redaction)
 			var all strings.Builder
 			for name := range opts.Source {
 				_, lines := src.snippet(rng(name, 1, 1, 1000, 1), 1000)

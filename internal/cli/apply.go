@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentform/agentform/internal/apply"
+	"github.com/agentform/agentform/internal/audit"
 	"github.com/agentform/agentform/internal/render"
 	"github.com/agentform/agentform/planner"
 )
@@ -93,7 +94,7 @@ func (c *ApplyCommand) Run(args []string) int {
 	lockAhead := c.readLockAhead()
 	cfg, diags := c.loadManifest()
 	if diags.HasErrors() {
-		c.showDiagnostics(diags, cfg.Files)
+		c.showManifestDiagnostics(diags, cfg)
 		return ExitError
 	}
 	db, err := c.openState(false, *lockTimeout, "apply")
@@ -110,17 +111,17 @@ func (c *ApplyCommand) Run(args []string) int {
 	ws, lock, d := c.resolveWorkspace(ctx, cfg, rf, c.StdoutTTY, lockAhead)
 	diags = append(diags, d...)
 	if ws == nil || diags.HasErrors() {
-		c.showDiagnostics(diags, cfg.Files)
+		c.showManifestDiagnostics(diags, cfg)
 		return ExitError
 	}
 	plan := planner.New(ctx, cfg, planner.Options{Resolution: ws, Lock: lock, LockReadonly: rf.lockMode == "readonly", Applied: prior, OutDir: *outDir, EncodeLock: true})
 	diags = append(diags, plan.Diagnostics...)
 	if diags.HasErrors() {
-		c.showDiagnostics(diags, cfg.Files)
+		c.showManifestDiagnostics(diags, cfg)
 		return ExitError
 	}
 	if saved != nil {
-		c.showDiagnostics(diags, cfg.Files)
+		c.showManifestDiagnostics(diags, cfg)
 		if err := plan.CheckSaved(saved); err != nil {
 			fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 			return ExitError
@@ -128,11 +129,11 @@ func (c *ApplyCommand) Run(args []string) int {
 	} else {
 		// The plan, then its warnings, then the question, as Terraform
 		// and agentform plan show them.
-		render.Plan(c.Stdout, plan, render.PlanOptions{Color: c.color()})
+		render.Plan(c.Stdout, plan, render.PlanOptions{Color: c.color(), Redaction: audit.Redaction(cfg)})
 		if len(diags) > 0 {
 			fmt.Fprintln(c.Stderr)
 		}
-		c.showDiagnostics(diags, cfg.Files)
+		c.showManifestDiagnostics(diags, cfg)
 	}
 	// A lockfile that differs from the one the plan implies (deleted,
 	// edited, with stale entries) is written even when no artifact

@@ -129,12 +129,12 @@ func (c *AuditCommand) Run(args []string) int {
 		return ExitError
 	}
 	if plan == nil {
-		c.showDiagnostics(diags, cfg.Files)
+		c.showManifestDiagnostics(diags, cfg)
 		return ExitError
 	}
 	// On standard error whatever the format: the report is on standard
 	// output or in -out.
-	c.showDiagnostics(diags, cfg.Files)
+	c.showManifestDiagnostics(diags, cfg)
 	report := audit.Run(plan, audit.Options{})
 	switch {
 	case *against == "state":

@@ -69,12 +69,12 @@ func (c *GraphCommand) Run(args []string) int {
 		return ExitError
 	}
 	if plan == nil {
-		c.showDiagnostics(diags, cfg.Files)
+		c.showManifestDiagnostics(diags, cfg)
 		return ExitError
 	}
 	// Warnings too: an unresolved block is drawn as one node, and the
 	// warning says why.
-	c.showDiagnostics(diags, cfg.Files)
+	c.showManifestDiagnostics(diags, cfg)
 	if diags.HasErrors() {
 		fmt.Fprintln(c.Stderr, "The graph below is drawn from a plan with errors.")
 	}

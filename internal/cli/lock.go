@@ -69,13 +69,13 @@ func (c *LockCommand) Run(args []string) int {
 	lockAhead := c.readLockAhead()
 	cfg, diags := c.loadManifest()
 	if diags.HasErrors() {
-		c.showDiagnostics(diags, cfg.Files)
+		c.showManifestDiagnostics(diags, cfg)
 		return ExitError
 	}
 	ws, lock, d := c.resolveWorkspace(ctx, cfg, rf, c.StdoutTTY, lockAhead)
 	diags = append(diags, d...)
 	if ws == nil || diags.HasErrors() {
-		c.showDiagnostics(diags, cfg.Files)
+		c.showManifestDiagnostics(diags, cfg)
 		fmt.Fprintf(c.Stderr, "%s was not changed.\n", lockfile.FileName)
 		return ExitError
 	}
@@ -90,7 +90,7 @@ func (c *LockCommand) Run(args []string) int {
 	} else {
 		diags = append(diags, plan.Diagnostics...)
 	}
-	c.showDiagnostics(diags, cfg.Files)
+	c.showManifestDiagnostics(diags, cfg)
 	if diags.HasErrors() {
 		fmt.Fprintf(c.Stderr, "%s was not changed.\n", lockfile.FileName)
 		return ExitError

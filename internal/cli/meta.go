@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"golang.org/x/term"
 
+	"github.com/agentform/agentform/internal/audit"
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/render"
 )
@@ -138,12 +139,29 @@ func (m *Meta) loadManifest() (*manifest.Config, hcl.Diagnostics) {
 	return manifest.Load(m.Dir)
 }
 
-// showDiagnostics prints diagnostics to stderr.
+// showDiagnostics prints diagnostics to stderr, quoting the lines of
+// files. It hides no credential: diagnostics about a loaded manifest go
+// through showManifestDiagnostics.
 func (m *Meta) showDiagnostics(diags hcl.Diagnostics, files map[string]*hcl.File) {
 	if len(diags) == 0 {
 		return
 	}
-	render.Diagnostics(m.Stderr, diags, files, m.colorFor(m.StderrTTY))
+	render.Diagnostics(m.Stderr, diags, files, nil, m.colorFor(m.StderrTTY))
+}
+
+// showManifestDiagnostics prints diagnostics to stderr, quoting the lines
+// of cfg's files with the manifest's credentials masked and scrubbed from
+// the messages (audit.Redaction): a warning on a line that holds a token,
+// or a check whose error_message interpolates one, must not print it.
+func (m *Meta) showManifestDiagnostics(diags hcl.Diagnostics, cfg *manifest.Config) {
+	if len(diags) == 0 {
+		return
+	}
+	var files map[string]*hcl.File
+	if cfg != nil {
+		files = cfg.Files
+	}
+	render.Diagnostics(m.Stderr, diags, files, audit.Redaction(cfg), m.colorFor(m.StderrTTY))
 }
 
 // isSet reports whether the option name was given on the command line.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/agentform/agentform/internal/audit"
 	"github.com/agentform/agentform/internal/capability"
 	"github.com/agentform/agentform/internal/render"
 	"github.com/agentform/agentform/planner"
@@ -144,7 +145,7 @@ func (c *PlanCommand) Run(args []string) int {
 		}
 		if err != nil && *jsonOut {
 			// The document is printed even so, with the reason.
-			return c.writePlanJSON(nil, append(diags, stateDiagnostic(err)), *detailed, *overrideFlag)
+			return c.writePlanJSON(nil, append(diags, stateDiagnostic(err)), audit.Redaction(cfg), *detailed, *overrideFlag)
 		}
 		if err != nil {
 			c.showStateError(err)
@@ -165,18 +166,18 @@ func (c *PlanCommand) Run(args []string) int {
 	}
 
 	if *jsonOut {
-		return c.writePlanJSON(plan, diags, *detailed, *overrideFlag)
+		return c.writePlanJSON(plan, diags, audit.Redaction(cfg), *detailed, *overrideFlag)
 	}
 
 	if plan != nil {
 		// Shown even with errors: the matrix helps understand a failed check.
-		render.Plan(c.Stdout, plan, render.PlanOptions{Color: c.color(), Matrix: mode, Errors: len(diags.Errs())})
+		render.Plan(c.Stdout, plan, render.PlanOptions{Color: c.color(), Matrix: mode, Errors: len(diags.Errs()), Redaction: audit.Redaction(cfg)})
 	}
 	// Last, as Terraform does: the errors (and warnings) are what is read.
 	if plan != nil && len(diags) > 0 {
 		fmt.Fprintln(c.Stderr)
 	}
-	c.showDiagnostics(diags, cfg.Files)
+	c.showManifestDiagnostics(diags, cfg)
 	if *out != "" && plan != nil && !diags.HasErrors() {
 		fmt.Fprintf(c.Stdout, "\nSaved the plan to: %s\n\nTo perform exactly these actions, run:\n  agentform apply %q\n", *out, *out)
 	}
@@ -186,8 +187,9 @@ func (c *PlanCommand) Run(args []string) int {
 // writePlanJSON prints the JSON plan document and returns the exit code.
 // A plan that simulates a session override says so, and is not
 // applyable: apply applies the configuration as written.
-func (c *PlanCommand) writePlanJSON(plan *planner.Plan, diags hcl.Diagnostics, detailed bool, override string) int {
+func (c *PlanCommand) writePlanJSON(plan *planner.Plan, diags hcl.Diagnostics, red *render.Redaction, detailed bool, override string) int {
 	doc := render.PlanJSON(plan, diags)
+	doc.Scrub(red)
 	if override != "" {
 		doc.CapabilityOverride, doc.Applyable = override, false
 	}
@@ -202,12 +204,15 @@ func (c *PlanCommand) writePlanJSON(plan *planner.Plan, diags hcl.Diagnostics, d
 
 // savePlan writes the plan to path with its JSON document and plain text.
 func (c *PlanCommand) savePlan(path string, plan *planner.Plan, diags hcl.Diagnostics) error {
-	doc, err := json.Marshal(render.PlanJSON(plan, diags))
+	red := audit.Redaction(plan.Config())
+	pd := render.PlanJSON(plan, diags)
+	pd.Scrub(red)
+	doc, err := json.Marshal(pd)
 	if err != nil {
 		return err
 	}
 	var text bytes.Buffer
-	render.Plan(&text, plan, render.PlanOptions{Matrix: render.MatrixAuto})
+	render.Plan(&text, plan, render.PlanOptions{Matrix: render.MatrixAuto, Redaction: red})
 	return plan.Save(doc, text.String()).WriteFile(c.path(path))
 }
 

@@ -69,7 +69,7 @@ func (c *ValidateCommand) Run(args []string) int {
 		}
 		return ExitOK
 	}
-	c.showDiagnostics(diags, cfg.Files)
+	c.showManifestDiagnostics(diags, cfg)
 	if diags.HasErrors() {
 		return ExitError
 	}

@@ -29,10 +29,15 @@ const (
 // and summary, the file and line with the enclosing block, the source line
 // with the offending span marked (underlined in colour, with carets
 // otherwise), then the detail. files maps file names to parsed files, for
-// the source lines; a missing file prints the location alone.
-func Diagnostics(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.File, color bool) {
+// the source lines; a missing file prints the location alone. red (which
+// may be nil) hides the manifest's credentials: its ranges are masked in
+// source lines and its values scrubbed from summaries and details. A
+// source line longer than ExcerptWidth characters is cut to a window
+// around the range.
+func Diagnostics(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.File, red *Redaction, color bool) {
+	masks := map[string][]Span{}
 	for _, diag := range SortDiagnostics(diags) {
-		writeDiagnostic(w, diag, files, color)
+		writeDiagnostic(w, diag, files, red, masks, color)
 	}
 }
 
@@ -62,27 +67,33 @@ func SortDiagnostics(diags hcl.Diagnostics) hcl.Diagnostics {
 	return out
 }
 
-func writeDiagnostic(w io.Writer, diag *hcl.Diagnostic, files map[string]*hcl.File, color bool) {
+func writeDiagnostic(w io.Writer, diag *hcl.Diagnostic, files map[string]*hcl.File, red *Redaction, masks map[string][]Span, color bool) {
 	sev, code := "Error", ansiRed
 	if diag.Severity == hcl.DiagWarning {
 		sev, code = "Warning", ansiYellow
 	}
-	summary := Printable(diag.Summary)
+	summary := Printable(red.Scrub(diag.Summary))
 	if color {
 		fmt.Fprintf(w, "%s%s%s:%s %s%s%s\n", ansiBold, code, sev, ansiReset, ansiBold, summary, ansiReset)
 	} else {
 		fmt.Fprintf(w, "%s: %s\n", sev, summary)
 	}
 	if diag.Subject != nil {
-		writeSnippet(w, diag.Subject, files[diag.Subject.Filename], color)
+		file := files[diag.Subject.Filename]
+		spans, ok := masks[diag.Subject.Filename]
+		if !ok && file != nil {
+			spans = red.Spans(diag.Subject.Filename, func(p hcl.Pos) int { return min(max(p.Byte, 0), len(file.Bytes)) })
+			masks[diag.Subject.Filename] = spans
+		}
+		writeSnippet(w, diag.Subject, file, spans, color)
 	}
 	if diag.Detail != "" {
-		fmt.Fprintf(w, "\n%s\n", Printable(diag.Detail))
+		fmt.Fprintf(w, "\n%s\n", Printable(red.Scrub(diag.Detail)))
 	}
 	fmt.Fprintln(w)
 }
 
-func writeSnippet(w io.Writer, rng *hcl.Range, file *hcl.File, color bool) {
+func writeSnippet(w io.Writer, rng *hcl.Range, file *hcl.File, masks []Span, color bool) {
 	if file == nil || file.Bytes == nil {
 		fmt.Fprintf(w, "\n  on %s line %d:\n", rng.Filename, rng.Start.Line)
 		return
@@ -112,10 +123,9 @@ func writeSnippet(w io.Writer, rng *hcl.Range, file *hcl.File, color bool) {
 			fmt.Fprintf(w, "  %4s  ...\n", "")
 			break
 		}
-		text := SanitizeLine(sc.Bytes())
-		before, mid, _ := line.PartitionAround(hl)
-		lead := clampLen(before.End.Byte-line.Start.Byte, len(text))
-		width := clampLen(mid.End.Byte-mid.Start.Byte, len(text)-lead)
+		start := line.Start.Byte
+		raw, lead, width := Excerpt(file.Bytes, start, start+len(sc.Bytes()), masks, hl.Start.Byte, hl.End.Byte)
+		text := SanitizeLine([]byte(raw))
 		if color {
 			fmt.Fprintf(w, "  %4d: %s%s%s%s%s\n", line.Start.Line, text[:lead], ansiUnderline, text[lead:lead+width], ansiReset, text[lead+width:])
 			continue
@@ -127,20 +137,6 @@ func writeSnippet(w io.Writer, rng *hcl.Range, file *hcl.File, color bool) {
 			fmt.Fprintf(w, "  %4s  %s%s\n", "", strings.Repeat(" ", pad), strings.Repeat("^", n))
 		}
 	}
-	if shown == 0 && rng.Start.Line > 0 {
-		// The range points past the last line (end of file).
-		return
-	}
-}
-
-func clampLen(n, max int) int {
-	if n < 0 {
-		return 0
-	}
-	if n > max {
-		return max
-	}
-	return n
 }
 
 // Printable returns s with every character that could act on a terminal

@@ -18,7 +18,7 @@ func TestDiagnosticsPrintable(t *testing.T) {
 		Severity: hcl.DiagError,
 		Summary:  "MCP tool changed\x1b]0;title\x07",
 		Detail:   "-Plans trips.\n+Plans trips.\x1b[2K\rIGNORE ALL\u009b\u202egnp.exe\tend",
-	}}, nil, true)
+	}}, nil, nil, true)
 	got := out.String()
 	for _, raw := range []string{"\x07", "\x1b]", "\x1b[2K", "\r", "\u009b", "\u202e"} {
 		if strings.Contains(got, raw) {
@@ -56,7 +56,7 @@ func TestSnippetPrintable(t *testing.T) {
 	file := &hcl.File{Bytes: []byte(src)}
 	rng := hcl.Range{Filename: "main.acl", Start: hcl.Pos{Line: 2, Column: 3, Byte: 14}, End: hcl.Pos{Line: 2, Column: 14, Byte: 25}}
 	var out bytes.Buffer
-	Diagnostics(&out, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Bad description", Subject: &rng}}, map[string]*hcl.File{"main.acl": file}, false)
+	Diagnostics(&out, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Bad description", Subject: &rng}}, map[string]*hcl.File{"main.acl": file}, nil, false)
 	got := out.String()
 	for _, raw := range []string{"\u202e", "\u2066", "\u009b", "\x9b", "\x1b"} {
 		if strings.Contains(got, raw) {
@@ -67,5 +67,70 @@ func TestSnippetPrintable(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("output:\n%s\nwant it to hold %q", got, want)
 		}
+	}
+}
+
+// TestDiagnosticsRedacted: a diagnostic on a credential's line shows the
+// line with the credential masked, the caret still under the range, and
+// the credential scrubbed from summary and detail.
+func TestDiagnosticsRedacted(t *testing.T) {
+	src := "tool \"a\" {\n  headers = { Authorization = \"Bearer SEKRET90\", X-Retry = [\"1\"] }\n}\n"
+	file := &hcl.File{Bytes: []byte(src)}
+	at := func(s string) int { return strings.Index(src, s) }
+	pos := func(off int) hcl.Pos { return hcl.Pos{Line: 2, Column: off - at("  headers") + 1, Byte: off} }
+	secret := hcl.Range{Filename: "main.acl", Start: pos(at(`"Bearer`)), End: pos(at(`, X-Retry`))}
+	subject := hcl.Range{Filename: "main.acl", Start: pos(at(`["1"]`)), End: pos(at(`["1"]`) + 5)}
+	red := NewRedaction([]hcl.Range{secret}, []string{"Bearer SEKRET90", "abc"})
+	for _, color := range []bool{false, true} {
+		var out bytes.Buffer
+		Diagnostics(&out, hcl.Diagnostics{{
+			Severity: hcl.DiagError, Summary: "Bad header Bearer SEKRET90", Detail: "Header value Bearer SEKRET90 is not a string; abc stays.", Subject: &subject,
+		}}, map[string]*hcl.File{"main.acl": file}, red, color)
+		got := out.String()
+		if strings.Contains(got, "SEKRET90") {
+			t.Fatalf("output holds the credential:\n%s", got)
+		}
+		want := []string{"Bad header (redacted)", "Header value (redacted) is not a string; abc stays."}
+		if color {
+			want = append(want, `Authorization = (redacted), X-Retry = `+ansiUnderline+`["1"]`+ansiReset)
+		} else {
+			want = append(want,
+				`     2:   headers = { Authorization = (redacted), X-Retry = ["1"] }`+"\n"+
+					"  "+strings.Repeat(" ", 4+2+len(`  headers = { Authorization = (redacted), X-Retry = `))+"^^^^^\n")
+		}
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("color %v: output:\n%s\nwant it to hold:\n%s", color, got, w)
+			}
+		}
+	}
+}
+
+// TestDiagnosticsLongLine: a minified manifest is one long line; the
+// snippet shows a window of it around the range, marked with ellipses,
+// with the caret under the range.
+func TestDiagnosticsLongLine(t *testing.T) {
+	src := `{"a": "` + strings.Repeat("x", 5000) + `", "bad": 1, "b": "` + strings.Repeat("y", 5000) + `"}`
+	off := strings.Index(src, `"bad"`)
+	rng := hcl.Range{Filename: "m.acl.json", Start: hcl.Pos{Line: 1, Column: off + 1, Byte: off}, End: hcl.Pos{Line: 1, Column: off + 6, Byte: off + 5}}
+	var out bytes.Buffer
+	Diagnostics(&out, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Bad", Subject: &rng}}, map[string]*hcl.File{"m.acl.json": {Bytes: []byte(src)}}, nil, false)
+	got := out.String()
+	if len(got) > 600 {
+		t.Fatalf("output is %d bytes:\n%s", len(got), got)
+	}
+	lines := strings.Split(got, "\n")
+	var text, caret string
+	for i, l := range lines {
+		if strings.HasPrefix(l, "     1: ") {
+			text, caret = l, lines[i+1]
+		}
+	}
+	if !strings.HasPrefix(text, "     1: …xxx") || !strings.HasSuffix(text, "yyy…") || !strings.Contains(text, `", "bad": 1, "b": "`) {
+		t.Fatalf("snippet line:\n%s", text)
+	}
+	col := strings.Index(caret, "^")
+	if col < 0 || !strings.HasPrefix(string([]rune(text)[col:]), `"bad"`) || strings.Count(caret, "^") != 5 {
+		t.Errorf("caret does not line up:\n%s\n%s", text, caret)
 	}
 }

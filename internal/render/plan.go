@@ -39,9 +39,16 @@ type PlanOptions struct {
 	// changes, which could not be applied, and its last line says it
 	// failed.
 	Errors int
+	// Redaction (which may be nil) scrubs the manifest's credentials from
+	// check messages, whose error_message can interpolate a local that
+	// feeds one.
+	Redaction *Redaction
 }
 
-type style struct{ color bool }
+type style struct {
+	color bool
+	red   *Redaction
+}
 
 func (s style) paint(code, text string) string {
 	if !s.color {
@@ -80,7 +87,7 @@ func (s style) arrow() string {
 // changes, the capability matrix, capability changes, denials, checks and
 // the summary line.
 func Plan(w io.Writer, p *planner.Plan, opts PlanOptions) {
-	st := style{color: opts.Color}
+	st := style{color: opts.Color, red: opts.Redaction}
 	if opts.Errors == 0 {
 		writeResourceChanges(w, p, st)
 		writeLockChanges(w, p, st)
@@ -344,7 +351,7 @@ func writeChecks(w io.Writer, p *planner.Plan, st style) {
 			fmt.Fprintf(w, "  %s %s\n", pass, c.Name)
 			continue
 		}
-		fmt.Fprintf(w, "  %s %s: %s\n", fail, c.Name, c.Message)
+		fmt.Fprintf(w, "  %s %s: %s\n", fail, c.Name, st.red.Scrub(c.Message))
 	}
 	fmt.Fprintln(w)
 }

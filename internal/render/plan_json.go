@@ -99,6 +99,19 @@ type JSONCheck struct {
 	Message string `json:"message"`
 }
 
+// Scrub replaces the manifest's credential values (red, which may be nil)
+// in the document's check messages and diagnostics: a check's
+// error_message can interpolate a local that feeds a credential.
+func (doc *PlanDocument) Scrub(red *Redaction) {
+	for i := range doc.Checks {
+		doc.Checks[i].Message = red.Scrub(doc.Checks[i].Message)
+	}
+	for i := range doc.Diagnostics {
+		doc.Diagnostics[i].Summary = red.Scrub(doc.Diagnostics[i].Summary)
+		doc.Diagnostics[i].Detail = red.Scrub(doc.Diagnostics[i].Detail)
+	}
+}
+
 // PlanJSON builds the JSON plan document. p may be nil when the manifest
 // did not load; the document then carries only the diagnostics. Every list
 // is non-nil so consumers see [] rather than null.

@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCredentialsNeverPrinted runs audit in every format, validate, plan
+// and plan -json on workspaces whose credentials are written where the
+// credential scan used to miss them, and searches every output for them:
+// a literal in a JSON provider config, a minified JSON file quoted by
+// warnings, secret() spelled with spaces or a line break, a JSON local
+// that feeds a native credential, a header that does not decode (its
+// error quotes the line), and a local interpolated into a check message
+// and a waiver reason. Each also shows its hidden values in place, so
+// what is not a credential stays readable.
+func TestCredentialsNeverPrinted(t *testing.T) {
+	const secret = "SEKRET"
+	for _, tc := range []struct {
+		fixture string
+		want    []string
+	}{
+		{"json-provider", []string{`"providers": {"anthropic": {"config": {"api_key": (redacted)}}},`, `"network": {"headers": {"Authorization": (redacted)}},`}},
+		{"json-minified", []string{`"auth_token": (redacted)`, `"headers": {"Authorization": (redacted), "X-Trace": "abc"}`}},
+		{"json-secret-spacing", []string{`"config": {"REGION": (redacted), "ZONE": (redacted), "Q": (redacted)}`}},
+		{"json-locals", []string{`(redacted), "jtok": (redacted)}, "tool"`, `auth_token   = (redacted)`}},
+		{"undecoded-headers", []string{`headers      = { Authorization = (redacted), X-Retry = ["1"] }`}},
+		{"message-locals", []string{`assistant cannot use token (redacted)`, `demo token (redacted) is public`}},
+	} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			dir := filepath.Join("testdata", "TestCredentialsNeverPrinted", tc.fixture)
+			var all strings.Builder
+			runs := [][]string{{"validate"}, {"plan", "-refresh=false", "-no-color"}, {"plan", "-refresh=false", "-json"}}
+			for _, format := range auditFormats {
+				runs = append(runs, []string{"audit", "-refresh=false", "-no-color", "-show-waived", "-format=" + format})
+			}
+			for _, args := range runs {
+				_, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...)
+				if i := strings.Index(stdout+stderr, secret); i >= 0 {
+					out := stdout + stderr
+					t.Errorf("%s prints a credential\ngot:  …%s…\nwant: no %q", strings.Join(args, " "), out[max(0, i-100):min(len(out), i+40)], secret)
+				}
+				fmt.Fprintf(&all, "%s\n%s\n", stdout, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(all.String(), w) {
+					t.Errorf("no output holds %q\ngot:\n%s", w, all.String())
+				}
+			}
+		})
+	}
+}
