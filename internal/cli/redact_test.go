@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,5 +51,34 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAuditMinifiedManifestSnippets: a minified .acl.json is one long
+// line; each finding's snippet shows a window of it, not the whole line,
+// so the report grows with the findings, not with findings × file size.
+// A string that only mentions "secret(" in prose is not hidden.
+func TestAuditMinifiedManifestSnippets(t *testing.T) {
+	var tools []string
+	for i := range 300 {
+		tools = append(tools, fmt.Sprintf(`"t%03d": {"kind": "bash", "commands": ["ls"], "capabilities": ["x"], "config": {"API_TOKEN": "SEKRET-%03d", "NOTE": "never call secret(x) here %03d"}}`, i, i, i))
+	}
+	src := `{"agent": {"assistant": {"capabilities": ["x"], "graph": {"type": "react"}, "model": {"provider": "anthropic", "name": "claude-haiku-4-5"}}}, "tool": {` + strings.Join(tools, ", ") + `}}`
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "agent.acl.json"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"table", "html"} {
+		_, stdout, stderr := run(t, "", "-chdir="+dir, "audit", "-refresh=false", "-no-color", "-format="+format)
+		if n := len(stdout); n > 1<<20 {
+			t.Errorf("the %s report is %d bytes for a %d-byte manifest", format, n, len(src))
+		}
+		if strings.Contains(stdout+stderr, "SEKRET") {
+			t.Errorf("the %s report prints a credential", format)
+		}
+		text := strings.ReplaceAll(stdout, "&#34;", `"`)
+		if !strings.Contains(text, `"NOTE": "never call secret(x) here 150"`) || !strings.Contains(text, `"API_TOKEN": (redacted)`) {
+			t.Errorf("the %s report lacks the window around a finding\ngot:\n%.3000s", format, stdout)
+		}
 	}
 }
