@@ -51,9 +51,21 @@ const (
 // are always written, list items only while they leave mdReserve free.
 type mdWriter struct {
 	b strings.Builder
+	// limit, when not 0, is where list items stop instead of
+	// mdBudget-mdReserve: the gate and the matrix come before the
+	// findings and may not take the room the findings need.
+	limit int
 }
 
 func (w *mdWriter) printf(format string, a ...any) { fmt.Fprintf(&w.b, format, a...) }
+
+// room is the length list items may bring the report to.
+func (w *mdWriter) room() int {
+	if w.limit > 0 {
+		return min(w.limit, mdBudget-mdReserve)
+	}
+	return mdBudget - mdReserve
+}
 
 // list writes row(0), row(1)… (each a whole line or table row) while
 // there are at most max of them and each fits the budget; when rows are
@@ -62,7 +74,7 @@ func (w *mdWriter) list(n, max int, row func(i int) string, more func(left int) 
 	i := 0
 	for ; i < n && i < max; i++ {
 		r := row(i)
-		if w.b.Len()+len(r) > mdBudget-mdReserve {
+		if w.b.Len()+len(r) > w.room() {
 			break
 		}
 		w.b.WriteString(r)
@@ -83,12 +95,16 @@ func writeMarkdown(w io.Writer, r *Report, opts WriteOptions) error {
 	}
 	m.printf("%s\n", summary)
 
+	// The gate and the matrix, above the findings, stop at half the
+	// budget, so that findings are always listed.
+	m.limit = mdBudget / 2
 	if r.Gate != nil {
 		mdGate(&m, r.Gate)
 	}
 	if len(r.Matrix) > 0 {
 		mdMatrix(&m, r.Matrix)
 	}
+	m.limit = 0
 
 	findings := orderedFindings(r.Findings)
 	m.printf("\n### Findings\n\n")
@@ -171,7 +187,7 @@ func mdMatrix(m *mdWriter, rows []MatrixRow) {
 			rule += " :---: |"
 		}
 		// When the header alone does not fit, count instead.
-		grid = m.b.Len()+len(head)+len(rule) <= mdBudget-mdReserve
+		grid = m.b.Len()+len(head)+len(rule) <= m.room()
 	}
 	if !grid {
 		m.printf("%d agents × %d tools: too large for a grid, counted per agent.\n\n", len(rows), len(tools))
@@ -286,10 +302,12 @@ const mdBreak = "<!-- -->"
 
 // mdInert breaks in escaped text what GitHub would act on: a mention
 // ("@user", "@org/team", which notifies them) and an email address get a
-// break after the "@"; a URL ("https://…") and a "www." link get one
-// before "://" and the dot. Text without them is returned as is.
+// break after the "@"; an issue reference ("#12", "owner/repo#12", which
+// links the issue and notes the mention in it) one after the "#"; a URL
+// ("https://…") and a "www." link get one before "://" and the dot. Text
+// without them is returned as is.
 func mdInert(s string) string {
-	if !strings.ContainsAny(s, "@:wW") {
+	if !strings.ContainsAny(s, "@#:wW") {
 		return s
 	}
 	var b strings.Builder
@@ -297,6 +315,9 @@ func mdInert(s string) string {
 		switch {
 		case s[i] == '@':
 			b.WriteString("@" + mdBreak)
+			i++
+		case s[i] == '#' && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9':
+			b.WriteString("#" + mdBreak)
 			i++
 		case strings.HasPrefix(s[i:], "://"):
 			b.WriteString(mdBreak + "://")
