@@ -33,7 +33,7 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 		t.Run(tc.fixture, func(t *testing.T) {
 			dir := filepath.Join("testdata", "TestCredentialsNeverPrinted", tc.fixture)
 			var all strings.Builder
-			runs := [][]string{{"validate"}, {"plan", "-refresh=false", "-no-color"}, {"plan", "-refresh=false", "-json"}}
+			runs := [][]string{{"validate"}, {"validate", "-json"}, {"plan", "-refresh=false", "-no-color"}, {"plan", "-refresh=false", "-json"}}
 			for _, format := range auditFormats {
 				runs = append(runs, []string{"audit", "-refresh=false", "-no-color", "-show-waived", "-format=" + format})
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentform/agentform/internal/audit"
 	"github.com/agentform/agentform/internal/render"
 )
 
@@ -56,6 +57,12 @@ func (c *ValidateCommand) Run(args []string) int {
 			WarningCount  int                     `json:"warning_count"`
 			Diagnostics   []render.JSONDiagnostic `json:"diagnostics"`
 		}{FormatVersion: "1.0", Valid: !diags.HasErrors(), Diagnostics: render.JSONDiagnostics(diags)}
+		// No source lines here, but a message may quote a value.
+		red := audit.Redaction(cfg)
+		for i := range doc.Diagnostics {
+			doc.Diagnostics[i].Summary = red.Scrub(doc.Diagnostics[i].Summary)
+			doc.Diagnostics[i].Detail = red.Scrub(doc.Diagnostics[i].Detail)
+		}
 		doc.ErrorCount = len(diags.Errs())
 		doc.WarningCount = len(diags) - doc.ErrorCount
 		enc := json.NewEncoder(c.Stdout)
