@@ -581,7 +581,7 @@ func (r *buildResource) Read(ctx context.Context, req resource.ReadRequest, resp
 	m.Fingerprint = types.StringValue(appliedFingerprint(prior))
 	// An apply by the CLI may have granted or revoked since: the matrix is
 	// read again, like every other attribute.
-	m.CapabilityMatrix = cellsValue(ctx, appliedCells(dir, prior, onDisk), &resp.Diagnostics)
+	m.CapabilityMatrix = cellsValue(ctx, appliedCells(dir, prior, onDisk, matrixTools(ctx, m.CapabilityMatrix)), &resp.Diagnostics)
 	if m.CapabilityChanges.IsNull() || m.CapabilityChanges.IsUnknown() {
 		m.CapabilityChanges = listValue(ctx, changeType, []changeModel{}, &resp.Diagnostics)
 	}
@@ -792,11 +792,13 @@ func planCells(plan *planner.Plan) []cellModel {
 // then tool: one row per agent state records, one column per tool of the
 // matrix. A cell is allow when state's matrix lists the tool for the
 // agent. State records only the tools each agent may call, so the columns
-// are those tools and the ones in the rows of the artifacts on disk
-// (onDisk: agent → the artifact with the digest of the file) that are
-// still the bytes the last apply recorded; an artifact removed or changed
-// since says nothing, and when none is left only allowed cells are known.
-func appliedCells(dir string, prior *planner.Applied, onDisk map[string]state.Artifact) []cellModel {
+// come from the artifacts on disk (onDisk: agent → the artifact with the
+// digest of the file) that are still the bytes the last apply recorded:
+// each carries the agent's whole row. An artifact removed or changed since
+// says nothing; when none is left, the columns are those of the matrix
+// Terraform last recorded (priorTools), so that a tool denied to every
+// agent keeps its column. The tools state allows are columns either way.
+func appliedCells(dir string, prior *planner.Applied, onDisk map[string]state.Artifact, priorTools []string) []cellModel {
 	recorded := appliedArtifacts(prior)
 	current := map[string]state.Artifact{}
 	for agent, a := range onDisk {
@@ -807,6 +809,11 @@ func appliedCells(dir string, prior *planner.Applied, onDisk map[string]state.Ar
 	tools := map[string]bool{}
 	for _, c := range artifactCells(dir, current) {
 		tools[c.Tool] = true
+	}
+	if len(tools) == 0 {
+		for _, t := range priorTools {
+			tools[t] = true
+		}
 	}
 	for _, row := range prior.Matrix {
 		for _, t := range row {
@@ -824,6 +831,20 @@ func appliedCells(dir string, prior *planner.Applied, onDisk map[string]state.Ar
 	}
 	sortCells(cells)
 	return cells
+}
+
+// matrixTools lists the tools of a capability_matrix value: none when it
+// is null or unknown (an import).
+func matrixTools(ctx context.Context, matrix types.List) []string {
+	var cells []cellModel
+	if matrix.IsNull() || matrix.IsUnknown() || matrix.ElementsAs(ctx, &cells, false).HasError() {
+		return nil
+	}
+	var tools []string
+	for _, c := range cells {
+		tools = append(tools, c.Tool)
+	}
+	return tools
 }
 
 // artifactCells lists the matrix rows that the agents' artifacts (agent.json)

@@ -639,3 +639,66 @@ func TestBuildResource_createAfterDestroy(t *testing.T) {
 		t.Errorf("got:\n%q\nwant:\n%q", got, want)
 	}
 }
+
+// TestBuildResource_refreshKeepsColumns refreshes a workspace whose
+// artifacts were removed outside Terraform: the matrix keeps the column of
+// a tool that no agent may call (state records only allowed tools), so a
+// can_call on it still answers, and the plan shows the drift.
+func TestBuildResource_refreshKeepsColumns(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	f, err := os.OpenFile(filepath.Join(dir, "agent.acl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err == nil {
+		_, err = f.WriteString(`
+tool "nobody" {
+  kind         = "bash"
+  description  = "Needs a capability no agent holds."
+  commands     = ["cat"]
+  capabilities = ["admin"]
+
+  env {
+    kind = "empty"
+  }
+}
+`)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := buildConfig(dir, "") + `
+output "nobody" {
+  value = provider::agentform::can_call(agentform_build.test.capability_matrix, "assistant", "nobody")
+}
+`
+	nobody := statecheck.ExpectKnownValue(buildAddr, tfjsonpath.New("capability_matrix").AtSliceIndex(5), knownvalue.ObjectExact(map[string]knownvalue.Check{
+		"agent": knownvalue.StringExact("assistant"), "tool": knownvalue.StringExact("nobody"), "decision": knownvalue.StringExact("deny"),
+	}))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:            config,
+				ConfigStateChecks: []statecheck.StateCheck{nobody, statecheck.ExpectKnownValue(buildAddr, tfjsonpath.New("capability_matrix"), knownvalue.ListSizeExact(14))},
+			},
+			{
+				PreConfig: func() {
+					for _, agent := range []string{"assistant", "researcher"} {
+						if err := os.Remove(filepath.Join(dir, "dist", agent+".agent.tgz")); err != nil {
+							t.Fatal(err)
+						}
+					}
+				},
+				RefreshState:       true,
+				ExpectNonEmptyPlan: true, // the artifacts are rebuilt
+				Check:              resource.TestCheckResourceAttr(buildAddr, "capability_matrix.#", "14"),
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(buildAddr, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{nobody},
+			},
+		},
+	})
+}
