@@ -53,6 +53,9 @@ type engineOptions struct {
 	// workspace's build over from any older Terraform object of it (see
 	// buildResource.Delete).
 	claim bool
+	// operation is what the state's history records as the writer;
+	// terraformApply when empty. Tests apply as the CLI does ("apply").
+	operation string
 }
 
 // workspacePlan is one workspace loaded and planned.
@@ -118,7 +121,11 @@ func applyWorkspace(ctx context.Context, dir, outDir string, opts engineOptions,
 	if ws.diags.HasErrors() {
 		return res
 	}
-	db, err := state.Open(dir, state.Options{LockTimeout: stateLockTimeout, Operation: "terraform apply", Version: version.Version})
+	operation := opts.operation
+	if operation == "" {
+		operation = terraformApply
+	}
+	db, err := state.Open(dir, state.Options{LockTimeout: stateLockTimeout, Operation: operation, Version: version.Version})
 	if err != nil {
 		ws.failure = err
 		return res

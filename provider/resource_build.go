@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -602,8 +603,10 @@ func (r *buildResource) Read(ctx context.Context, req resource.ReadRequest, resp
 // a later apply built or adopted that file and it is live. This is how a
 // replacement with create_before_destroy, whose new object (Create) has
 // just committed state, keeps the artifacts the old object recorded at
-// the same paths. After an "agentform apply" that Terraform has not read
-// (destroy -refresh=false), the artifacts stay too, with a warning.
+// the same paths, silently. After an "agentform apply" that Terraform has
+// not read (destroy -refresh=false), the artifacts stay too, with a
+// warning naming it. An object without a claim (written by a provider from
+// before claims, and not read since) owns what it recorded.
 func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var m buildModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
@@ -615,6 +618,7 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 		return
 	}
 	live := map[string]bool{}
+	since := "" // who wrote the state since the claim, unless Terraform
 	if _, err := os.Stat(filepath.Join(dir, state.DirName, state.FileName)); err == nil {
 		db, err := state.Open(dir, state.Options{LockTimeout: stateLockTimeout, Operation: "terraform destroy", Version: version.Version})
 		if err != nil {
@@ -629,9 +633,16 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 		}
 		claim, diags := getClaim(ctx, req.Private)
 		resp.Diagnostics.Append(diags...)
-		if claim == nil || claim.Lineage != prior.Lineage || claim.Serial != prior.Serial {
+		// No claim: an earlier provider wrote the object and Terraform has
+		// not read it since (destroy -refresh=false); it owns what it
+		// recorded, as it did then.
+		if claim != nil && (claim.Lineage != prior.Lineage || claim.Serial != prior.Serial) {
 			for _, a := range appliedArtifacts(prior) {
 				live[dirPath(artifactFile(dir, a.Path))] = true
+			}
+			if since, err = writersSince(db, *claim, prior.Lineage); err != nil {
+				resp.Diagnostics.Append(stateDiagnostic(dir, path.Root("dir"), err))
+				return
 			}
 		}
 	}
@@ -653,10 +664,12 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 				fmt.Sprintf("agentform could not remove %s. Remove it by hand, or fix its directory's permissions and destroy again.\n\n%s", arts[agent].Path, err))
 		}
 	}
-	if len(kept) > 0 {
+	// A replacing object (create_before_destroy) has just committed state
+	// through Terraform: keeping its artifacts is what was asked for.
+	if len(kept) > 0 && since != "" {
 		resp.Diagnostics.AddAttributeWarning(path.Root("artifacts"), "Artifacts Kept",
-			fmt.Sprintf("The workspace's state has been applied since this resource last read it (by a replacing agentform_build with create_before_destroy, or by \"agentform apply\"), and it records these artifacts as its build, so they were left in place:\n  %s",
-				strings.Join(kept, "\n  ")))
+			fmt.Sprintf("The workspace's state was written after this resource last applied or read it (%s), and it records these artifacts as the workspace's build, so they were left in place:\n  %s\n\nRemove them by hand if nothing uses them.",
+				since, strings.Join(kept, "\n  ")))
 	}
 	if out := m.OutDir.ValueString(); out != "" {
 		if !filepath.IsAbs(out) {
@@ -664,6 +677,45 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 		}
 		_ = os.Remove(out) // only succeeds when empty, which is the point
 	}
+}
+
+// terraformApply is the operation the provider records in the
+// workspace state's history (see applyWorkspace).
+const terraformApply = "terraform apply"
+
+// writersSince says which operations wrote the workspace's state after
+// the claim c, for a warning: "" when every one was a Terraform apply (a
+// replacing agentform_build), or when none is recorded.
+func writersSince(db *state.DB, c claim, lineage string) (string, error) {
+	if c.Lineage != lineage {
+		return "the state was created anew", nil
+	}
+	history, err := db.History()
+	if err != nil {
+		return "", err
+	}
+	var ops []string
+	last := c.Serial
+	for _, e := range history {
+		if e.Serial <= c.Serial {
+			continue
+		}
+		last = e.Serial
+		if e.Operation == terraformApply {
+			continue
+		}
+		op := e.Operation
+		if !strings.HasPrefix(op, "terraform ") {
+			op = "agentform " + op
+		}
+		if op = strconv.Quote(op); !slices.Contains(ops, op) {
+			ops = append(ops, op)
+		}
+	}
+	if len(ops) == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("by %s; serial %d, then %d", strings.Join(ops, ", "), c.Serial, last), nil
 }
 
 // ImportState implements resource.ResourceWithImportState: the import ID

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -382,7 +383,7 @@ func TestBuildResource_importSpelling(t *testing.T) {
 // the engine the CLI and the provider share.
 func applyLikeCLI(t *testing.T, dir string) {
 	t.Helper()
-	res := applyWorkspace(t.Context(), dir, "dist", engineOptions{refresh: true}, nil)
+	res := applyWorkspace(t.Context(), dir, "dist", engineOptions{refresh: true, operation: "apply"}, nil)
 	if res.failure != nil || res.diags.HasErrors() || !res.applied {
 		t.Fatalf("applying %s\ngot:\n%v %v (applied %v)\nwant:\nan apply", dir, res.failure, res.diags, res.applied)
 	}
@@ -700,5 +701,92 @@ output "nobody" {
 				ConfigStateChecks: []statecheck.StateCheck{nobody},
 			},
 		},
+	})
+}
+
+// newPrivate sets *field, a resource request's or response's private
+// state, to an empty one, as the framework does before calling the
+// resource.
+func newPrivate(field any) {
+	v := reflect.ValueOf(field).Elem()
+	v.Set(reflect.New(v.Type().Elem()))
+}
+
+// createBuild plans and creates an agentform_build of dir as Terraform
+// does and returns its state and private state.
+func createBuild(t *testing.T, dir string) fwresource.CreateResponse {
+	t.Helper()
+	ctx := t.Context()
+	plan, _ := planCreate(t, dir)
+	s := buildSchema(t)
+	resp := fwresource.CreateResponse{State: tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}}
+	newPrivate(&resp.Private)
+	newBuildResource().Create(ctx, fwresource.CreateRequest{Config: tfsdk.Config{Schema: s, Raw: plan.Raw}, Plan: plan}, &resp)
+	if resp.Diagnostics.HasError() {
+		t.Fatalf("Create: %v", resp.Diagnostics)
+	}
+	return resp
+}
+
+// deleteBuild destroys the object created, with the private state
+// Terraform passes (nil for none), and returns the diagnostics.
+func deleteBuild(t *testing.T, created fwresource.CreateResponse, withPrivate bool) diag.Diagnostics {
+	t.Helper()
+	req := fwresource.DeleteRequest{State: created.State}
+	if withPrivate {
+		req.Private = created.Private
+	}
+	resp := fwresource.DeleteResponse{State: created.State, Private: req.Private}
+	newBuildResource().Delete(t.Context(), req, &resp)
+	return resp.Diagnostics
+}
+
+// TestBuildResource_deleteClaims destroys objects with and without a claim
+// on the workspace state: an object without one (written by a provider
+// from before claims) removes its artifacts; one whose claim a replacing
+// object superseded keeps them silently; one that an "agentform apply"
+// superseded keeps them and says so.
+func TestBuildResource_deleteClaims(t *testing.T) {
+	artifactsLeft := func(dir string) int {
+		files, _ := filepath.Glob(filepath.Join(dir, "dist", "*.agent.tgz"))
+		return len(files)
+	}
+	t.Run("no claim", func(t *testing.T) {
+		dir := fixture(t, "TestBuildResource")
+		created := createBuild(t, dir)
+		if diags := deleteBuild(t, created, false); len(diags) > 0 {
+			t.Errorf("got:\n%v\nwant:\nno diagnostics", diags)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "dist")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("dist after destroy\ngot:\nerror %v\nwant:\nno such directory", err)
+		}
+	})
+	t.Run("replaced", func(t *testing.T) {
+		dir := fixture(t, "TestBuildResource")
+		old := createBuild(t, dir)
+		createBuild(t, dir) // create_before_destroy: the new object first
+		if diags := deleteBuild(t, old, true); len(diags) > 0 {
+			t.Errorf("got:\n%v\nwant:\nno diagnostics", diags)
+		}
+		if n := artifactsLeft(dir); n != 2 {
+			t.Errorf("artifacts after destroying the replaced object\ngot:\n%d\nwant:\n2", n)
+		}
+	})
+	t.Run("agentform apply", func(t *testing.T) {
+		dir := fixture(t, "TestBuildResource")
+		created := createBuild(t, dir)
+		editFile(t, filepath.Join(dir, "agent.acl"), `"Counts words for users."`, `"Counts words."`)
+		applyLikeCLI(t, dir)
+		diags := deleteBuild(t, created, true)
+		var got []string
+		for _, d := range diags {
+			got = append(got, d.Summary()+": "+d.Detail())
+		}
+		if len(got) != 1 || !strings.HasPrefix(got[0], `Artifacts Kept: The workspace's state was written after this resource last applied or read it (by "agentform apply"; serial 1, then 2)`) {
+			t.Errorf("got:\n%q\nwant:\none Artifacts Kept warning naming agentform apply", got)
+		}
+		if n := artifactsLeft(dir); n != 2 {
+			t.Errorf("artifacts after destroy\ngot:\n%d\nwant:\n2", n)
+		}
 	})
 }
