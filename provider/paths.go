@@ -17,20 +17,33 @@ import (
 
 // dirPath is where a workspace directory spelling points: absolute and
 // cleaned, relative paths taken from the provider's working directory,
-// which is Terraform's.
+// which is Terraform's, with the symbolic links of the part that exists
+// resolved, so that a link and its target compare equal.
 func dirPath(dir string) string {
-	if abs, err := filepath.Abs(dir); err == nil {
-		return abs
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return filepath.Clean(dir)
 	}
-	return filepath.Clean(dir)
+	rest := ""
+	for p := abs; ; {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
 }
 
 // outDirPath is where an out_dir spelling points for the workspace dir.
 func outDirPath(dir, out string) string {
 	if filepath.IsAbs(out) {
-		return filepath.Clean(out)
+		return dirPath(out)
 	}
-	return filepath.Join(dirPath(dir), out)
+	return dirPath(filepath.Join(dirPath(dir), out))
 }
 
 // sameDirModifiers keep dir's state value when the configuration names the

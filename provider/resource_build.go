@@ -144,7 +144,7 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				Required:            true,
 				Validators:          []validator.String{nonEmpty()},
 				PlanModifiers:       sameDirModifiers(),
-				MarkdownDescription: "The workspace directory: the one holding the `*.acl` manifest files. A relative path is relative to Terraform's working directory. Changing it to another directory replaces the resource; another spelling of the same directory (`agents`, `./agents`, `agents/`, its absolute path) changes nothing.",
+				MarkdownDescription: "The workspace directory: the one holding the `*.acl` manifest files. A relative path is relative to Terraform's working directory. Changing it to another directory replaces the resource; another spelling of the same directory (`agents`, `./agents`, `agents/`, its absolute path, a symbolic link to it) changes nothing.",
 			},
 			"out_dir": schema.StringAttribute{
 				Optional:            true,
@@ -152,7 +152,7 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				Default:             stringdefault.StaticString(apply.DefaultOutDir),
 				Validators:          []validator.String{nonEmpty()},
 				PlanModifiers:       sameOutDirModifiers(),
-				MarkdownDescription: "The artifact directory, relative to `dir` unless absolute. Defaults to `dist`. Changing it to another directory replaces the resource: the old artifacts are removed and every artifact is built in the new directory. Another spelling of the same directory (`dist`, `./dist`, `dist/`) changes nothing.",
+				MarkdownDescription: "The artifact directory, relative to `dir` unless absolute. Defaults to `dist`. Changing it to another directory replaces the resource: the old artifacts are removed and every artifact is built in the new directory. Another spelling of the same directory (`dist`, `./dist`, `dist/`, a symbolic link to it) changes nothing.",
 			},
 			"lockfile_mode": schema.StringAttribute{
 				Optional:            true,
@@ -617,8 +617,9 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return
 	}
-	live := map[string]bool{}
-	since := "" // who wrote the state since the claim, unless Terraform
+	live := map[string]bool{}   // the paths state records, resolved
+	var liveFiles []os.FileInfo // and the files at them
+	since := ""                 // who wrote the state since the claim, unless Terraform
 	if _, err := os.Stat(filepath.Join(dir, state.DirName, state.FileName)); err == nil {
 		db, err := state.Open(dir, state.Options{LockTimeout: stateLockTimeout, Operation: "terraform destroy", Version: version.Version})
 		if err != nil {
@@ -638,7 +639,11 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 		// recorded, as it did then.
 		if claim != nil && (claim.Lineage != prior.Lineage || claim.Serial != prior.Serial) {
 			for _, a := range appliedArtifacts(prior) {
-				live[dirPath(artifactFile(dir, a.Path))] = true
+				file := artifactFile(dir, a.Path)
+				live[dirPath(file)] = true
+				if fi, err := os.Stat(file); err == nil {
+					liveFiles = append(liveFiles, fi)
+				}
 			}
 			if since, err = writersSince(db, *claim, prior.Lineage); err != nil {
 				resp.Diagnostics.Append(stateDiagnostic(dir, path.Root("dir"), err))
@@ -655,7 +660,7 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 	}
 	var kept []string
 	for _, agent := range sortedKeys(arts) {
-		if live[dirPath(arts[agent].Path)] {
+		if live[dirPath(arts[agent].Path)] || isAnyOf(arts[agent].Path, liveFiles) {
 			kept = append(kept, arts[agent].Path)
 			continue
 		}
@@ -675,8 +680,27 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 		if !filepath.IsAbs(out) {
 			out = filepath.Join(dir, out)
 		}
-		_ = os.Remove(out) // only succeeds when empty, which is the point
+		// Only a directory, and only when empty, which is the point;
+		// os.Remove would remove a symbolic link whatever it points to.
+		if fi, err := os.Lstat(out); err == nil && fi.IsDir() {
+			_ = os.Remove(out)
+		}
 	}
+}
+
+// isAnyOf reports whether file is one of files (os.SameFile): another
+// name of a file, such as a hard link, is the same file.
+func isAnyOf(file string, files []os.FileInfo) bool {
+	fi, err := os.Stat(file)
+	if err != nil {
+		return false
+	}
+	for _, f := range files {
+		if os.SameFile(fi, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // terraformApply is the operation the provider records in the

@@ -790,3 +790,80 @@ func TestBuildResource_deleteClaims(t *testing.T) {
 		}
 	})
 }
+
+// TestBuildResource_symlinkOutDir names the artifact directory through a
+// symbolic link to it: the same directory, so nothing is replaced (with
+// create_before_destroy, a replacement would have the old object remove
+// the files the new one recorded under the link's name).
+func TestBuildResource_symlinkOutDir(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	config := func(out string) string {
+		return buildConfig(dir, fmt.Sprintf(`out_dir = %s
+  lifecycle {
+    create_before_destroy = true
+  }`, hclString(out)))
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy:             checkDestroyed(dir, "dist"),
+		Steps: []resource.TestStep{
+			{
+				Config: config("dist"),
+			},
+			{
+				PreConfig: func() {
+					if err := os.Symlink("dist", filepath.Join(dir, "distlink")); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config("distlink"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+				Check: checkFilesMatchState(dir),
+			},
+		},
+	})
+}
+
+// TestBuildResource_symlinkOutDirReplaced replaces, with
+// create_before_destroy, a resource whose out_dir is a symbolic link: the
+// old object's destroy leaves the link, through which the new object
+// recorded its artifacts.
+func TestBuildResource_symlinkOutDirReplaced(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	if err := os.Mkdir(filepath.Join(dir, "dist"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("dist", filepath.Join(dir, "distlink")); err != nil {
+		t.Fatal(err)
+	}
+	config := buildConfig(dir, `out_dir = "distlink"
+  lifecycle {
+    create_before_destroy = true
+  }`)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+			},
+			{
+				Config: config,
+				Taint:  []string{buildAddr},
+				Check: func(*terraform.State) error {
+					for _, agent := range []string{"assistant", "researcher"} {
+						if _, err := os.Stat(filepath.Join(dir, "distlink", agent+".agent.tgz")); err != nil {
+							return fmt.Errorf("artifact of %s after the replacement\ngot:\n%v\nwant:\nthe file in distlink/", agent, err)
+						}
+					}
+					return nil
+				},
+			},
+			{
+				Config:   config,
+				PlanOnly: true,
+			},
+		},
+	})
+}
