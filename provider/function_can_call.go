@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/agentform/agentform/internal/render"
 )
 
 var _ function.Function = (*canCallFunction)(nil)
@@ -126,12 +128,18 @@ func matrixCells(matrix types.List) ([]cellModel, *function.FuncError) {
 	return cells, nil
 }
 
-// nameList lists the distinct names, sorted, or says there are none.
+// nameList lists the distinct names, sorted, or says there are none. The
+// names come from the matrix argument, which any expression can build:
+// render.Printable writes the characters that would act on a terminal (an
+// ESC, a CR) as escapes.
 func nameList(names []string) string {
 	slices.Sort(names)
 	names = slices.Compact(names)
 	if len(names) == 0 {
 		return "none"
+	}
+	for i, n := range names {
+		names[i] = render.Printable(n)
 	}
 	return strings.Join(names, ", ")
 }

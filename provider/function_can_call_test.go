@@ -26,7 +26,10 @@ func TestCanCallFunction_Run(t *testing.T) {
 		cell("assistant", "word_count", "allow"),
 		cell("researcher", "grep", "allow"),
 	})
+	// Names that would act on a terminal reach the error as escapes.
+	hostile := types.ListValueMust(cellType, []attr.Value{cell("a\u202e", "evil\x1b[2K\rok", "deny")})
 	tests := []struct {
+		matrix      types.List
 		name        string
 		agent, tool string
 		want        bool
@@ -37,10 +40,16 @@ func TestCanCallFunction_Run(t *testing.T) {
 		{name: "other agent", agent: "researcher", tool: "grep", want: true},
 		{name: "unknown agent", agent: "nobody", tool: "grep", err: `There is no agent named "nobody" in the matrix (agents: assistant, researcher)`},
 		{name: "unknown tool", agent: "assistant", tool: "rm", err: `There is no tool named "rm" in the matrix (tools: grep, word_count); a disabled tool is no column of the matrix`},
+		{name: "control characters", matrix: hostile, agent: "a\u202e", tool: "t\x1b", err: `There is no tool named "t\x1b" in the matrix (tools: evil\x1b[2K\rok)`},
+		{name: "bidi override", matrix: hostile, agent: "b", tool: "t", err: `There is no agent named "b" in the matrix (agents: a\u202e)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := function.NewArgumentsData([]attr.Value{matrix, types.StringValue(tt.agent), types.StringValue(tt.tool)})
+			m := matrix
+			if len(tt.matrix.Elements()) > 0 {
+				m = tt.matrix
+			}
+			args := function.NewArgumentsData([]attr.Value{m, types.StringValue(tt.agent), types.StringValue(tt.tool)})
 			resp := &function.RunResponse{Result: function.NewResultData(types.BoolUnknown())}
 			newCanCallFunction().Run(context.Background(), function.RunRequest{Arguments: args}, resp)
 			checkBoolResult(t, resp, tt.want, tt.err)

@@ -30,6 +30,8 @@ func TestSatisfiesFunction_Run(t *testing.T) {
 		{name: "nothing held", held: []string{}, required: "math", want: false},
 		{name: "malformed required", held: []string{"math"}, required: "math::", err: "Invalid required tag"},
 		{name: "malformed held", held: []string{" math"}, required: "math", err: "Invalid held tag"},
+		// Tag text reaches the error escaped, never as terminal controls.
+		{name: "control characters", held: []string{"math"}, required: "\x1b[2K\r::\u202e", err: `Invalid required tag: invalid capability tag "\x1b[2K\r::\u202e"`},
 		{name: "null held", held: []string{"math", "<null>"}, required: "math", err: "held[1] is null; every held capability tag must be a string"},
 	}
 	for _, tt := range tests {
