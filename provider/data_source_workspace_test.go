@@ -2,10 +2,16 @@ package provider
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 )
 
@@ -100,4 +106,41 @@ func TestWorkspaceDataSource_errors(t *testing.T) {
 			},
 		},
 	})
+}
+
+// TestWorkspaceDataSource_artifactWarnings reads an applied workspace with
+// one artifact removed, as destroying agentform_build removes them, and
+// one edited: only the edited one warns.
+func TestWorkspaceDataSource_artifactWarnings(t *testing.T) {
+	ctx := t.Context()
+	dir := fixture(t, "TestBuildResource")
+	applyLikeCLI(t, dir)
+	if err := os.Remove(filepath.Join(dir, "dist", "researcher.agent.tgz")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "dist", "assistant.agent.tgz"), []byte("edited"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := newWorkspaceDataSource()
+	var sch datasource.SchemaResponse
+	src.Schema(ctx, datasource.SchemaRequest{}, &sch)
+	config := tfsdk.State{Schema: sch.Schema, Raw: tftypes.NewValue(sch.Schema.Type().TerraformType(ctx), nil)}
+	if diags := config.SetAttribute(ctx, path.Root("dir"), dir); diags.HasError() {
+		t.Fatal(diags)
+	}
+	resp := datasource.ReadResponse{State: config}
+	src.Read(ctx, datasource.ReadRequest{Config: tfsdk.Config{Schema: sch.Schema, Raw: config.Raw}}, &resp)
+	if resp.Diagnostics.HasError() {
+		t.Fatalf("Read: %v", resp.Diagnostics)
+	}
+	var got []string
+	for _, d := range resp.Diagnostics.Warnings() {
+		if d.Summary() == "Artifact Changed Outside agentform" {
+			got = append(got, d.Detail())
+		}
+	}
+	want := []string{"The artifact of agent.assistant differs from what the last apply wrote. The next apply (agentform_build or \"agentform apply\") rebuilds it."}
+	if !slices.Equal(got, want) {
+		t.Errorf("got:\n%q\nwant:\n%q", got, want)
+	}
 }

@@ -302,16 +302,24 @@ func driftWarnings(dir string, plan *planner.Plan, create bool) diag.Diagnostics
 				fmt.Sprintf("The artifact of %s is missing or differs from what the last apply wrote; apply rebuilds it.", rc.Address))
 			continue
 		}
-		old := plan.Applied.Resources[rc.Address].Artifact
-		if old == nil {
-			continue
-		}
-		if _, err := os.Stat(artifactFile(dir, old.Path)); err == nil {
+		if artifactOnDisk(dir, plan, rc) {
 			out.AddAttributeWarning(at, "Artifact Changed Outside agentform",
 				fmt.Sprintf("The artifact of %s differs from what the workspace's last apply wrote; creating the resource rebuilds it.", rc.Address))
 		}
 	}
 	return out
+}
+
+// artifactOnDisk reports whether the artifact that the workspace's state
+// records for rc is on disk. When rc has artifact drift and none is,
+// whatever removed it is no news: destroying an agentform_build does.
+func artifactOnDisk(dir string, plan *planner.Plan, rc planner.ResourceChange) bool {
+	old := plan.Applied.Resources[rc.Address].Artifact
+	if old == nil {
+		return false
+	}
+	_, err := os.Stat(artifactFile(dir, old.Path))
+	return err == nil
 }
 
 // triggersChanged reports whether planned's triggers are not all known or
