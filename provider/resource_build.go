@@ -174,7 +174,8 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 					"such as `{ manifest = terraform_data.generate.id }` for a `terraform_data` whose `local-exec` provisioner writes " +
 					"an `.acl` file. When they differ from the values in state, or are not known until apply, the plan cannot " +
 					"know what the workspace will hold: `artifacts`, `lock_sha256`, `fingerprint`, `capability_matrix` and " +
-					"`capability_changes` are known after apply, and the resource is updated. agentform only compares them.",
+					"`capability_changes` are known after apply, and the resource is updated. Known values given to a resource " +
+					"that had none (one just imported, say) are not a change: the plan reads the workspace. agentform only compares them.",
 			},
 			"artifacts": schema.MapNestedAttribute{
 				Computed:            true,
@@ -249,6 +250,11 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	}
 	dir, opts := planned.Dir.ValueString(), planned.options()
 	ws := planWorkspace(ctx, dir, opts)
+	for _, d := range ws.diags {
+		if d.Summary == "Cannot read workspace directory" || d.Summary == "No manifest files" {
+			d.Detail = strings.TrimSpace(d.Detail) + "\n\n" + triggersHint
+		}
+	}
 	resp.Diagnostics.Append(engineDiagnostics(ws, path.Root("dir"), nil)...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -322,9 +328,18 @@ func artifactOnDisk(dir string, plan *planner.Plan, rc planner.ResourceChange) b
 	return err == nil
 }
 
+// triggersHint is appended to the plan's error for a workspace directory
+// that is missing or holds no manifest: it may be what another resource
+// writes during apply, which the plan cannot wait for.
+const triggersHint = "If another resource of this configuration writes the workspace during apply (a local-exec " +
+	"provisioner, a local_file), name it in triggers, such as triggers = { manifest = local_file.agent.id }: " +
+	"depends_on orders the apply but does not tell the provider, and the plan reads the workspace as it is now. " +
+	"With triggers not known until apply, the plan leaves the build's attributes unknown instead."
+
 // triggersChanged reports whether planned's triggers are not all known or
 // differ from prior's (a create has none before); null and empty are the
-// same.
+// same, and known values given to an object that had null triggers are no
+// change.
 func triggersChanged(planned, prior *buildModel) bool {
 	if planned.Triggers.IsUnknown() {
 		return true
@@ -334,6 +349,12 @@ func triggersChanged(planned, prior *buildModel) bool {
 		if v.IsUnknown() {
 			return true
 		}
+	}
+	// An object with none (imported, or configured without) takes values
+	// known now: they name no rewrite in this apply, or they would not be
+	// known yet.
+	if prior != nil && prior.Triggers.IsNull() {
+		return false
 	}
 	var before map[string]attr.Value
 	if prior != nil && !prior.Triggers.IsUnknown() {

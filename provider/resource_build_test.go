@@ -283,8 +283,9 @@ func TestBuildResource_errors(t *testing.T) {
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
+				// It may be what another resource writes during apply.
 				Config:      buildConfig(missing, ""),
-				ExpectError: regexp.MustCompile(`Cannot read workspace directory`),
+				ExpectError: regexp.MustCompile(`(?s)Cannot read workspace directory.*name it in\s+triggers`),
 			},
 			{
 				Config:      buildConfig(workspace(t, "invalid"), ""),
@@ -859,6 +860,41 @@ func TestBuildResource_symlinkOutDirReplaced(t *testing.T) {
 					}
 					return nil
 				},
+			},
+			{
+				Config:   config,
+				PlanOnly: true,
+			},
+		},
+	})
+}
+
+// TestBuildResource_importTriggers imports a workspace into a resource
+// configured with triggers: state has none, and values known at plan
+// are no rewrite, so the plan after the import reads the workspace and
+// knows every attribute.
+func TestBuildResource_importTriggers(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	applyLikeCLI(t, dir)
+	config := buildConfig(dir, `triggers = { manifest = "1" }`)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:             config,
+				ResourceName:       buildAddr,
+				ImportState:        true,
+				ImportStateId:      dir,
+				ImportStatePersist: true,
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(buildAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(buildAddr, tfjsonpath.New("fingerprint"), knownvalue.StringRegexp(hexSHA256)),
+					plancheck.ExpectKnownValue(buildAddr, tfjsonpath.New("capability_matrix"), knownvalue.ListSizeExact(12)),
+				}},
+				Check: checkFilesMatchState(dir),
 			},
 			{
 				Config:   config,
