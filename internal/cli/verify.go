@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/resolve"
-	"github.com/agentform/agentform/internal/serve"
 	"github.com/agentform/agentform/lockfile"
 	"github.com/agentform/agentform/planner"
 )
@@ -94,22 +92,14 @@ func (c *VerifyCommand) Run(args []string) int {
 		problems = append(problems, p.String())
 	}
 	var applied bool
-	if len(problems) == 0 {
+	if len(problems) == 0 && *useState {
 		agent, err := artifact.ParseAgent(a.Files[artifact.AgentName])
-		switch {
-		case err != nil:
+		if err != nil {
 			problems = append(problems, err.Error())
-		default:
-			// What agent.json says of the javascript tools, against
-			// the pinned bundles (as serve checks before it starts).
-			for _, p := range serve.CheckDefinitions(context.Background(), a, agent) {
-				problems = append(problems, p.String())
-			}
-			if len(problems) == 0 && *useState {
-				var more []string
-				more, applied = c.appliedProblems(c.path(path), agent.Name, data)
-				problems = append(problems, more...)
-			}
+		} else {
+			var more []string
+			more, applied = c.appliedProblems(c.path(path), agent.Name, data)
+			problems = append(problems, more...)
 		}
 	}
 	if len(problems) > 0 {

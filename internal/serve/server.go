@@ -129,13 +129,6 @@ func OpenData(ctx context.Context, path string, data []byte, opts Options) (*Ser
 	if err != nil {
 		return nil, &OpenError{Artifact: path, Problems: []string{err.Error()}}
 	}
-	if problems := CheckDefinitions(ctx, arch, agent); len(problems) > 0 {
-		oe := &OpenError{Artifact: path}
-		for _, p := range problems {
-			oe.Problems = append(oe.Problems, "verify: "+p.String())
-		}
-		return nil, oe
-	}
 	return open(ctx, agent, arch.Files, opts)
 }
 
