@@ -128,6 +128,15 @@ func (v *verifier) readAgent() *Agent {
 		v.add(AgentName, "%s", err)
 		return nil
 	}
+	// agent.json is written in one form (MarshalAgent's), which reading it
+	// back and writing it again gives byte for byte. Any other text reads
+	// as something other than what a reader of the file sees: a key given
+	// twice (the last one counts), a key in other letter case (Go's
+	// decoder matches "DESCRIPTION" to description), a field agentform
+	// does not know, and the raw JSON of parameters passed on as written.
+	if again, err := MarshalAgent(agent); err != nil || !bytes.Equal(again, data) {
+		v.add(AgentName, "not in the form agentform writes it (a key repeated, in other letter case or unknown, or the document edited by hand); rebuild the artifact with agentform apply")
+	}
 	return agent
 }
 
@@ -145,6 +154,11 @@ func (v *verifier) checkAgent(agent *Agent) {
 	callable := callableTools(agent)
 	for i := range agent.Tools {
 		t := &agent.Tools[i]
+		if tools[t.Name] {
+			// serve keeps one of them: the other's text would be what a
+			// model reads.
+			v.add(AgentName, "tool %q is listed more than once", t.Name)
+		}
 		tools[t.Name] = true
 		v.checkTool(t, blocks)
 		// Only the code of tools the agent can never call may be left out
@@ -271,6 +285,9 @@ func (v *verifier) checkTool(t *Tool, blocks map[string]*Block) {
 		return
 	}
 	if t.Kind == KindSkills {
+		if !skillTools[t.Name] || t.Block != KindSkills {
+			v.add(AgentName, "tool %q is of kind %s, which only the built-in skill tools are", t.Name, t.Kind)
+		}
 		if t.File != "" {
 			v.add(AgentName, "tool %q names %s as its code, but tools of kind %s ship none", t.Name, t.File, t.Kind)
 		}
@@ -352,6 +369,9 @@ func (v *verifier) checkTool(t *Tool, blocks map[string]*Block) {
 		}
 	}
 }
+
+// skillTools are the built-in skill tools, the only tools of kind skills.
+var skillTools = map[string]bool{"list_skills": true, "get_skill": true, "describe_skill": true, "read_skill_file": true, "run_skill_script": true}
 
 // codePath is where the code of a tool of kind kind from block is in an
 // artifact (DESIGN §8), "" for kinds that ship none.
