@@ -174,8 +174,10 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 					"such as `{ manifest = terraform_data.generate.id }` for a `terraform_data` whose `local-exec` provisioner writes " +
 					"an `.acl` file. When they differ from the values in state, or are not known until apply, the plan cannot " +
 					"know what the workspace will hold: `artifacts`, `lock_sha256`, `fingerprint`, `capability_matrix` and " +
-					"`capability_changes` are known after apply, and the resource is updated. Known values given to a resource " +
-					"that had none (one just imported, say) are not a change: the plan reads the workspace. agentform only compares them.",
+					"`capability_changes` are known after apply, and the resource is updated. Adding triggers to a resource that " +
+					"had none is a change too; only the values configured with a `terraform import` (which cannot record " +
+					"them) are taken as they are until the first apply, so the plan after an import reads the workspace. " +
+					"agentform only compares them.",
 			},
 			"artifacts": schema.MapNestedAttribute{
 				Computed:            true,
@@ -240,7 +242,13 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 			return
 		}
 	}
-	if triggersChanged(&planned, prior) {
+	imported := false
+	if prior != nil && req.Private != nil {
+		var diags diag.Diagnostics
+		imported, diags = isImported(ctx, req.Private)
+		resp.Diagnostics.Append(diags...)
+	}
+	if triggersChanged(&planned, prior, imported) {
 		// The workspace is rewritten during this apply: what it holds now
 		// says nothing about what apply will build, and planning it could
 		// fail on a manifest about to be replaced.
@@ -338,9 +346,9 @@ const triggersHint = "If another resource of this configuration writes the works
 
 // triggersChanged reports whether planned's triggers are not all known or
 // differ from prior's (a create has none before); null and empty are the
-// same, and known values given to an object that had null triggers are no
-// change.
-func triggersChanged(planned, prior *buildModel) bool {
+// same. Known values given to an object that imported has just written
+// (its null triggers were never configured) are no change.
+func triggersChanged(planned, prior *buildModel, imported bool) bool {
 	if planned.Triggers.IsUnknown() {
 		return true
 	}
@@ -350,10 +358,12 @@ func triggersChanged(planned, prior *buildModel) bool {
 			return true
 		}
 	}
-	// An object with none (imported, or configured without) takes values
-	// known now: they name no rewrite in this apply, or they would not be
-	// known yet.
-	if prior != nil && prior.Triggers.IsNull() {
+	// An import cannot record triggers, so the values configured with it
+	// are taken as they are. Any other object had null triggers because
+	// its configuration had none, and values added now may well name a
+	// rewrite in this apply: a value known at plan time, such as a
+	// digest of the file a provisioner copies into the workspace, does.
+	if prior != nil && prior.Triggers.IsNull() && imported {
 		return false
 	}
 	var before map[string]attr.Value
@@ -443,6 +453,8 @@ func (r *buildResource) Update(ctx context.Context, req resource.UpdateRequest, 
 		return
 	}
 	resp.Diagnostics.Append(setClaim(ctx, resp.Private, meta)...)
+	// The configured triggers are in state from now on.
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &planned)...)
 }
 
@@ -619,6 +631,9 @@ func (r *buildResource) Read(ctx context.Context, req resource.ReadRequest, resp
 		return
 	}
 	resp.Diagnostics.Append(setClaim(ctx, resp.Private, state.Meta{Lineage: prior.Lineage, Serial: prior.Serial})...)
+	if !m.Triggers.IsNull() {
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
@@ -800,6 +815,20 @@ func (r *buildResource) ImportState(ctx context.Context, req resource.ImportStat
 	}
 	resource.ImportStatePassthroughID(ctx, path.Root("dir"), req, resp)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, []byte("true"))...)
+}
+
+// importedKey is the private state key that marks an object ImportState
+// wrote and no Update has applied since: its triggers are null because an
+// import cannot know them, not because the configuration had none (see
+// triggersChanged). The first Update, or a Read of triggers in state,
+// removes it.
+const importedKey = "imported"
+
+// isImported reports whether p carries importedKey.
+func isImported(ctx context.Context, p privateData) (bool, diag.Diagnostics) {
+	data, diags := p.GetKey(ctx, importedKey)
+	return len(data) > 0, diags
 }
 
 // claimKey is the private state key under which an agentform_build

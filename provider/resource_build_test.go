@@ -903,3 +903,67 @@ func TestBuildResource_importTriggers(t *testing.T) {
 		},
 	})
 }
+
+// TestBuildResource_triggersAdded adds triggers, known at plan time, to a
+// resource created without any, in the apply that rewrites its manifest:
+// the plan leaves the computed attributes unknown, as for changed
+// triggers, and apply records the new build (planning the workspace as it
+// was would make Terraform stop on an inconsistent final plan).
+func TestBuildResource_triggersAdded(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	next := filepath.Join(t.TempDir(), "agent.acl")
+	data, err := os.ReadFile(filepath.Join(dir, "agent.acl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked := strings.Replace(string(data), `["text", "shell::read", "a2a::research"]`, `["text", "a2a::research"]`, 1)
+	if err := os.WriteFile(next, []byte(revoked), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config := func(generation, command, triggers string) string {
+		return providerConfig + fmt.Sprintf(`
+resource "terraform_data" "generate" {
+  triggers_replace = %s
+
+  provisioner "local-exec" {
+    command = %s
+  }
+}
+
+resource "agentform_build" "test" {
+  dir        = %s
+  triggers   = %s
+  depends_on = [terraform_data.generate]
+}
+`, hclString(generation), hclString(command), hclString(dir), triggers)
+	}
+	rewrite := fmt.Sprintf("cp %s %s", next, filepath.Join(dir, "agent.acl"))
+	withTriggers := config("2", rewrite, fmt.Sprintf("{ manifest = filesha256(%s) }", hclString(next)))
+	researcherGrep := func(decision string) statecheck.StateCheck {
+		return statecheck.ExpectKnownValue(buildAddr, tfjsonpath.New("capability_matrix").AtSliceIndex(10), knownvalue.ObjectExact(map[string]knownvalue.Check{
+			"agent": knownvalue.StringExact("researcher"), "tool": knownvalue.StringExact("grep"), "decision": knownvalue.StringExact(decision),
+		}))
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:            config("1", "true", "null"),
+				ConfigStateChecks: []statecheck.StateCheck{researcherGrep("allow")},
+			},
+			{
+				Config: withTriggers,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(buildAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(buildAddr, tfjsonpath.New("capability_matrix")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{researcherGrep("deny")},
+				Check:             checkFilesMatchState(dir),
+			},
+			{
+				Config:   withTriggers,
+				PlanOnly: true,
+			},
+		},
+	})
+}
