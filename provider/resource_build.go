@@ -928,10 +928,12 @@ func planCells(plan *planner.Plan) []cellModel {
 // agent. State records only the tools each agent may call, so the columns
 // come from the artifacts on disk (onDisk: agent → the artifact with the
 // digest of the file) that are still the bytes the last apply recorded:
-// each carries the agent's whole row. An artifact removed or changed since
-// says nothing; when none is left, the columns are those of the matrix
-// Terraform last recorded (priorTools), so that a tool denied to every
-// agent keeps its column. The tools state allows are columns either way.
+// each carries the agent's whole row, and one with no cells says the
+// matrix has no column (an apply removed every tool). An artifact removed
+// or changed since says nothing; only when none is left are the columns
+// those of the matrix Terraform last recorded (priorTools), so that a tool
+// denied to every agent keeps its column. The tools state allows are
+// columns either way.
 func appliedCells(dir string, prior *planner.Applied, onDisk map[string]state.Artifact, priorTools []string) []cellModel {
 	recorded := appliedArtifacts(prior)
 	current := map[string]state.Artifact{}
@@ -944,7 +946,7 @@ func appliedCells(dir string, prior *planner.Applied, onDisk map[string]state.Ar
 	for _, c := range artifactCells(dir, current) {
 		tools[c.Tool] = true
 	}
-	if len(tools) == 0 {
+	if len(current) == 0 {
 		for _, t := range priorTools {
 			tools[t] = true
 		}

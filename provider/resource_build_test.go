@@ -967,3 +967,53 @@ resource "agentform_build" "test" {
 		},
 	})
 }
+
+// TestBuildResource_cliApplyRemovesTools removes every tool with an apply
+// outside Terraform: refreshing reads the artifacts the CLI wrote, which
+// carry no column, so the matrix is empty, the next plan is empty, and
+// can_call on a removed tool is an error rather than a deny.
+func TestBuildResource_cliApplyRemovesTools(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	config := buildConfig(dir, "")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check:  resource.TestCheckResourceAttr(buildAddr, "capability_matrix.#", "12"),
+			},
+			{
+				PreConfig: func() {
+					manifest := filepath.Join(dir, "agent.acl")
+					data, err := os.ReadFile(manifest)
+					if err != nil {
+						t.Fatal(err)
+					}
+					agents, _, ok := strings.Cut(string(data), `tool "word_count" {`)
+					if !ok {
+						t.Fatalf("%s\ngot:\n%s\nwant:\na manifest with tool \"word_count\"", manifest, data)
+					}
+					if err := os.WriteFile(manifest, []byte(agents), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					applyLikeCLI(t, dir)
+				},
+				RefreshState: true,
+				Check:        resource.TestCheckResourceAttr(buildAddr, "capability_matrix.#", "0"),
+			},
+			{
+				Config:   config,
+				PlanOnly: true,
+			},
+			{
+				Config: config + `
+output "grep" {
+  value = provider::agentform::can_call(agentform_build.test.capability_matrix, "researcher", "grep")
+}
+`,
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`There is no agent named "researcher" in\s+the matrix`),
+			},
+		},
+	})
+}
