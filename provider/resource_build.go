@@ -649,8 +649,8 @@ func (r *buildResource) Read(ctx context.Context, req resource.ReadRequest, resp
 // just committed state, keeps the artifacts the old object recorded at
 // the same paths, silently. After an "agentform apply" that Terraform has
 // not read (destroy -refresh=false), the artifacts stay too, with a
-// warning naming it. An object without a claim (written by a provider from
-// before claims, and not read since) owns what it recorded.
+// warning naming it. An object without a claim is handled by
+// unclaimedBuildKept.
 func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var m buildModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
@@ -660,6 +660,13 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 	dir := m.Dir.ValueString()
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return
+	}
+	arts := map[string]artifactModel{}
+	if !m.Artifacts.IsNull() && !m.Artifacts.IsUnknown() {
+		resp.Diagnostics.Append(m.Artifacts.ElementsAs(ctx, &arts, false)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
 	}
 	live := map[string]bool{}   // the paths state records, resolved
 	var liveFiles []os.FileInfo // and the files at them
@@ -678,10 +685,18 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 		}
 		claim, diags := getClaim(ctx, req.Private)
 		resp.Diagnostics.Append(diags...)
-		// No claim: an earlier provider wrote the object and Terraform has
-		// not read it since (destroy -refresh=false); it owns what it
-		// recorded, as it did then.
-		if claim != nil && (claim.Lineage != prior.Lineage || claim.Serial != prior.Serial) {
+		keep := false
+		switch {
+		case claim == nil:
+			keep, since = unclaimedBuildKept(db, dir, prior, arts)
+		case claim.Lineage != prior.Lineage || claim.Serial != prior.Serial:
+			keep = true
+			if since, err = writersSince(db, *claim, prior.Lineage); err != nil {
+				resp.Diagnostics.Append(stateDiagnostic(dir, path.Root("dir"), err))
+				return
+			}
+		}
+		if keep {
 			for _, a := range appliedArtifacts(prior) {
 				file := artifactFile(dir, a.Path)
 				live[dirPath(file)] = true
@@ -689,17 +704,6 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 					liveFiles = append(liveFiles, fi)
 				}
 			}
-			if since, err = writersSince(db, *claim, prior.Lineage); err != nil {
-				resp.Diagnostics.Append(stateDiagnostic(dir, path.Root("dir"), err))
-				return
-			}
-		}
-	}
-	arts := map[string]artifactModel{}
-	if !m.Artifacts.IsNull() && !m.Artifacts.IsUnknown() {
-		resp.Diagnostics.Append(m.Artifacts.ElementsAs(ctx, &arts, false)...)
-		if resp.Diagnostics.HasError() {
-			return
 		}
 	}
 	var kept []string
@@ -730,6 +734,49 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 			_ = os.Remove(out)
 		}
 	}
+}
+
+// unclaimedBuildKept decides, for an object without a claim (written by a
+// provider from before claims and not read since: destroy -refresh=false),
+// whether the build the workspace's state records is another's, whose
+// artifacts Delete must keep, and who wrote it, for a warning ("" for
+// Terraform).
+//
+// The build is the object's own when state records exactly the artifacts
+// the object recorded (paths and digests) and its last write is not a
+// claim: a Terraform apply that changed nothing, which only Create writes
+// (older providers did not commit an apply with nothing to do). So a
+// plain destroy removes the object's artifacts, and the object that
+// replaced it with create_before_destroy keeps its own: its Create either
+// rebuilt something (the digests differ) or only claimed the build.
+//
+// What this cannot tell: an older provider's apply that only rewrote the
+// lockfile also committed without actions, so destroying that object
+// keeps its artifacts, on the safe side; and a state rolled back to the
+// object's build looks like it.
+func unclaimedBuildKept(db *state.DB, dir string, prior *planner.Applied, arts map[string]artifactModel) (bool, string) {
+	recorded := appliedArtifacts(prior)
+	own := len(recorded) == len(arts)
+	for agent, a := range recorded {
+		if mine, ok := arts[agent]; !ok || dirPath(mine.Path) != dirPath(artifactFile(dir, a.Path)) || mine.SHA256 != hexDigest(a.SHA256) {
+			own = false
+		}
+	}
+	var last *state.HistoryEntry
+	if prior.Serial > 0 {
+		// A history that cannot be read leaves the digests to decide.
+		if h, err := db.HistoryAfter(prior.Serial - 1); err == nil && len(h) == 1 {
+			last = &h[0]
+		}
+	}
+	claimed := last != nil && last.Operation == terraformApply && len(last.Actions) == 0
+	if own && !claimed {
+		return false, ""
+	}
+	if last == nil || last.Operation == terraformApply {
+		return true, ""
+	}
+	return true, "by " + operationName(last.Operation)
 }
 
 // isAnyOf reports whether file is one of files (os.SameFile): another
@@ -772,11 +819,7 @@ func writersSince(db *state.DB, c claim, lineage string) (string, error) {
 		if e.Operation == terraformApply {
 			continue
 		}
-		op := e.Operation
-		if !strings.HasPrefix(op, "terraform ") {
-			op = "agentform " + op
-		}
-		if op = strconv.Quote(op); !slices.Contains(ops, op) {
+		if op := operationName(e.Operation); !slices.Contains(ops, op) {
 			ops = append(ops, op)
 		}
 	}
@@ -784,6 +827,15 @@ func writersSince(db *state.DB, c claim, lineage string) (string, error) {
 		return "", nil
 	}
 	return fmt.Sprintf("by %s; serial %d, then %d", strings.Join(ops, ", "), c.Serial, last), nil
+}
+
+// operationName quotes the command that a history entry's operation
+// names: "agentform apply" for the CLI's "apply".
+func operationName(op string) string {
+	if !strings.HasPrefix(op, "terraform ") {
+		op = "agentform " + op
+	}
+	return strconv.Quote(op)
 }
 
 // ImportState implements resource.ResourceWithImportState: the import ID

@@ -762,6 +762,48 @@ func TestBuildResource_deleteClaims(t *testing.T) {
 			t.Errorf("dist after destroy\ngot:\nerror %v\nwant:\nno such directory", err)
 		}
 	})
+	// Without a claim, the replacing object's Create either only claimed
+	// the build or rebuilt some of it: either way the build is not the
+	// old object's, and its artifacts stay.
+	t.Run("no claim, replaced", func(t *testing.T) {
+		dir := fixture(t, "TestBuildResource")
+		old := createBuild(t, dir)
+		createBuild(t, dir)
+		if diags := deleteBuild(t, old, false); len(diags) > 0 {
+			t.Errorf("got:\n%v\nwant:\nno diagnostics", diags)
+		}
+		if n := artifactsLeft(dir); n != 2 {
+			t.Errorf("artifacts after destroying the replaced object\ngot:\n%d\nwant:\n2", n)
+		}
+	})
+	t.Run("no claim, replaced after an edit", func(t *testing.T) {
+		dir := fixture(t, "TestBuildResource")
+		old := createBuild(t, dir)
+		editFile(t, filepath.Join(dir, "agent.acl"), `"Counts words for users."`, `"Counts words."`)
+		createBuild(t, dir)
+		if diags := deleteBuild(t, old, false); len(diags) > 0 {
+			t.Errorf("got:\n%v\nwant:\nno diagnostics", diags)
+		}
+		if n := artifactsLeft(dir); n != 2 {
+			t.Errorf("artifacts after destroying the replaced object\ngot:\n%d\nwant:\n2", n)
+		}
+	})
+	t.Run("no claim, agentform apply", func(t *testing.T) {
+		dir := fixture(t, "TestBuildResource")
+		old := createBuild(t, dir)
+		editFile(t, filepath.Join(dir, "agent.acl"), `"Counts words for users."`, `"Counts words."`)
+		applyLikeCLI(t, dir)
+		var got []string
+		for _, d := range deleteBuild(t, old, false) {
+			got = append(got, d.Summary())
+		}
+		if !slices.Equal(got, []string{"Artifacts Kept"}) {
+			t.Errorf("got:\n%q\nwant:\none Artifacts Kept warning", got)
+		}
+		if n := artifactsLeft(dir); n != 2 {
+			t.Errorf("artifacts after destroy\ngot:\n%d\nwant:\n2", n)
+		}
+	})
 	t.Run("replaced", func(t *testing.T) {
 		dir := fixture(t, "TestBuildResource")
 		old := createBuild(t, dir)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"slices"
@@ -209,6 +210,41 @@ func TestHistoryOrderPastOneByte(t *testing.T) {
 		if e.Serial != uint64(i+1) {
 			t.Fatalf("history[%d].Serial\ngot:  %d\nwant: %d", i, e.Serial, i+1)
 		}
+	}
+}
+
+func TestHistoryAfter(t *testing.T) {
+	ws := t.TempDir()
+	db := openWriter(t, ws)
+	for range 300 {
+		if _, err := db.Commit(state.Commit{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		after       uint64
+		first, size uint64
+	}{
+		{after: 0, first: 1, size: 300},
+		{after: 255, first: 256, size: 45},
+		{after: 299, first: 300, size: 1},
+		{after: 300, size: 0},
+		{after: math.MaxUint64, size: 0},
+	} {
+		t.Run(fmt.Sprint(tc.after), func(t *testing.T) {
+			h, err := db.HistoryAfter(tc.after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if uint64(len(h)) != tc.size {
+				t.Fatalf("length\ngot:  %d\nwant: %d", len(h), tc.size)
+			}
+			for i, e := range h {
+				if e.Serial != tc.first+uint64(i) {
+					t.Fatalf("[%d].Serial\ngot:  %d\nwant: %d", i, e.Serial, tc.first+uint64(i))
+				}
+			}
+		})
 	}
 }
 

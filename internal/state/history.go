@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -104,6 +105,36 @@ func (db *DB) History() ([]HistoryEntry, error) {
 			out = append(out, e)
 			return nil
 		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// HistoryAfter returns the history entries with a serial above serial, in
+// ascending serial order. It seeks past the older entries: they are neither
+// read nor decoded, so one that is damaged does not fail it, and its cost
+// does not grow with the history's length.
+func (db *DB) HistoryAfter(serial uint64) ([]HistoryEntry, error) {
+	out := []HistoryEntry{}
+	if serial == math.MaxUint64 {
+		return out, nil
+	}
+	err := db.view(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketHistory)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.Seek(serialKey(serial + 1)); k != nil; k, v = c.Next() {
+			e, err := decodeHistory(k, v)
+			if err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
