@@ -670,7 +670,7 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 	}
 	live := map[string]bool{}   // the paths state records, resolved
 	var liveFiles []os.FileInfo // and the files at them
-	since := ""                 // who wrote the state since the claim, unless Terraform
+	since := ""                 // what wrote the state since the claim, unless Terraform
 	if _, err := os.Stat(filepath.Join(dir, state.DirName, state.FileName)); err == nil {
 		db, err := state.Open(dir, state.Options{LockTimeout: stateLockTimeout, Operation: "terraform destroy", Version: version.Version})
 		if err != nil {
@@ -691,10 +691,7 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 			keep, since = unclaimedBuildKept(db, dir, prior, arts)
 		case claim.Lineage != prior.Lineage || claim.Serial != prior.Serial:
 			keep = true
-			if since, err = writersSince(db, *claim, prior.Lineage); err != nil {
-				resp.Diagnostics.Append(stateDiagnostic(dir, path.Root("dir"), err))
-				return
-			}
+			since = writersSince(db, *claim, state.Meta{Lineage: prior.Lineage, Serial: prior.Serial})
 		}
 		if keep {
 			for _, a := range appliedArtifacts(prior) {
@@ -721,7 +718,9 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 	// through Terraform: keeping its artifacts is what was asked for.
 	if len(kept) > 0 && since != "" {
 		resp.Diagnostics.AddAttributeWarning(path.Root("artifacts"), "Artifacts Kept",
-			fmt.Sprintf("The workspace's state was written after this resource last applied or read it (%s), and it records these artifacts as the workspace's build, so they were left in place:\n  %s\n\nRemove them by hand if nothing uses them.",
+			fmt.Sprintf("%s It records these artifacts as the workspace's build, so destroying this resource left them in place:\n  %s\n\n"+
+				"They are the build that the workspace's next apply (\"agentform apply\", or an agentform_build of this directory) starts from; "+
+				"removing them by hand makes it rebuild them.",
 				since, strings.Join(kept, "\n  ")))
 	}
 	if out := m.OutDir.ValueString(); out != "" {
@@ -739,8 +738,8 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 // unclaimedBuildKept decides, for an object without a claim (written by a
 // provider from before claims and not read since: destroy -refresh=false),
 // whether the build the workspace's state records is another's, whose
-// artifacts Delete must keep, and who wrote it, for a warning ("" for
-// Terraform).
+// artifacts Delete must keep, and what wrote it, as a sentence for the
+// warning ("" for Terraform).
 //
 // The build is the object's own when state records exactly the artifacts
 // the object recorded (paths and digests) and its last write is not a
@@ -776,7 +775,7 @@ func unclaimedBuildKept(db *state.DB, dir string, prior *planner.Applied, arts m
 	if last == nil || last.Operation == terraformApply {
 		return true, ""
 	}
-	return true, "by " + operationName(last.Operation)
+	return true, fmt.Sprintf("The workspace's state was last written by %s, not by this resource.", operationName(last.Operation))
 }
 
 // isAnyOf reports whether file is one of files (os.SameFile): another
@@ -798,24 +797,30 @@ func isAnyOf(file string, files []os.FileInfo) bool {
 // workspace state's history (see applyWorkspace).
 const terraformApply = "terraform apply"
 
-// writersSince says which operations wrote the workspace's state after
-// the claim c, for a warning: "" when every one was a Terraform apply (a
-// replacing agentform_build), or when none is recorded.
-func writersSince(db *state.DB, c claim, lineage string) (string, error) {
-	if c.Lineage != lineage {
-		return "the state was created anew", nil
+// writersSince says, as a sentence for Delete's warning, what wrote the
+// workspace's state (now) after the claim c: "" when every write recorded
+// is a Terraform apply (a replacing agentform_build). It reads only the
+// history entries after the claim, and a history that is missing, pruned
+// or unreadable is said, never an error: the history only words the
+// warning.
+func writersSince(db *state.DB, c claim, now state.Meta) string {
+	const after = "after this resource last applied or read it"
+	switch {
+	case c.Lineage != now.Lineage:
+		return "The workspace's state was created anew " + after + " (its lineage changed)."
+	case now.Serial < c.Serial:
+		return fmt.Sprintf("The workspace's state is older than when this resource last applied or read it (its serial went back from %d to %d): it was restored or replaced.", c.Serial, now.Serial)
 	}
-	history, err := db.History()
+	moved := fmt.Sprintf("(its serial went from %d to %d)", c.Serial, now.Serial)
+	history, err := db.HistoryAfter(c.Serial)
 	if err != nil {
-		return "", err
+		return fmt.Sprintf("The workspace's state was written %s %s, but its history could not be read, so what wrote it is unknown (%v).", after, moved, err)
+	}
+	if len(history) == 0 {
+		return fmt.Sprintf("The workspace's state was written %s %s, but its history records no write after serial %d (it was pruned or removed), so what wrote it is unknown.", after, moved, c.Serial)
 	}
 	var ops []string
-	last := c.Serial
 	for _, e := range history {
-		if e.Serial <= c.Serial {
-			continue
-		}
-		last = e.Serial
 		if e.Operation == terraformApply {
 			continue
 		}
@@ -824,9 +829,9 @@ func writersSince(db *state.DB, c claim, lineage string) (string, error) {
 		}
 	}
 	if len(ops) == 0 {
-		return "", nil
+		return ""
 	}
-	return fmt.Sprintf("by %s; serial %d, then %d", strings.Join(ops, ", "), c.Serial, last), nil
+	return fmt.Sprintf("The workspace's state was written by %s %s %s.", strings.Join(ops, ", "), after, moved)
 }
 
 // operationName quotes the command that a history entry's operation

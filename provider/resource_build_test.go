@@ -2,6 +2,7 @@ package provider
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"go.etcd.io/bbolt"
 
 	"github.com/agentform/agentform/internal/state"
 	"github.com/agentform/agentform/lockfile"
@@ -825,7 +827,7 @@ func TestBuildResource_deleteClaims(t *testing.T) {
 		for _, d := range diags {
 			got = append(got, d.Summary()+": "+d.Detail())
 		}
-		if len(got) != 1 || !strings.HasPrefix(got[0], `Artifacts Kept: The workspace's state was written after this resource last applied or read it (by "agentform apply"; serial 1, then 2)`) {
+		if len(got) != 1 || !strings.HasPrefix(got[0], `Artifacts Kept: The workspace's state was written by "agentform apply" after this resource last applied or read it (its serial went from 1 to 2). It records these artifacts`) {
 			t.Errorf("got:\n%q\nwant:\none Artifacts Kept warning naming agentform apply", got)
 		}
 		if n := artifactsLeft(dir); n != 2 {
@@ -1058,4 +1060,110 @@ output "grep" {
 			},
 		},
 	})
+}
+
+// editHistory runs edit on the history bucket of dir's state database.
+func editHistory(t *testing.T, dir string, edit func(*bbolt.Bucket) error) {
+	t.Helper()
+	db, err := bbolt.Open(filepath.Join(dir, state.DirName, state.FileName), 0o600, nil)
+	if err == nil {
+		err = db.Update(func(tx *bbolt.Tx) error { return edit(tx.Bucket([]byte("history"))) })
+		err = errors.Join(err, db.Close())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// serialKey is a history key, as the state package writes it.
+func serialKey(serial uint64) []byte { return binary.BigEndian.AppendUint64(nil, serial) }
+
+// TestBuildResource_deleteHistory destroys an object whose claim the state
+// has moved past, with a history that does not say by what: a destroy
+// reads only the entries after the claim, never fails on the history, and
+// warns when the history cannot say what wrote the state.
+func TestBuildResource_deleteHistory(t *testing.T) {
+	warnings := func(t *testing.T, diags diag.Diagnostics) []string {
+		if diags.HasError() {
+			t.Fatalf("got:\n%v\nwant:\nno error", diags)
+		}
+		var got []string
+		for _, d := range diags {
+			got = append(got, d.Summary()+": "+d.Detail())
+		}
+		return got
+	}
+	artifactsLeft := func(dir string) int {
+		files, _ := filepath.Glob(filepath.Join(dir, "dist", "*.agent.tgz"))
+		return len(files)
+	}
+	for _, tc := range []struct {
+		name string
+		// setup returns the object to destroy.
+		setup func(t *testing.T, dir string) fwresource.CreateResponse
+		want  string
+	}{
+		{
+			name: "damaged entry before the claim",
+			setup: func(t *testing.T, dir string) fwresource.CreateResponse {
+				applyLikeCLI(t, dir)
+				created := createBuild(t, dir)
+				editFile(t, filepath.Join(dir, "agent.acl"), `"Counts words for users."`, `"Counts words."`)
+				applyLikeCLI(t, dir)
+				editHistory(t, dir, func(b *bbolt.Bucket) error { return b.Put(serialKey(1), []byte("{")) })
+				return created
+			},
+			want: `Artifacts Kept: The workspace's state was written by "agentform apply" after this resource last applied or read it (its serial went from 2 to 3).`,
+		},
+		{
+			name: "damaged entry after the claim",
+			setup: func(t *testing.T, dir string) fwresource.CreateResponse {
+				created := createBuild(t, dir)
+				editFile(t, filepath.Join(dir, "agent.acl"), `"Counts words for users."`, `"Counts words."`)
+				applyLikeCLI(t, dir)
+				editHistory(t, dir, func(b *bbolt.Bucket) error { return b.Put(serialKey(2), []byte("{")) })
+				return created
+			},
+			want: `Artifacts Kept: The workspace's state was written after this resource last applied or read it (its serial went from 1 to 2), but its history could not be read, so what wrote it is unknown`,
+		},
+		{
+			name: "pruned history",
+			setup: func(t *testing.T, dir string) fwresource.CreateResponse {
+				created := createBuild(t, dir)
+				editFile(t, filepath.Join(dir, "agent.acl"), `"Counts words for users."`, `"Counts words."`)
+				applyLikeCLI(t, dir)
+				editHistory(t, dir, func(b *bbolt.Bucket) error { return b.Delete(serialKey(2)) })
+				return created
+			},
+			want: `Artifacts Kept: The workspace's state was written after this resource last applied or read it (its serial went from 1 to 2), but its history records no write after serial 1 (it was pruned or removed), so what wrote it is unknown.`,
+		},
+		{
+			name: "restored older state",
+			setup: func(t *testing.T, dir string) fwresource.CreateResponse {
+				applyLikeCLI(t, dir)
+				db := filepath.Join(dir, state.DirName, state.FileName)
+				saved, err := os.ReadFile(db)
+				if err != nil {
+					t.Fatal(err)
+				}
+				created := createBuild(t, dir)
+				if err := os.WriteFile(db, saved, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				return created
+			},
+			want: `Artifacts Kept: The workspace's state is older than when this resource last applied or read it (its serial went back from 2 to 1): it was restored or replaced.`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := fixture(t, "TestBuildResource")
+			got := warnings(t, deleteBuild(t, tc.setup(t, dir), true))
+			if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
+				t.Errorf("got:\n%q\nwant:\none warning starting %q", got, tc.want)
+			}
+			if n := artifactsLeft(dir); n != 2 {
+				t.Errorf("artifacts after destroy\ngot:\n%d\nwant:\n2", n)
+			}
+		})
+	}
 }
