@@ -39,11 +39,14 @@ func dirPath(dir string) string {
 }
 
 // outDirPath is where an out_dir spelling points for the workspace dir.
+// A relative out_dir is joined to dir as the build joins it, lexically:
+// "a/link" and "../shared" give "a/shared" wherever the link points, so
+// the link is resolved after ".." is applied, not before.
 func outDirPath(dir, out string) string {
 	if filepath.IsAbs(out) {
 		return dirPath(out)
 	}
-	return dirPath(filepath.Join(dirPath(dir), out))
+	return dirPath(filepath.Join(dir, out))
 }
 
 // sameDirModifiers keep dir's state value when the configuration names the

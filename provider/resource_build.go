@@ -727,6 +727,8 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 		if !filepath.IsAbs(out) {
 			out = filepath.Join(dir, out)
 		}
+		// Cleaned: with a trailing slash, Lstat follows a symbolic link.
+		out = filepath.Clean(out)
 		// Only a directory, and only when empty, which is the point;
 		// os.Remove would remove a symbolic link whatever it points to.
 		if fi, err := os.Lstat(out); err == nil && fi.IsDir() {

@@ -1167,3 +1167,44 @@ func TestBuildResource_deleteHistory(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildResource_symlinkDirOutDir names the workspace through a
+// symbolic link and the artifact directory relative to it with "..": the
+// build joins them as written (link/../shared is beside the link), so
+// naming the directory beside the link's target is another directory and
+// replaces the resource.
+func TestBuildResource_symlinkDirOutDir(t *testing.T) {
+	ws := fixture(t, "TestBuildResource")
+	a := t.TempDir()
+	link := filepath.Join(a, "wslink")
+	if err := os.Symlink(ws, link); err != nil {
+		t.Fatal(err)
+	}
+	beside := filepath.Join(filepath.Dir(ws), "shared")
+	artifactsIn := func(out string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			for _, agent := range []string{"assistant", "researcher"} {
+				if _, err := os.Stat(filepath.Join(out, agent+".agent.tgz")); err != nil {
+					return fmt.Errorf("artifact of %s\ngot:\n%v\nwant:\nthe file in %s", agent, err, out)
+				}
+			}
+			return nil
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: buildConfig(link, `out_dir = "../shared"`),
+				Check:  artifactsIn(filepath.Join(a, "shared")),
+			},
+			{
+				Config: buildConfig(link, fmt.Sprintf("out_dir = %s", hclString(beside))),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(buildAddr, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				Check: artifactsIn(beside),
+			},
+		},
+	})
+}
