@@ -88,7 +88,7 @@ func (d *workspaceDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			"Every tool is resolved for real (MCP servers are listed, A2A agent cards fetched), with the " +
 			"workspace's lockfile. A failed `check` block is an error; each agent's denials, an artifact " +
 			"changed outside agentform and a remote tool definition that changed since the lockfile are warnings. A " +
-			"missing artifact is not: destroying `agentform_build` removes them.",
+			"missing artifact is not, whether destroying `agentform_build` or a hand removed it: the next apply rebuilds it.",
 		Attributes: map[string]schema.Attribute{
 			"dir": schema.StringAttribute{
 				Required:            true,
@@ -166,7 +166,8 @@ func (d *workspaceDataSource) Read(ctx context.Context, req datasource.ReadReque
 	plan := ws.plan
 	resp.Diagnostics.Append(denialWarnings(plan, path.Root("denials"))...)
 	// A missing artifact is no news: destroying an agentform_build
-	// removes them (agentform_build warns about it in its own plan).
+	// removes its artifacts, and one removed by hand is rebuilt all the
+	// same (agentform_build warns about it in its own plan).
 	for _, rc := range plan.ResourceChanges {
 		if hasArtifactDrift(rc) && artifactOnDisk(dir.ValueString(), plan, rc) {
 			resp.Diagnostics.AddAttributeWarning(path.Root("dir"), "Artifact Changed Outside agentform",

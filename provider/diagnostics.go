@@ -36,6 +36,9 @@ func engineDiagnostics(ws *workspacePlan, at path.Path, warn func(*hcl.Diagnosti
 		if rest, ok := readonlyLockDetail(d); ok {
 			where, detail = path.Root("lockfile_mode"), rest
 		}
+		if d.Summary == summaryNoManifest {
+			detail = strings.Replace(detail, cliNoManifestAdvice, providerNoManifestAdvice, 1)
+		}
 		detail = render.Printable(detail)
 		if loc := location(ws, d.Subject); loc != "" {
 			detail = strings.TrimSpace(detail) + "\n\n" + loc
@@ -51,6 +54,16 @@ func engineDiagnostics(ws *workspacePlan, at path.Path, warn func(*hcl.Diagnosti
 	}
 	return out
 }
+
+// summaryNoManifest is the engine's summary for a workspace directory
+// without manifest files; cliNoManifestAdvice ends its detail with advice
+// for the CLI's command line, which engineDiagnostics replaces by
+// providerNoManifestAdvice.
+const (
+	summaryNoManifest        = "No manifest files"
+	cliNoManifestAdvice      = ` Run agentform in a workspace directory, pass -chdir=DIR, or create one with "agentform init".`
+	providerNoManifestAdvice = ` Check dir, or create a workspace there with "agentform init".`
+)
 
 // cliReadonlyLock begins the detail of every error the engine reports
 // because the lockfile is read-only (summary "Lockfile out of date"),

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -258,9 +259,11 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	}
 	dir, opts := planned.Dir.ValueString(), planned.options()
 	ws := planWorkspace(ctx, dir, opts)
-	for _, d := range ws.diags {
-		if d.Summary == "Cannot read workspace directory" || d.Summary == "No manifest files" {
-			d.Detail = strings.TrimSpace(d.Detail) + "\n\n" + triggersHint
+	if len(planned.Triggers.Elements()) == 0 {
+		for _, d := range ws.diags {
+			if workspaceMissing(d, dir) {
+				d.Detail = strings.TrimSpace(d.Detail) + "\n\n" + triggersHint
+			}
 		}
 	}
 	resp.Diagnostics.Append(engineDiagnostics(ws, path.Root("dir"), nil)...)
@@ -337,12 +340,28 @@ func artifactOnDisk(dir string, plan *planner.Plan, rc planner.ResourceChange) b
 }
 
 // triggersHint is appended to the plan's error for a workspace directory
-// that is missing or holds no manifest: it may be what another resource
-// writes during apply, which the plan cannot wait for.
+// that is missing or holds no manifest, when the resource has no
+// triggers: it may be what another resource writes during apply, which
+// the plan cannot wait for. With triggers, the configuration already
+// says so, and a directory that exists but cannot be read (permissions,
+// a file) is no such case.
 const triggersHint = "If another resource of this configuration writes the workspace during apply (a local-exec " +
 	"provisioner, a local_file), name it in triggers, such as triggers = { manifest = local_file.agent.id }: " +
 	"depends_on orders the apply but does not tell the provider, and the plan reads the workspace as it is now. " +
 	"With triggers not known until apply, the plan leaves the build's attributes unknown instead."
+
+// workspaceMissing reports whether d is the engine's error for a workspace
+// directory dir that does not exist or holds no manifest file.
+func workspaceMissing(d *hcl.Diagnostic, dir string) bool {
+	switch d.Summary {
+	case summaryNoManifest:
+		return true
+	case "Cannot read workspace directory":
+		_, err := os.Stat(dir)
+		return errors.Is(err, os.ErrNotExist)
+	}
+	return false
+}
 
 // triggersChanged reports whether planned's triggers are not all known or
 // differ from prior's (a create has none before); null and empty are the

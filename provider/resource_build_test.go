@@ -1208,3 +1208,83 @@ func TestBuildResource_symlinkDirOutDir(t *testing.T) {
 		},
 	})
 }
+
+// planDiags runs ModifyPlan for an agentform_build of dir with triggers,
+// as a create, or as an update of an object with the same configuration
+// when update is set, and returns the diagnostics.
+func planDiags(t *testing.T, dir string, triggers map[string]string, update bool) diag.Diagnostics {
+	t.Helper()
+	ctx := t.Context()
+	s := buildSchema(t)
+	tv := types.MapNull(types.StringType)
+	if triggers != nil {
+		var diags diag.Diagnostics
+		if tv, diags = types.MapValueFrom(ctx, types.StringType, triggers); diags.HasError() {
+			t.Fatal(diags)
+		}
+	}
+	m := buildModel{
+		ID: types.StringValue(dir), Dir: types.StringValue(dir), OutDir: types.StringValue("dist"),
+		LockfileMode: types.StringValue(lockfileUpdate), Refresh: types.BoolValue(true), Triggers: tv,
+	}
+	m.setUnknown()
+	null := tftypes.NewValue(s.Type().TerraformType(ctx), nil)
+	plan := tfsdk.Plan{Schema: s, Raw: null}
+	if diags := plan.Set(ctx, &m); diags.HasError() {
+		t.Fatalf("plan: %v", diags)
+	}
+	prior := tfsdk.State{Schema: s, Raw: null}
+	if update {
+		m.Artifacts = types.MapNull(artifactType)
+		m.LockSHA256, m.Fingerprint = types.StringNull(), types.StringNull()
+		m.CapabilityMatrix, m.CapabilityChanges = types.ListNull(cellType), types.ListNull(changeType)
+		if diags := prior.Set(ctx, &m); diags.HasError() {
+			t.Fatalf("state: %v", diags)
+		}
+	}
+	req := fwresource.ModifyPlanRequest{Config: tfsdk.Config{Schema: s, Raw: plan.Raw}, Plan: plan, State: prior}
+	newPrivate(&req.Private)
+	resp := &fwresource.ModifyPlanResponse{Plan: plan, Private: req.Private}
+	newBuildResource().(*buildResource).ModifyPlan(ctx, req, resp)
+	return resp.Diagnostics
+}
+
+// TestBuildResource_triggersHint checks that a plan's error for a missing
+// workspace names triggers only when they could help: the resource has
+// none and the directory is missing or holds no manifest. It never gives
+// the CLI's advice (-chdir).
+func TestBuildResource_triggersHint(t *testing.T) {
+	empty := t.TempDir()
+	file := filepath.Join(t.TempDir(), "agent.acl")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		dir      string
+		triggers map[string]string
+		update   bool
+		summary  string
+		hint     bool
+	}{
+		{name: "missing", dir: filepath.Join(empty, "missing"), summary: "Cannot read workspace directory", hint: true},
+		{name: "no manifest", dir: empty, summary: "No manifest files", hint: true},
+		{name: "no manifest, triggers set", dir: empty, triggers: map[string]string{"manifest": "1"}, update: true, summary: "No manifest files"},
+		{name: "a file", dir: file, summary: "Cannot read workspace directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			diags := planDiags(t, tc.dir, tc.triggers, tc.update)
+			errs := diags.Errors()
+			if len(errs) != 1 || errs[0].Summary() != tc.summary {
+				t.Fatalf("got:\n%v\nwant:\none %s error", diags, tc.summary)
+			}
+			detail := errs[0].Detail()
+			if got := strings.Contains(detail, triggersHint); got != tc.hint {
+				t.Errorf("triggers hint in\n%s\ngot:\n%v\nwant:\n%v", detail, got, tc.hint)
+			}
+			if strings.Contains(detail, "-chdir") {
+				t.Errorf("got:\n%s\nwant:\nno advice for the CLI", detail)
+			}
+		})
+	}
+}
