@@ -94,6 +94,12 @@ type auditor struct {
 	creds []credential
 	// docs caches jsonDoc().
 	docs map[string]*jsonDoc
+	// exprs and blocks index each native-syntax file's expressions (by
+	// start and end byte) and blocks (by start byte), built on first use:
+	// a lookup per credential walking the whole file made a plan of
+	// 2,000 tools with a credential each take half a minute.
+	exprs  map[string]map[[2]int]hclsyntax.Expression
+	blocks map[string]map[int]*hclsyntax.Block
 
 	findings []Finding
 }
@@ -207,47 +213,55 @@ func sameStart(x, y hcl.Range) bool {
 	return x.Filename == y.Filename && x.Start.Byte == y.Start.Byte
 }
 
-// findBlock returns the native-syntax block whose header is at rng.
-func findBlock(cfg *manifest.Config, rng hcl.Range) *hclsyntax.Block {
-	body := syntaxBody(cfg, rng.Filename)
-	if body == nil {
-		return nil
-	}
-	var found *hclsyntax.Block
-	var walk func(b *hclsyntax.Body)
-	walk = func(b *hclsyntax.Body) {
-		for _, blk := range b.Blocks {
-			if found != nil {
-				return
+// findBlock returns the native-syntax block whose header is at rng: the
+// first, in document order, of those starting there.
+func (a *auditor) findBlock(rng hcl.Range) *hclsyntax.Block {
+	idx, ok := a.blocks[rng.Filename]
+	if !ok {
+		idx = map[int]*hclsyntax.Block{}
+		var walk func(b *hclsyntax.Body)
+		walk = func(b *hclsyntax.Body) {
+			for _, blk := range b.Blocks {
+				if _, seen := idx[blk.DefRange().Start.Byte]; !seen {
+					idx[blk.DefRange().Start.Byte] = blk
+				}
+				walk(blk.Body)
 			}
-			if sameStart(blk.DefRange(), rng) {
-				found = blk
-				return
-			}
-			walk(blk.Body)
 		}
+		if body := syntaxBody(a.cfg, rng.Filename); body != nil {
+			walk(body)
+		}
+		if a.blocks == nil {
+			a.blocks = map[string]map[int]*hclsyntax.Block{}
+		}
+		a.blocks[rng.Filename] = idx
 	}
-	walk(body)
-	return found
+	return idx[rng.Start.Byte]
 }
 
-// findExpr returns the native-syntax expression that spans rng exactly.
-func findExpr(cfg *manifest.Config, rng hcl.Range) hclsyntax.Expression {
-	body := syntaxBody(cfg, rng.Filename)
-	if body == nil {
-		return nil
+// findExpr returns the native-syntax expression that spans rng exactly:
+// the outermost, the first VisitAll meets, of those that do.
+func (a *auditor) findExpr(rng hcl.Range) hclsyntax.Expression {
+	idx, ok := a.exprs[rng.Filename]
+	if !ok {
+		idx = map[[2]int]hclsyntax.Expression{}
+		if body := syntaxBody(a.cfg, rng.Filename); body != nil {
+			_ = hclsyntax.VisitAll(body, func(n hclsyntax.Node) hcl.Diagnostics {
+				if e, ok := n.(hclsyntax.Expression); ok {
+					k := [2]int{e.Range().Start.Byte, e.Range().End.Byte}
+					if _, seen := idx[k]; !seen {
+						idx[k] = e
+					}
+				}
+				return nil
+			})
+		}
+		if a.exprs == nil {
+			a.exprs = map[string]map[[2]int]hclsyntax.Expression{}
+		}
+		a.exprs[rng.Filename] = idx
 	}
-	var found hclsyntax.Expression
-	_ = hclsyntax.VisitAll(body, func(n hclsyntax.Node) hcl.Diagnostics {
-		if found != nil {
-			return nil
-		}
-		if e, ok := n.(hclsyntax.Expression); ok && sameStart(e.Range(), rng) && e.Range().End.Byte == rng.End.Byte {
-			found = e
-		}
-		return nil
-	})
-	return found
+	return idx[[2]int{rng.Start.Byte, rng.End.Byte}]
 }
 
 // keyValueRange locates the value written for key inside a free-form
@@ -255,7 +269,6 @@ func findExpr(cfg *manifest.Config, rng hcl.Range) hclsyntax.Expression {
 // container, in either syntax. It falls back to container when the text
 // cannot be found (a value built by a local).
 func (a *auditor) keyValueRange(container hcl.Range, key string) *hcl.Range {
-	cfg := a.cfg
 	if doc := a.jsonDoc(container.Filename); doc != nil {
 		if obj := doc.objectAt(container.Start.Byte); obj != nil {
 			if v := obj.member(key); v != nil {
@@ -264,13 +277,13 @@ func (a *auditor) keyValueRange(container hcl.Range, key string) *hcl.Range {
 		}
 		return container.Ptr()
 	}
-	if blk := findBlock(cfg, container); blk != nil {
+	if blk := a.findBlock(container); blk != nil {
 		if attr, ok := blk.Body.Attributes[key]; ok {
 			return attr.Expr.Range().Ptr()
 		}
 		return container.Ptr()
 	}
-	expr := findExpr(cfg, container)
+	expr := a.findExpr(container)
 	for {
 		wrapped, ok := expr.(*hclsyntax.ParenthesesExpr)
 		if !ok {
@@ -307,7 +320,7 @@ func (a *auditor) objectItems(rng hcl.Range) []objectItem {
 		}
 		return out
 	}
-	expr := findExpr(a.cfg, rng)
+	expr := a.findExpr(rng)
 	for {
 		wrapped, ok := expr.(*hclsyntax.ParenthesesExpr)
 		if !ok {

@@ -598,3 +598,25 @@ func BenchmarkAuditRun(b *testing.B) {
 		b.ReportMetric(float64(len(r.Findings)), "findings/op")
 	}
 }
+
+// BenchmarkRedaction finds the credentials of 2,000 bash tools, each with a
+// secret() in its config: what every command that prints a diagnostic or
+// a plan computes. It grows with the manifest (a lookup per credential
+// once walked the whole file: 35 s for this workspace).
+func BenchmarkRedaction(b *testing.B) {
+	var src strings.Builder
+	src.WriteString("agent \"a\" {\n  capabilities = [\"ns0\"]\n  graph {\n    type = \"react\"\n  }\n  model {\n    provider = \"anthropic\"\n    name     = \"m\"\n  }\n}\n")
+	for i := range 2000 {
+		fmt.Fprintf(&src, "tool \"t%d\" {\n  kind         = \"bash\"\n  commands     = [\"ls\"]\n  capabilities = [\"ns%d::x\"]\n  config       = { API_TOKEN = secret(runtime(\"T%d\", \"default-token-%05d\")), REGION = \"eu\" }\n}\n", i, i%10, i, i)
+	}
+	cfg, diags := manifest.LoadSources(b.TempDir(), map[string][]byte{"agent.acl": []byte(src.String())})
+	if diags.HasErrors() {
+		b.Fatal(diags.Error())
+	}
+	b.ResetTimer()
+	for range b.N {
+		if r := Redaction(cfg); len(r.Ranges()) < 2000 {
+			b.Fatalf("got %d ranges, want one for each of the 2,000 credentials", len(r.Ranges()))
+		}
+	}
+}

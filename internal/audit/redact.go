@@ -78,7 +78,7 @@ func (a *auditor) redaction() *render.Redaction {
 			}
 			continue
 		}
-		e := findExpr(a.cfg, *c.rng)
+		e := a.findExpr(*c.rng)
 		switch {
 		case e == nil:
 			s.ranges = append(s.ranges, *c.rng)

@@ -979,15 +979,15 @@ func (a *auditor) checkHostWrites() {
 		}
 		a.add(RuleHostWriteAccess, Finding{
 			Message: fmt.Sprintf("The filesystem mount at %q exposes the host directory %q writable: tools can change or delete files on the host. Wrap the backend in { kind = \"read_only\", inner = ... }, or use an overlay whose upper layer is memory.", m.Path, root),
-			Target:  "filesystem", Range: mountRange(a.cfg, a.cfg.Filesystem.DeclRange, m.Path),
+			Target:  "filesystem", Range: a.mountRange(a.cfg.Filesystem.DeclRange, m.Path),
 		}, m.Path)
 	}
 }
 
 // mountRange locates the mount with the given path in a filesystem block,
 // or returns the block.
-func mountRange(cfg *manifest.Config, block hcl.Range, path string) *hcl.Range {
-	blk := findBlock(cfg, block)
+func (a *auditor) mountRange(block hcl.Range, path string) *hcl.Range {
+	blk := a.findBlock(block)
 	if blk == nil {
 		return block.Ptr()
 	}
