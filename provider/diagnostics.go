@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
+	"github.com/agentform/agentform/internal/audit"
 	"github.com/agentform/agentform/internal/render"
 	"github.com/agentform/agentform/internal/state"
 	"github.com/agentform/agentform/planner"
@@ -31,6 +31,10 @@ import (
 // bidirectional override shows as written instead of acting.
 func engineDiagnostics(ws *workspacePlan, at path.Path, warn func(*hcl.Diagnostic) bool) diag.Diagnostics {
 	var out diag.Diagnostics
+	var red *render.Redaction
+	if ws.cfg != nil {
+		red = audit.Redaction(ws.cfg)
+	}
 	for _, d := range ws.diags {
 		where, detail := at, d.Detail
 		if rest, ok := readonlyLockDetail(d); ok {
@@ -39,14 +43,14 @@ func engineDiagnostics(ws *workspacePlan, at path.Path, warn func(*hcl.Diagnosti
 		if d.Summary == summaryNoManifest {
 			detail = strings.Replace(detail, cliNoManifestAdvice, providerNoManifestAdvice, 1)
 		}
-		detail = render.Printable(detail)
-		if loc := location(ws, d.Subject); loc != "" {
+		detail = render.Printable(red.Scrub(detail))
+		if loc := location(ws, d.Subject, red); loc != "" {
 			detail = strings.TrimSpace(detail) + "\n\n" + loc
 		}
 		if d.Severity == hcl.DiagError && (warn == nil || !warn(d)) {
-			out.AddAttributeError(where, render.Printable(d.Summary), detail)
+			out.AddAttributeError(where, render.Printable(red.Scrub(d.Summary)), detail)
 		} else {
-			out.AddAttributeWarning(where, render.Printable(d.Summary), detail)
+			out.AddAttributeWarning(where, render.Printable(red.Scrub(d.Summary)), detail)
 		}
 	}
 	if ws.failure != nil {
@@ -91,12 +95,13 @@ func isDrift(plan *planner.Plan) func(*hcl.Diagnostic) bool {
 //
 //	on /path/to/agent.acl line 12:
 //	  12:   capabilities = ["shell"]
+//	              ^^^^^^^^^^^^^^^^^^^^^
 //
-// The source line is cleaned with render.SanitizeLine, as the CLI's
-// snippet is, so that a manifest line holding control characters or a
-// bidirectional override cannot act on the terminal or reorder what the
-// reviewer reads.
-func location(ws *workspacePlan, rng *hcl.Range) string {
+// The source lines are the CLI's snippet (render.SourceLines): the
+// manifest's credentials (red, audit.Redaction of the workspace) masked,
+// a long line cut to a window around the range, and every character that
+// could act on the terminal or reorder what the reviewer reads replaced.
+func location(ws *workspacePlan, rng *hcl.Range, red *render.Redaction) string {
 	if rng == nil || rng.Filename == "" {
 		return ""
 	}
@@ -108,16 +113,11 @@ func location(ws *workspacePlan, rng *hcl.Range) string {
 	if ws.cfg == nil {
 		return loc
 	}
-	f := ws.cfg.Files[rng.Filename]
-	if f == nil {
+	lines := render.SourceLines(rng, ws.cfg.Files[rng.Filename], red)
+	if lines == "" {
 		return loc
 	}
-	lines := bytes.Split(f.Bytes, []byte("\n"))
-	if rng.Start.Line < 1 || rng.Start.Line > len(lines) {
-		return loc
-	}
-	line := bytes.TrimRight(lines[rng.Start.Line-1], " \t\r")
-	return fmt.Sprintf("%s\n  %d: %s", loc, rng.Start.Line, render.SanitizeLine(line))
+	return loc + "\n" + strings.TrimRight(lines, "\n")
 }
 
 // stateDiagnostic explains a failure to read the workspace's state

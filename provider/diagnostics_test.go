@@ -2,6 +2,7 @@ package provider
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,5 +70,63 @@ func TestStateDiagnosticPrintable(t *testing.T) {
 	d := stateDiagnostic("ws", path.Root("dir"), errors.New("building: tool \"x\x1b[31m\" failed\r"))
 	if r, ok := terminalActive(d.Detail()); ok {
 		t.Errorf("got:\n%q\nwant:\nno %U", d.Detail(), r)
+	}
+}
+
+// TestEngineDiagnosticsRedacted: the provider hides the manifest's
+// credentials as the CLI does: a quoted line masks a literal token, a
+// message that interpolates it is scrubbed, and the line under the
+// diagnostic is marked with carets.
+func TestEngineDiagnosticsRedacted(t *testing.T) {
+	dir := t.TempDir()
+	src := `agent "assistant" {
+  capabilities = ["remote"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "a" {
+  kind         = "mcp"
+  transport    = "http"
+  url          = "https://a.example.com/mcp"
+  capabilities = ["remote::a"]
+  auth_token   = "SEKRET-TOKEN-42"
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := manifest.Load(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	start := strings.Index(src, "auth_token")
+	ws := &workspacePlan{
+		dir: dir,
+		cfg: cfg,
+		diags: hcl.Diagnostics{{
+			Severity: hcl.DiagWarning,
+			Summary:  "Token SEKRET-TOKEN-42 looks odd",
+			Detail:   "The value SEKRET-TOKEN-42 is written here.",
+			Subject:  &hcl.Range{Filename: "agent.acl", Start: hcl.Pos{Line: 17, Column: 3, Byte: start}, End: hcl.Pos{Line: 17, Column: 13, Byte: start + 10}},
+		}},
+	}
+	got := engineDiagnostics(ws, path.Root("dir"), nil)
+	if len(got) != 1 {
+		t.Fatalf("got:\n%d diagnostics\nwant:\n1", len(got))
+	}
+	d := got[0]
+	if text := d.Summary() + "\n" + d.Detail(); strings.Contains(text, "SEKRET") {
+		t.Errorf("got:\n%s\nwant:\nno credential", text)
+	}
+	for _, want := range []string{"auth_token   = (redacted)", "^^^^^^^^^^", "The value (redacted) is written here."} {
+		if !strings.Contains(d.Detail(), want) {
+			t.Errorf("got:\n%s\nwant:\na detail containing %q", d.Detail(), want)
+		}
 	}
 }

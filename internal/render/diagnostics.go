@@ -105,7 +105,27 @@ func writeSnippet(w io.Writer, rng *hcl.Range, file *hcl.File, masks []Span, col
 		}
 	}
 	fmt.Fprintf(w, "\n  on %s line %d%s:\n", rng.Filename, rng.Start.Line, ctx)
+	writeLines(w, rng, file, masks, color)
+}
 
+// SourceLines returns the lines of file that rng covers as a diagnostic
+// quotes them (at most three, each "  12: text" with a line of carets
+// under the range), with red's ranges masked and long lines cut to a
+// window around the range; "" when file has no text. It is the snippet
+// of Diagnostics without its "on FILE line N:" header, for output that
+// names the file its own way (the Terraform provider).
+func SourceLines(rng *hcl.Range, file *hcl.File, red *Redaction) string {
+	if rng == nil || file == nil || file.Bytes == nil {
+		return ""
+	}
+	var b strings.Builder
+	writeLines(&b, rng, file, red.Spans(rng.Filename, func(p hcl.Pos) int { return min(max(p.Byte, 0), len(file.Bytes)) }), false)
+	return b.String()
+}
+
+// writeLines writes the lines of file that rng covers, masked and
+// windowed, with the range underlined (color) or marked with carets.
+func writeLines(w io.Writer, rng *hcl.Range, file *hcl.File, masks []Span, color bool) {
 	hl := *rng
 	if hl.Empty() {
 		hl.End.Byte++
