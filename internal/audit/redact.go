@@ -24,6 +24,11 @@ import (
 //     without secret() (AF305 reports it without);
 //   - the default of every runtime() inside secret(), whatever the field,
 //     and any other argument of secret();
+//   - the value of every field named like a credential (auth_token,
+//     secret_key, a credential header, a credential config key), found
+//     in the syntax tree whether or not it decoded: a value of the wrong
+//     type or one that fails to evaluate is an error whose diagnostic
+//     quotes the line;
 //   - the value of every local such a value or default is built from,
 //     in either syntax.
 //
@@ -91,12 +96,14 @@ func (a *auditor) redaction() *render.Redaction {
 	for _, name := range sortedMapKeys(a.cfg.Files) {
 		if doc := a.jsonDoc(name); doc != nil {
 			s.jsonSecrets(name, doc)
+			s.jsonCredentials(name, doc, doc.root, "")
 			continue
 		}
 		body := syntaxBody(a.cfg, name)
 		if body == nil {
 			continue
 		}
+		s.nativeCredentials(body, "")
 		_ = hclsyntax.VisitAll(body, func(n hclsyntax.Node) hcl.Diagnostics {
 			if call, ok := n.(*hclsyntax.FunctionCallExpr); ok && call.Name == "secret" {
 				s.coverSecret(call, true)
@@ -353,4 +360,110 @@ func posAt(src []byte, off int) hcl.Pos {
 		rest = rest[n:]
 	}
 	return pos
+}
+
+// credentialField reports whether the field name, written in the block,
+// argument or object key parent, holds a credential: an auth_token or a
+// secret_key anywhere, a credential header in headers, a credential key
+// in a config.
+func credentialField(parent, name string) bool {
+	switch {
+	case name == "auth_token" || name == "secret_key":
+		return true
+	case parent == "headers":
+		return slices.Contains(credentialHeaders, strings.ToLower(name))
+	case parent == "config":
+		return isCredentialConfigKey(name)
+	}
+	return false
+}
+
+// nativeCredentials hides every credential field of a native-syntax body
+// found by its name (credentialField), whether or not its value decoded:
+// a value of the wrong type, a call that fails or a template that reads
+// an unknown name is an error whose diagnostic quotes the line.
+func (s *sensitiveScan) nativeCredentials(body *hclsyntax.Body, parent string) {
+	for _, name := range sortedMapKeys(body.Attributes) {
+		s.nativeField(parent, name, body.Attributes[name].Expr)
+	}
+	for _, blk := range body.Blocks {
+		if blk.Type != "locals" {
+			s.nativeCredentials(blk.Body, blk.Type)
+		}
+	}
+}
+
+// nativeField hides the value e of the field name when it is a
+// credential, and looks for credentials in the objects it holds.
+func (s *sensitiveScan) nativeField(parent, name string, e hclsyntax.Expression) {
+	if credentialField(parent, name) {
+		s.coverCredential(e)
+		return
+	}
+	switch e := e.(type) {
+	case *hclsyntax.ParenthesesExpr:
+		s.nativeField(parent, name, e.Expression)
+	case *hclsyntax.ObjectConsExpr:
+		for _, item := range e.Items {
+			if key := exprKey(item.KeyExpr); key != "" {
+				s.nativeField(name, key, item.ValueExpr)
+			}
+		}
+	case *hclsyntax.TupleConsExpr:
+		for _, el := range e.Exprs {
+			s.nativeField(parent, name, el)
+		}
+	}
+}
+
+// coverCredential hides a credential field's value written in native
+// syntax: the defaults of the runtime() it reads (the variable names stay
+// visible), or, when it reads none, the whole value, the strings written
+// in it and the locals it reads.
+func (s *sensitiveScan) coverCredential(e hclsyntax.Expression) {
+	runtime, secret := false, false
+	var lits []string
+	_ = hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
+		switch n := n.(type) {
+		case *hclsyntax.FunctionCallExpr:
+			runtime = runtime || n.Name == "runtime"
+			secret = secret || n.Name == "secret"
+		case *hclsyntax.TemplateExpr:
+			for _, part := range n.Parts {
+				if lit, ok := part.(*hclsyntax.LiteralValueExpr); ok && lit.Val.Type() == cty.String {
+					lits = append(lits, strings.TrimSpace(lit.Val.AsString()))
+				}
+			}
+		}
+		return nil
+	})
+	switch {
+	case secret && !runtime:
+		// secret() alone: the walk over every secret() call hides it.
+	case runtime:
+		s.coverDefaults(e, true)
+	default:
+		s.cover(e, true)
+		s.values = append(s.values, lits...)
+	}
+}
+
+// jsonCredentials hides every credential field of a JSON-syntax file
+// found by its key (credentialField), whether or not its value decoded.
+func (s *sensitiveScan) jsonCredentials(name string, doc *jsonDoc, v *jsonValue, parent string) {
+	if v == nil {
+		return
+	}
+	for _, m := range v.members {
+		if credentialField(parent, m.key) {
+			s.coverJSON(name, doc, m.value)
+			continue
+		}
+		if m.key != "locals" || parent != "" {
+			s.jsonCredentials(name, doc, m.value, m.key)
+		}
+	}
+	for _, e := range v.elems {
+		s.jsonCredentials(name, doc, e, parent)
+	}
 }

@@ -13,7 +13,8 @@ import (
 // credential scan used to miss them, and searches every output for them:
 // a literal in a JSON provider config, a minified JSON file quoted by
 // warnings, secret() spelled with spaces or a line break, a JSON local
-// that feeds a native credential, a header that does not decode (its
+// that feeds a native credential, a credential field or header that does
+// not decode, in either syntax, or reads a local that does not (its
 // error quotes the line), and a local interpolated into a check message
 // and a waiver reason. Each also shows its hidden values in place, so
 // what is not a credential stays readable.
@@ -28,6 +29,9 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 		{"json-secret-spacing", []string{`"config": {"REGION": (redacted), "ZONE": (redacted), "Q": (redacted)}`}},
 		{"json-locals", []string{`(redacted), "jtok": (redacted)}, "tool"`, `auth_token   = (redacted)`}},
 		{"undecoded-headers", []string{`headers      = { Authorization = (redacted), X-Retry = ["1"] }`}},
+		{"undecoded-native", []string{`auth_token   = (redacted)`, `    Authorization = (redacted)`}},
+		{"undecoded-locals", []string{`tok = (redacted)`}},
+		{"undecoded-json", []string{`"config": [{"API_TOKEN": (redacted), "BAD": [1]}]`, `"auth_token": (redacted)},`}},
 		{"message-locals", []string{`assistant cannot use token (redacted)`, `demo token (redacted) is public`}},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
