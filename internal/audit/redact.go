@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
 
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/render"
@@ -23,7 +24,9 @@ import (
 //   - the default of a credential-like field read with runtime(), with or
 //     without secret() (AF305 reports it without);
 //   - the default of every runtime() inside secret(), whatever the field,
-//     and any other argument of secret();
+//     and any other argument of secret(); likewise the default of every
+//     serialised runtime value marked secret
+//     ({ "$runtime" = { env = "U", default = "x", secret = true } });
 //   - the value of every field named like a credential (auth_token,
 //     secret_key, a credential header, a credential config key), found
 //     in the syntax tree whether or not it decoded: a value of the wrong
@@ -97,6 +100,7 @@ func (a *auditor) redaction() *render.Redaction {
 		if doc := a.jsonDoc(name); doc != nil {
 			s.jsonSecrets(name, doc)
 			s.jsonCredentials(name, doc, doc.root, "")
+			s.jsonMarkers(name, doc, doc.root)
 			continue
 		}
 		body := syntaxBody(a.cfg, name)
@@ -105,8 +109,15 @@ func (a *auditor) redaction() *render.Redaction {
 		}
 		s.nativeCredentials(body, "")
 		_ = hclsyntax.VisitAll(body, func(n hclsyntax.Node) hcl.Diagnostics {
-			if call, ok := n.(*hclsyntax.FunctionCallExpr); ok && call.Name == "secret" {
-				s.coverSecret(call, true)
+			switch n := n.(type) {
+			case *hclsyntax.FunctionCallExpr:
+				if n.Name == "secret" {
+					s.coverSecret(n, true)
+				}
+			case *hclsyntax.ObjectConsExpr:
+				if def, secret, ok := nativeMarker(n); ok && def != nil && secret {
+					s.cover(def, true)
+				}
 			}
 			return nil
 		})
@@ -421,13 +432,16 @@ func (s *sensitiveScan) nativeField(parent, name string, e hclsyntax.Expression)
 // visible), or, when it reads none, the whole value, the strings written
 // in it and the locals it reads.
 func (s *sensitiveScan) coverCredential(e hclsyntax.Expression) {
-	runtime, secret := false, false
+	runtime, secret, marker := false, false, false
 	var lits []string
 	_ = hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
 		switch n := n.(type) {
 		case *hclsyntax.FunctionCallExpr:
 			runtime = runtime || n.Name == "runtime"
 			secret = secret || n.Name == "secret"
+		case *hclsyntax.ObjectConsExpr:
+			_, _, isMarker := nativeMarker(n)
+			marker = marker || isMarker
 		case *hclsyntax.TemplateExpr:
 			for _, part := range n.Parts {
 				if lit, ok := part.(*hclsyntax.LiteralValueExpr); ok && lit.Val.Type() == cty.String {
@@ -438,10 +452,12 @@ func (s *sensitiveScan) coverCredential(e hclsyntax.Expression) {
 		return nil
 	})
 	switch {
-	case secret && !runtime:
+	case secret && !runtime && !marker:
 		// secret() alone: the walk over every secret() call hides it.
 	case runtime:
 		s.coverDefaults(e, true)
+	case marker:
+		s.coverMarkers(e, true)
 	default:
 		s.cover(e, true)
 		s.values = append(s.values, lits...)
@@ -466,4 +482,82 @@ func (s *sensitiveScan) jsonCredentials(name string, doc *jsonDoc, v *jsonValue,
 	for _, e := range v.elems {
 		s.jsonCredentials(name, doc, e, parent)
 	}
+}
+
+// runtimeMarker is the key of the serialised runtime value:
+// { "$runtime" = { env = "U", default = "x", secret = true } }.
+const runtimeMarker = "$runtime"
+
+// nativeMarker returns the default written in a serialised runtime value
+// (nil when it has none) and whether it is marked secret; ok is false
+// when o is not one.
+func nativeMarker(o *hclsyntax.ObjectConsExpr) (def hclsyntax.Expression, secret, ok bool) {
+	for _, item := range o.Items {
+		if exprKey(item.KeyExpr) != runtimeMarker {
+			continue
+		}
+		spec, isObj := item.ValueExpr.(*hclsyntax.ObjectConsExpr)
+		if !isObj {
+			return nil, false, true
+		}
+		for _, f := range spec.Items {
+			switch exprKey(f.KeyExpr) {
+			case "default":
+				def = f.ValueExpr
+			case "secret":
+				v, diags := f.ValueExpr.Value(nil)
+				if !diags.HasErrors() && v.IsKnown() && !v.IsNull() {
+					if b, err := convert.Convert(v, cty.Bool); err == nil && !b.IsNull() {
+						secret = b.True()
+					}
+				}
+			}
+		}
+		return def, secret, true
+	}
+	return nil, false, false
+}
+
+// coverMarkers hides the default of every serialised runtime value in e
+// that all says to hide: a secret one, or any when all is set (e is a
+// credential's value).
+func (s *sensitiveScan) coverMarkers(e hclsyntax.Node, all bool) {
+	_ = hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
+		if o, ok := n.(*hclsyntax.ObjectConsExpr); ok {
+			if def, secret, ok := nativeMarker(o); ok && def != nil && (secret || all) {
+				s.cover(def, true)
+			}
+		}
+		return nil
+	})
+}
+
+// jsonMarkers hides the default of every serialised runtime value of a
+// JSON-syntax file marked secret.
+func (s *sensitiveScan) jsonMarkers(name string, doc *jsonDoc, v *jsonValue) {
+	if v == nil {
+		return
+	}
+	for _, m := range v.members {
+		if m.key == runtimeMarker {
+			if def, secret := jsonMarker(doc, m.value); def != nil && secret {
+				s.coverJSON(name, doc, def)
+			}
+		}
+		s.jsonMarkers(name, doc, m.value)
+	}
+	for _, e := range v.elems {
+		s.jsonMarkers(name, doc, e)
+	}
+}
+
+// jsonMarker returns the default of the spec of a serialised runtime
+// value written in JSON (nil when it has none) and whether it is marked
+// secret.
+func jsonMarker(doc *jsonDoc, spec *jsonValue) (def *jsonValue, secret bool) {
+	if s := spec.member("secret"); s != nil {
+		text := string(bytes.Trim(doc.src[s.start:s.end], `"`))
+		secret = text == "true"
+	}
+	return spec.member("default"), secret
 }

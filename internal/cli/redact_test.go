@@ -15,7 +15,8 @@ import (
 // warnings, secret() spelled with spaces or a line break, a JSON local
 // that feeds a native credential, a credential field or header that does
 // not decode, in either syntax, or reads a local that does not (its
-// error quotes the line), and a local interpolated into a check message
+// error quotes the line), the default of a serialised secret runtime
+// value ({"$runtime": {...}}) of the wrong type, and a local interpolated into a check message
 // and a waiver reason. Each also shows its hidden values in place, so
 // what is not a credential stays readable.
 func TestCredentialsNeverPrinted(t *testing.T) {
@@ -32,6 +33,8 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 		{"undecoded-native", []string{`auth_token   = (redacted)`, `    Authorization = (redacted)`}},
 		{"undecoded-locals", []string{`tok = (redacted)`}},
 		{"undecoded-json", []string{`"config": [{"API_TOKEN": (redacted), "BAD": [1]}]`, `"auth_token": (redacted)},`}},
+		{"runtime-marker", []string{`timeout = { "$runtime" = { env = "U", default = (redacted), secret = true } }`}},
+		{"runtime-marker-json", []string{`{"$runtime": {"env": "U", "default": (redacted), "secret": true}}`}},
 		{"message-locals", []string{`assistant cannot use token (redacted)`, `demo token (redacted) is public`}},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
