@@ -16,7 +16,8 @@ import (
 // that feeds a native credential, a credential field or header that does
 // not decode, in either syntax, or reads a local that does not (its
 // error quotes the line), the default of a serialised secret runtime
-// value ({"$runtime": {...}}) of the wrong type, and a local interpolated into a check message
+// value ({"$runtime": {...}}) of the wrong type, a provider config
+// written as an object (config = {...}), and a local interpolated into a check message
 // and a waiver reason. Each also shows its hidden values in place, so
 // what is not a credential stays readable.
 func TestCredentialsNeverPrinted(t *testing.T) {
@@ -35,6 +36,9 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 		{"undecoded-json", []string{`"config": [{"API_TOKEN": (redacted), "BAD": [1]}]`, `"auth_token": (redacted)},`}},
 		{"runtime-marker", []string{`timeout = { "$runtime" = { env = "U", default = (redacted), secret = true } }`}},
 		{"runtime-marker-json", []string{`{"$runtime": {"env": "U", "default": (redacted), "secret": true}}`}},
+		{"provider-object", []string{`    config = { api_key = (redacted), bogus = "x" }`, `in the config of a provider`}},
+		{"provider-labelled", []string{`  config = { api_key = (redacted), bogus = "x" }`}},
+		{"provider-attributes", []string{`{ anthropic = { config = { api_key = (redacted), bogus = "x" } } }`, `in the config of a provider`}},
 		{"message-locals", []string{`assistant cannot use token (redacted)`, `demo token (redacted) is public`}},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {

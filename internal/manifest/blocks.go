@@ -383,7 +383,14 @@ func (d *decoder) freeBlock(b *hcl.Block, allowed []string, what string) Dynamic
 			vals[name] = v
 		}
 	}
-	return Dynamic{Value: cty.ObjectVal(vals), Set: true, Range: b.DefRange}
+	// Written as an argument (config = { ... }), the block's range is the
+	// argument's name; the Dynamic's is the object, so that the value of
+	// one key can be found in it (audit masks a provider's api_key).
+	rng := b.DefRange
+	if ob, ok := b.Body.(objectBody); ok && ob.expr != nil {
+		rng = ob.expr.Range()
+	}
+	return Dynamic{Value: cty.ObjectVal(vals), Set: true, Range: rng}
 }
 
 func (d *decoder) decodeHTTPServer(b *hcl.Block) *HTTPServer {
