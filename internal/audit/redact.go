@@ -139,7 +139,37 @@ func (s *sensitiveScan) cover(e hclsyntax.Expression, ranged bool) {
 		s.addValue(v)
 	}
 	for _, tr := range e.Variables() {
-		s.coverLocal(localName(tr))
+		s.coverLocalPart(tr)
+	}
+}
+
+// coverLocalPart hides the local a traversal reads: its source and the
+// locals it reads like coverLocal, but of its value only the part the
+// traversal reads (locals.creds.token scrubs the token, not the owner
+// written next to it).
+func (s *sensitiveScan) coverLocalPart(tr hcl.Traversal) {
+	name := localName(tr)
+	if len(tr) <= 2 || name == "" {
+		s.coverLocal(name)
+		return
+	}
+	locals := s.ctx.Variables["locals"]
+	if !locals.Type().IsObjectType() || !locals.Type().HasAttribute(name) {
+		s.coverLocal(name)
+		return
+	}
+	if v, diags := tr[2:].TraverseRel(locals.GetAttr(name)); !diags.HasErrors() {
+		s.addValue(v)
+	} else {
+		s.addValue(locals.GetAttr(name))
+	}
+	def, ok := s.locals[name]
+	if !ok {
+		return
+	}
+	s.ranges = append(s.ranges, def.rng)
+	for _, dep := range def.deps {
+		s.coverLocal(dep)
 	}
 }
 

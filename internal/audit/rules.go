@@ -1017,16 +1017,31 @@ func (a *auditor) mountRange(block hcl.Range, path string) *hcl.Range {
 // credentials.
 var credentialHeaders = []string{"api-key", "authorization", "x-api-key"}
 
-// credentialConfigWords mark a config key as a credential when its upper
-// case form contains one of them.
-var credentialConfigWords = []string{"API_KEY", "APIKEY", "PASSWD", "PASSWORD", "SECRET", "TOKEN"}
+// credentialConfigEnds mark a config key as a credential when its last
+// word (split at "_", "-" and ".", upper-cased) ends with one of them:
+// GITHUB_TOKEN, authToken, DB_PASSWORD, CLIENT_SECRET, OPENAI_APIKEY,
+// but not MAX_TOKENS or TOKEN_URL.
+var credentialConfigEnds = []string{"APIKEY", "PASSWD", "PASSWORD", "SECRET", "TOKEN"}
+
+// credentialConfigPairs mark a config key as a credential when two of its
+// words are these, in this order: API_KEY, SECRET_KEY, ACCESS_KEY.
+var credentialConfigPairs = []string{"API_KEY", "SECRET_KEY", "ACCESS_KEY", "PRIVATE_KEY"}
 
 // isCredentialConfigKey reports whether a tool config key names a
 // credential.
 func isCredentialConfigKey(key string) bool {
-	upper := strings.ToUpper(key)
-	for _, w := range credentialConfigWords {
-		if strings.Contains(upper, w) {
+	words := strings.FieldsFunc(strings.ToUpper(key), func(r rune) bool { return r == '_' || r == '-' || r == '.' })
+	if len(words) == 0 {
+		return false
+	}
+	last := words[len(words)-1]
+	for _, w := range credentialConfigEnds {
+		if strings.HasSuffix(last, w) {
+			return true
+		}
+	}
+	for i := 1; i < len(words); i++ {
+		if slices.Contains(credentialConfigPairs, words[i-1]+"_"+words[i]) {
 			return true
 		}
 	}

@@ -3,7 +3,9 @@ package render
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
@@ -13,10 +15,10 @@ import (
 const RedactMark = "(redacted)"
 
 // MinScrubLen is the length in bytes below which a credential value is not
-// scrubbed from text: replacing every "a" or "on" of a message would hide
+// scrubbed from text: replacing every "a" or "eu-1" of a message would hide
 // the message, not the credential. Such values are still masked in source
 // snippets, where their place is known.
-const MinScrubLen = 4
+const MinScrubLen = 6
 
 // Redaction is what output must not show of a manifest: the source ranges
 // that hold credential material, masked in source snippets, and the
@@ -24,31 +26,43 @@ const MinScrubLen = 4
 // error_message or a waiver's reason can interpolate a local that holds a
 // token). The zero value and nil hide nothing. Make one with NewRedaction.
 type Redaction struct {
-	ranges   []hcl.Range
-	replacer *strings.Replacer
+	ranges []hcl.Range
+	// values are scrubbed longest first.
+	values []string
 }
 
-// NewRedaction returns the redaction of ranges and values. Values shorter
-// than MinScrubLen are dropped; the rest are scrubbed longest first, so a
-// value that contains another is replaced whole.
+// NewRedaction returns the redaction of ranges and values. Values that
+// could not tell a credential from ordinary words are dropped (see
+// Scrubbable); the rest are scrubbed longest first, so a value that
+// contains another is replaced whole.
 func NewRedaction(ranges []hcl.Range, values []string) *Redaction {
 	r := &Redaction{ranges: slices.Clone(ranges)}
-	var vals []string
 	for _, v := range values {
-		if len(v) >= MinScrubLen {
-			vals = append(vals, v)
+		if Scrubbable(v) {
+			r.values = append(r.values, v)
 		}
 	}
-	slices.SortFunc(vals, func(x, y string) int { return cmp.Or(cmp.Compare(len(y), len(x)), strings.Compare(x, y)) })
-	vals = slices.Compact(vals)
-	if len(vals) > 0 {
-		pairs := make([]string, 0, 2*len(vals))
-		for _, v := range vals {
-			pairs = append(pairs, v, RedactMark)
-		}
-		r.replacer = strings.NewReplacer(pairs...)
-	}
+	slices.SortFunc(r.values, func(x, y string) int { return cmp.Or(cmp.Compare(len(y), len(x)), strings.Compare(x, y)) })
+	r.values = slices.Compact(r.values)
 	return r
+}
+
+// Scrubbable reports whether v is scrubbed from text: not when it is
+// shorter than MinScrubLen, a number, or a single lower-case word of at
+// most 12 letters ("openai", "assistant", "enabled"), which a message
+// mentions for reasons of its own. Every value stays masked in source snippets.
+func Scrubbable(v string) bool {
+	t := strings.TrimSpace(v)
+	if len(t) < MinScrubLen {
+		return false
+	}
+	if _, err := strconv.ParseFloat(t, 64); err == nil {
+		return false
+	}
+	if len(t) <= 12 && strings.IndexFunc(t, func(r rune) bool { return !unicode.IsLower(r) }) < 0 {
+		return false
+	}
+	return true
 }
 
 // Ranges returns the source ranges to mask.
@@ -59,13 +73,70 @@ func (r *Redaction) Ranges() []hcl.Range {
 	return r.ranges
 }
 
-// Scrub returns s with every credential value replaced by RedactMark.
+// Scrub returns s with every whole-word occurrence of a credential value
+// replaced by RedactMark: one not preceded or followed by a letter, digit
+// or underscore where the value itself begins or ends with one, so that
+// a value does not eat part of a longer word.
 func (r *Redaction) Scrub(s string) string {
-	if r == nil || r.replacer == nil {
+	if r == nil {
 		return s
 	}
-	return r.replacer.Replace(s)
+	for _, v := range r.values {
+		s = scrubWord(s, v)
+	}
+	return s
 }
+
+// scrubWord replaces the whole-word occurrences of v in s.
+func scrubWord(s, v string) string {
+	var b strings.Builder
+	at := 0
+	for from := 0; ; {
+		i := strings.Index(s[from:], v)
+		if i < 0 {
+			break
+		}
+		i += from
+		end := i + len(v)
+		if boundary(s, i, v, true) && boundary(s, end, v, false) {
+			b.WriteString(s[at:i])
+			b.WriteString(RedactMark)
+			at = end
+			from = end
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		from = i + size
+	}
+	if at == 0 {
+		return s
+	}
+	b.WriteString(s[at:])
+	return b.String()
+}
+
+// boundary reports whether offset off of s, the start (start) or end of
+// an occurrence of v, is a word boundary: v's edge there is not a word
+// character, or the character beyond it is not.
+func boundary(s string, off int, v string, start bool) bool {
+	var edge, beyond rune
+	if start {
+		edge, _ = utf8.DecodeRuneInString(v)
+		if off == 0 {
+			return true
+		}
+		beyond, _ = utf8.DecodeLastRuneInString(s[:off])
+	} else {
+		edge, _ = utf8.DecodeLastRuneInString(v)
+		if off == len(s) {
+			return true
+		}
+		beyond, _ = utf8.DecodeRuneInString(s[off:])
+	}
+	return !wordRune(edge) || !wordRune(beyond)
+}
+
+func wordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // Span is the bytes [Start, End) of a file.
 type Span struct{ Start, End int }

@@ -33,12 +33,19 @@ func TestExcerpt(t *testing.T) {
 	}
 }
 
-// TestRedactionScrub: values are replaced longest first; values under
-// MinScrubLen bytes are left alone.
+// TestRedactionScrub: values are replaced longest first and only as whole
+// words; values under MinScrubLen bytes, numbers and plain lower-case
+// words are left alone.
 func TestRedactionScrub(t *testing.T) {
-	r := NewRedaction(nil, []string{"tok", "SEKRET", "Bearer SEKRET"})
-	if got, want := r.Scrub("use Bearer SEKRET or SEKRET, tok stays"), "use (redacted) or (redacted), tok stays"; got != want {
-		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	r := NewRedaction(nil, []string{"tok", "SEKRET", "Bearer SEKRET", "openai", "true", "123456", "sk-1234"})
+	for _, tc := range []struct{ in, want string }{
+		{"use Bearer SEKRET or SEKRET, tok stays", "use (redacted) or (redacted), tok stays"},
+		{"provider openai: TOKEN_REQUIRED is true, 123456 tokens", "provider openai: TOKEN_REQUIRED is true, 123456 tokens"},
+		{"SEKRETS and NOTSEKRET stay, sk-1234 and (sk-1234) go, sk-12345 stays", "SEKRETS and NOTSEKRET stay, (redacted) and ((redacted)) go, sk-12345 stays"},
+	} {
+		if got := r.Scrub(tc.in); got != tc.want {
+			t.Errorf("got:\n%s\nwant:\n%s", got, tc.want)
+		}
 	}
 	if got := (*Redaction)(nil).Scrub("x"); got != "x" {
 		t.Errorf("nil redaction changed the text: %q", got)
