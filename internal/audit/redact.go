@@ -122,6 +122,14 @@ func (a *auditor) redaction() *render.Redaction {
 			return nil
 		})
 	}
+	// A file that did not parse has a partial syntax tree, or none.
+	for _, name := range sortedMapKeys(a.cfg.Unparsed) {
+		if f := a.cfg.Files[name]; f != nil {
+			r, v := scanSource(name, f.Bytes)
+			s.ranges = append(s.ranges, r...)
+			s.values = append(s.values, v...)
+		}
+	}
 	slices.SortFunc(s.ranges, func(x, y hcl.Range) int {
 		return cmp.Or(strings.Compare(x.Filename, y.Filename), cmp.Compare(x.Start.Byte, y.Start.Byte), cmp.Compare(x.End.Byte, y.End.Byte))
 	})

@@ -17,7 +17,9 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 
+	"github.com/agentform/agentform/internal/audit"
 	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/render"
 )
 
 // FmtCommand is "agentform fmt": rewrite manifest files in canonical style.
@@ -181,7 +183,7 @@ func (c *FmtCommand) formatFile(path string, write, diff bool) (bool, error) {
 	out, diags := canonical(src, name)
 	if diags.HasErrors() {
 		// The source lines are all the diagnostics need.
-		c.showDiagnostics(diags, map[string]*hcl.File{name: {Bytes: src}})
+		c.showSourceDiagnostics(diags, name, src)
 		return false, fmt.Errorf("syntax error")
 	}
 	if bytes.Equal(src, out) {
@@ -199,6 +201,14 @@ func (c *FmtCommand) formatFile(path string, write, diff bool) (bool, error) {
 	return true, nil
 }
 
+// showSourceDiagnostics prints the diagnostics of a file that did not
+// parse, quoting its lines with its credentials masked: fmt has no loaded
+// manifest, so the redaction is made from the file's bytes
+// (audit.SourceRedaction).
+func (c *FmtCommand) showSourceDiagnostics(diags hcl.Diagnostics, name string, src []byte) {
+	render.Diagnostics(c.Stderr, diags, map[string]*hcl.File{name: {Bytes: src}}, audit.SourceRedaction(map[string][]byte{name: src}), c.colorFor(c.StderrTTY))
+}
+
 func (c *FmtCommand) formatStdin(check bool) int {
 	src, err := io.ReadAll(c.Stdin)
 	if err != nil {
@@ -207,7 +217,7 @@ func (c *FmtCommand) formatStdin(check bool) int {
 	}
 	out, diags := canonical(src, "<stdin>")
 	if diags.HasErrors() {
-		c.showDiagnostics(diags, map[string]*hcl.File{"<stdin>": {Bytes: src}})
+		c.showSourceDiagnostics(diags, "<stdin>", src)
 		return ExitError
 	}
 	if check {

@@ -18,7 +18,10 @@ import (
 // error quotes the line), the default of a serialised secret runtime
 // value ({"$runtime": {...}}) of the wrong type, a provider config
 // written as an object (config = {...}), and a local interpolated into a check message
-// and a waiver reason. Each also shows its hidden values in place, so
+// and a waiver reason; and workspaces that do not parse (an unterminated
+// string that swallows a secret() call, two strings for a token, a
+// minified JSON file missing a comma), through every command and fmt.
+// Each also shows its hidden values in place, so
 // what is not a credential stays readable.
 func TestCredentialsNeverPrinted(t *testing.T) {
 	const secret = "SEKRET"
@@ -40,16 +43,28 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 		{"provider-labelled", []string{`  config = { api_key = (redacted), bogus = "x" }`}},
 		{"provider-attributes", []string{`{ anthropic = { config = { api_key = (redacted), bogus = "x" } } }`, `in the config of a provider`}},
 		{"message-locals", []string{`assistant cannot use token (redacted)`, `demo token (redacted) is public`}},
+		// Files that do not parse: the redaction is made from their bytes.
+		{"syntax-unterminated", []string{`    16:   auth_token   = (redacted)`, `    15:   url          = "https://a.example.com`}},
+		{"syntax-adjacent", []string{`auth_token   = (redacted)`}},
+		{"syntax-headers", []string{`headers      = { Authorization = (redacted), X-Trace = "abc" } }`}},
+		{"syntax-json-minified", []string{`{"$runtime": {"env": "U", "default": (redacted), "secret": true}}}}, "x": {"kind": "bash" "commands"`}},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
 			dir := filepath.Join("testdata", "TestCredentialsNeverPrinted", tc.fixture)
 			var all strings.Builder
-			runs := [][]string{{"validate"}, {"validate", "-json"}, {"plan", "-refresh=false", "-no-color"}, {"plan", "-refresh=false", "-json"}}
+			runs := [][]string{{"validate"}, {"validate", "-json"}, {"plan", "-refresh=false", "-no-color"}, {"plan", "-refresh=false", "-json"}, {"graph", "-refresh=false"}, {"fmt", "-check", "-no-color"}}
 			for _, format := range auditFormats {
 				runs = append(runs, []string{"audit", "-refresh=false", "-no-color", "-show-waived", "-format=" + format})
 			}
+			// fmt - reads the native file on stdin (its output, the
+			// formatted file, is not searched: only its diagnostics).
+			stdin := ""
+			if src, err := os.ReadFile(filepath.Join(dir, "agent.acl")); err == nil {
+				stdin = string(src)
+				runs = append(runs, []string{"fmt", "-check", "-"})
+			}
 			for _, args := range runs {
-				_, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...)
+				_, stdout, stderr := run(t, stdin, append([]string{"-chdir=" + dir}, args...)...)
 				if i := strings.Index(stdout+stderr, secret); i >= 0 {
 					out := stdout + stderr
 					t.Errorf("%s prints a credential\ngot:  …%s…\nwant: no %q", strings.Join(args, " "), out[max(0, i-100):min(len(out), i+40)], secret)

@@ -13,6 +13,10 @@ type Config struct {
 	// Files maps each manifest file name (relative to Dir) to its parsed
 	// file, for printing diagnostics with source lines.
 	Files map[string]*hcl.File
+	// Unparsed names the files of Files that did not parse (a syntax
+	// error, or nesting too deep): their syntax tree is partial or
+	// missing, and only their bytes tell where their credentials are.
+	Unparsed map[string]bool
 
 	Locals     map[string]*Local
 	Build      *Build

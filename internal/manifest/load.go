@@ -122,6 +122,7 @@ func LoadSources(dir string, sources map[string][]byte) (*Config, hcl.Diagnostic
 			diags = append(diags, d)
 			// Keep the bytes so the diagnostic can show the source line.
 			cfg.Files[name] = &hcl.File{Bytes: src}
+			cfg.markUnparsed(name)
 			continue
 		}
 		var f *hcl.File
@@ -138,6 +139,12 @@ func LoadSources(dir string, sources map[string][]byte) (*Config, hcl.Diagnostic
 		if f != nil && !d.HasErrors() {
 			bodies = append(bodies, f.Body)
 		}
+		if d.HasErrors() {
+			if f == nil {
+				cfg.Files[name] = &hcl.File{Bytes: src}
+			}
+			cfg.markUnparsed(name)
+		}
 	}
 	if diags.HasErrors() {
 		return cfg, diags
@@ -145,6 +152,14 @@ func LoadSources(dir string, sources map[string][]byte) (*Config, hcl.Diagnostic
 	dec := &decoder{dir: dir}
 	dec.decodeWorkspace(cfg, bodies)
 	return cfg, append(diags, dec.diags...)
+}
+
+// markUnparsed records that the file name did not parse.
+func (c *Config) markUnparsed(name string) {
+	if c.Unparsed == nil {
+		c.Unparsed = map[string]bool{}
+	}
+	c.Unparsed[name] = true
 }
 
 var topSchema = &hcl.BodySchema{
