@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
@@ -1015,33 +1016,80 @@ func (a *auditor) mountRange(block hcl.Range, path string) *hcl.Range {
 
 // credentialHeaders are the header names (lower case) that carry
 // credentials.
-var credentialHeaders = []string{"api-key", "authorization", "x-api-key"}
+var credentialHeaders = []string{"api-key", "authorization", "cookie", "private-token", "proxy-authorization", "x-api-key", "x-auth-token"}
 
-// credentialConfigEnds mark a config key as a credential when its last
-// word (split at "_", "-" and ".", upper-cased) ends with one of them:
-// GITHUB_TOKEN, authToken, DB_PASSWORD, CLIENT_SECRET, OPENAI_APIKEY,
-// but not MAX_TOKENS or TOKEN_URL.
-var credentialConfigEnds = []string{"APIKEY", "PASSWD", "PASSWORD", "SECRET", "TOKEN"}
+// credentialConfigMarks mark a config key as a credential when its words
+// (see configKeyWords), joined with "_", contain one of them: GITHUB_TOKEN,
+// GITHUB_TOKEN_2, TOKEN_VALUE, secretAccessKey, DB_PASSWORD_PROD.
+var credentialConfigMarks = []string{"API_KEY", "APIKEY", "COOKIE", "PASSPHRASE", "PASSWD", "PASSWORD", "PRIVATE_KEY", "SECRET", "TOKEN"}
 
-// credentialConfigPairs mark a config key as a credential when two of its
-// words are these, in this order: API_KEY, SECRET_KEY, ACCESS_KEY.
-var credentialConfigPairs = []string{"API_KEY", "SECRET_KEY", "ACCESS_KEY", "PRIVATE_KEY"}
+// credentialConfigWords mark a config key as a credential when one of its
+// words is one of them: GITHUB_PAT, GH_PAT (but not PATH or PATTERN).
+var credentialConfigWords = []string{"PAT"}
 
-// isCredentialConfigKey reports whether a tool config key names a
-// credential.
-func isCredentialConfigKey(key string) bool {
-	words := strings.FieldsFunc(strings.ToUpper(key), func(r rune) bool { return r == '_' || r == '-' || r == '.' })
-	if len(words) == 0 {
-		return false
+// nonCredentialLastWords mark a config key as not a credential when its
+// last word is one of them, whatever it contains: TOKEN_URL, SECRET_NAME,
+// PRIVATE_KEY_PATH, AWS_ACCESS_KEY_ID name or locate a credential, they
+// do not hold one.
+var nonCredentialLastWords = []string{"URL", "URI", "PATH", "FILE", "NAME", "ID", "IDS", "TYPE", "TTL", "EXPIRY", "COUNT", "LIMIT"}
+
+// configKeyWords splits a config key into upper-case words: at "_", "-",
+// "." and other non-alphanumerics, and at camelCase boundaries
+// (secretAccessKey is SECRET ACCESS KEY, APIKey is API KEY).
+func configKeyWords(key string) []string {
+	var words []string
+	rs := []rune(key)
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			words = append(words, strings.ToUpper(string(rs[start:end])))
+		}
+		start = -1
 	}
-	last := words[len(words)-1]
-	for _, w := range credentialConfigEnds {
-		if strings.HasSuffix(last, w) {
-			return true
+	for i, r := range rs {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush(i)
+			continue
+		}
+		if start >= 0 && unicode.IsUpper(r) {
+			prev := rs[i-1]
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && i+1 < len(rs) && unicode.IsLower(rs[i+1])) {
+				flush(i)
+			}
+		}
+		if start < 0 {
+			start = i
 		}
 	}
-	for i := 1; i < len(words); i++ {
-		if slices.Contains(credentialConfigPairs, words[i-1]+"_"+words[i]) {
+	flush(len(rs))
+	return words
+}
+
+// isCredentialConfigKey reports whether a tool config key names a
+// credential: its words (configKeyWords) joined with "_" contain one of
+// credentialConfigMarks or one word is one of credentialConfigWords,
+// unless the last word is one of nonCredentialLastWords. A word ending in
+// TOKENS (MAX_TOKENS, max_output_tokens) counts tokens: it does not mark
+// the key.
+func isCredentialConfigKey(key string) bool {
+	words := configKeyWords(key)
+	if len(words) == 0 || slices.Contains(nonCredentialLastWords, words[len(words)-1]) {
+		return false
+	}
+	kept := words[:0:0]
+	for _, w := range words {
+		if slices.Contains(credentialConfigWords, w) {
+			return true
+		}
+		if strings.HasSuffix(w, "TOKENS") {
+			// Keep the word's place so that no mark spans it.
+			w = "-"
+		}
+		kept = append(kept, w)
+	}
+	joined := strings.Join(kept, "_")
+	for _, m := range credentialConfigMarks {
+		if strings.Contains(joined, m) {
 			return true
 		}
 	}
