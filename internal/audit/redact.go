@@ -467,11 +467,12 @@ func (s *sensitiveScan) nativeField(parent, name string, e hclsyntax.Expression)
 
 // coverCredential hides a credential field's value written in native
 // syntax: the defaults of the runtime() it reads (the variable names stay
-// visible), or, when it reads none, the whole value, the strings written
-// in it and the locals it reads.
+// visible), or, when it reads none, the whole value and the locals it
+// reads. The literal parts of a template ("Bearer ") are not scrubbed
+// from text: they are not the credential, and agentform's own hints
+// quote them.
 func (s *sensitiveScan) coverCredential(e hclsyntax.Expression) {
 	runtime, secret, marker := false, false, false
-	var lits []string
 	_ = hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
 		switch n := n.(type) {
 		case *hclsyntax.FunctionCallExpr:
@@ -480,12 +481,6 @@ func (s *sensitiveScan) coverCredential(e hclsyntax.Expression) {
 		case *hclsyntax.ObjectConsExpr:
 			_, _, isMarker := nativeMarker(n)
 			marker = marker || isMarker
-		case *hclsyntax.TemplateExpr:
-			for _, part := range n.Parts {
-				if lit, ok := part.(*hclsyntax.LiteralValueExpr); ok && lit.Val.Type() == cty.String {
-					lits = append(lits, strings.TrimSpace(lit.Val.AsString()))
-				}
-			}
 		}
 		return nil
 	})
@@ -498,7 +493,6 @@ func (s *sensitiveScan) coverCredential(e hclsyntax.Expression) {
 		s.coverMarkers(e, true)
 	default:
 		s.cover(e, true)
-		s.values = append(s.values, lits...)
 	}
 }
 

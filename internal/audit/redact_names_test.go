@@ -51,3 +51,21 @@ tool "a" {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestRedactionTemplateLiterals: the literal parts of a credential
+// template are not credentials; scrubbing them would blank agentform's
+// own hints ("Authorization: Bearer <token>").
+func TestRedactionTemplateLiterals(t *testing.T) {
+	src := `tool "a" {
+  kind         = "a2a"
+  url          = "https://a.example.com"
+  capabilities = ["remote::a"]
+  auth_token   = "Bearer ${nope}"
+}
+`
+	cfg, _ := manifest.LoadSources(t.TempDir(), map[string][]byte{"agent.acl": []byte(src)})
+	in := `the token is sent as "Authorization: Bearer <token>"`
+	if got := Redaction(cfg).Scrub(in); got != in {
+		t.Errorf("got:\n%s\nwant:\n%s", got, in)
+	}
+}

@@ -44,6 +44,7 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 		{"provider-attributes", []string{`{ anthropic = { config = { api_key = (redacted), bogus = "x" } } }`, `in the config of a provider`}},
 		{"message-locals", []string{`assistant cannot use token (redacted)`, `demo token (redacted) is public`}},
 		{"config-key-names", []string{`    secretKey       = (redacted)`, `    secretAccessKey = (redacted)`, `    GITHUB_TOKEN_2  = (redacted)`, `    PASSWORD_PROD   = (redacted)`, `    TOKEN_VALUE     = (redacted)`, `    GH_PAT          = (redacted)`, `    SSH_PASSPHRASE  = (redacted)`, `    Cookie              = (redacted)`, `    Proxy-Authorization = (redacted)`, `    X-Auth-Token        = (redacted)`, `    Private-Token       = (redacted)`}},
+		{"message-substrings", []string{`cannot use session sess_(redacted), password (redacted), pin (redacted)`}},
 		// Files that do not parse: the redaction is made from their bytes.
 		{"syntax-unterminated", []string{`    16:   auth_token   = (redacted)`, `    15:   url          = "https://a.example.com`}},
 		{"syntax-adjacent", []string{`auth_token   = (redacted)`}},

@@ -3,7 +3,6 @@ package render
 import (
 	"cmp"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -27,42 +26,61 @@ const MinScrubLen = 6
 // token). The zero value and nil hide nothing. Make one with NewRedaction.
 type Redaction struct {
 	ranges []hcl.Range
-	// values are scrubbed longest first.
-	values []string
+	// subs replaces the values scrubbed wherever they occur, longest
+	// first; nil when there are none.
+	subs *strings.Replacer
+	// words are the values scrubbed as whole words only (see WholeWord).
+	words map[string]bool
 }
 
-// NewRedaction returns the redaction of ranges and values. Values that
-// could not tell a credential from ordinary words are dropped (see
-// Scrubbable); the rest are scrubbed longest first, so a value that
-// contains another is replaced whole.
+// NewRedaction returns the redaction of ranges and values. Each value,
+// trimmed of spaces, is scrubbed from text when it is at least MinScrubLen
+// bytes long: as a whole word when it is a plain lower-case word (see
+// WholeWord), wherever it occurs otherwise, longest first, so that a
+// value that contains another is replaced whole.
 func NewRedaction(ranges []hcl.Range, values []string) *Redaction {
 	r := &Redaction{ranges: slices.Clone(ranges)}
+	var subs []string
 	for _, v := range values {
-		if Scrubbable(v) {
-			r.values = append(r.values, v)
+		v = strings.TrimSpace(v)
+		switch {
+		case len(v) < MinScrubLen:
+		case WholeWord(v):
+			// The mark's own word is not scrubbed again.
+			if v != "redacted" {
+				if r.words == nil {
+					r.words = map[string]bool{}
+				}
+				r.words[v] = true
+			}
+		default:
+			subs = append(subs, v)
 		}
 	}
-	slices.SortFunc(r.values, func(x, y string) int { return cmp.Or(cmp.Compare(len(y), len(x)), strings.Compare(x, y)) })
-	r.values = slices.Compact(r.values)
+	slices.SortFunc(subs, func(x, y string) int { return cmp.Or(cmp.Compare(len(y), len(x)), strings.Compare(x, y)) })
+	subs = slices.Compact(subs)
+	if len(subs) > 0 {
+		pairs := make([]string, 0, 2*len(subs))
+		for _, v := range subs {
+			pairs = append(pairs, v, RedactMark)
+		}
+		r.subs = strings.NewReplacer(pairs...)
+	}
 	return r
 }
 
-// Scrubbable reports whether v is scrubbed from text: not when it is
-// shorter than MinScrubLen, a number, or a single lower-case word of at
-// most 12 letters ("openai", "assistant", "enabled"), which a message
-// mentions for reasons of its own. Every value stays masked in source snippets.
-func Scrubbable(v string) bool {
-	t := strings.TrimSpace(v)
-	if len(t) < MinScrubLen {
-		return false
+// WholeWord reports whether the credential value v is scrubbed from text
+// as a whole word only: when it is made of lower-case ASCII letters alone
+// ("openai", "assistant", "letmein"), a word a message can use for reasons
+// of its own. Every other value is scrubbed wherever it occurs, inside
+// longer words too (Xk9SEKRETadj in sess_Xk9SEKRETadj, 482913).
+func WholeWord(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] < 'a' || v[i] > 'z' {
+			return false
+		}
 	}
-	if _, err := strconv.ParseFloat(t, 64); err == nil {
-		return false
-	}
-	if len(t) <= 12 && strings.IndexFunc(t, func(r rune) bool { return !unicode.IsLower(r) }) < 0 {
-		return false
-	}
-	return true
+	return v != ""
 }
 
 // Ranges returns the source ranges to mask.
@@ -73,67 +91,55 @@ func (r *Redaction) Ranges() []hcl.Range {
 	return r.ranges
 }
 
-// Scrub returns s with every whole-word occurrence of a credential value
-// replaced by RedactMark: one not preceded or followed by a letter, digit
-// or underscore where the value itself begins or ends with one, so that
-// a value does not eat part of a longer word.
+// Scrub returns s with every credential value replaced by RedactMark: a
+// plain lower-case value where it is a whole word (not preceded or
+// followed by a letter, digit or underscore), any other wherever it
+// occurs. It makes one pass over s for each kind, whatever the number of
+// values.
 func (r *Redaction) Scrub(s string) string {
 	if r == nil {
 		return s
 	}
-	for _, v := range r.values {
-		s = scrubWord(s, v)
+	if r.subs != nil {
+		s = r.subs.Replace(s)
+	}
+	if len(r.words) > 0 {
+		s = r.scrubWords(s)
 	}
 	return s
 }
 
-// scrubWord replaces the whole-word occurrences of v in s.
-func scrubWord(s, v string) string {
+// scrubWords replaces the words of s that are values of r.words.
+func (r *Redaction) scrubWords(s string) string {
 	var b strings.Builder
 	at := 0
-	for from := 0; ; {
-		i := strings.Index(s[from:], v)
-		if i < 0 {
-			break
-		}
-		i += from
-		end := i + len(v)
-		if boundary(s, i, v, true) && boundary(s, end, v, false) {
-			b.WriteString(s[at:i])
-			b.WriteString(RedactMark)
-			at = end
-			from = end
+	for i := 0; i < len(s); {
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if !wordRune(c) {
+			i += size
 			continue
 		}
-		_, size := utf8.DecodeRuneInString(s[i:])
-		from = i + size
+		start := i
+		plain := true
+		for i < len(s) {
+			c, size = utf8.DecodeRuneInString(s[i:])
+			if !wordRune(c) {
+				break
+			}
+			plain = plain && c >= 'a' && c <= 'z'
+			i += size
+		}
+		if plain && i-start >= MinScrubLen && r.words[s[start:i]] {
+			b.WriteString(s[at:start])
+			b.WriteString(RedactMark)
+			at = i
+		}
 	}
 	if at == 0 {
 		return s
 	}
 	b.WriteString(s[at:])
 	return b.String()
-}
-
-// boundary reports whether offset off of s, the start (start) or end of
-// an occurrence of v, is a word boundary: v's edge there is not a word
-// character, or the character beyond it is not.
-func boundary(s string, off int, v string, start bool) bool {
-	var edge, beyond rune
-	if start {
-		edge, _ = utf8.DecodeRuneInString(v)
-		if off == 0 {
-			return true
-		}
-		beyond, _ = utf8.DecodeLastRuneInString(s[:off])
-	} else {
-		edge, _ = utf8.DecodeLastRuneInString(v)
-		if off == len(s) {
-			return true
-		}
-		beyond, _ = utf8.DecodeRuneInString(s[off:])
-	}
-	return !wordRune(edge) || !wordRune(beyond)
 }
 
 func wordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }

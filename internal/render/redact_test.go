@@ -33,15 +33,18 @@ func TestExcerpt(t *testing.T) {
 	}
 }
 
-// TestRedactionScrub: values are replaced longest first and only as whole
-// words; values under MinScrubLen bytes, numbers and plain lower-case
-// words are left alone.
+// TestRedactionScrub: values are replaced longest first, wherever they
+// occur, except plain lower-case words, replaced as whole words only;
+// values under MinScrubLen bytes are left alone.
 func TestRedactionScrub(t *testing.T) {
-	r := NewRedaction(nil, []string{"tok", "SEKRET", "Bearer SEKRET", "openai", "true", "123456", "sk-1234"})
+	r := NewRedaction(nil, []string{"tok", "SEKRET", "Bearer SEKRET", "openai", "true", "123456", "sk-1234", "Xk9SEKRETadj", "letmein", "correcthorse", "482913", "redacted"})
 	for _, tc := range []struct{ in, want string }{
 		{"use Bearer SEKRET or SEKRET, tok stays", "use (redacted) or (redacted), tok stays"},
-		{"provider openai: TOKEN_REQUIRED is true, 123456 tokens", "provider openai: TOKEN_REQUIRED is true, 123456 tokens"},
-		{"SEKRETS and NOTSEKRET stay, sk-1234 and (sk-1234) go, sk-12345 stays", "SEKRETS and NOTSEKRET stay, (redacted) and ((redacted)) go, sk-12345 stays"},
+		{"provider openai: TOKEN_REQUIRED is true, 123456 tokens", "provider (redacted): TOKEN_REQUIRED is true, (redacted) tokens"},
+		{"SEKRETS, NOTSEKRET, sk-1234, (sk-1234) and sk-12345 go", "(redacted)S, NOT(redacted), (redacted), ((redacted)) and (redacted)5 go"},
+		{"session sess_Xk9SEKRETadj", "session sess_(redacted)"},
+		{"password letmein, letmeinto, correcthorse; pin 482913 or 4829130", "password (redacted), letmeinto, (redacted); pin (redacted) or (redacted)0"},
+		{"openai_key openais openai.", "openai_key openais (redacted)."},
 	} {
 		if got := r.Scrub(tc.in); got != tc.want {
 			t.Errorf("got:\n%s\nwant:\n%s", got, tc.want)
