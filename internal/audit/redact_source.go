@@ -49,6 +49,7 @@ func scanSource(name string, src []byte) ([]hcl.Range, []string) {
 		sc.scanJSON()
 	} else {
 		sc.scanNative(name)
+		sc.comments, sc.prose = nativeProse(src)
 	}
 	sc.fallback()
 	out := make([]hcl.Range, 0, len(sc.spans))
@@ -70,7 +71,127 @@ type sourceScan struct {
 	// as such: a mention of secret( or of a credential field elsewhere
 	// is inside text the scan cannot follow.
 	known map[int]bool
+	// comments and prose (comments and the text of strings, not their
+	// interpolations) of a native file, sorted: what is written there is
+	// not code.
+	comments, prose []render.Span
 }
+
+// inSpans reports whether off is inside one of the sorted spans.
+func inSpans(spans []render.Span, off int) bool {
+	i, _ := slices.BinarySearchFunc(spans, off, func(sp render.Span, off int) int { return cmp.Compare(sp.End, off+1) })
+	return i < len(spans) && spans[i].Start <= off
+}
+
+// nativeProse returns the comments of a native-syntax file (# and // to
+// the end of the line, /* */) and its prose: the comments and the text of
+// its strings and heredocs, but not their ${ } and %{ } interpolations,
+// which are code. A string is read to the end of its line at most: one
+// left unterminated does not swallow the lines below, as the file's
+// author meant them.
+func nativeProse(src []byte) (comments, prose []render.Span) {
+	add := func(start, end int, comment bool) {
+		if end <= start {
+			return
+		}
+		if comment {
+			comments = append(comments, render.Span{Start: start, End: end})
+		}
+		if n := len(prose); n > 0 && prose[n-1].End == start {
+			prose[n-1].End = end
+			return
+		}
+		prose = append(prose, render.Span{Start: start, End: end})
+	}
+	var code func(i int, nested bool) int
+	// text reads a string's text from i to its end (stop reports it),
+	// and returns the offset past it.
+	text := func(i int, stop func(i int) (bool, int)) int {
+		start := i
+		for i < len(src) {
+			if done, n := stop(i); done {
+				add(start, i, false)
+				return i + n
+			}
+			switch {
+			case src[i] == '\\' && i+1 < len(src) && src[i+1] != '\n':
+				i += 2
+			case (src[i] == '$' || src[i] == '%') && i+2 < len(src) && src[i+1] == src[i] && src[i+2] == '{':
+				// $${ and %%{ are written, not interpolated.
+				i += 3
+			case (src[i] == '$' || src[i] == '%') && i+1 < len(src) && src[i+1] == '{':
+				add(start, i, false)
+				i = code(i+2, true)
+				start = i
+			default:
+				i++
+			}
+		}
+		add(start, i, false)
+		return i
+	}
+	// code reads code from i; nested code (an interpolation) ends at its
+	// closing brace or at the end of the line.
+	code = func(i int, nested bool) int {
+		depth := 0
+		for i < len(src) {
+			c := src[i]
+			switch {
+			case c == '#' || (c == '/' && i+1 < len(src) && src[i+1] == '/'):
+				end := lineEnd(src, i)
+				add(i, end, true)
+				i = end
+			case c == '/' && i+1 < len(src) && src[i+1] == '*':
+				end := len(src)
+				if j := bytes.Index(src[i+2:], []byte("*/")); j >= 0 {
+					end = i + 2 + j + 2
+				}
+				add(i, end, true)
+				i = end
+			case c == '"':
+				i = text(i+1, func(j int) (bool, int) {
+					switch src[j] {
+					case '"':
+						return true, 1
+					case '\n':
+						return true, 0
+					}
+					return false, 0
+				})
+			case c == '<' && bytes.HasPrefix(src[i:], []byte("<<")) && heredoc.Match(src[i:]):
+				m := heredoc.FindSubmatch(src[i:])
+				i += len(m[0])
+				marker := string(m[1])
+				i = text(i, func(j int) (bool, int) {
+					if j > 0 && src[j-1] != '\n' {
+						return false, 0
+					}
+					if strings.TrimSpace(string(src[j:lineEnd(src, j)])) == marker {
+						return true, 0
+					}
+					return false, 0
+				})
+			case c == '{':
+				depth++
+				i++
+			case c == '}':
+				i++
+				if depth--; nested && depth < 0 {
+					return i
+				}
+			case c == '\n' && nested:
+				return i
+			default:
+				i++
+			}
+		}
+		return i
+	}
+	code(0, false)
+	return comments, prose
+}
+
+var heredoc = regexp.MustCompile(`^<<-?([A-Za-z_][A-Za-z0-9_]*)[ \t]*\r?\n`)
 
 func (sc *sourceScan) mask(start, end int) {
 	if end > start {
@@ -104,31 +225,20 @@ func anyCredentialField(name string) bool {
 
 // fallback masks, from where it is written to the end of its line, every
 // mention of secret( or of a credential field the scan did not see as
-// such; a secret( call whose parentheses do not close on its line is
-// masked to where they do.
+// such. A secret( in a comment or in the text of a string is prose and a
+// field name in a comment is not a field: neither is masked. A mask never
+// goes beyond the end of the line it starts on, so that an unclosed
+// secret( does not hide the rest of the file.
 func (sc *sourceScan) fallback() {
 	src := sc.src
 	for _, m := range secretCall.FindAllIndex(src, -1) {
-		if sc.known[m[0]] || sc.covered(m[0]) {
+		if sc.known[m[0]] || sc.covered(m[0]) || inSpans(sc.prose, m[0]) {
 			continue
 		}
-		end, depth := m[0], 0
-		for end < len(src) {
-			switch src[end] {
-			case '(':
-				depth++
-			case ')':
-				depth--
-			}
-			end++
-			if depth <= 0 && (end == len(src) || src[end] == '\n') {
-				break
-			}
-		}
-		sc.maskLine(m[0], lineEnd(src, end))
+		sc.maskLine(m[0], lineEnd(src, m[0]))
 	}
 	for _, m := range fieldName.FindAllSubmatchIndex(src, -1) {
-		if sc.known[m[0]] || sc.known[m[2]] || sc.covered(m[2]) || !anyCredentialField(string(src[m[2]:m[3]])) {
+		if sc.known[m[0]] || sc.known[m[2]] || sc.covered(m[2]) || inSpans(sc.comments, m[0]) || !anyCredentialField(string(src[m[2]:m[3]])) {
 			continue
 		}
 		start := m[1]

@@ -45,6 +45,14 @@ func TestSourceRedaction(t *testing.T) {
 			`{"tool": {"a": {"auth_token": (redacted), "headers": {"Authorization": (redacted), "X": "abc"}, "url": (redacted), "note": "never call secret(x)" "config": {"API_TOKEN": (redacted), "T": {"$runtime": {"env": "U", "default": (redacted), "secret": true}}}}}}`},
 		{"agent.acl.json", "{\"tool\": {\"a\": {\"url\": \"https://x, \"auth_token\": \"SEKRET\"}}\n}\n",
 			"{\"tool\": {\"a\": {\"url\": \"https://x, \"auth_token\": (redacted)\n}\n"},
+		// secret( in a comment or a string's text is prose; an unclosed
+		// secret( in code masks its own line only.
+		{"agent.acl", "# wrap them in secret( so that\n// or secret( here\n/* secret(\n */\ntool \"a\" {\n  description = \"call secret( on it\"\n  url = \"https://a\n  auth_token = \"${secret(runtime(\"T\", \"SEKRET\"))}\n  z = 16\n}\n",
+			"# wrap them in secret( so that\n// or secret( here\n/* secret(\n */\ntool \"a\" {\n  description = \"call secret( on it\"\n  url = \"https://a\n  auth_token = (redacted)\n  z = 16\n}\n"},
+		{"agent.acl", "tool \"a\" {\n  url = \"https://a\n  q = secret(runtime(\"T\", \"SEKRET\"\n  z = 16\n}\n",
+			"tool \"a\" {\n  url = \"https://a\n  q = (redacted)\n  z = 16\n}\n"},
+		{"agent.acl", "tool \"a\" {\n  description = <<EOT\n  wrap it in secret( first\n  EOT\n  url = \"https://a\n  z = 16\n}\n",
+			"tool \"a\" {\n  description = <<EOT\n  wrap it in secret( first\n  EOT\n  url = \"https://a\n  z = 16\n}\n"},
 	} {
 		if got := masked(tc.name, tc.src); got != tc.want {
 			t.Errorf("%s:\n%s\ngot:\n%s\nwant:\n%s", tc.name, tc.src, got, tc.want)

@@ -49,6 +49,7 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 		{"syntax-unterminated", []string{`    16:   auth_token   = (redacted)`, `    15:   url          = "https://a.example.com`}},
 		{"syntax-adjacent", []string{`auth_token   = (redacted)`}},
 		{"syntax-headers", []string{`headers      = { Authorization = (redacted), X-Trace = "abc" } }`}},
+		{"syntax-comment", []string{`    16:   url          = "https://a.example.com" "x"`}},
 		{"syntax-json-minified", []string{`{"$runtime": {"env": "U", "default": (redacted), "secret": true}}}}, "x": {"kind": "bash" "commands"`}},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
