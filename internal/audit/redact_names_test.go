@@ -16,7 +16,8 @@ func TestIsCredentialConfigKey(t *testing.T) {
 		"apiKey": true, "AWS_SECRET_ACCESS_KEY": true, "passwd": true,
 		// Containment, camelCase included: the mark need not end the key.
 		"secretKey": true, "secretAccessKey": true, "GITHUB_TOKEN_2": true, "PASSWORD_PROD": true,
-		"TOKEN_VALUE": true, "APIKey": true, "TOKENIZER": true, "TOKEN_REQUIRED": true,
+		"TOKEN_VALUE": true, "APIKey": true, "APITOKEN": true, "DB_SECRETS": true,
+		"AWS_ACCESS_KEY": true, "accessKey": true,
 		"GITHUB_PAT": true, "GH_PAT": true, "ghPat": true, "SSH_PASSPHRASE": true, "SESSION_COOKIE": true,
 		"PRIVATE_KEY": true, "privateKeyPem": true, "MAX_TOKENS_SECRET": true,
 		// Not credentials: token counts, names and locations of credentials.
@@ -25,6 +26,10 @@ func TestIsCredentialConfigKey(t *testing.T) {
 		"SECRET_IDS": false, "TOKEN_TYPE": false, "PASSWORD_FILE": false, "TOKEN_EXPIRY": false,
 		"TOKEN_LIMIT": false, "TOKEN_COUNT": false, "OAUTH_TOKEN_URI": false,
 		"REGION": false, "PATH": false, "PATTERN": false, "SPATIAL": false,
+		// A mark inside a longer word, and keys that say where or whether
+		// a credential is, not what it is.
+		"TOKENIZER": false, "TOKEN_REQUIRED": false, "TOKEN_ENV": false, "COOKIE_DOMAIN": false,
+		"SECRETS_MANAGER_REGION": false, "TOKEN_ENDPOINT": false, "SECRET_ARN": false,
 	} {
 		if got := isCredentialConfigKey(key); got != want {
 			t.Errorf("isCredentialConfigKey(%q) = %v, want %v", key, got, want)

@@ -1021,7 +1021,7 @@ var credentialHeaders = []string{"api-key", "authorization", "cookie", "private-
 // credentialConfigMarks mark a config key as a credential when its words
 // (see configKeyWords), joined with "_", contain one of them: GITHUB_TOKEN,
 // GITHUB_TOKEN_2, TOKEN_VALUE, secretAccessKey, DB_PASSWORD_PROD.
-var credentialConfigMarks = []string{"API_KEY", "APIKEY", "COOKIE", "PASSPHRASE", "PASSWD", "PASSWORD", "PRIVATE_KEY", "SECRET", "TOKEN"}
+var credentialConfigMarks = []string{"ACCESS_KEY", "API_KEY", "APIKEY", "COOKIE", "PASSPHRASE", "PASSWD", "PASSWORD", "PRIVATE_KEY", "SECRET", "TOKEN"}
 
 // credentialConfigWords mark a config key as a credential when one of its
 // words is one of them: GITHUB_PAT, GH_PAT (but not PATH or PATTERN).
@@ -1031,7 +1031,9 @@ var credentialConfigWords = []string{"PAT"}
 // last word is one of them, whatever it contains: TOKEN_URL, SECRET_NAME,
 // PRIVATE_KEY_PATH, AWS_ACCESS_KEY_ID name or locate a credential, they
 // do not hold one.
-var nonCredentialLastWords = []string{"URL", "URI", "PATH", "FILE", "NAME", "ID", "IDS", "TYPE", "TTL", "EXPIRY", "COUNT", "LIMIT"}
+var nonCredentialLastWords = []string{"URL", "URI", "PATH", "FILE", "NAME", "ID", "IDS", "TYPE", "TTL", "EXPIRY", "COUNT", "LIMIT",
+	"ENV", "VAR", "ENDPOINT", "HOST", "DOMAIN", "REGION", "ARN", "PORT", "HEADER", "PREFIX", "SCOPE", "SCOPES", "KIND",
+	"REQUIRED", "ENABLED", "DISABLED"}
 
 // configKeyWords splits a config key into upper-case words: at "_", "-",
 // "." and other non-alphanumerics, and at camelCase boundaries
@@ -1067,7 +1069,8 @@ func configKeyWords(key string) []string {
 
 // isCredentialConfigKey reports whether a tool config key names a
 // credential: its words (configKeyWords) joined with "_" contain one of
-// credentialConfigMarks or one word is one of credentialConfigWords,
+// credentialConfigMarks ending where a word ends, or one word is one of
+// credentialConfigWords,
 // unless the last word is one of nonCredentialLastWords. A word ending in
 // TOKENS (MAX_TOKENS, max_output_tokens) counts tokens: it does not mark
 // the key.
@@ -1089,8 +1092,19 @@ func isCredentialConfigKey(key string) bool {
 	}
 	joined := strings.Join(kept, "_")
 	for _, m := range credentialConfigMarks {
-		if strings.Contains(joined, m) {
-			return true
+		// A mark ends where a word ends (APITOKEN, GITHUB_TOKEN_2), so
+		// that TOKENIZER is not one; SECRETS holds secrets too.
+		for i := strings.Index(joined, m); i >= 0; {
+			end := i + len(m)
+			rest := joined[end:]
+			if rest == "" || rest[0] == '_' || m == "SECRET" && (rest == "S" || strings.HasPrefix(rest, "S_")) {
+				return true
+			}
+			next := strings.Index(joined[i+1:], m)
+			if next < 0 {
+				break
+			}
+			i += 1 + next
 		}
 	}
 	return false
