@@ -401,7 +401,14 @@ func closes(t hclsyntax.TokenType) bool {
 // valueEnd returns the index past the last token of the expression that
 // starts at i: it ends at a newline, a comma or a closing bracket of its
 // own level, or at the end of the file.
-func valueEnd(toks hclsyntax.Tokens, i int) int {
+func valueEnd(toks hclsyntax.Tokens, i int) int { return tokensEnd(toks, i, true) }
+
+// valueEndInCall is valueEnd for an argument: newlines do not end it.
+func valueEndInCall(toks hclsyntax.Tokens, i int) int { return tokensEnd(toks, i, false) }
+
+// tokensEnd is valueEnd, with newlines ending the expression only when
+// newlineEnds is set.
+func tokensEnd(toks hclsyntax.Tokens, i int, newlineEnds bool) int {
 	depth := 0
 	for j := i; j < len(toks); j++ {
 		t := toks[j].Type
@@ -415,7 +422,7 @@ func valueEnd(toks hclsyntax.Tokens, i int) int {
 				return j
 			}
 			depth--
-		case depth == 0 && (t == hclsyntax.TokenNewline || t == hclsyntax.TokenComma):
+		case depth == 0 && (t == hclsyntax.TokenComma || newlineEnds && t == hclsyntax.TokenNewline):
 			return j
 		}
 	}
@@ -496,28 +503,6 @@ func args(toks hclsyntax.Tokens, open int) ([][2]int, bool) {
 		j = end + 1
 	}
 	return out, false
-}
-
-// valueEndInCall is valueEnd for an argument: newlines do not end it.
-func valueEndInCall(toks hclsyntax.Tokens, i int) int {
-	depth := 0
-	for j := i; j < len(toks); j++ {
-		t := toks[j].Type
-		switch {
-		case t == hclsyntax.TokenEOF:
-			return j
-		case opens(t):
-			depth++
-		case closes(t):
-			if depth == 0 {
-				return j
-			}
-			depth--
-		case depth == 0 && t == hclsyntax.TokenComma:
-			return j
-		}
-	}
-	return len(toks)
 }
 
 // nativeSecret masks the arguments of the secret( at open: the defaults

@@ -90,26 +90,7 @@ type HistoryEntry struct {
 
 // History returns every history entry in ascending serial order.
 func (db *DB) History() ([]HistoryEntry, error) {
-	out := []HistoryEntry{}
-	err := db.view(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketHistory)
-		if b == nil {
-			return nil
-		}
-		// Big-endian keys: bbolt's byte order is the numeric order.
-		return b.ForEach(func(k, v []byte) error {
-			e, err := decodeHistory(k, v)
-			if err != nil {
-				return err
-			}
-			out = append(out, e)
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return db.historyFrom(nil)
 }
 
 // HistoryAfter returns the history entries with a serial above serial, in
@@ -117,17 +98,28 @@ func (db *DB) History() ([]HistoryEntry, error) {
 // read nor decoded, so one that is damaged does not fail it, and its cost
 // does not grow with the history's length.
 func (db *DB) HistoryAfter(serial uint64) ([]HistoryEntry, error) {
-	out := []HistoryEntry{}
 	if serial == math.MaxUint64 {
-		return out, nil
+		return []HistoryEntry{}, nil
 	}
+	return db.historyFrom(serialKey(serial + 1))
+}
+
+// historyFrom returns the history entries from the key start on (from the
+// first when start is nil), in ascending serial order: the keys are
+// big-endian serials, and bbolt's byte order is their numeric order.
+func (db *DB) historyFrom(start []byte) ([]HistoryEntry, error) {
+	out := []HistoryEntry{}
 	err := db.view(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketHistory)
 		if b == nil {
 			return nil
 		}
 		c := b.Cursor()
-		for k, v := c.Seek(serialKey(serial + 1)); k != nil; k, v = c.Next() {
+		k, v := c.First()
+		if start != nil {
+			k, v = c.Seek(start)
+		}
+		for ; k != nil; k, v = c.Next() {
 			e, err := decodeHistory(k, v)
 			if err != nil {
 				return err
