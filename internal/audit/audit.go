@@ -283,19 +283,9 @@ func (a *auditor) keyValueRange(container hcl.Range, key string) *hcl.Range {
 		}
 		return container.Ptr()
 	}
-	expr := a.findExpr(container)
-	for {
-		wrapped, ok := expr.(*hclsyntax.ParenthesesExpr)
-		if !ok {
-			break
-		}
-		expr = wrapped.Expression
-	}
-	if obj, ok := expr.(*hclsyntax.ObjectConsExpr); ok {
-		for _, item := range obj.Items {
-			if exprKey(item.KeyExpr) == key {
-				return item.ValueExpr.Range().Ptr()
-			}
+	for _, item := range a.objectItems(container) {
+		if item.key == key {
+			return item.rng.Ptr()
 		}
 	}
 	return container.Ptr()
