@@ -14,6 +14,8 @@ import (
 type jsonDoc struct {
 	src  []byte
 	root *jsonValue
+	// pos finds positions of offsets of src, made on first use.
+	pos *posIndex
 	// values maps the offset of the start of every value to it.
 	values map[int]*jsonValue
 	// members maps the offset of the opening quote of every key to its

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/apparentlymart/go-textseg/v17/textseg"
@@ -376,7 +377,10 @@ func (a *auditor) jsonDoc(name string) *jsonDoc {
 
 // rangeOf returns the range of v in the file name.
 func (d *jsonDoc) rangeOf(name string, v *jsonValue) hcl.Range {
-	return hcl.Range{Filename: name, Start: posAt(d.src, v.start), End: posAt(d.src, v.end)}
+	if d.pos == nil {
+		d.pos = newPosIndex(d.src)
+	}
+	return hcl.Range{Filename: name, Start: d.pos.at(v.start), End: d.pos.at(v.end)}
 }
 
 // localName returns the local a traversal reads ("x" for locals.x or
@@ -398,17 +402,52 @@ func localName(tr hcl.Traversal) string {
 
 // posAt returns the position of byte offset off of src: its line, its
 // column counted in grapheme clusters as hcl counts them, and off.
-func posAt(src []byte, off int) hcl.Pos {
-	lineStart := bytes.LastIndexByte(src[:off], '\n') + 1
-	pos := hcl.Pos{Line: bytes.Count(src[:off], []byte{'\n'}) + 1, Column: 1, Byte: off}
-	for rest := src[lineStart:off]; len(rest) > 0; pos.Column++ {
-		n, _, _ := textseg.ScanGraphemeClusters(rest, true)
-		if n == 0 {
-			break
+func posAt(src []byte, off int) hcl.Pos { return newPosIndex(src).at(off) }
+
+// posIndex finds the positions of many offsets of one file without
+// reading it from the start for each: the offsets of its line breaks, and,
+// for each line asked about, where its grapheme clusters start (so a long
+// minified line is read once, not once per position).
+type posIndex struct {
+	src      []byte
+	breaks   []int
+	clusters map[int][]int
+}
+
+func newPosIndex(src []byte) *posIndex {
+	p := &posIndex{src: src, clusters: map[int][]int{}}
+	for i, b := range src {
+		if b == '\n' {
+			p.breaks = append(p.breaks, i)
 		}
-		rest = rest[n:]
 	}
-	return pos
+	return p
+}
+
+// at is posAt(p.src, off).
+func (p *posIndex) at(off int) hcl.Pos {
+	off = max(0, min(off, len(p.src)))
+	line := sort.SearchInts(p.breaks, off) // line breaks before off
+	start, end := 0, len(p.src)
+	if line > 0 {
+		start = p.breaks[line-1] + 1
+	}
+	if line < len(p.breaks) {
+		end = p.breaks[line]
+	}
+	starts, ok := p.clusters[line]
+	if !ok {
+		for rest, at := p.src[start:end], start; len(rest) > 0; {
+			n, _, _ := textseg.ScanGraphemeClusters(rest, true)
+			if n == 0 {
+				break
+			}
+			starts = append(starts, at)
+			rest, at = rest[n:], at+n
+		}
+		p.clusters[line] = starts
+	}
+	return hcl.Pos{Line: line + 1, Column: sort.SearchInts(starts, off) + 1, Byte: off}
 }
 
 // credentialField reports whether the field name, written in the block,

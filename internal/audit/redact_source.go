@@ -53,8 +53,9 @@ func scanSource(name string, src []byte) ([]hcl.Range, []string) {
 	}
 	sc.fallback()
 	out := make([]hcl.Range, 0, len(sc.spans))
+	pos := newPosIndex(src)
 	for _, sp := range sc.spans {
-		out = append(out, hcl.Range{Filename: name, Start: posAt(src, sp.Start), End: posAt(src, sp.End)})
+		out = append(out, hcl.Range{Filename: name, Start: pos.at(sp.Start), End: pos.at(sp.End)})
 	}
 	return out, sc.values
 }
