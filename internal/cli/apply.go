@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/agentform/agentform/internal/apply"
-	"github.com/agentform/agentform/internal/audit"
 	"github.com/agentform/agentform/internal/render"
 	"github.com/agentform/agentform/planner"
 )
@@ -129,7 +128,7 @@ func (c *ApplyCommand) Run(args []string) int {
 	} else {
 		// The plan, then its warnings, then the question, as Terraform
 		// and agentform plan show them.
-		render.Plan(c.Stdout, plan, render.PlanOptions{Color: c.color(), Redaction: audit.Redaction(cfg)})
+		render.Plan(c.Stdout, plan, render.PlanOptions{Color: c.color(), Redaction: c.redaction(cfg)})
 		if len(diags) > 0 {
 			fmt.Fprintln(c.Stderr)
 		}

@@ -27,6 +27,22 @@ type Meta struct {
 	Dir string
 	// noColor is set by -no-color.
 	noColor bool
+	// red is the redaction of the manifest redOf (see redaction).
+	red   *render.Redaction
+	redOf *manifest.Config
+}
+
+// redaction returns the credentials of cfg to mask and scrub in what the
+// command prints (audit.Redaction), found once per manifest: a plan shows
+// them in its text, its JSON and its diagnostics.
+func (m *Meta) redaction(cfg *manifest.Config) *render.Redaction {
+	if cfg == nil {
+		return nil
+	}
+	if m.redOf != cfg {
+		m.red, m.redOf = audit.Redaction(cfg), cfg
+	}
+	return m.red
 }
 
 // flagSet returns a flag set with the options every command accepts:
@@ -161,7 +177,7 @@ func (m *Meta) showManifestDiagnostics(diags hcl.Diagnostics, cfg *manifest.Conf
 	if cfg != nil {
 		files = cfg.Files
 	}
-	render.Diagnostics(m.Stderr, diags, files, audit.Redaction(cfg), m.colorFor(m.StderrTTY))
+	render.Diagnostics(m.Stderr, diags, files, m.redaction(cfg), m.colorFor(m.StderrTTY))
 }
 
 // isSet reports whether the option name was given on the command line.

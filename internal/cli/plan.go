@@ -11,7 +11,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/agentform/agentform/internal/audit"
 	"github.com/agentform/agentform/internal/capability"
 	"github.com/agentform/agentform/internal/render"
 	"github.com/agentform/agentform/planner"
@@ -145,7 +144,7 @@ func (c *PlanCommand) Run(args []string) int {
 		}
 		if err != nil && *jsonOut {
 			// The document is printed even so, with the reason.
-			return c.writePlanJSON(nil, append(diags, stateDiagnostic(err)), audit.Redaction(cfg), *detailed, *overrideFlag)
+			return c.writePlanJSON(nil, append(diags, stateDiagnostic(err)), c.redaction(cfg), *detailed, *overrideFlag)
 		}
 		if err != nil {
 			c.showStateError(err)
@@ -166,12 +165,12 @@ func (c *PlanCommand) Run(args []string) int {
 	}
 
 	if *jsonOut {
-		return c.writePlanJSON(plan, diags, audit.Redaction(cfg), *detailed, *overrideFlag)
+		return c.writePlanJSON(plan, diags, c.redaction(cfg), *detailed, *overrideFlag)
 	}
 
 	if plan != nil {
 		// Shown even with errors: the matrix helps understand a failed check.
-		render.Plan(c.Stdout, plan, render.PlanOptions{Color: c.color(), Matrix: mode, Errors: len(diags.Errs()), Redaction: audit.Redaction(cfg)})
+		render.Plan(c.Stdout, plan, render.PlanOptions{Color: c.color(), Matrix: mode, Errors: len(diags.Errs()), Redaction: c.redaction(cfg)})
 	}
 	// Last, as Terraform does: the errors (and warnings) are what is read.
 	if plan != nil && len(diags) > 0 {
@@ -204,7 +203,7 @@ func (c *PlanCommand) writePlanJSON(plan *planner.Plan, diags hcl.Diagnostics, r
 
 // savePlan writes the plan to path with its JSON document and plain text.
 func (c *PlanCommand) savePlan(path string, plan *planner.Plan, diags hcl.Diagnostics) error {
-	red := audit.Redaction(plan.Config())
+	red := c.redaction(plan.Config())
 	pd := render.PlanJSON(plan, diags)
 	pd.Scrub(red)
 	doc, err := json.Marshal(pd)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentform/agentform/internal/audit"
 	"github.com/agentform/agentform/internal/render"
 )
 
@@ -58,7 +57,7 @@ func (c *ValidateCommand) Run(args []string) int {
 			Diagnostics   []render.JSONDiagnostic `json:"diagnostics"`
 		}{FormatVersion: "1.0", Valid: !diags.HasErrors(), Diagnostics: render.JSONDiagnostics(diags)}
 		// No source lines here, but a message may quote a value.
-		red := audit.Redaction(cfg)
+		red := c.redaction(cfg)
 		for i := range doc.Diagnostics {
 			doc.Diagnostics[i].Summary = red.Scrub(doc.Diagnostics[i].Summary)
 			doc.Diagnostics[i].Detail = red.Scrub(doc.Diagnostics[i].Detail)
