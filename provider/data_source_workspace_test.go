@@ -2,7 +2,6 @@ package provider
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -114,13 +113,7 @@ func TestWorkspaceDataSource_errors(t *testing.T) {
 func TestWorkspaceDataSource_artifactWarnings(t *testing.T) {
 	ctx := t.Context()
 	dir := fixture(t, "TestBuildResource")
-	applyLikeCLI(t, dir)
-	if err := os.Remove(filepath.Join(dir, "dist", "researcher.agent.tgz")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "dist", "assistant.agent.tgz"), []byte("edited"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	applyRemoveOneEditOne(t, dir)
 	src := newWorkspaceDataSource()
 	var sch datasource.SchemaResponse
 	src.Schema(ctx, datasource.SchemaRequest{}, &sch)

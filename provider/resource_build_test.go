@@ -490,15 +490,7 @@ func TestBuildResource_createBeforeDestroy(t *testing.T) {
 // the computed attributes unknown, and apply records the new build.
 func TestBuildResource_triggers(t *testing.T) {
 	dir := fixture(t, "TestBuildResource")
-	next := filepath.Join(t.TempDir(), "agent.acl")
-	data, err := os.ReadFile(filepath.Join(dir, "agent.acl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	revoked := strings.Replace(string(data), `["text", "shell::read", "a2a::research"]`, `["text", "a2a::research"]`, 1)
-	if err := os.WriteFile(next, []byte(revoked), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	next := revokedManifest(t, dir)
 	config := func(generation, command string) string {
 		return providerConfig + fmt.Sprintf(`
 resource "terraform_data" "generate" {
@@ -624,13 +616,7 @@ func TestBuildResource_changedSincePlan(t *testing.T) {
 // warns.
 func TestBuildResource_createAfterDestroy(t *testing.T) {
 	dir := fixture(t, "TestBuildResource")
-	applyLikeCLI(t, dir)
-	if err := os.Remove(filepath.Join(dir, "dist", "researcher.agent.tgz")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "dist", "assistant.agent.tgz"), []byte("edited"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	applyRemoveOneEditOne(t, dir)
 	_, diags := planCreate(t, dir)
 	var got []string
 	for _, d := range diags.Warnings() {
@@ -955,15 +941,7 @@ func TestBuildResource_importTriggers(t *testing.T) {
 // was would make Terraform stop on an inconsistent final plan).
 func TestBuildResource_triggersAdded(t *testing.T) {
 	dir := fixture(t, "TestBuildResource")
-	next := filepath.Join(t.TempDir(), "agent.acl")
-	data, err := os.ReadFile(filepath.Join(dir, "agent.acl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	revoked := strings.Replace(string(data), `["text", "shell::read", "a2a::research"]`, `["text", "a2a::research"]`, 1)
-	if err := os.WriteFile(next, []byte(revoked), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	next := revokedManifest(t, dir)
 	config := func(generation, command, triggers string) string {
 		return providerConfig + fmt.Sprintf(`
 resource "terraform_data" "generate" {
@@ -1286,5 +1264,36 @@ func TestBuildResource_triggersHint(t *testing.T) {
 				t.Errorf("got:\n%s\nwant:\nno advice for the CLI", detail)
 			}
 		})
+	}
+}
+
+// revokedManifest writes, outside the workspace dir, its agent.acl with the
+// assistant's "shell::read" revoked, for a step that copies it in during
+// an apply, and returns its path.
+func revokedManifest(t *testing.T, dir string) string {
+	t.Helper()
+	next := filepath.Join(t.TempDir(), "agent.acl")
+	data, err := os.ReadFile(filepath.Join(dir, "agent.acl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked := strings.Replace(string(data), `["text", "shell::read", "a2a::research"]`, `["text", "a2a::research"]`, 1)
+	if err := os.WriteFile(next, []byte(revoked), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return next
+}
+
+// applyRemoveOneEditOne applies dir as the CLI does, then removes the
+// researcher's artifact (as a destroy does) and overwrites the
+// assistant's (as a hand edit does).
+func applyRemoveOneEditOne(t *testing.T, dir string) {
+	t.Helper()
+	applyLikeCLI(t, dir)
+	if err := os.Remove(filepath.Join(dir, "dist", "researcher.agent.tgz")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "dist", "assistant.agent.tgz"), []byte("edited"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
