@@ -55,6 +55,10 @@ type Config struct {
 	// dependency of DepModules modules, in the dependency workspace.
 	DepJS, DepModules int
 
+	// SkipDeps leaves out the dependency workspace and its two rows;
+	// DepJS and DepModules are then ignored (and reported as 0).
+	SkipDeps bool
+
 	// Runs is how many times each scenario runs; the report keeps medians.
 	Runs int
 
@@ -79,7 +83,10 @@ type Config struct {
 	Terraform string
 
 	// WorkDir holds the generated workspaces and built binaries; empty
-	// means a new temporary directory, removed when Run returns.
+	// means a new temporary directory, removed when Run returns. It must
+	// not exist or be empty: the harness numbers the directories it
+	// generates from 1, and a workspace left by an earlier run would be
+	// planned and applied again instead of fresh.
 	WorkDir string
 
 	// Progress receives one line per measured run; nil discards them.
@@ -90,8 +97,13 @@ type Config struct {
 const modulePath = "github.com/agentform/agentform"
 
 // Normalize fills in defaults and checks every size, returning an error
-// wrapping ErrInvalidConfig for a negative size or run count.
+// wrapping ErrInvalidConfig for a negative size or run count. It makes
+// WorkDir absolute: the harness runs its children in directories of their
+// own.
 func (c Config) Normalize() (Config, error) {
+	if c.SkipDeps {
+		c.DepJS, c.DepModules = 0, 0
+	}
 	def := func(v *int, d int, name string) error {
 		if *v == 0 {
 			*v = d
@@ -108,6 +120,9 @@ func (c Config) Normalize() (Config, error) {
 	}{{&c.Tools, DefaultTools, "tools"}, {&c.Agents, DefaultAgents, "agents"}, {&c.JS, DefaultJS, "js"},
 		{&c.DepJS, DefaultDepJS, "dep-js"}, {&c.DepModules, DefaultDepModules, "dep-modules"}, {&c.Runs, DefaultRuns, "runs"},
 		{&c.FloorRuns, DefaultFloorRuns, "floor-runs"}} {
+		if c.SkipDeps && (f.v == &c.DepJS || f.v == &c.DepModules) {
+			continue
+		}
 		if err := def(f.v, f.d, f.name); err != nil {
 			return c, err
 		}
@@ -125,6 +140,13 @@ func (c Config) Normalize() (Config, error) {
 	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
+	}
+	if c.WorkDir != "" {
+		abs, err := filepath.Abs(c.WorkDir)
+		if err != nil {
+			return c, fmt.Errorf("%w: work directory %s: %v", ErrInvalidConfig, c.WorkDir, err)
+		}
+		c.WorkDir = abs
 	}
 	return c, nil
 }

@@ -5,7 +5,8 @@ import "errors"
 // These errors are returned by Run before anything is measured.
 var (
 	// ErrInvalidConfig is returned when a Config asks for fewer than one
-	// tool, agent, javascript tool or run, or for a scale size below one.
+	// tool, agent, javascript tool or run, or for a scale size below one,
+	// or names a work directory that holds files.
 	ErrInvalidConfig = errors.New("invalid benchmark configuration")
 
 	// ErrNoModule is returned when Config.Module is empty and no directory
@@ -17,8 +18,9 @@ var (
 var (
 	// ErrChildFailed is returned when a measured or preparing child process
 	// (agentform, terraform, the esbuild floor, go build) exits non-zero or
-	// cannot start. The error carries the command and the tail of its
-	// standard error.
+	// cannot start. The error carries the command and the start of its
+	// standard error (where a panic or the first error is), or the end of
+	// its standard output when it printed no error.
 	ErrChildFailed = errors.New("child process failed")
 
 	// ErrUnexpectedOutput is returned when a child succeeds but its output

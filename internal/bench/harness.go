@@ -30,10 +30,11 @@ import (
 //     run in turns with it;
 //   - a no-op agentform apply after the last javascript apply, which must
 //     rewrite nothing in the resolution cache (Report.NoBundling);
-//   - agentform apply of a fresh workspace of javascript tools with an npm
-//     dependency (GenerateJavaScriptDeps), in turns with its own floor,
-//     and a no-op apply after the last one (checked for "No changes."
-//     only; the resolution cache check above covers bundling);
+//   - unless cfg.SkipDeps, agentform apply of a fresh workspace of
+//     javascript tools with an npm dependency (GenerateJavaScriptDeps), in
+//     turns with its own floor, and a no-op apply after the last one
+//     (checked for "No changes." only; the resolution cache check above
+//     covers bundling);
 //   - with cfg.Scale, agentform plan at every ScaleTools × ScaleAgents size.
 //
 // Terraform rows have no peer measure when terraform is skipped or not on
@@ -55,6 +56,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("creating the work directory: %w", err)
 		}
 		defer os.RemoveAll(h.work)
+	} else if err := emptyDir(h.work); err != nil {
+		return nil, err
 	}
 	if err := h.prepare(ctx); err != nil {
 		return nil, err
@@ -96,7 +99,14 @@ func (h *harness) prepare(ctx context.Context) error {
 	case h.cfg.SkipTerraform:
 		h.tfNote = "skipped (-skip-terraform)"
 	case h.cfg.Terraform != "":
-		h.terraform = h.cfg.Terraform
+		// Children run in directories of their own, where a relative
+		// path would name another file.
+		if h.terraform, err = exec.LookPath(h.cfg.Terraform); err == nil {
+			h.terraform, err = filepath.Abs(h.terraform)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: terraform binary: %v", ErrInvalidConfig, err)
+		}
 	default:
 		if h.terraform, err = exec.LookPath("terraform"); err != nil {
 			h.terraform, h.tfNote = "", "n/a: terraform is not on PATH"
@@ -191,29 +201,32 @@ func (h *harness) measure(ctx context.Context) (*Report, error) {
 	}
 	r.NoBundling.Rewritten = rewritten(before, after)
 
-	// javascript tools with an npm dependency: the same, with no cache
-	// check (the one above covers it).
-	depApply, depFloor, depDir, err := h.applyVsFloor(ctx, "dependencies", "dep", c.DepJS, func(dir string) error {
-		return GenerateJavaScriptDeps(dir, c.DepJS, c.Agents, c.DepModules)
-	})
-	if err != nil {
-		return nil, err
-	}
-	depNoop, err := h.repeat(ctx, "agentform apply, dependencies no-op", func() (child, error) {
-		return h.af(depDir, "apply", "-auto-approve"), nil
-	}, contains("No changes."))
-	if err != nil {
-		return nil, err
-	}
-
 	rows := []Row{
 		h.row(fmt.Sprintf("plan, cold (%d tools × %d agents)", c.Tools, c.Agents), planCold, "terraform plan", tfPlanCold),
 		h.row("plan, no-op after apply", planNoop, "terraform plan", tfPlanNoop),
 		h.row("apply, fresh", apply, "terraform apply", tfApply),
 		h.row(fmt.Sprintf("apply, %d javascript tools", c.JS), jsApply, "esbuild, one build", &floor),
 		h.row("apply, no-op after javascript apply", jsNoop, "", nil),
-		h.row(fmt.Sprintf("apply, %d javascript tools with dependencies", c.DepJS), depApply, "esbuild, one build", &depFloor),
-		h.row("apply, no-op after the dependencies apply", depNoop, "", nil),
+	}
+
+	// javascript tools with an npm dependency: the same, with no cache
+	// check (the one above covers it).
+	if !c.SkipDeps {
+		depApply, depFloor, depDir, err := h.applyVsFloor(ctx, "dependencies", "dep", c.DepJS, func(dir string) error {
+			return GenerateJavaScriptDeps(dir, c.DepJS, c.Agents, c.DepModules)
+		})
+		if err != nil {
+			return nil, err
+		}
+		depNoop, err := h.repeat(ctx, "agentform apply, dependencies no-op", func() (child, error) {
+			return h.af(depDir, "apply", "-auto-approve"), nil
+		}, contains("No changes."))
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows,
+			h.row(fmt.Sprintf("apply, %d javascript tools with dependencies", c.DepJS), depApply, "esbuild, one build", &depFloor),
+			h.row("apply, no-op after the dependencies apply", depNoop, "", nil))
 	}
 	r.Rows = rows
 
@@ -232,6 +245,7 @@ func (h *harness) measure(ctx context.Context) (*Report, error) {
 		}
 	}
 	r.Targets = evaluateTargets(r, rows[0], rows[1], rows[2], rows[3])
+	r.TargetsNote = targetsNote(r)
 	return r, nil
 }
 
@@ -321,10 +335,10 @@ func (h *harness) once(ctx context.Context, sc scenario, i, n int) (Sample, erro
 	}
 	s, out, err := c.run(ctx)
 	if err != nil {
-		return Sample{}, fmt.Errorf("measuring %s: %w", sc.label, err)
+		return Sample{}, fmt.Errorf("measuring %s in %s: %w", sc.label, c.dir, err)
 	}
 	if err := sc.check(out); err != nil {
-		return Sample{}, fmt.Errorf("measuring %s: %w", sc.label, err)
+		return Sample{}, fmt.Errorf("measuring %s in %s: %w", sc.label, c.dir, err)
 	}
 	fmt.Fprintf(h.cfg.Progress, "%-36s run %d/%d: %s, CPU %s, peak RSS %s\n", sc.label, i+1, n, formatDuration(s.Wall), formatDuration(s.CPU), formatRSS(s.PeakRSSKiB))
 	return s, nil
@@ -340,6 +354,23 @@ func (h *harness) row(scenario string, af Measure, peerName string, peer *Measur
 		r.Ratio = float64(peer.Median) / float64(af.Median)
 	}
 	return r
+}
+
+// emptyDir creates dir, or checks that it holds nothing: the harness
+// numbers what it generates there from 1, and would otherwise plan and
+// apply the workspaces of an earlier run again.
+func emptyDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating the work directory: %w", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("reading the work directory: %w", err)
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("%w: the work directory %s is not empty (it holds %s): name a new or empty directory, so that every workspace measured is fresh", ErrInvalidConfig, dir, entries[0].Name())
+	}
+	return nil
 }
 
 // newDir creates a fresh directory under the work directory.
@@ -379,7 +410,8 @@ func (h *harness) applyVsFloor(ctx context.Context, kind, prefix string, n int, 
 	}, scenario{
 		label: "esbuild build, " + kind,
 		setup: func() (child, error) { return h.floorBuild(dir, prefix, n) },
-		check: contains(fmt.Sprintf("built %d entry points", n)),
+		// The floor counts what esbuild output, not what it was given.
+		check: contains(fmt.Sprintf("built %d entry points into %d files", n, n)),
 	})
 	return apply, floor, dir, err
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -24,10 +25,11 @@ func TestRun(t *testing.T) {
 	_, lookErr := exec.LookPath("terraform")
 	haveTerraform := lookErr == nil
 	var progress bytes.Buffer
+	workDir := t.TempDir()
 	report, err := Run(context.Background(), Config{
 		Tools: 50, Agents: 3, JS: 5, DepJS: 2, DepModules: 3, Runs: 1, FloorRuns: 2,
 		Scale: true, ScaleTools: []int{20}, ScaleAgents: []int{2, 3},
-		WorkDir:  t.TempDir(),
+		WorkDir:  workDir,
 		Progress: &progress,
 	})
 	if err != nil {
@@ -132,6 +134,42 @@ func TestRun(t *testing.T) {
 			t.Errorf("target %q\ngot:  %q, %q\nwant: a measured value and a status", tg.Name, tg.Got, tg.Status)
 		}
 	}
+	// The javascript target is the javascript row's, the first three the
+	// rows of their scenarios.
+	js := report.Rows[3]
+	if want := formatAgainst(float64(js.Agentform.Median)/float64(js.Peer.Median), targetJSSlowdown, 2) + "× the esbuild build"; report.Targets[3].Got != want {
+		t.Errorf("javascript target\ngot:  %q\nwant: %q, from the javascript row", report.Targets[3].Got, want)
+	}
+	for i, min := range []float64{targetPlanRatio, targetReplanRatio, targetApplyRatio} {
+		want := TargetNotMeasured
+		if haveTerraform {
+			want = status(report.Rows[i].Ratio >= min)
+		}
+		if report.Targets[i].Status != want {
+			t.Errorf("target %q\ngot:  %s\nwant: %s, from the row %q (ratio %v)", report.Targets[i].Name, report.Targets[i].Status, want, report.Rows[i].Scenario, report.Rows[i].Ratio)
+		}
+	}
+	if !strings.Contains(report.TargetsNote, "not issue 8's") {
+		t.Errorf("targets note\ngot:  %q\nwant: that 50 tools × 3 agents are not issue 8's sizes", report.TargetsNote)
+	}
+	// Every floor built what it was given: one bundle per entry point.
+	outs, err := filepath.Glob(filepath.Join(workDir, "esbuild-out-*"))
+	if err != nil || len(outs) != 4 {
+		t.Fatalf("floor output directories\ngot:  %d (%v)\nwant: 4, two builds of each javascript workspace", len(outs), err)
+	}
+	for _, out := range outs {
+		var bundles int
+		err := filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".js") {
+				bundles++
+			}
+			return err
+		})
+		if err != nil || (bundles != 5 && bundles != 2) {
+			t.Errorf("floor output %s\ngot:  %d bundles (%v)\nwant: 5 (javascript) or 2 (dependencies)", out, bundles, err)
+		}
+	}
+
 	// No 10,000 × 1,000 size was measured, so the scale targets say so.
 	for _, tg := range report.Targets[5:] {
 		if tg.Status != TargetNotMeasured {
@@ -147,6 +185,20 @@ func TestRun(t *testing.T) {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table\ngot:\n%s\nwant: a line with %q", table.String(), want)
 		}
+	}
+
+	// The javascript row's cells in their columns: agentform's median,
+	// then the floor's, then the ratio.
+	var jsLine string
+	for _, line := range strings.Split(table.String(), "\n") {
+		if strings.HasPrefix(line, js.Scenario+" ") {
+			jsLine = line
+			break
+		}
+	}
+	cells := regexp.MustCompile(`\s{2,}`).Split(jsLine, -1)
+	if want := []string{js.Scenario, "esbuild, one build", formatDuration(js.Agentform.Median), formatDuration(js.Peer.Median), formatRatio(js.Ratio), formatRSS(js.Agentform.PeakRSSKiB), formatRSS(js.Peer.PeakRSSKiB)}; !slices.Equal(cells, want) {
+		t.Errorf("javascript row of the table\ngot:  %q\nwant: %q", cells, want)
 	}
 
 	path := filepath.Join(t.TempDir(), "out", "results.json")
@@ -177,10 +229,18 @@ func TestRun(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("results.json: %v\n%s", err, b)
 	}
+	if !slices.Equal(doc.Targets, report.Targets) {
+		t.Errorf("results.json targets\ngot:  %+v\nwant: %+v (the report's)", doc.Targets, report.Targets)
+	}
 	if len(doc.Rows) != len(wantScenarios) || len(doc.Scale) != 2 || len(doc.Targets) != 7 || doc.Runs != 1 || doc.FloorRuns != 2 {
 		t.Errorf("results.json rows, scale, targets, runs, floor runs\ngot:  %d, %d, %d, %d, %d\nwant: %d, 2, 7, 1, 2", len(doc.Rows), len(doc.Scale), len(doc.Targets), doc.Runs, doc.FloorRuns, len(wantScenarios))
 	}
 	for i, r := range doc.Rows {
+		want := report.Rows[i].Agentform
+		if r.Scenario != report.Rows[i].Scenario || r.Agentform.MedianMS != ms(want.Median) || r.Agentform.PeakRSSKiB != want.PeakRSSKiB || r.Agentform.MedianCPUMS != ms(want.CPU) {
+			t.Errorf("results.json row %d\ngot:  %q, %v ms, %d KiB, CPU %v ms\nwant: %q, %v ms, %d KiB, CPU %v ms (the report's)", i, r.Scenario, r.Agentform.MedianMS, r.Agentform.PeakRSSKiB, r.Agentform.MedianCPUMS,
+				report.Rows[i].Scenario, ms(want.Median), want.PeakRSSKiB, ms(want.CPU))
+		}
 		if r.Agentform.MedianMS <= 0 {
 			t.Errorf("results.json %q median_ms\ngot:  %v\nwant: > 0", r.Scenario, r.Agentform.MedianMS)
 		}
@@ -370,5 +430,171 @@ func TestFormatShare(t *testing.T) {
 	}
 	if !strings.Contains(table.String(), "59.90 s            0.005×") {
 		t.Errorf("CPU table:\n%s\nwant: 0.005× for terraform apply", table.String())
+	}
+}
+
+// TestEvaluateTargets holds each verdict to its threshold, at and either
+// side of it, and the printed value to the verdict.
+func TestEvaluateTargets(t *testing.T) {
+	ms := time.Millisecond
+	m := func(d time.Duration) *Measure { return &Measure{Median: d} }
+	row := func(af, peer time.Duration) Row {
+		r := Row{Agentform: Measure{Median: af}, PeerName: "peer"}
+		if peer > 0 {
+			r.Peer = m(peer)
+			r.Ratio = float64(peer) / float64(af)
+		}
+		return r
+	}
+	scale := func(wall time.Duration, rss ...int64) []ScaleRow {
+		var samples []Sample
+		for _, k := range rss {
+			samples = append(samples, Sample{Wall: wall, PeakRSSKiB: k})
+		}
+		return []ScaleRow{{Tools: 10000, Agents: 1000, Agentform: summarise(samples)}}
+	}
+	tests := []struct {
+		name                  string
+		plan, noop, apply, js Row
+		noBundling            NoBundling
+		scale                 []ScaleRow
+		wantGot, wantStatus   [7]string
+	}{
+		{
+			name: "at every threshold",
+			plan: row(100*ms, 1000*ms), noop: row(100*ms, 1000*ms), apply: row(100*ms, 2000*ms), js: row(150*ms, 100*ms),
+			noBundling: NoBundling{CacheEntries: 200},
+			scale:      scale(5000*ms, 488281, 400000, 100), // 499,999,744 bytes at most
+			wantGot:    [7]string{"10.0× faster", "10.0× faster", "20.0× faster", "1.50× the esbuild build", "0 of 200 cache entries rewritten", "5.00 s", "499.9997 MB (476.8 MiB), the highest of 3 runs"},
+			wantStatus: [7]string{TargetHolds, TargetHolds, TargetHolds, TargetHolds, TargetHolds, TargetFails, TargetHolds},
+		},
+		{
+			name: "just past every threshold",
+			plan: row(1004*ms, 10000*ms), noop: row(100*ms, 999*ms), apply: row(100*ms, 1999*ms), js: row(1505*ms, 1000*ms),
+			noBundling: NoBundling{CacheEntries: 200, Rewritten: 1},
+			scale:      scale(4999*ms, 100, 488282, 100), // 500,000,768 bytes in one run
+			wantGot:    [7]string{"9.96× faster", "9.99× faster", "19.99× faster", "1.505× the esbuild build", "1 of 200 cache entries rewritten", "4.999 s", "500.001 MB (476.8 MiB), the highest of 3 runs"},
+			wantStatus: [7]string{TargetFails, TargetFails, TargetFails, TargetFails, TargetFails, TargetHolds, TargetFails},
+		},
+		{
+			name: "agentform slower than terraform",
+			plan: row(400*ms, 100*ms), noop: row(100*ms, 1000*ms), apply: row(100*ms, 3000*ms), js: row(90*ms, 100*ms),
+			noBundling: NoBundling{},
+			wantGot:    [7]string{"4.00× slower", "10.0× faster", "30.0× faster", "0.90× the esbuild build", "0 of 0 cache entries rewritten", "n/a (run with -scale)", "n/a (run with -scale)"},
+			wantStatus: [7]string{TargetFails, TargetHolds, TargetHolds, TargetHolds, TargetFails, TargetNotMeasured, TargetNotMeasured},
+		},
+		{
+			name: "no peers",
+			plan: row(100*ms, 0), noop: row(100*ms, 0), apply: row(100*ms, 0), js: row(100*ms, 0),
+			noBundling: NoBundling{CacheEntries: 3},
+			wantGot:    [7]string{"n/a", "n/a", "n/a", "n/a", "0 of 3 cache entries rewritten", "n/a (run with -scale)", "n/a (run with -scale)"},
+			wantStatus: [7]string{TargetNotMeasured, TargetNotMeasured, TargetNotMeasured, TargetNotMeasured, TargetHolds, TargetNotMeasured, TargetNotMeasured},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Report{Tools: 1000, Agents: 10, JS: 200, NoBundling: tt.noBundling, Scale: tt.scale}
+			got := evaluateTargets(r, tt.plan, tt.noop, tt.apply, tt.js)
+			if len(got) != 7 {
+				t.Fatalf("targets\ngot:  %d\nwant: 7", len(got))
+			}
+			for i, tg := range got {
+				if tg.Got != tt.wantGot[i] || tg.Status != tt.wantStatus[i] {
+					t.Errorf("target %q\ngot:  %q, %s\nwant: %q, %s", tg.Name, tg.Got, tg.Status, tt.wantGot[i], tt.wantStatus[i])
+				}
+			}
+			if note := targetsNote(r); note != "" {
+				t.Errorf("note at issue 8's sizes\ngot:  %q\nwant: none", note)
+			}
+		})
+	}
+	if note := targetsNote(&Report{Tools: 50, Agents: 10, JS: 200}); !strings.Contains(note, "not issue 8's") {
+		t.Errorf("note at other sizes\ngot:  %q\nwant: that the verdicts are not issue 8's", note)
+	}
+}
+
+func TestFormatAgainst(t *testing.T) {
+	for _, tc := range []struct {
+		v, threshold float64
+		decimals     int
+		want         string
+	}{
+		{1.33, 1.5, 2, "1.33"},
+		{1.5, 1.5, 2, "1.50"},
+		{1.504, 1.5, 2, "1.504"},
+		{1.4999, 1.5, 2, "1.4999"},
+		{9.96, 10, 1, "9.96"},
+		{10.04, 10, 1, "10.04"},
+		{12.8, 10, 1, "12.8"},
+		{1.5000000001, 1.5, 2, "1.500000"},
+	} {
+		if got := formatAgainst(tc.v, tc.threshold, tc.decimals); got != tc.want {
+			t.Errorf("formatAgainst(%v, %v, %d) = %q, want %q", tc.v, tc.threshold, tc.decimals, got, tc.want)
+		}
+	}
+}
+
+// TestRunWorkDir checks that Run refuses a work directory with files in it
+// before building or measuring anything: it would plan and apply an
+// earlier run's workspaces again.
+func TestRunWorkDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "bash-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(context.Background(), Config{Tools: 1, Agents: 1, JS: 1, DepJS: 1, DepModules: 1, Runs: 1, FloorRuns: 1, SkipTerraform: true, WorkDir: dir})
+	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "bash-1") {
+		t.Fatalf("a work directory in use\ngot:  %v\nwant: an error wrapping ErrInvalidConfig that names what it holds", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("work directory after the refusal\ngot:  %d entries\nwant: 1 (nothing added)", len(entries))
+	}
+}
+
+// TestRunSkipDeps runs the harness without the workspace of tools with an
+// npm dependency: its two rows and its line in the table are left out.
+func TestRunSkipDeps(t *testing.T) {
+	report, err := Run(context.Background(), Config{
+		Tools: 5, Agents: 2, JS: 2, DepJS: 7, Runs: 1, FloorRuns: 1, SkipDeps: true, SkipTerraform: true,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var got []string
+	for _, r := range report.Rows {
+		got = append(got, r.Scenario)
+	}
+	if want := []string{"plan, cold (5 tools × 2 agents)", "plan, no-op after apply", "apply, fresh", "apply, 2 javascript tools", "apply, no-op after javascript apply"}; !slices.Equal(got, want) {
+		t.Errorf("scenarios\ngot:  %q\nwant: %q", got, want)
+	}
+	if report.DepJS != 0 || report.DepModules != 0 {
+		t.Errorf("dependency sizes\ngot:  %d, %d\nwant: 0, 0 (not measured)", report.DepJS, report.DepModules)
+	}
+	var table bytes.Buffer
+	if err := report.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(table.String(), "npm dependency") {
+		t.Errorf("table\n%s\nwant: no dependency workspace", table.String())
+	}
+}
+
+// TestNormalizeWorkDirAndDeps checks that a relative work directory is
+// made absolute (children run elsewhere) and that SkipDeps zeroes the
+// dependency sizes instead of defaulting or refusing them.
+func TestNormalizeWorkDirAndDeps(t *testing.T) {
+	got, err := Config{WorkDir: "rel/dir", SkipDeps: true, DepJS: -4}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(wd, "rel", "dir"); got.WorkDir != want {
+		t.Errorf("work directory\ngot:  %q\nwant: %q", got.WorkDir, want)
+	}
+	if got.DepJS != 0 || got.DepModules != 0 {
+		t.Errorf("dependency sizes with SkipDeps\ngot:  %d, %d\nwant: 0, 0", got.DepJS, got.DepModules)
 	}
 }

@@ -36,8 +36,9 @@ type child struct {
 }
 
 // run starts the child, waits for it and returns its sample and standard
-// output. A non-zero exit is an error wrapping ErrChildFailed with the tail
-// of its standard error.
+// output. A non-zero exit is an error wrapping ErrChildFailed with the
+// start of its standard error (the end of its standard output when it
+// wrote no error).
 func (c child) run(ctx context.Context) (Sample, string, error) {
 	cmd := exec.CommandContext(ctx, c.name, c.args...)
 	cmd.Dir = c.dir

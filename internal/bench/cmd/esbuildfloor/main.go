@@ -5,8 +5,9 @@
 //
 //	esbuildfloor -outdir DIR ENTRY...
 //
-// It prints "built N entry points into DIR in D" and exits 1 on any build
-// error.
+// It prints "built N entry points into M files in DIR in D", M counting
+// the files esbuild output (not the entry points it was given), and exits
+// 1 on any build error.
 package main
 
 import (
@@ -42,5 +43,5 @@ func main() {
 		}
 		os.Exit(1)
 	}
-	fmt.Printf("built %d entry points into %s in %s\n", flag.NArg(), *outdir, took)
+	fmt.Printf("built %d entry points into %d files in %s in %s\n", flag.NArg(), len(res.OutputFiles), *outdir, took)
 }
