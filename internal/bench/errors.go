@@ -6,7 +6,8 @@ import "errors"
 var (
 	// ErrInvalidConfig is returned when a Config asks for fewer than one
 	// tool, agent, javascript tool or run, or for a scale size below one,
-	// or names a work directory that holds files.
+	// or names a work directory that holds files or cannot be created, or
+	// a terraform binary that cannot be found.
 	ErrInvalidConfig = errors.New("invalid benchmark configuration")
 
 	// ErrNoModule is returned when Config.Module is empty and no directory

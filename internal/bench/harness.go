@@ -50,6 +50,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 	}
+	// Children run in directories of their own, where a relative path
+	// would name another file; a bad one is refused before anything is
+	// built or created.
+	if cfg.Terraform != "" && !cfg.SkipTerraform {
+		if cfg.Terraform, err = terraformPath(cfg.Terraform); err != nil {
+			return nil, err
+		}
+	}
 	h := &harness{cfg: cfg, work: cfg.WorkDir}
 	if h.work == "" {
 		if h.work, err = os.MkdirTemp("", "agentform-bench-"); err != nil {
@@ -99,14 +107,7 @@ func (h *harness) prepare(ctx context.Context) error {
 	case h.cfg.SkipTerraform:
 		h.tfNote = "skipped (-skip-terraform)"
 	case h.cfg.Terraform != "":
-		// Children run in directories of their own, where a relative
-		// path would name another file.
-		if h.terraform, err = exec.LookPath(h.cfg.Terraform); err == nil {
-			h.terraform, err = filepath.Abs(h.terraform)
-		}
-		if err != nil {
-			return fmt.Errorf("%w: terraform binary: %v", ErrInvalidConfig, err)
-		}
+		h.terraform = h.cfg.Terraform
 	default:
 		if h.terraform, err = exec.LookPath("terraform"); err != nil {
 			h.terraform, h.tfNote = "", "n/a: terraform is not on PATH"
@@ -356,16 +357,36 @@ func (h *harness) row(scenario string, af Measure, peerName string, peer *Measur
 	return r
 }
 
+// terraformPath finds the terraform binary name names (a path, or a name
+// looked up on PATH) and returns its absolute path.
+func terraformPath(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	if err == nil {
+		path, err = filepath.Abs(path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w: terraform binary: %v", ErrInvalidConfig, err)
+	}
+	return path, nil
+}
+
+// floorBuilt checks the esbuild floor's output for n bundles from n entry
+// points: the floor counts the files esbuild output, not the entry points
+// it was given.
+func floorBuilt(n int) func(string) error {
+	return contains(fmt.Sprintf("built %d entry points into %d files", n, n))
+}
+
 // emptyDir creates dir, or checks that it holds nothing: the harness
 // numbers what it generates there from 1, and would otherwise plan and
 // apply the workspaces of an earlier run again.
 func emptyDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating the work directory: %w", err)
+		return fmt.Errorf("%w: creating the work directory: %v", ErrInvalidConfig, err)
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("reading the work directory: %w", err)
+		return fmt.Errorf("%w: reading the work directory: %v", ErrInvalidConfig, err)
 	}
 	if len(entries) > 0 {
 		return fmt.Errorf("%w: the work directory %s is not empty (it holds %s): name a new or empty directory, so that every workspace measured is fresh", ErrInvalidConfig, dir, entries[0].Name())
@@ -410,8 +431,7 @@ func (h *harness) applyVsFloor(ctx context.Context, kind, prefix string, n int, 
 	}, scenario{
 		label: "esbuild build, " + kind,
 		setup: func() (child, error) { return h.floorBuild(dir, prefix, n) },
-		// The floor counts what esbuild output, not what it was given.
-		check: contains(fmt.Sprintf("built %d entry points into %d files", n, n)),
+		check: floorBuilt(n),
 	})
 	return apply, floor, dir, err
 }

@@ -508,8 +508,10 @@ func TestEvaluateTargets(t *testing.T) {
 			}
 		})
 	}
-	if note := targetsNote(&Report{Tools: 50, Agents: 10, JS: 200}); !strings.Contains(note, "not issue 8's") {
-		t.Errorf("note at other sizes\ngot:  %q\nwant: that the verdicts are not issue 8's", note)
+	for _, r := range []Report{{Tools: 50, Agents: 10, JS: 200}, {Tools: 1000, Agents: 3, JS: 200}, {Tools: 1000, Agents: 10, JS: 5}} {
+		if note := targetsNote(&r); !strings.Contains(note, "not issue 8's") {
+			t.Errorf("note at %d tools × %d agents, %d javascript tools\ngot:  %q\nwant: that the verdicts are not issue 8's", r.Tools, r.Agents, r.JS, note)
+		}
 	}
 }
 
@@ -526,7 +528,8 @@ func TestFormatAgainst(t *testing.T) {
 		{9.96, 10, 1, "9.96"},
 		{10.04, 10, 1, "10.04"},
 		{12.8, 10, 1, "12.8"},
-		{1.5000000001, 1.5, 2, "1.500000"},
+		{1.5000000001, 1.5, 2, "1.5000000001"},
+		{0.9999999999, 1, 2, "0.9999999999"},
 	} {
 		if got := formatAgainst(tc.v, tc.threshold, tc.decimals); got != tc.want {
 			t.Errorf("formatAgainst(%v, %v, %d) = %q, want %q", tc.v, tc.threshold, tc.decimals, got, tc.want)
@@ -597,4 +600,49 @@ func TestNormalizeWorkDirAndDeps(t *testing.T) {
 	if got.DepJS != 0 || got.DepModules != 0 {
 		t.Errorf("dependency sizes with SkipDeps\ngot:  %d, %d\nwant: 0, 0", got.DepJS, got.DepModules)
 	}
+}
+
+// TestFloorBuilt checks the floor's output check: as many bundles as entry
+// points, and no fewer.
+func TestFloorBuilt(t *testing.T) {
+	check := floorBuilt(5)
+	if err := check("built 5 entry points into 5 files in /x in 3ms\n"); err != nil {
+		t.Errorf("five of five: %v", err)
+	}
+	for _, out := range []string{"built 5 entry points into 1 files in /x in 3ms", "built 5 entry points into 50 files in /x", "built 50 entry points into 50 files in /x"} {
+		if err := check(out); !errors.Is(err, ErrUnexpectedOutput) {
+			t.Errorf("floor output %q\ngot:  %v\nwant: an error wrapping ErrUnexpectedOutput", out, err)
+		}
+	}
+}
+
+// TestTerraformPath checks that a relative terraform path is made
+// absolute (children run in other directories) and a missing one is a
+// configuration error.
+func TestTerraformPath(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "tf")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	got, err := terraformPath("./tf")
+	if err != nil || !filepath.IsAbs(got) {
+		t.Fatalf("terraformPath(./tf)\ngot:  %q, %v\nwant: an absolute path to %s", got, err, bin)
+	}
+	if a, b := stat(t, got), stat(t, bin); !os.SameFile(a, b) {
+		t.Errorf("terraformPath(./tf)\ngot:  %q\nwant: %q", got, bin)
+	}
+	if _, err := terraformPath("./missing"); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("terraformPath(./missing)\ngot:  %v\nwant: an error wrapping ErrInvalidConfig", err)
+	}
+}
+
+func stat(t *testing.T, path string) os.FileInfo {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
 }

@@ -55,7 +55,8 @@ func evaluateTargets(r *Report, planCold, planNoop, apply, jsApply Row) []Target
 			if row.Ratio >= 1 {
 				t.Got = formatAgainst(row.Ratio, min, 1) + "× faster"
 			} else {
-				t.Got = formatAgainst(1/row.Ratio, 1/min, 2) + "× slower"
+				// Any ratio below 1 misses a target of 10× or 20×.
+				t.Got = strconv.FormatFloat(1/row.Ratio, 'f', 2, 64) + "× slower"
 			}
 			t.Status = status(row.Ratio >= min)
 		}
@@ -119,12 +120,16 @@ func highestRSSKiB(samples []Sample) int64 {
 	return peak
 }
 
-// formatAgainst formats v with at least decimals decimals, and more (up
-// to six) while it would print as the threshold it is compared with
-// without being equal to it: 1.504 against 1.5 prints as 1.504, not 1.50.
+// formatAgainst formats v with at least decimals decimals, and more while
+// it would print as the threshold it is compared with without being equal
+// to it: 1.504 against 1.5 prints as 1.504, not 1.50. Past six decimals it
+// prints every digit v needs.
 func formatAgainst(v, threshold float64, decimals int) string {
 	f := func(x float64, d int) string { return strconv.FormatFloat(x, 'f', d, 64) }
-	for v != threshold && decimals < 6 && f(v, decimals) == f(threshold, decimals) {
+	for v != threshold && f(v, decimals) == f(threshold, decimals) {
+		if decimals == 6 {
+			return f(v, -1)
+		}
 		decimals++
 	}
 	return f(v, decimals)

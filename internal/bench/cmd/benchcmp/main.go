@@ -54,7 +54,7 @@ func main() {
 		name string
 		v    int
 	}{{"tools", cfg.Tools}, {"agents", cfg.Agents}, {"js", cfg.JS}, {"dep-js", cfg.DepJS}, {"dep-modules", cfg.DepModules}, {"runs", cfg.Runs}, {"floor-runs", cfg.FloorRuns}} {
-		if f.v < 1 && !(cfg.SkipDeps && (f.name == "dep-js" || f.name == "dep-modules")) {
+		if f.v < 1 && !(cfg.SkipDeps && f.name == "dep-js") {
 			fmt.Fprintf(os.Stderr, "benchcmp: -%s must be at least 1, got %d", f.name, f.v)
 			if f.name == "dep-js" {
 				fmt.Fprint(os.Stderr, " (0 leaves out the tools with an npm dependency)")
