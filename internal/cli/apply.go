@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/agentform/agentform/internal/apply"
 	"github.com/agentform/agentform/internal/render"
@@ -36,7 +37,7 @@ Usage: agentform [-chdir=DIR] apply [options] [PLANFILE]
 
   The order survives a crash: artifacts are written to temporary files and
   renamed into place, then the lockfile, then state in one transaction.
-  Ctrl-C finishes the current step and stops.
+  Ctrl-C (or SIGTERM) finishes the current step and stops.
 
 Options:
 
@@ -87,7 +88,7 @@ func (c *ApplyCommand) Run(args []string) int {
 			return ExitError
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	lockAhead := c.readLockAhead()

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -120,7 +121,7 @@ func (c *AuditCommand) Run(args []string) int {
 			return usage("%s.", err)
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	cfg, plan, prior, diags, err := c.planForReport(ctx, rf, *lockTimeout, "audit")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/agentform/agentform/internal/render"
 )
@@ -61,7 +62,7 @@ func (c *GraphCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 		return ExitError
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg, plan, _, diags, err := c.planForReport(ctx, rf, *lockTimeout, "graph")
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/agentform/agentform/internal/resolve"
 	"github.com/agentform/agentform/lockfile"
@@ -63,7 +64,7 @@ func (c *LockCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 		return ExitError
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	lockAhead := c.readLockAhead()
