@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -94,6 +95,10 @@ func Run(args []string, streams Streams) int {
 		} else {
 			args = []string{args[1], "-help"}
 		}
+	}
+	if len(args) > 0 && strings.HasPrefix(args[0], "-") && !slices.Contains([]string{"-help", "-h", "--help"}, args[0]) {
+		fmt.Fprintf(streams.Stderr, "Error: agentform has no global option %q. The global options are -chdir=DIR, -help and -version; a command's own options follow its name (agentform plan -help lists plan's).\n", args[0])
+		return ExitError
 	}
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && commands[args[0]] == nil {
 		fmt.Fprintf(streams.Stderr, "Error: agentform has no command named %q.%s\n\nTo see all of agentform's commands, run:\n  agentform -help\n", args[0], didYouMean(args[0], commands))

@@ -155,6 +155,22 @@ func TestUnknownCommand(t *testing.T) {
 	}
 }
 
+// TestUnknownGlobalOption checks that an option before the command that
+// agentform does not have is an error naming it, not the bare usage.
+func TestUnknownGlobalOption(t *testing.T) {
+	for _, args := range [][]string{{"-foo"}, {"-no-color", "plan"}, {"-chdir=.", "-json", "plan"}} {
+		code, stdout, stderr := run(t, "", args...)
+		if code != ExitError || !strings.Contains(stderr, "agentform has no global option") || stdout != "" {
+			t.Errorf("agentform %s got: exit %d\n%s%s\nwant: exit 1 and an error naming the option", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+	for _, args := range [][]string{{"-help"}, {"-h"}, {"--help"}, {"-version"}} {
+		if code, _, stderr := run(t, "", args...); code != ExitOK {
+			t.Errorf("agentform %s got: exit %d\n%s\nwant: exit 0", strings.Join(args, " "), code, stderr)
+		}
+	}
+}
+
 func TestUnknownFlagIsUsageError(t *testing.T) {
 	code, _, stderr := run(t, "", "validate", "-bogus")
 	if code != ExitError || !strings.Contains(stderr, "flag provided but not defined: -bogus") || !strings.Contains(stderr, "Usage:") {
