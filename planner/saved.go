@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +29,9 @@ type Saved struct {
 	Serial  uint64 `json:"serial"`
 	// LockDigest is the digest of the lockfile the plan would write.
 	LockDigest string `json:"lock_digest"`
+	// OutDir is the -out-dir the plan was made with ("" for none): apply
+	// of the file writes where the plan said.
+	OutDir string `json:"out_dir,omitempty"`
 	// Fingerprints maps every address to its input fingerprint.
 	Fingerprints map[string]string `json:"fingerprints"`
 	// Document is the JSON plan document and Text the plain plan text, for
@@ -52,6 +56,7 @@ func (p *Plan) Save(document []byte, text string) *Saved {
 		FormatVersion:    SavedFormatVersion,
 		AgentformVersion: version.Version,
 		Fingerprints:     map[string]string{},
+		OutDir:           p.outDir,
 		Document:         document,
 		Text:             text,
 	}
@@ -85,6 +90,14 @@ func ReadSaved(path string) (*Saved, error) {
 	}
 	var s Saved
 	if err := json.Unmarshal(b, &s); err != nil {
+		// Say what the file looks like instead of where JSON broke in it.
+		if trimmed := bytes.TrimLeft(b, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
+			what := "not JSON"
+			if bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+				what = "a gzip archive (an artifact?)"
+			}
+			return nil, fmt.Errorf("%s is not a saved agentform plan: it is %s; plan -out=FILE writes one, and apply without a file applies the configuration", path, what)
+		}
 		return nil, fmt.Errorf("%s is not a saved agentform plan: %w", path, err)
 	}
 	if s.FormatVersion != SavedFormatVersion {
@@ -110,6 +123,10 @@ func (p *Plan) CheckSaved(s *Saved) error {
 			ErrStalePlan, s.Serial, s.Lineage, serial, lineage)
 	}
 	current := p.Save(nil, "")
+	if current.OutDir != s.OutDir {
+		return fmt.Errorf("%w: the plan was made with %s, and this apply has %s; apply the file without -out-dir, or plan again",
+			ErrPlanInputsChanged, outDirFlag(s.OutDir), outDirFlag(current.OutDir))
+	}
 	var diffs []string
 	for addr, fp := range s.Fingerprints {
 		if current.Fingerprints[addr] != fp {
@@ -133,4 +150,12 @@ func (p *Plan) CheckSaved(s *Saved) error {
 		return fmt.Errorf("%w: %s; run agentform plan again", ErrPlanInputsChanged, strings.Join(diffs, ", "))
 	}
 	return nil
+}
+
+// outDirFlag spells an -out-dir for a message.
+func outDirFlag(dir string) string {
+	if dir == "" {
+		return "no -out-dir"
+	}
+	return "-out-dir=" + dir
 }

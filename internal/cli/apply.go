@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -49,7 +50,8 @@ Options:
   -out-dir=DIR         Artifact directory, relative to the workspace. By
                        default artifacts stay where they were applied
                        (dist for the first apply); a new directory moves
-                       them.
+                       them. A saved plan applies to the directory it was
+                       planned with; -out-dir with one must be the same.
   -refresh=false       Contact no MCP server or A2A agent.
   -resolve-timeout=D   Timeout for each remote operation (default 10s).
   -no-color            Disable colour.
@@ -86,6 +88,13 @@ func (c *ApplyCommand) Run(args []string) int {
 		if saved, err = planner.ReadSaved(c.path(fs.Arg(0))); err != nil {
 			fmt.Fprintf(c.Stderr, "Error: reading the saved plan: %s.\n", err)
 			return ExitError
+		}
+		// A saved plan writes where it said; an -out-dir given again must
+		// agree with it (CheckSaved says so when it does not).
+		outDirSet := false
+		fs.Visit(func(f *flag.Flag) { outDirSet = outDirSet || f.Name == "out-dir" })
+		if !outDirSet {
+			*outDir = saved.OutDir
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

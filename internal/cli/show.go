@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -52,7 +53,14 @@ func (c *ShowCommand) Run(args []string) int {
 			return ExitError
 		}
 		if *jsonOut {
-			fmt.Fprintln(c.Stdout, string(saved.Document))
+			// The file nests the document, indented one level deeper;
+			// printed as plan -json prints it.
+			var doc bytes.Buffer
+			if err := json.Indent(&doc, saved.Document, "", "  "); err != nil {
+				fmt.Fprintf(c.Stderr, "Error: reading the saved plan: its JSON plan document is damaged: %s.\n", err)
+				return ExitError
+			}
+			fmt.Fprintln(c.Stdout, doc.String())
 			return ExitOK
 		}
 		fmt.Fprint(c.Stdout, saved.Text)

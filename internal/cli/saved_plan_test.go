@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// savedPlanWorkspace is a workspace made by init, in a temporary
+// directory.
+func savedPlanWorkspace(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if code, _, stderr := run(t, "", "-chdir="+dir, "init"); code != ExitOK {
+		t.Fatalf("init: exit %d\n%s", code, stderr)
+	}
+	return dir
+}
+
+// TestSavedPlanOutDir checks that apply of a saved plan writes where the
+// plan said (-out-dir is saved with it), and refuses an -out-dir that
+// disagrees instead of writing elsewhere.
+func TestSavedPlanOutDir(t *testing.T) {
+	dir := savedPlanWorkspace(t)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color", "-out-dir=build", "-out=p"); code != ExitOK {
+		t.Fatalf("plan: exit %d\n%s", code, stderr)
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-no-color", "p"); code != ExitOK || !strings.Contains(stdout, "Apply complete!") {
+		t.Fatalf("apply p: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if got, _ := filepath.Glob(filepath.Join(dir, "build", "*.agent.tgz")); len(got) == 0 {
+		t.Errorf("artifacts in build/\ngot:  none\nwant: the agents' artifacts, where the plan said")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dist")); err == nil {
+		t.Errorf("dist/\ngot:  created\nwant: nothing written outside the plan's -out-dir")
+	}
+
+	fresh := savedPlanWorkspace(t)
+	if code, _, stderr := run(t, "", "-chdir="+fresh, "plan", "-no-color", "-out=q"); code != ExitOK {
+		t.Fatalf("plan: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "", "-chdir="+fresh, "apply", "-no-color", "-out-dir=elsewhere", "q")
+	if code != ExitError || !strings.Contains(stderr, "the plan was made with no -out-dir, and this apply has -out-dir=elsewhere") || strings.Contains(stdout, "Apply complete!") {
+		t.Errorf("apply -out-dir=elsewhere q\ngot:  exit %d\n%s%s\nwant: exit 1, the disagreement named, nothing applied", code, stdout, stderr)
+	}
+	if entries, _ := filepath.Glob(filepath.Join(fresh, "*", "*.agent.tgz")); len(entries) != 0 {
+		t.Errorf("artifacts after the refusal\ngot:  %v\nwant: none", entries)
+	}
+	// The same -out-dir again is what the plan said.
+	if code, _, stderr := run(t, "", "-chdir="+fresh, "plan", "-no-color", "-out-dir=b2", "-out=q2"); code != ExitOK {
+		t.Fatalf("plan: exit %d\n%s", code, stderr)
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+fresh, "apply", "-no-color", "-out-dir=b2", "q2"); code != ExitOK {
+		t.Errorf("apply -out-dir=b2 q2\ngot:  exit %d\n%s%s\nwant: applied", code, stdout, stderr)
+	}
+}
+
+// TestSavedPlanShowJSON checks that show -json FILE prints the document
+// byte for byte as plan -json printed it.
+func TestSavedPlanShowJSON(t *testing.T) {
+	dir := savedPlanWorkspace(t)
+	code, want, stderr := run(t, "", "-chdir="+dir, "plan", "-json")
+	if code != ExitOK {
+		t.Fatalf("plan -json: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color", "-out=p"); code != ExitOK {
+		t.Fatalf("plan: exit %d\n%s", code, stderr)
+	}
+	code, got, stderr := run(t, "", "-chdir="+dir, "show", "-json", "p")
+	if code != ExitOK || got != want {
+		t.Errorf("show -json p\ngot:  exit %d\n%s%s\nwant: plan -json's output\n%s", code, got, stderr, want)
+	}
+}
+
+// TestSavedPlanWrongFile checks that apply and show of a file that is not
+// a saved plan say what the file is, not where JSON broke in it.
+func TestSavedPlanWrongFile(t *testing.T) {
+	dir := savedPlanWorkspace(t)
+	if err := os.WriteFile(filepath.Join(dir, "x.agent.tgz"), []byte{0x1f, 0x8b, 8, 0}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ file, want string }{
+		{"agent.acl", "agent.acl is not a saved agentform plan: it is not JSON; plan -out=FILE writes one"},
+		{"x.agent.tgz", "is not a saved agentform plan: it is a gzip archive (an artifact?)"},
+	} {
+		for _, sub := range []string{"apply", "show"} {
+			code, _, stderr := run(t, "", "-chdir="+dir, sub, tc.file)
+			if code != ExitError || !strings.Contains(stderr, tc.want) {
+				t.Errorf("%s %s\ngot:  exit %d\n%s\nwant: exit 1 and %q", sub, tc.file, code, stderr, tc.want)
+			}
+		}
+	}
+}
