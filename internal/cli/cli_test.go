@@ -622,3 +622,14 @@ func TestCLIOddities(t *testing.T) {
 		}
 	}
 }
+
+// TestStateDiagnosticPermission checks that a state that cannot be
+// created or opened for want of permission is not called unreadable, and
+// that the advice names what to check.
+func TestStateDiagnosticPermission(t *testing.T) {
+	err := fmt.Errorf("creating state directory: %w", &fs.PathError{Op: "mkdir", Path: ".agentform", Err: fs.ErrPermission})
+	d := stateDiagnostic(err)
+	if d.Summary != "Cannot open the state" || !strings.Contains(d.Detail, "permission denied") || !strings.Contains(d.Detail, "check the permissions and owner") {
+		t.Errorf("got:  %s: %s\nwant: Cannot open the state, the cause and what to check", d.Summary, d.Detail)
+	}
+}

@@ -55,6 +55,11 @@ func stateDiagnostic(err error) *hcl.Diagnostic {
 	case errors.As(err, &le):
 		d.Summary = "Error acquiring the state lock"
 		d.Detail += " Wait for the other operation to finish, or retry with a longer -lock-timeout (for example -lock-timeout=30s)."
+	case errors.Is(err, fs.ErrPermission):
+		// Often a write: creating .agentform, or opening state.db to
+		// record an apply.
+		d.Summary = "Cannot open the state"
+		d.Detail += " Commands that change the workspace (apply, state rm) create and write " + state.DirName + "/; check the permissions and owner of the workspace directory and of " + filepath.Join(state.DirName, state.FileName) + "."
 	case errors.Is(err, state.ErrCorrupt):
 		d.Detail += " Restore " + filepath.Join(state.DirName, state.FileName) + " from a backup, or move it aside: the next plan then starts from no state, and apply rebuilds every artifact."
 	}
