@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -412,5 +413,43 @@ func TestCheckNestingJSONTemplates(t *testing.T) {
 		if d != nil && d.Subject.Start.Byte != strings.Index(src, `"x": "`)+5 {
 			t.Errorf("%s: error at byte %d, want %d (the string)", tc.name, d.Subject.Start.Byte, strings.Index(src, `"x": "`)+5)
 		}
+	}
+}
+
+// TestSingleColonTag: a single ":" in a tag is legal (part of a segment)
+// and almost always a mistyped "::", so it is a warning at the tag with
+// the tag it probably meant; "::" alone is not.
+func TestSingleColonTag(t *testing.T) {
+	src := `
+agent "a" {
+  capabilities = ["text:count", "math::add", "urn:x::y:z"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+`
+	_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(src)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var got []string
+	for _, d := range diags {
+		if d.Summary == `Single ":" in a capability tag` {
+			if d.Severity != hcl.DiagWarning || d.Subject == nil || d.Subject.Start.Line != 3 {
+				t.Errorf("got: %v\nwant: a warning at line 3", d)
+			}
+			got = append(got, d.Detail)
+		}
+	}
+	want := []string{
+		`In "capabilities", the tag "text:count" has a single ":", which is part of a segment: segments are joined by "::". Did you mean "text::count"?`,
+		`In "capabilities", the tag "urn:x::y:z" has a single ":", which is part of a segment: segments are joined by "::". Did you mean "urn::x::y::z"?`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got:  %q\nwant: %q", got, want)
 	}
 }

@@ -105,6 +105,17 @@ func (d *decoder) validateTags(l StringList, name string) {
 			d.warnf(rangeOf(i), "\"*\" is not a wildcard",
 				"%s To grant a whole namespace, hold its root, like \"github\" for \"github::read\" and \"github::write\".", what)
 		}
+		if strings.Contains(strings.ReplaceAll(tag, "::", ""), ":") {
+			// A single ":" is legal inside a segment, and almost always a
+			// "::" mistyped: "text:count" is one segment, which neither
+			// grants nor needs "text".
+			segs := strings.Split(tag, "::")
+			for j, seg := range segs {
+				segs[j] = strings.ReplaceAll(seg, ":", "::")
+			}
+			d.warnf(rangeOf(i), "Single \":\" in a capability tag",
+				"In %q, the tag %q has a single \":\", which is part of a segment: segments are joined by \"::\". Did you mean %q?", name, tag, strings.Join(segs, "::"))
+		}
 		if slices.Index(values, tag) != i {
 			d.warnf(rangeOf(i), "Duplicate capability tag", "%q is listed more than once in %q.", tag, name)
 		}
