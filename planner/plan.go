@@ -29,16 +29,27 @@ const FormatVersion = "1.0"
 type Plan struct {
 	FormatVersion    string
 	AgentformVersion string
-	// Applyable is false when the plan has errors.
+	// Applyable is false when the plan has errors, or simulates a session
+	// override (Session): apply builds the configuration as written.
 	Applyable       bool
 	ResourceChanges []ResourceChange
 	// Tools lists every registered tool, sorted by name, including
 	// disabled ones (which are not matrix columns).
-	Tools             []RegisteredTool
-	Agents            []AgentRow
+	Tools []RegisteredTool
+	// Agents are the agents' effective capabilities: with a simulated
+	// session override (Session), what that session would hold.
+	Agents []AgentRow
+	// CapabilityChanges are the accesses applying the configuration as
+	// written would grant or revoke, compared with the last apply. A
+	// simulated session override never counts: its changes are
+	// Session.Changes.
 	CapabilityChanges []CapabilityChange
-	Checks            []CheckResult
-	Diagnostics       hcl.Diagnostics
+	// Session describes the session override the plan simulates
+	// (Options.Override); nil for a plan of the configuration as written.
+	// The matrix, denials and checks of such a plan are the session's.
+	Session     *Session
+	Checks      []CheckResult
+	Diagnostics hcl.Diagnostics
 	// Lock is the lockfile this plan's resolution implies; LockChanges is
 	// how it differs from the lockfile on disk.
 	Lock        *lockfile.File
@@ -190,6 +201,21 @@ type CapabilityChange struct {
 	Change string // "granted" or "revoked"
 }
 
+// Session is a simulated session override: what one session that sends it
+// would hold. A plan that simulates one is not applyable.
+type Session struct {
+	// Override is the override in its command-line form ("replace:read").
+	Override string
+	// Honoured are the agents whose capability_policy is "extensible", for
+	// which the override counts; Ignored are the others (locked), which
+	// keep their configured capabilities. Both in the order of Agents.
+	Honoured, Ignored []string
+	// Changes are the accesses the session would gain ("granted") or lose
+	// ("revoked") compared with the agents as configured, sorted by agent
+	// then tool.
+	Changes []CapabilityChange
+}
+
 // Check statuses.
 const (
 	CheckPass = "pass"
@@ -246,11 +272,28 @@ func New(ctx context.Context, cfg *manifest.Config, opts Options) *Plan {
 			go p.lockEncoding()
 		}
 	}
-	p.Agents = p.effectiveAgents(cfg, opts.Override)
-	p.computeMatrix()
-	p.diffState(cfg, opts.Resolution, opts.Applied)
+	var configured []AgentRow
+	p.Agents, configured = p.effectiveAgents(cfg, opts.Override)
+	p.matrix = matrixOf(p.Agents, p.Tools)
+	// What apply would change is the configuration's matrix against the
+	// applied one; a simulated override's matrix is compared with the
+	// configuration's instead, as what the session gains or loses.
+	asConfigured := reachableByAgent(p.Agents, p.matrix)
+	if opts.Override != nil {
+		asConfigured = reachableByAgent(configured, matrixOf(configured, p.Tools))
+		p.Session = &Session{Override: opts.Override.String(), Honoured: []string{}, Ignored: []string{}}
+		for _, a := range p.Agents {
+			if a.Policy == manifest.PolicyExtensible {
+				p.Session.Honoured = append(p.Session.Honoured, a.Name)
+			} else {
+				p.Session.Ignored = append(p.Session.Ignored, a.Name)
+			}
+		}
+		p.Session.Changes = capabilityChanges(asConfigured, reachableByAgent(p.Agents, p.matrix))
+	}
+	p.diffState(cfg, opts.Resolution, opts.Applied, asConfigured)
 	p.Checks = p.evaluateChecks(cfg)
-	p.Applyable = !p.Diagnostics.HasErrors()
+	p.Applyable = !p.Diagnostics.HasErrors() && p.Session == nil
 	return p
 }
 
@@ -355,8 +398,13 @@ func (p *Plan) warn(rng *hcl.Range, summary, detail string) {
 	p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: detail, Subject: rng})
 }
 
-func (p *Plan) effectiveAgents(cfg *manifest.Config, override *capability.Override) []AgentRow {
-	rows := make([]AgentRow, 0, len(cfg.Agents))
+// effectiveAgents returns the agents' rows with the session override
+// applied and, when there is one, the rows as configured (without it).
+func (p *Plan) effectiveAgents(cfg *manifest.Config, override *capability.Override) (rows, configured []AgentRow) {
+	rows = make([]AgentRow, 0, len(cfg.Agents))
+	if override != nil {
+		configured = make([]AgentRow, 0, len(cfg.Agents))
+	}
 	for _, a := range cfg.Agents {
 		row := AgentRow{Name: a.Name}
 		holds := a.Capabilities.Values
@@ -389,24 +437,40 @@ func (p *Plan) effectiveAgents(cfg *manifest.Config, override *capability.Overri
 		if eff == nil {
 			eff = []string{}
 		}
+		if override != nil {
+			conf := row
+			conf.Holds, _ = capability.Effective(holds, capability.Policy(policy), nil)
+			configured = append(configured, conf)
+		}
 		row.Holds = eff
 		rows = append(rows, row)
 	}
-	return rows
+	return rows, configured
 }
 
-func (p *Plan) computeMatrix() {
-	agents := make([]capability.Agent, len(p.Agents))
-	for i, a := range p.Agents {
+// matrixOf computes the capability matrix of agents over the enabled tools.
+func matrixOf(rows []AgentRow, registered []RegisteredTool) *capability.Matrix {
+	agents := make([]capability.Agent, len(rows))
+	for i, a := range rows {
 		agents[i] = capability.Agent{Name: a.Name, Policy: capability.Policy(a.Policy), Holds: a.Holds}
 	}
 	var tools []capability.Tool
-	for _, t := range p.Tools {
+	for _, t := range registered {
 		if t.Enabled {
 			tools = append(tools, capability.Tool{Name: t.Name, Requires: t.Requires})
 		}
 	}
-	p.matrix = capability.Compute(agents, tools)
+	return capability.Compute(agents, tools)
+}
+
+// reachableByAgent returns, for each agent, the tools m lets it call
+// (sorted), as state records the applied matrix.
+func reachableByAgent(rows []AgentRow, m *capability.Matrix) map[string][]string {
+	out := make(map[string][]string, len(rows))
+	for ai, a := range rows {
+		out[a.Name] = m.Reachable(ai)
+	}
+	return out
 }
 
 // DenialCount returns the number of denied cells.

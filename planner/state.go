@@ -91,8 +91,9 @@ type Address struct {
 }
 
 // diffState computes every address's attributes and fingerprint and the
-// action against the applied state.
-func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *Applied) {
+// action against the applied state, and the capability changes of
+// reachable (the configuration's matrix, reachableByAgent) against it.
+func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *Applied, reachable map[string][]string) {
 	if applied == nil {
 		applied = &Applied{}
 	}
@@ -198,7 +199,7 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 	sort.Slice(p.ResourceChanges, func(i, j int) bool { return p.ResourceChanges[i].Address < p.ResourceChanges[j].Address })
 	p.nameChangedParts()
 	p.Applied = applied
-	p.CapabilityChanges = p.capabilityChanges(applied)
+	p.CapabilityChanges = capabilityChanges(applied.Matrix, reachable)
 }
 
 // artifactDrifted reports whether an agent's artifact is missing or not the
@@ -309,53 +310,52 @@ func listDelta(old, new string) string {
 	return strings.Join(parts, ", ")
 }
 
-// capabilityChanges compares the matrix with the one applied: access
-// granted since, and access revoked (including every access of an agent
-// that is gone).
-func (p *Plan) capabilityChanges(applied *Applied) []CapabilityChange {
-	var out []CapabilityChange
-	tools := p.matrix.Tools()
-	current := map[string]map[string]bool{}
-	for ai, a := range p.Agents {
-		current[a.Name] = map[string]bool{}
-		for ti, t := range tools {
-			if p.matrix.Allowed(ai, ti) {
-				current[a.Name][t.Name] = true
-			}
-		}
-	}
-	agents := map[string]bool{}
-	for a := range current {
-		agents[a] = true
-	}
-	for a := range applied.Matrix {
-		agents[a] = true
-	}
-	var names []string
-	for a := range agents {
+// capabilityChanges compares who may call what in after with before
+// (both map agents to the tools they may call): access granted since, and
+// access revoked (including every access of an agent that is gone),
+// sorted by agent then tool.
+func capabilityChanges(before, after map[string][]string) []CapabilityChange {
+	names := make([]string, 0, len(after)+len(before))
+	for a := range after {
 		names = append(names, a)
 	}
+	for a := range before {
+		if _, ok := after[a]; !ok {
+			names = append(names, a)
+		}
+	}
 	sort.Strings(names)
+	var out []CapabilityChange
 	for _, a := range names {
-		before := map[string]bool{}
-		for _, t := range applied.Matrix[a] {
-			before[t] = true
-		}
-		var changes []CapabilityChange
-		for t := range current[a] {
-			if !before[t] {
-				changes = append(changes, CapabilityChange{Agent: a, Tool: t, Change: "granted"})
+		old, cur := sortedSet(before[a]), sortedSet(after[a])
+		i, j := 0, 0
+		for i < len(old) || j < len(cur) {
+			switch {
+			case j == len(cur) || i < len(old) && old[i] < cur[j]:
+				out = append(out, CapabilityChange{Agent: a, Tool: old[i], Change: "revoked"})
+				i++
+			case i == len(old) || cur[j] < old[i]:
+				out = append(out, CapabilityChange{Agent: a, Tool: cur[j], Change: "granted"})
+				j++
+			default:
+				i, j = i+1, j+1
 			}
 		}
-		for t := range before {
-			if !current[a][t] {
-				changes = append(changes, CapabilityChange{Agent: a, Tool: t, Change: "revoked"})
-			}
-		}
-		sort.Slice(changes, func(i, j int) bool { return changes[i].Tool < changes[j].Tool })
-		out = append(out, changes...)
 	}
 	return out
+}
+
+// sortedSet returns tools sorted and deduplicated, copying only when they
+// are not already.
+func sortedSet(tools []string) []string {
+	for i := 1; i < len(tools); i++ {
+		if tools[i] <= tools[i-1] {
+			out := slices.Clone(tools)
+			sort.Strings(out)
+			return slices.Compact(out)
+		}
+	}
+	return tools
 }
 
 // changedPartsMarker stands for "which tools (skills) changed" in an

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/agentform/agentform/internal/capability"
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/resolve"
 	"github.com/agentform/agentform/lockfile"
@@ -364,5 +365,107 @@ func TestShortPair(t *testing.T) {
 		if o != tc.wantO || n != tc.wantN || !utf8.ValidString(o) || !utf8.ValidString(n) {
 			t.Errorf("shortPair(%q, %q)\ngot:  %q → %q\nwant: %q → %q", tc.o, tc.n, o, n, tc.wantO, tc.wantN)
 		}
+	}
+}
+
+const overrideBase = `
+agent "a" {
+  capabilities      = ["shell"]
+  capability_policy = "extensible"
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+agent "b" {
+  capabilities = ["shell"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+tool "sh" {
+  kind         = "bash"
+  commands     = ["ls"]
+  capabilities = ["shell::exec"]
+}
+tool "web" {
+  kind         = "bash"
+  commands     = ["curl"]
+  capabilities = ["web"]
+}
+`
+
+// TestSimulatedOverrideIsNotAChange: a simulated session override is the
+// session's matrix, with what it gains or loses compared with the
+// configuration in Session; CapabilityChanges and HasChanges stay what
+// applying the configuration as written would change, and the plan is
+// not applyable.
+func TestSimulatedOverrideIsNotAChange(t *testing.T) {
+	planWith := func(src string, override string, applied *Applied) *Plan {
+		t.Helper()
+		cfg, diags := manifest.LoadSources("", map[string][]byte{"agent.acl": []byte(src)})
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		ws, _ := resolve.Run(context.Background(), cfg, resolve.Options{})
+		opts := Options{Resolution: ws, Applied: applied}
+		if override != "" {
+			o, err := capability.ParseOverride(override)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts.Override = &o
+		}
+		return New(context.Background(), cfg, opts)
+	}
+	applied := appliedFrom(planWith(overrideBase, "", nil))
+	session := []CapabilityChange{{Agent: "a", Tool: "sh", Change: "revoked"}, {Agent: "a", Tool: "web", Change: "granted"}}
+
+	p := planWith(overrideBase, "replace:web", applied)
+	if p.HasChanges() || len(p.CapabilityChanges) != 0 {
+		t.Errorf("simulation alone got changes: %+v\nwant: none, nothing apply would change", p.CapabilityChanges)
+	}
+	if p.Applyable {
+		t.Error("got: applyable\nwant: a simulated override is never applied")
+	}
+	if s := p.Session; s == nil || s.Override != "replace:web" || !slices.Equal(s.Honoured, []string{"a"}) || !slices.Equal(s.Ignored, []string{"b"}) || !slices.Equal(s.Changes, session) {
+		t.Errorf("got session: %+v\nwant: replace:web honoured for a, ignored for b, with a's gains and losses %+v", s, session)
+	}
+	if ai, _ := p.Matrix().AgentIndex("a"); !slices.Equal(p.Matrix().Reachable(ai), []string{"web"}) {
+		t.Errorf("got: a may call %v\nwant: the session's matrix, web only", p.Matrix().Reachable(ai))
+	}
+
+	// A change apply would make stays one, apart from the session's.
+	changed := strings.Replace(overrideBase, "capabilities = [\"shell\"]\n  graph", "capabilities = [\"shell\", \"web\"]\n  graph", 1)
+	p = planWith(changed, "replace:web", applied)
+	if want := []CapabilityChange{{Agent: "b", Tool: "web", Change: "granted"}}; !p.HasChanges() || !slices.Equal(p.CapabilityChanges, want) {
+		t.Errorf("got: changes=%v %+v\nwant: %+v, b's edit only", p.HasChanges(), p.CapabilityChanges, want)
+	}
+	if p.Session == nil || !slices.Equal(p.Session.Changes, session) {
+		t.Errorf("got session: %+v\nwant: the same gains and losses %+v", p.Session, session)
+	}
+
+	if p = planWith(overrideBase, "", applied); p.Session != nil || !p.Applyable || p.HasChanges() {
+		t.Errorf("without an override got: session %+v, applyable %v, changes %v\nwant: no session, applyable, no changes", p.Session, p.Applyable, p.HasChanges())
+	}
+}
+
+func TestCapabilityChanges(t *testing.T) {
+	got := capabilityChanges(map[string][]string{"x": {"b", "a"}, "gone": {"t"}}, map[string][]string{"x": {"a", "c"}, "new": {"u"}})
+	want := []CapabilityChange{
+		{Agent: "gone", Tool: "t", Change: "revoked"},
+		{Agent: "new", Tool: "u", Change: "granted"},
+		{Agent: "x", Tool: "b", Change: "revoked"},
+		{Agent: "x", Tool: "c", Change: "granted"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got:  %+v\nwant: %+v", got, want)
 	}
 }

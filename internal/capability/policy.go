@@ -41,6 +41,15 @@ type Override struct {
 	Capabilities []string
 }
 
+// String returns the command-line form of o, which ParseOverride reads:
+// "inherit", "extend:a,b" or "replace:a,b".
+func (o Override) String() string {
+	if o.Strategy == "" || o.Strategy == Inherit {
+		return string(Inherit)
+	}
+	return string(o.Strategy) + ":" + strings.Join(o.Capabilities, ",")
+}
+
 // ParseOverride parses the command-line form of an override: "inherit",
 // "extend:a,b" or "replace:a,b".
 //

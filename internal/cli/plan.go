@@ -48,10 +48,17 @@ Options:
                        Simulate one session's override, e.g.
                        extend:fs::write,net or replace:read. Honoured only
                        for agents with capability_policy = "extensible".
-                       With -json the document names it and is not
-                       applyable.
-  -detailed-exitcode   Exit 0 with no changes, 1 on errors, 2 when there
-                       are resource, capability or lockfile changes.
+                       The matrix, denials and checks are the session's,
+                       and what it would gain or lose is listed apart
+                       from what apply would change. Such a plan cannot
+                       be applied or saved; with -json the document names
+                       it and is not applyable.
+  -detailed-exitcode   Exit 0 with no changes, 1 on errors, 2 when apply
+                       would change resources, capabilities or the
+                       lockfile. A simulated -capability-override is not
+                       a change: with it, the exit code is what it would
+                       be without it (2 only for changes apply would
+                       make to the configuration as written).
   -lock-timeout=D      How long to wait for a state lock held by an
                        apply (default 0s: fail at once).
   -out-dir=DIR         Plan artifacts into DIR (see apply -help).
@@ -216,6 +223,11 @@ func (c *PlanCommand) savePlan(path string, plan *planner.Plan, diags hcl.Diagno
 	return plan.Save(doc, text.String()).WriteFile(c.path(path))
 }
 
+// exitCode is 1 on errors and, with -detailed-exitcode, 2 when apply
+// would change something. What a simulated session override would gain or
+// lose is not such a change (plan.Session.Changes are not
+// plan.CapabilityChanges): a simulation returns what the plan without it
+// returns, though its document is not applyable.
 func (c *PlanCommand) exitCode(plan *planner.Plan, diags hcl.Diagnostics, detailed bool) int {
 	switch {
 	case diags.HasErrors() || plan == nil:

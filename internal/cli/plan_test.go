@@ -173,8 +173,8 @@ func TestLockOnlyChanges(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.edit()
 			code, stdout, _ := run(t, "", "-chdir="+dir, "plan", "-detailed-exitcode", "-no-color")
-			if code != ExitChanges || !strings.Contains(stdout, "Artifacts match the configuration. "+tc.summary) {
-				t.Errorf("plan got: exit %d\n%s\nwant: exit 2 and %q", code, stdout, tc.summary)
+			if code != ExitChanges || !strings.Contains(stdout, "Artifacts match the configuration. "+tc.summary) || strings.Contains(stdout, "perform the following actions") {
+				t.Errorf("plan got: exit %d\n%s\nwant: exit 2 and %q, no actions header", code, stdout, tc.summary)
 			}
 			code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color")
 			if code != ExitOK || !strings.Contains(stdout, "Wrote agentform.lock.hcl") {
@@ -551,5 +551,103 @@ func TestToolDescriptionNotUsed(t *testing.T) {
 	code, stdout, stderr = plan()
 	if code != ExitChanges || !strings.Contains(stdout, "description: (none) → Tallies words.") || strings.Contains(stderr, warning) {
 		t.Errorf("plan with only the block's description got: exit %d\n%s%s\nwant: a change to the block's description, no warning", code, stdout, stderr)
+	}
+}
+
+// TestPlanOverrideGolden: a plan that simulates a session override, in an
+// applied workspace, says so at the top and in its summary, names the
+// agents the override counts for and those that ignore it, lists what the
+// session would gain or lose apart from what apply would change, prints no
+// actions header over nothing, and with -detailed-exitcode exits 2 only
+// for the changes apply would make, as the JSON document (not applyable)
+// keeps them apart too.
+func TestPlanOverrideGolden(t *testing.T) {
+	t.Setenv("RESEARCH_AGENT_URL", "")
+	must(t, os.Unsetenv("RESEARCH_AGENT_URL"))
+	applyQuickstart := func() string {
+		dir := copyTree(t, quickstart)
+		if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+			t.Fatalf("apply: exit %d\n%s", code, stderr)
+		}
+		return dir
+	}
+	applied := applyQuickstart()
+	// pending has a change apply would make: the locked assistant may ask
+	// the research agent too.
+	pending := applyQuickstart()
+	manifest := filepath.Join(pending, "agent.acl")
+	src, err := os.ReadFile(manifest)
+	must(t, err)
+	edited := strings.Replace(string(src), `capabilities      = ["text", "skills"]`, `capabilities      = ["text", "skills", "a2a::research"]`, 1)
+	if edited == string(src) {
+		t.Fatal("the quickstart's assistant has no capabilities to edit")
+	}
+	must(t, os.WriteFile(manifest, []byte(edited), 0o644))
+
+	for _, tc := range []struct {
+		name string
+		dir  string
+		args []string
+		tty  bool
+		code int
+	}{
+		{"override.nocolor", applied, []string{"plan", "-no-color", "-detailed-exitcode", "-capability-override=replace:text"}, false, ExitOK},
+		{"override.color", applied, []string{"plan", "-detailed-exitcode", "-capability-override=replace:text"}, true, ExitOK},
+		{"override.summary", applied, []string{"plan", "-no-color", "-matrix=summary", "-detailed-exitcode", "-capability-override=replace:text"}, false, ExitOK},
+		{"override.pending", pending, []string{"plan", "-no-color", "-detailed-exitcode", "-capability-override=replace:text,skills"}, false, ExitChanges},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Run(append([]string{"-chdir=" + tc.dir}, tc.args...), Streams{Stdout: &stdout, Stderr: &stderr, StdoutTTY: tc.tty, StderrTTY: tc.tty})
+			if code != tc.code {
+				t.Errorf("got: exit %d\n%s\nwant: exit %d", code, stderr.String(), tc.code)
+			}
+			out := stdout.String()
+			if tc.tty {
+				out = stripProgress(out)
+			}
+			checkGolden(t, filepath.Join("testdata", "plan", tc.name+".golden"), out)
+			checkGolden(t, filepath.Join("testdata", "plan", tc.name+".stderr.golden"), stderr.String())
+			if tc.dir == applied && strings.Contains(out, "perform the following actions") {
+				t.Errorf("got:\n%s\nwant: no actions header, every resource is as applied", out)
+			}
+		})
+	}
+
+	// The JSON document keeps the session's gains and losses apart from
+	// the changes apply would make, and exits as the text plan does.
+	for _, tc := range []struct {
+		dir      string
+		override string
+		code     int
+		changes  int
+	}{
+		{applied, "replace:text", ExitOK, 0},
+		{pending, "replace:text,skills", ExitChanges, 4},
+	} {
+		code, stdout, stderr := run(t, "", "-chdir="+tc.dir, "plan", "-json", "-detailed-exitcode", "-capability-override="+tc.override)
+		var doc struct {
+			Applyable bool   `json:"applyable"`
+			Override  string `json:"capability_override"`
+			Changes   []any  `json:"capability_changes"`
+			Session   []struct {
+				Agent, Tool, Change string
+			} `json:"session_capability_changes"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatalf("plan -json %s: %v\n%s", tc.override, err, stderr)
+		}
+		if code != tc.code || doc.Applyable || doc.Override != tc.override || len(doc.Changes) != tc.changes ||
+			len(doc.Session) == 0 || doc.Session[0].Agent != "researcher" || doc.Session[0].Change != "revoked" {
+			t.Errorf("plan -json -capability-override=%s got: exit %d, %+v\nwant: exit %d, not applyable, %d capability changes, the researcher's losses apart",
+				tc.override, code, doc, tc.code, tc.changes)
+		}
+	}
+
+	// Without the override the same workspaces exit as they did with it.
+	for dir, want := range map[string]int{applied: ExitOK, pending: ExitChanges} {
+		if code, stdout, _ := run(t, "", "-chdir="+dir, "plan", "-no-color", "-detailed-exitcode"); code != want || strings.Contains(stdout, "Simulated") {
+			t.Errorf("plan without the override got: exit %d\n%s\nwant: exit %d, no simulation", code, stdout, want)
+		}
 	}
 }

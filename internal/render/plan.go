@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/agentform/agentform/planner"
@@ -85,9 +86,12 @@ func (s style) arrow() string {
 
 // Plan writes the human plan text in the order of DESIGN §9: resource
 // changes, the capability matrix, capability changes, denials, checks and
-// the summary line.
+// the summary line. A plan that simulates a session override
+// (p.Session) says so first, shows what the session would gain or lose
+// after the capability changes, and says so again in its summary.
 func Plan(w io.Writer, p *planner.Plan, opts PlanOptions) {
 	st := style{color: opts.Color, red: opts.Redaction}
+	writeSession(w, p, st)
 	if opts.Errors == 0 {
 		writeResourceChanges(w, p, st)
 		writeLockChanges(w, p, st)
@@ -105,9 +109,13 @@ func Plan(w io.Writer, p *planner.Plan, opts PlanOptions) {
 	}
 	if opts.Errors == 0 {
 		writeCapabilityChanges(w, p, st, summary)
+		writeSessionChanges(w, p, st, summary)
 	}
 	writeDenials(w, p, st, summary)
 	writeChecks(w, p, st)
+	if opts.Errors > 0 && p.Session != nil {
+		fmt.Fprintln(w, sessionLine(p))
+	}
 	switch {
 	case opts.Errors == 1:
 		fmt.Fprintln(w, "Plan failed: 1 error (below). Nothing can be applied until it is fixed.")
@@ -119,7 +127,9 @@ func Plan(w io.Writer, p *planner.Plan, opts PlanOptions) {
 }
 
 // SummaryLine is the plan's last line: resource and capability counts, or
-// "No changes." when there is nothing to do.
+// "No changes." when there is nothing to do. A plan that simulates a
+// session override ends with two lines: the session's gains, losses and
+// denials, then what apply (which ignores the override) would change.
 func SummaryLine(p *planner.Plan) string {
 	var add, change, destroy int
 	for _, rc := range p.ResourceChanges {
@@ -134,13 +144,21 @@ func SummaryLine(p *planner.Plan) string {
 			}
 		}
 	}
-	var granted, revoked int
-	for _, c := range p.CapabilityChanges {
-		if c.Change == "granted" {
-			granted++
-		} else {
-			revoked++
+	granted, revoked := countChanges(p.CapabilityChanges)
+	if p.Session != nil {
+		var applied string
+		switch n := len(p.LockChanges); {
+		case p.HasChanges():
+			applied = fmt.Sprintf("Without the override, apply would: %d to add, %d to change, %d to destroy. Capabilities: %d granted, %d revoked.",
+				add, change, destroy, granted, revoked)
+		case n == 0:
+			applied = "Without the override: no changes. Artifacts match the configuration."
+		case n == 1:
+			applied = "Without the override: artifacts match the configuration. Lockfile: 1 change to write."
+		default:
+			applied = fmt.Sprintf("Without the override: artifacts match the configuration. Lockfile: %d changes to write.", n)
 		}
+		return sessionLine(p) + "\n" + applied
 	}
 	if !p.HasChanges() {
 		switch n := len(p.LockChanges); n {
@@ -156,11 +174,117 @@ func SummaryLine(p *planner.Plan) string {
 		add, change, destroy, granted, revoked, p.DenialCount())
 }
 
-func writeResourceChanges(w io.Writer, p *planner.Plan, st style) {
-	if !p.HasChanges() || len(p.ResourceChanges) == 0 {
+// sessionLine sums up a simulated session override: for how many agents
+// it counts, what they would gain or lose, and the session's denials.
+func sessionLine(p *planner.Plan) string {
+	gained, lost := countChanges(p.Session.Changes)
+	return fmt.Sprintf("Simulated session (capability override %s, honoured for %d of %d agents): would gain %d and lose %d tools, %d denials. Not applyable.",
+		p.Session.Override, len(p.Session.Honoured), len(p.Agents), gained, lost, p.DenialCount())
+}
+
+// countChanges counts the accesses granted and revoked.
+func countChanges(changes []planner.CapabilityChange) (granted, revoked int) {
+	for _, c := range changes {
+		if c.Change == "granted" {
+			granted++
+		} else {
+			revoked++
+		}
+	}
+	return granted, revoked
+}
+
+// writeSession says, first, that the plan simulates a session override:
+// which agents it counts for, which ignore it, and that apply does not
+// make its changes.
+func writeSession(w io.Writer, p *planner.Plan, st style) {
+	s := p.Session
+	if s == nil {
 		return
 	}
-	fmt.Fprintln(w, "agentform will perform the following actions:")
+	fmt.Fprintf(w, "%s capability override %s\n\n", st.paint(ansiBold+ansiYellow, "Simulated session:"), st.paint(ansiBold, s.Override))
+	fmt.Fprintln(w, "  This plan shows what one client session that sends this override would")
+	fmt.Fprintln(w, "  be allowed to call. Apply ignores the override and builds the")
+	fmt.Fprintln(w, "  configuration as written: this plan cannot be applied, and what the")
+	fmt.Fprintln(w, "  session would gain or lose is not a change apply would make.")
+	fmt.Fprintln(w)
+	if len(s.Honoured) > 0 {
+		fmt.Fprintf(w, "  Honoured for: %s (capability_policy = \"extensible\")\n", nameList(s.Honoured))
+	} else {
+		fmt.Fprintln(w, "  Honoured for: no agent (none has capability_policy = \"extensible\")")
+	}
+	if len(s.Ignored) > 0 {
+		fmt.Fprintf(w, "  Ignored for:  %s (capability_policy = \"locked\": configured capabilities kept)\n", nameList(s.Ignored))
+	}
+	fmt.Fprintln(w)
+}
+
+// nameList joins agent names, the first listMax of them.
+func nameList(names []string) string {
+	if len(names) <= listMax {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:listMax], ", "), len(names)-listMax)
+}
+
+// writeSessionChanges lists what the simulated session would gain or lose
+// compared with the agents as configured.
+func writeSessionChanges(w io.Writer, p *planner.Plan, st style, summary bool) {
+	s := p.Session
+	if s == nil {
+		return
+	}
+	fmt.Fprintln(w, "Simulated session capabilities (gained or lost compared with the configuration; apply makes none of these changes):")
+	fmt.Fprintln(w)
+	if len(s.Changes) == 0 {
+		fmt.Fprintln(w, "  (none: every agent may call the same tools as configured)")
+		fmt.Fprintln(w)
+		return
+	}
+	if summary {
+		counts := map[string][2]int{}
+		var order []string
+		for _, c := range s.Changes {
+			n, seen := counts[c.Agent]
+			if !seen {
+				order = append(order, c.Agent)
+			}
+			if c.Change == "granted" {
+				n[0]++
+			} else {
+				n[1]++
+			}
+			counts[c.Agent] = n
+		}
+		for _, a := range order {
+			fmt.Fprintf(w, "  %s: would gain %d, would lose %d\n", a, counts[a][0], counts[a][1])
+		}
+		fmt.Fprintln(w)
+		return
+	}
+	for _, c := range s.Changes {
+		sym, code, verb := "+", ansiGreen, "would gain"
+		if c.Change != "granted" {
+			sym, code, verb = "-", ansiRed, "would lose"
+		}
+		fmt.Fprintf(w, "  %s %s %s %s  %s\n", st.paint(code, sym), c.Agent, st.arrow(), Printable(c.Tool), verb)
+	}
+	fmt.Fprintln(w)
+}
+
+func writeResourceChanges(w io.Writer, p *planner.Plan, st style) {
+	// Only actions are listed: the header never stands over nothing (a
+	// plan whose changes are the lockfile's or capabilities' alone).
+	if !slices.ContainsFunc(p.ResourceChanges, func(rc planner.ResourceChange) bool {
+		return len(rc.Actions) > 0 && slices.Contains([]string{planner.ActionCreate, planner.ActionUpdate, planner.ActionDelete}, rc.Actions[0])
+	}) {
+		return
+	}
+	if p.Session != nil {
+		fmt.Fprintln(w, "Without the override, apply would perform the following actions:")
+	} else {
+		fmt.Fprintln(w, "agentform will perform the following actions:")
+	}
 	fmt.Fprintln(w)
 	notes := toolNotes(p)
 	for _, rc := range p.ResourceChanges {
@@ -193,6 +317,15 @@ func writeResourceChanges(w io.Writer, p *planner.Plan, st style) {
 	fmt.Fprintln(w)
 }
 
+// matrixTitle names the matrix: a simulated session's is not the
+// configuration's.
+func matrixTitle(p *planner.Plan) string {
+	if p.Session != nil {
+		return "Capability matrix of the simulated session"
+	}
+	return "Capability matrix"
+}
+
 func writeMatrixGrid(w io.Writer, p *planner.Plan, st style) {
 	m := p.Matrix()
 	tools := m.Tools()
@@ -200,7 +333,7 @@ func writeMatrixGrid(w io.Writer, p *planner.Plan, st style) {
 	if st.color {
 		legend = "✔ may call, ✖ denied, ⚠ denied but reachable by a session override"
 	}
-	fmt.Fprintf(w, "Capability matrix (%s):\n\n", legend)
+	fmt.Fprintf(w, "%s (%s):\n\n", matrixTitle(p), legend)
 	if len(tools) == 0 || len(p.Agents) == 0 {
 		fmt.Fprintln(w, "  (no agents or no enabled tools)")
 		fmt.Fprintln(w)
@@ -252,7 +385,7 @@ func writeMatrixGrid(w io.Writer, p *planner.Plan, st style) {
 func writeMatrixSummary(w io.Writer, p *planner.Plan, st style) {
 	m := p.Matrix()
 	total := len(m.Tools())
-	fmt.Fprintf(w, "Capability matrix (%d agents × %d tools; agentform plan -matrix=full shows the grid):\n\n", len(p.Agents), total)
+	fmt.Fprintf(w, "%s (%d agents × %d tools; agentform plan -matrix=full shows the grid):\n\n", matrixTitle(p), len(p.Agents), total)
 	nameW := 0
 	for _, a := range p.Agents {
 		nameW = max(nameW, len(a.Name))
@@ -275,7 +408,11 @@ func writeCapabilityChanges(w io.Writer, p *planner.Plan, st style, summary bool
 	if len(p.CapabilityChanges) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "Capability changes:")
+	if p.Session != nil {
+		fmt.Fprintln(w, "Capability changes (without the override, apply would make them):")
+	} else {
+		fmt.Fprintln(w, "Capability changes:")
+	}
 	fmt.Fprintln(w)
 	if summary {
 		counts := map[string][2]int{}
@@ -312,7 +449,11 @@ func writeDenials(w io.Writer, p *planner.Plan, st style, summary bool) {
 	if p.DenialCount() == 0 {
 		return
 	}
-	fmt.Fprintln(w, "Denials:")
+	if p.Session != nil {
+		fmt.Fprintln(w, "Denials in the simulated session:")
+	} else {
+		fmt.Fprintln(w, "Denials:")
+	}
 	fmt.Fprintln(w)
 	mark := "-"
 	if st.color {

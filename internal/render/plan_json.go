@@ -9,7 +9,9 @@ import (
 
 // PlanDocument is the JSON plan document (DESIGN §10), printed by
 // "agentform plan -json". Field names are a public interface: add fields,
-// never rename or remove them.
+// never rename or remove them. capability_changes are what applying the
+// configuration as written would grant or revoke, with or without a
+// simulated capability_override.
 type PlanDocument struct {
 	FormatVersion     string           `json:"format_version"`
 	AgentformVersion  string           `json:"agentform_version"`
@@ -23,8 +25,13 @@ type PlanDocument struct {
 	LockChanges       []JSONLockChange `json:"lock_changes"`
 	Diagnostics       []JSONDiagnostic `json:"diagnostics"`
 	// CapabilityOverride is the session override the plan simulates
-	// (plan -capability-override); such a plan is never applyable.
+	// (plan -capability-override); such a plan is never applyable, and its
+	// capability_matrix and denials are the simulated session's.
 	CapabilityOverride string `json:"capability_override,omitempty"`
+	// SessionCapabilityChanges are what the simulated session would gain
+	// ("granted") or lose ("revoked") compared with the configuration;
+	// empty without capability_override.
+	SessionCapabilityChanges []JSONCapChange `json:"session_capability_changes"`
 }
 
 // JSONLockChange is one difference between agentform.lock.hcl and what
@@ -127,11 +134,19 @@ func PlanJSON(p *planner.Plan, diags hcl.Diagnostics) *PlanDocument {
 		Checks:            []JSONCheck{},
 		LockChanges:       []JSONLockChange{},
 		Diagnostics:       JSONDiagnostics(diags),
+
+		SessionCapabilityChanges: []JSONCapChange{},
 	}
 	if p == nil {
 		return doc
 	}
 	doc.Applyable = p.Applyable && !diags.HasErrors()
+	if p.Session != nil {
+		doc.CapabilityOverride, doc.Applyable = p.Session.Override, false
+		for _, c := range p.Session.Changes {
+			doc.SessionCapabilityChanges = append(doc.SessionCapabilityChanges, JSONCapChange(c))
+		}
+	}
 	for _, rc := range p.ResourceChanges {
 		doc.ResourceChanges = append(doc.ResourceChanges, JSONResource(rc))
 	}
