@@ -42,10 +42,14 @@ Usage: agentform [-chdir=DIR] serve ARTIFACT [options]
   .agentform/runtime.db (see agentform calls); arguments only as a digest.
 
   Over stdio (the default) the server speaks MCP on standard input and
-  output and logs to standard error. With -listen it serves streamable HTTP
-  at http://ADDR/mcp; each HTTP session has its own state, and a client may
-  send the header X-Agentform-Capability-Override: extend:a,b (or replace:,
-  inherit) on its first request — honoured only for extensible agents.
+  output and logs to standard error. When standard input ends it answers
+  every request already read, then exits; SIGINT or SIGTERM stops it at
+  once, cancelling the calls in flight.
+
+  With -listen it serves streamable HTTP at http://ADDR/mcp; each HTTP
+  session has its own state, and a client may send the header
+  X-Agentform-Capability-Override: extend:a,b (or replace:, inherit) on its
+  first request — honoured only for extensible agents.
 
 Options:
 

@@ -185,6 +185,12 @@ func toolResult(resp *Response) *mcp.CallToolResult {
 // ServeStdio serves the agent over in and out (standard input and output)
 // until the client disconnects or ctx ends. session names the session
 // whose state calls use; "" starts a new one.
+//
+// At the end of in every request already read is still answered (calls
+// in flight finish), within stdioDrainTimeout; then ServeStdio returns
+// nil, or an error when requests were left unanswered. When ctx ends the
+// calls in flight are cancelled and ServeStdio returns nil at once (after
+// at most stdioStopGrace for calls that do not stop).
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, session string) error {
 	if session == "" {
 		id, err := uuid.NewV7()
@@ -194,7 +200,34 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, se
 		session = "stdio-" + id.String()
 	}
 	s.opts.Logf("agentform: serving agent %q over stdio (session %s): %d tools", s.agent.Name, session, len(s.Allowed(s.held)))
-	err := s.MCPServer(s.held, "stdio", session).Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	inner, err := (&mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}).Connect(ctx)
+	if err != nil {
+		return err
+	}
+	conn := newDrainConn(ctx, inner, stdioDrainTimeout)
+	defer conn.Close()
+	srv := s.MCPServer(s.held, "stdio", session)
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, conn) }()
+	select {
+	case err = <-done:
+	case <-conn.forced:
+		// Stopped: the SDK cancels the calls in flight; one that does not
+		// return is not waited for long.
+		select {
+		case err = <-done:
+		case <-time.After(stdioStopGrace):
+			s.opts.Logf("agentform: calls still running %s after serve stopped; exiting without them", stdioStopGrace)
+			err = nil
+		}
+	}
+	if n := conn.Unanswered(); n > 0 {
+		what := "requests were"
+		if n == 1 {
+			what = "request was"
+		}
+		return fmt.Errorf("%d %s still unanswered %s after the end of input", n, what, stdioDrainTimeout)
+	}
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
