@@ -34,9 +34,14 @@ Usage: agentform [-chdir=DIR] lock [options]
   description or schema, an A2A card) is refused: review the change that
   "agentform plan" shows, then accept it with -upgrade.
 
+  The state's lock is held (shared, as plan holds it) while the tools
+  resolve and the lockfile is written, so that an apply running at the
+  same time cannot write its own lockfile over this one.
+
 Options:
 
   -upgrade             Accept changed MCP tools and A2A cards.
+  -lock-timeout=D      How long to wait for the state lock (default 0s).
   -refresh=false       Contact no server: remote entries stay as locked.
   -resolve-timeout=D   Timeout for each remote operation (default 10s).
   -no-color            Disable colour.
@@ -48,6 +53,7 @@ Options:
 func (c *LockCommand) Run(args []string) int {
 	fs := c.flagSet("lock")
 	upgrade := fs.Bool("upgrade", false, "accept remote changes")
+	lockTimeout := fs.Duration("lock-timeout", 0, "state lock timeout")
 	var rf resolveFlags
 	fs.BoolVar(&rf.refresh, "refresh", true, "contact remote servers")
 	fs.DurationVar(&rf.timeout, "resolve-timeout", resolve.DefaultTimeout, "timeout")
@@ -72,6 +78,19 @@ func (c *LockCommand) Run(args []string) int {
 	if diags.HasErrors() {
 		c.showManifestDiagnostics(diags, cfg)
 		return ExitError
+	}
+	// An apply holds the state's lock from before it reads the lockfile
+	// until after it writes its own: holding it too (shared, as plan
+	// does; a workspace without state has no apply to wait for) keeps an
+	// apply's lockfile from replacing this one, an accepted -upgrade with
+	// it.
+	db, err := c.openState(true, *lockTimeout, "lock")
+	if err != nil {
+		c.showStateError(err)
+		return ExitError
+	}
+	if db != nil {
+		defer db.Close()
 	}
 	ws, lock, d := c.resolveWorkspace(ctx, cfg, rf, c.StdoutTTY, lockAhead)
 	diags = append(diags, d...)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentform/agentform/internal/state"
 )
 
 // savedPlanWorkspace is a workspace made by init, in a temporary
@@ -90,5 +92,47 @@ func TestSavedPlanWrongFile(t *testing.T) {
 				t.Errorf("%s %s\ngot:  exit %d\n%s\nwant: exit 1 and %q", sub, tc.file, code, stderr, tc.want)
 			}
 		}
+	}
+}
+
+// TestLockWaitsForApply checks that lock holds the state's lock: with an
+// apply holding it, lock is refused (or waits, with -lock-timeout) instead
+// of writing a lockfile the apply would then replace.
+func TestLockWaitsForApply(t *testing.T) {
+	dir := savedPlanWorkspace(t)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	lockPath := filepath.Join(dir, "agentform.lock.hcl")
+	before, err := os.ReadFile(lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A local change the lockfile must record.
+	src, _ := filepath.Glob(filepath.Join(dir, "tools", "*", "index.*"))
+	if len(src) == 0 {
+		t.Fatal("init made no javascript tool")
+	}
+	f, err := os.OpenFile(src[0], os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("\n// edited\n")
+	f.Close()
+
+	db, err := state.Open(dir, state.Options{Operation: "apply", Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "lock", "-no-color")
+	db.Close()
+	if code != ExitError || !strings.Contains(stderr, "Error acquiring the state lock") {
+		t.Errorf("lock while an apply holds the state\ngot:  exit %d\n%s%s\nwant: exit 1, the state lock error", code, stdout, stderr)
+	}
+	if after, _ := os.ReadFile(lockPath); string(after) != string(before) {
+		t.Errorf("lockfile\ngot:  rewritten while the state was locked\nwant: unchanged")
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "lock", "-no-color"); code != ExitOK || !strings.Contains(stdout, "updated") {
+		t.Errorf("lock after the apply\ngot:  exit %d\n%s%s\nwant: the lockfile updated", code, stdout, stderr)
 	}
 }
