@@ -337,10 +337,17 @@ func removeArtifact(dir, path string) error {
 }
 
 // removeStaleTemps deletes the temporary files artifact.WriteFile names
-// ".<agent>.agent.tgz.tmp*" in the artifact directory. They only exist
-// when an apply was killed while writing, and the caller holds the state
-// lock, so no other apply is writing them.
+// ".<agent>.agent.tgz.tmp*" in the artifact directory, and those the
+// lockfile is written through, ".agentform.lock.hcl.tmp*" in the
+// workspace. They only exist when an apply (or lock) was killed while
+// writing, and the caller holds the state lock exclusively, so no apply or
+// lock is writing them now.
 func removeStaleTemps(workspace string, plan *planner.Plan) {
+	if matches, _ := filepath.Glob(filepath.Join(workspace, "."+lockfile.FileName+".tmp*")); len(matches) > 0 {
+		for _, m := range matches {
+			_ = os.Remove(m)
+		}
+	}
 	dirs := map[string]bool{}
 	for _, a := range plan.Agents {
 		dir := filepath.Dir(filepath.FromSlash(plan.ArtifactPath(a.Name)))

@@ -297,11 +297,22 @@ func TestApplyRemovesStaleTemps(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(dir, "dist"), 0o755))
 	stale := filepath.Join(dir, "dist", ".a.agent.tgz.tmp123456")
 	must(t, os.WriteFile(stale, []byte("partial"), 0o644))
+	// A killed apply's (or lock's) lockfile temp file, in the workspace.
+	staleLock := filepath.Join(dir, ".agentform.lock.hcl.tmp987654")
+	must(t, os.WriteFile(staleLock, []byte("partial"), 0o644))
+	// Not agentform's: kept.
+	mine := filepath.Join(dir, ".agentform.lock.hcl.bak")
+	must(t, os.WriteFile(mine, []byte("mine"), 0o644))
 	if _, _, err := planAndApply(t, context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("got: %v\nwant: the killed apply's temp file removed", err)
+	for _, p := range []string{stale, staleLock} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s\ngot: %v\nwant: the killed apply's temp file removed", p, err)
+		}
+	}
+	if _, err := os.Stat(mine); err != nil {
+		t.Errorf("%s\ngot: %v\nwant: kept", mine, err)
 	}
 }
 
