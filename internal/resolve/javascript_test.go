@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -939,5 +940,26 @@ func TestRunJavaScriptCrossPackage(t *testing.T) {
 	}
 	if len(runDiags) != 1 || runDiags[0].Detail != want[0].Detail || !reflect.DeepEqual(runDiags[0].Subject, want[0].Subject) {
 		t.Errorf("Run's diagnostics\ngot:  %v\nwant: %v", runDiags, want)
+	}
+}
+
+// TestRunInterruptedOnce checks that an interrupted resolution says so
+// once, not once more for every tool it stopped.
+func TestRunInterruptedOnce(t *testing.T) {
+	dir := t.TempDir()
+	cfg := jsFixtureWorkspace(t, dir, []jsFixtureBlock{
+		{"echo", "js-tool", ""},
+		{"adder", "ts-tool", ""},
+		{"echo_again", "js-tool", "  export = \"echo\"\n"},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, diags := Run(ctx, cfg, Options{})
+	var summaries []string
+	for _, d := range diags {
+		summaries = append(summaries, d.Summary)
+	}
+	if !slices.Equal(summaries, []string{"Resolution interrupted"}) {
+		t.Errorf("diagnostics\ngot:  %q\nwant: one, Resolution interrupted", summaries)
 	}
 }

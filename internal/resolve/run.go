@@ -191,6 +191,10 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
+		// One error says so, not one per tool the interruption stopped.
+		diags = slices.DeleteFunc(diags, func(d *hcl.Diagnostic) bool {
+			return d.Summary == "Resolution cancelled" || d.Summary == "Skill resolution cancelled"
+		})
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Resolution interrupted",
 			Detail: "agentform stopped resolving tools: " + err.Error() + "."})
 	}
