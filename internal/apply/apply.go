@@ -6,19 +6,11 @@
 //     renamed into place, so an artifact is either the old bytes or the
 //     new ones, never partial;
 //  2. the lockfile is written the same way;
-//  3. state is committed in one bbolt transaction (new serial, history);
-//  4. artifacts the new state no longer records (deleted agents', or left
-//     behind by a new -out-dir) are removed.
+//  3. state is committed in one bbolt transaction (new serial, history).
 //
 // A crash between steps leaves new artifacts (or a new lockfile) that the
 // state does not record yet; the next plan sees them as drift and the next
-// apply converges. Paths an apply writes that state does not own yet are
-// recorded in state as pending before step 1 (one small transaction, only
-// when there are such paths), and the paths of step 4 in the commit
-// itself: after a crash, the next plan lists those files that no resource
-// owns as leftovers and the next apply removes them, so an interrupted
-// apply never leaves behind an artifact nothing records. Nothing else is
-// ever removed. Cancellation (Ctrl-C) is checked between steps: the
+// apply converges. Cancellation (Ctrl-C) is checked between steps: the
 // step under way finishes, the rest does not start.
 package apply
 
@@ -30,7 +22,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sync"
 
 	"github.com/agentform/agentform/internal/artifact"
@@ -131,34 +122,6 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 			return nil, fmt.Errorf("writing %s: %w", lockfile.FileName, err)
 		}
 	}
-	// Before anything is written: the leftovers of an interrupted apply
-	// go, and the paths this apply writes that state does not own yet are
-	// recorded as pending, so that if this apply dies before its commit
-	// the next one removes them (DESIGN §9). An apply that writes no such
-	// path, after one that finished, writes nothing here.
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%w before building: %v", ErrInterrupted, err)
-	}
-	pending, err := db.Pending()
-	if err != nil {
-		return nil, fmt.Errorf("reading state: %w", err)
-	}
-	if _, err := removeLeftovers(opts.Dir, plan, pending, progress); err != nil {
-		return nil, err
-	}
-	owned := planner.OwnedArtifacts(opts.Dir, plan.Applied)
-	var writes []string
-	for _, a := range build {
-		if path := plan.ArtifactPath(a.Name); !owned[planner.ArtifactFile(opts.Dir, path)] {
-			writes = append(writes, path)
-		}
-	}
-	if !samePaths(writes, pending) {
-		if err := setPending(db, writes); err != nil {
-			return nil, err
-		}
-	}
-
 	// The agent.json entries the artifacts share are encoded once, on
 	// every core, before they are built side by side.
 	names := make([]string, len(build))
@@ -215,24 +178,23 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 		}
 	}
 	for i, a := range build {
-		res.Artifacts[a.Name] = built[i]
+		rec := built[i]
+		res.Artifacts[a.Name] = rec
+		// A moved artifact (new -out-dir) leaves no copy behind.
+		if old := plan.Applied.Resources[a.Address].Artifact; old != nil && old.Path != rec.Path {
+			removeArtifact(opts.Dir, old.Path)
+		}
 	}
-	// Artifacts of deleted agents go, and so do those a new -out-dir moved,
-	// but only once the commit that stops recording them is durable: the
-	// commit records them as pending, so that a crash before they are
-	// removed leaves them to the next apply. A file the new state owns
-	// (the same directory spelled otherwise) is kept.
-	newOwned := map[string]bool{}
-	for _, rec := range res.Artifacts {
-		newOwned[planner.ArtifactFile(opts.Dir, rec.Path)] = true
-	}
-	var removals []removal
+	// Artifacts of deleted agents go.
 	for _, rc := range plan.ResourceChanges {
-		if rc.Type != "agent" || rc.Actions[0] == planner.ActionNoOp || rc.Actions[0] == planner.ActionCreate {
+		if rc.Type != "agent" || rc.Actions[0] != planner.ActionDelete {
 			continue
 		}
-		if old := plan.Applied.Resources[rc.Address].Artifact; old != nil && !newOwned[planner.ArtifactFile(opts.Dir, old.Path)] {
-			removals = append(removals, removal{address: rc.Address, path: old.Path, deleted: rc.Actions[0] == planner.ActionDelete})
+		if old := plan.Applied.Resources[rc.Address].Artifact; old != nil {
+			if err := removeArtifact(opts.Dir, old.Path); err != nil {
+				return nil, fmt.Errorf("removing the artifact of %s: %w", rc.Address, err)
+			}
+			progress("%s: Removed %s", rc.Address, old.Path)
 		}
 	}
 
@@ -255,106 +217,12 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range removals {
-		commit.Pending = append(commit.Pending, r.path)
-	}
-	if err := beforeCommit(); err != nil {
-		return nil, err
-	}
 	meta, err := db.Commit(commit)
 	if err != nil {
 		return nil, fmt.Errorf("committing state: %w", err)
 	}
 	res.Meta = meta
-	if err := afterCommit(); err != nil {
-		return nil, err
-	}
-
-	// 4. What the new state no longer records goes, and the pending
-	// record with it.
-	for _, r := range removals {
-		if err := removeArtifact(opts.Dir, r.path); err != nil {
-			return res, fmt.Errorf("state committed (serial %d), but removing the old artifact of %s failed: %w; the next apply removes it", meta.Serial, r.address, err)
-		}
-		if r.deleted {
-			progress("%s: Removed %s", r.address, r.path)
-		}
-	}
-	if len(removals) > 0 {
-		if err := setPending(db, nil); err != nil {
-			return res, fmt.Errorf("state committed (serial %d), but %w", meta.Serial, err)
-		}
-	}
 	return res, nil
-}
-
-// removal is an artifact the apply removes after its commit.
-type removal struct {
-	address, path string
-	// deleted is set for the artifact of a deleted agent (reported as
-	// removed); otherwise the agent's artifact moved.
-	deleted bool
-}
-
-// beforeCommit and afterCommit run just before and just after the state
-// commit; tests set them to end an apply there as a crash would.
-var (
-	beforeCommit = func() error { return nil }
-	afterCommit  = func() error { return nil }
-)
-
-// setPending is state.DB.SetPending; a variable for tests.
-var setPending = (*state.DB).SetPending
-
-// RemoveLeftovers removes the leftover artifacts of an interrupted apply
-// (planner.Plan.LeftoverArtifacts of the state's pending record) and
-// clears the record, for a plan that has nothing else to apply: Apply
-// does the same before it builds. It returns the paths it removed.
-func RemoveLeftovers(db *state.DB, plan *planner.Plan, opts Options) ([]string, error) {
-	pending, err := db.Pending()
-	if err != nil {
-		return nil, fmt.Errorf("reading state: %w", err)
-	}
-	progress := opts.Progress
-	if progress == nil {
-		progress = func(string, ...any) {}
-	}
-	removed, err := removeLeftovers(opts.Dir, plan, pending, progress)
-	if err != nil {
-		return removed, err
-	}
-	if len(pending) > 0 {
-		if err := setPending(db, nil); err != nil {
-			return removed, err
-		}
-	}
-	return removed, nil
-}
-
-// removeLeftovers removes plan.LeftoverArtifacts(dir, pending): files an
-// interrupted apply wrote, or meant to remove, that no resource in state
-// owns and this plan does not write again.
-func removeLeftovers(dir string, plan *planner.Plan, pending []string, progress func(string, ...any)) ([]string, error) {
-	var removed []string
-	for _, path := range plan.LeftoverArtifacts(dir, pending) {
-		if err := removeArtifact(dir, path); err != nil {
-			return removed, fmt.Errorf("removing %s, left by an interrupted apply: %w", path, err)
-		}
-		removed = append(removed, path)
-		progress("Removed %s (left by an interrupted apply)", path)
-	}
-	return removed, nil
-}
-
-// samePaths reports whether a and b hold the same paths.
-func samePaths(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(a, b)
 }
 
 // buildArtifact builds agent's artifact in memory.

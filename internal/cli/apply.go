@@ -37,13 +37,8 @@ Usage: agentform [-chdir=DIR] apply [options] [PLANFILE]
   changed since it was made.
 
   The order survives a crash: artifacts are written to temporary files and
-  renamed into place, then the lockfile, then state in one transaction,
-  and only then are artifacts of removed agents (or left behind by a new
-  -out-dir) deleted. New artifact paths are recorded in state before they
-  are written, so an artifact an interrupted apply left that nothing
-  records is listed by the next plan and removed by the next apply; no
-  other file is ever removed. Ctrl-C (or SIGTERM) finishes the current
-  step and stops.
+  renamed into place, then the lockfile, then state in one transaction.
+  Ctrl-C (or SIGTERM) finishes the current step and stops.
 
 Options:
 
@@ -152,7 +147,7 @@ func (c *ApplyCommand) Run(args []string) int {
 	// A lockfile that differs from the one the plan implies (deleted,
 	// edited, with stale entries) is written even when no artifact
 	// changes: the plan says apply writes it.
-	if !plan.HasChanges() && len(plan.LockChanges) == 0 && len(plan.Leftovers) == 0 {
+	if !plan.HasChanges() && len(plan.LockChanges) == 0 {
 		if saved != nil {
 			fmt.Fprintln(c.Stdout, render.SummaryLine(plan))
 		}
@@ -163,27 +158,10 @@ func (c *ApplyCommand) Run(args []string) int {
 		return ExitError
 	}
 
-	applyOpts := apply.Options{
+	result, err := apply.Apply(ctx, db, plan, apply.Options{
 		Dir: c.Dir, WriteLock: rf.lockMode != "readonly",
 		Progress: func(format string, args ...any) { fmt.Fprintf(c.Stdout, format+"\n", args...) },
-	}
-	if !plan.HasChanges() && len(plan.LockChanges) == 0 {
-		// Only the leftovers of an interrupted apply: they go, and state
-		// is not committed (no resource changed).
-		removed, err := apply.RemoveLeftovers(db, plan, applyOpts)
-		if err != nil {
-			fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
-			return ExitError
-		}
-		msg := fmt.Sprintf("Apply complete! Removed %d %s left by an interrupted apply.", len(removed), plural(len(removed), "file", "files"))
-		if c.color() {
-			msg = "\x1b[1;32m" + msg + "\x1b[0m"
-		}
-		fmt.Fprintf(c.Stdout, "\n%s\n", msg)
-		return ExitOK
-	}
-
-	result, err := apply.Apply(ctx, db, plan, applyOpts)
+	})
 	if errors.Is(err, apply.ErrInterrupted) {
 		fmt.Fprintf(c.Stderr, "Error: %s.\nWhat was written is consistent; the next plan shows what is left and the next apply finishes it.\n", err)
 		return ExitError
@@ -219,12 +197,4 @@ func (c *ApplyCommand) confirm() bool {
 	line, _ := bufio.NewReader(c.Stdin).ReadString('\n')
 	fmt.Fprintln(c.Stdout)
 	return strings.TrimSpace(line) == "yes"
-}
-
-// plural picks the singular or plural form for n.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

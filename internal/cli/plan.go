@@ -232,7 +232,7 @@ func (c *PlanCommand) exitCode(plan *planner.Plan, diags hcl.Diagnostics, detail
 	switch {
 	case diags.HasErrors() || plan == nil:
 		return ExitError
-	case detailed && (plan.HasChanges() || len(plan.LockChanges) > 0 || len(plan.Leftovers) > 0):
+	case detailed && (plan.HasChanges() || len(plan.LockChanges) > 0):
 		return ExitChanges
 	}
 	return ExitOK

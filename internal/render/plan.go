@@ -95,7 +95,6 @@ func Plan(w io.Writer, p *planner.Plan, opts PlanOptions) {
 	if opts.Errors == 0 {
 		writeResourceChanges(w, p, st)
 		writeLockChanges(w, p, st)
-		writeLeftovers(w, p, st)
 	}
 	m := p.Matrix()
 	if m == nil {
@@ -162,25 +161,14 @@ func SummaryLine(p *planner.Plan) string {
 		return sessionLine(p) + "\n" + applied
 	}
 	if !p.HasChanges() {
-		line := "Artifacts match the configuration."
 		switch n := len(p.LockChanges); n {
 		case 0:
-			if len(p.Leftovers) == 0 {
-				return "No changes. Artifacts match the configuration."
-			}
+			return "No changes. Artifacts match the configuration."
 		case 1:
-			line += " Lockfile: 1 change to write."
+			return "Artifacts match the configuration. Lockfile: 1 change to write."
 		default:
-			line += fmt.Sprintf(" Lockfile: %d changes to write.", n)
+			return fmt.Sprintf("Artifacts match the configuration. Lockfile: %d changes to write.", n)
 		}
-		switch n := len(p.Leftovers); n {
-		case 0:
-		case 1:
-			line += " Leftovers: 1 file of an interrupted apply to remove."
-		default:
-			line += fmt.Sprintf(" Leftovers: %d files of an interrupted apply to remove.", n)
-		}
-		return line
 	}
 	return fmt.Sprintf("Plan: %d to add, %d to change, %d to destroy. Capabilities: %d granted, %d revoked, %d denials.",
 		add, change, destroy, granted, revoked, p.DenialCount())
@@ -540,20 +528,6 @@ func toolNotes(p *planner.Plan) map[string]string {
 		}
 	}
 	return notes
-}
-
-// writeLeftovers lists the artifact files an interrupted apply left that
-// no resource in state owns: apply removes them.
-func writeLeftovers(w io.Writer, p *planner.Plan, st style) {
-	if len(p.Leftovers) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "Leftovers of an interrupted apply (no resource in state owns them; apply removes them):")
-	fmt.Fprintln(w)
-	for _, path := range p.Leftovers {
-		fmt.Fprintf(w, "  %s %s\n", st.paint(ansiRed, "-"), Printable(path))
-	}
-	fmt.Fprintln(w)
 }
 
 func writeLockChanges(w io.Writer, p *planner.Plan, st style) {
