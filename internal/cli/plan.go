@@ -56,9 +56,10 @@ Options:
   -detailed-exitcode   Exit 0 with no changes, 1 on errors, 2 when apply
                        would change resources, capabilities or the
                        lockfile. A simulated -capability-override is not
-                       a change: with it, the exit code is what it would
-                       be without it (2 only for changes apply would
-                       make to the configuration as written).
+                       a change: with it, 2 only for changes apply would
+                       make to the configuration as written. Its checks
+                       are the session's, and one the session fails is
+                       an error (1), as any failed check is.
   -lock-timeout=D      How long to wait for a state lock held by an
                        apply (default 0s: fail at once).
   -out-dir=DIR         Plan artifacts into DIR (see apply -help).
@@ -226,8 +227,8 @@ func (c *PlanCommand) savePlan(path string, plan *planner.Plan, diags hcl.Diagno
 // exitCode is 1 on errors and, with -detailed-exitcode, 2 when apply
 // would change something. What a simulated session override would gain or
 // lose is not such a change (plan.Session.Changes are not
-// plan.CapabilityChanges): a simulation returns what the plan without it
-// returns, though its document is not applyable.
+// plan.CapabilityChanges), though its document is not applyable; a check
+// the simulated session fails is an error like any failed check.
 func (c *PlanCommand) exitCode(plan *planner.Plan, diags hcl.Diagnostics, detailed bool) int {
 	switch {
 	case diags.HasErrors() || plan == nil:

@@ -117,6 +117,10 @@ func Plan(w io.Writer, p *planner.Plan, opts PlanOptions) {
 		fmt.Fprintln(w, sessionLine(p))
 	}
 	switch {
+	case opts.Errors > 0 && p.Session != nil:
+		// The checks were the session's: the configuration as written
+		// may still apply.
+		fmt.Fprintf(w, "Plan failed: %s (below), with the simulated session's capabilities. Plan without -capability-override to see whether the configuration itself applies.\n", countErrors(opts.Errors))
 	case opts.Errors == 1:
 		fmt.Fprintln(w, "Plan failed: 1 error (below). Nothing can be applied until it is fixed.")
 	case opts.Errors > 1:
@@ -545,4 +549,12 @@ func writeLockChanges(w io.Writer, p *planner.Plan, st style) {
 		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintln(w)
+}
+
+// countErrors is "1 error" or "N errors".
+func countErrors(n int) string {
+	if n == 1 {
+		return "1 error"
+	}
+	return fmt.Sprintf("%d errors", n)
 }

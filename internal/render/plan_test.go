@@ -171,3 +171,23 @@ func TestPlanJSONSession(t *testing.T) {
 		t.Errorf("a plain plan got: applyable %v, override %q, session %v\nwant: applyable, no override, []", doc.Applyable, doc.CapabilityOverride, doc.SessionCapabilityChanges)
 	}
 }
+
+// TestPlanFailedSimulation: errors in a simulated session (a check the
+// session fails) do not claim that nothing can be applied: the checks were
+// the session's.
+func TestPlanFailedSimulation(t *testing.T) {
+	first := testPlan(t, "", nil)
+	p := testPlan(t, "replace:web", appliedState(first, nil))
+	var b bytes.Buffer
+	Plan(&b, p, PlanOptions{Matrix: MatrixFull, Errors: 1})
+	out := b.String()
+	if !strings.HasSuffix(out, "Plan failed: 1 error (below), with the simulated session's capabilities. Plan without -capability-override to see whether the configuration itself applies.\n") ||
+		strings.Contains(out, "Nothing can be applied") {
+		t.Errorf("got:\n%s\nwant: the failure put on the session", out)
+	}
+	b.Reset()
+	Plan(&b, first, PlanOptions{Matrix: MatrixFull, Errors: 2})
+	if !strings.HasSuffix(b.String(), "Plan failed: 2 errors (below). Nothing can be applied until they are fixed.\n") {
+		t.Errorf("a plain plan with errors got:\n%s\nwant: nothing can be applied", b.String())
+	}
+}
