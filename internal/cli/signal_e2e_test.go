@@ -41,6 +41,14 @@ tool "hang" {
   args         = ["-c", "echo $$ > ` + pidFile + `; exec sleep 600"]
   capabilities = ["search"]
 }
+
+tool "hang_too" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = "sleep"
+  args         = ["600"]
+  capabilities = ["search"]
+}
 `
 	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
@@ -81,8 +89,9 @@ tool "hang" {
 			if !errors.As(err, &ee) || ee.ExitCode() != ExitError {
 				t.Errorf("exit\ngot:  %v\nwant: status %d (stopped by the signal handler, not killed by it)\nstderr:\n%s", err, ExitError, stderr.String())
 			}
-			if !strings.Contains(stderr.String(), "Resolution interrupted") {
-				t.Errorf("stderr\ngot:\n%s\nwant: Resolution interrupted", stderr.String())
+			// Said once, not once more for each server stopped.
+			if strings.Count(stderr.String(), "Error: ") != 1 || !strings.Contains(stderr.String(), "Error: Resolution interrupted") {
+				t.Errorf("stderr\ngot:\n%s\nwant: one error, Resolution interrupted", stderr.String())
 			}
 			// The server is stopped with the resolution, not left running.
 			for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {

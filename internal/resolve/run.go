@@ -193,7 +193,7 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 	if err := ctx.Err(); err != nil {
 		// One error says so, not one per tool the interruption stopped.
 		diags = slices.DeleteFunc(diags, func(d *hcl.Diagnostic) bool {
-			return d.Summary == "Resolution cancelled" || d.Summary == "Skill resolution cancelled"
+			return slices.Contains(cancelledSummaries, d.Summary)
 		})
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Resolution interrupted",
 			Detail: "agentform stopped resolving tools: " + err.Error() + "."})
@@ -274,4 +274,15 @@ func (ws *Workspace) Pins(cfg *manifest.Config, current *lockfile.File) *lockfil
 		}
 	}
 	return out
+}
+
+// cancelledSummaries are the summaries of the diagnostics a block's
+// resolution reports when the context was cancelled under it; Run reports
+// one "Resolution interrupted" instead.
+var cancelledSummaries = []string{
+	"Resolution cancelled",
+	"Skill resolution cancelled",
+	"MCP server listing cancelled",
+	"A2A agent card fetch cancelled",
+	"Reading python tool cancelled",
 }
