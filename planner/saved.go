@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/agentform/agentform/internal/safefile"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -48,6 +49,9 @@ var (
 	// ErrPlanInputsChanged is returned when re-planning gives different
 	// fingerprints or a different lockfile than the saved plan.
 	ErrPlanInputsChanged = errors.New("configuration changed since the plan was saved")
+	// ErrOutDirDiffers is returned when apply of a saved plan is given an
+	// -out-dir other than the one the plan was made with.
+	ErrOutDirDiffers = errors.New("the saved plan writes elsewhere")
 )
 
 // Save returns the saved form of p, with its JSON document and text.
@@ -89,16 +93,34 @@ func ReadSaved(path string) (*Saved, error) {
 		return nil, err
 	}
 	var s Saved
+	notPlan := func(what string) error {
+		return fmt.Errorf("%s is not a saved agentform plan: it is %s; agentform plan -out=FILE writes one", path, what)
+	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		// Say what the file looks like instead of where JSON broke in it.
-		if trimmed := bytes.TrimLeft(b, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
-			what := "not JSON"
-			if bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
-				what = "a gzip archive (an artifact?)"
-			}
-			return nil, fmt.Errorf("%s is not a saved agentform plan: it is %s; plan -out=FILE writes one, and apply without a file applies the configuration", path, what)
+		switch trimmed := bytes.TrimLeft(b, " \t\r\n"); {
+		case bytes.HasPrefix(b, []byte{0x1f, 0x8b}):
+			return nil, notPlan("a gzip archive (an artifact?)")
+		case len(trimmed) == 0:
+			return nil, notPlan("empty")
+		case !json.Valid(b):
+			return nil, notPlan("not JSON")
+		case trimmed[0] != '{':
+			return nil, notPlan("JSON, but not an object")
 		}
 		return nil, fmt.Errorf("%s is not a saved agentform plan: %w", path, err)
+	}
+	if s.Fingerprints == nil && s.FormatVersion != "" && s.FormatVersion != SavedFormatVersion {
+		// plan -json's document has a format_version too.
+		var doc struct {
+			ResourceChanges json.RawMessage `json:"resource_changes"`
+		}
+		if json.Unmarshal(b, &doc) == nil && doc.ResourceChanges != nil {
+			return nil, notPlan("a JSON plan document (plan -json), which shows a plan but cannot be applied")
+		}
+	}
+	if s.FormatVersion == "" && s.Fingerprints == nil {
+		return nil, notPlan("JSON without a saved plan's fields")
 	}
 	if s.FormatVersion != SavedFormatVersion {
 		return nil, fmt.Errorf("%s is a saved plan of format %q; this agentform reads format %q", path, s.FormatVersion, SavedFormatVersion)
@@ -123,9 +145,9 @@ func (p *Plan) CheckSaved(s *Saved) error {
 			ErrStalePlan, s.Serial, s.Lineage, serial, lineage)
 	}
 	current := p.Save(nil, "")
-	if current.OutDir != s.OutDir {
+	if cleanOutDir(current.OutDir) != cleanOutDir(s.OutDir) {
 		return fmt.Errorf("%w: the plan was made with %s, and this apply has %s; apply the file without -out-dir, or plan again",
-			ErrPlanInputsChanged, outDirFlag(s.OutDir), outDirFlag(current.OutDir))
+			ErrOutDirDiffers, outDirFlag(s.OutDir), outDirFlag(current.OutDir))
 	}
 	var diffs []string
 	for addr, fp := range s.Fingerprints {
@@ -150,6 +172,15 @@ func (p *Plan) CheckSaved(s *Saved) error {
 		return fmt.Errorf("%w: %s; run agentform plan again", ErrPlanInputsChanged, strings.Join(diffs, ", "))
 	}
 	return nil
+}
+
+// cleanOutDir is dir as the plan compares it: "build/", "./build" and
+// "build" are the same directory.
+func cleanOutDir(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.ToSlash(filepath.Clean(dir))
 }
 
 // outDirFlag spells an -out-dir for a message.

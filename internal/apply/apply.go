@@ -92,7 +92,7 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 
 	// A killed apply may have left temporary artifact files; holding the
 	// state lock, this apply is the only writer and may remove them.
-	removeStaleTemps(opts.Dir, plan)
+	RemoveStaleTemps(opts.Dir, plan)
 
 	// 1. Artifacts of created and updated agents; unchanged ones keep
 	// theirs. They are built side by side (compressing and syncing them is
@@ -336,13 +336,15 @@ func removeArtifact(dir, path string) error {
 	return nil
 }
 
-// removeStaleTemps deletes the temporary files artifact.WriteFile names
+// RemoveStaleTemps deletes the temporary files artifact.WriteFile names
 // ".<agent>.agent.tgz.tmp*" in the artifact directory, and those the
 // lockfile is written through, ".agentform.lock.hcl.tmp*" in the
 // workspace. They only exist when an apply (or lock) was killed while
-// writing, and the caller holds the state lock exclusively, so no apply or
-// lock is writing them now.
-func removeStaleTemps(workspace string, plan *planner.Plan) {
+// writing. The caller holds the state lock exclusively, so no apply is
+// writing them, nor a lock in a workspace with state (it holds the lock
+// shared); a lock in a workspace without state takes no lock, and would
+// see its rename fail if a first apply removed its temporary file.
+func RemoveStaleTemps(workspace string, plan *planner.Plan) {
 	if matches, _ := filepath.Glob(filepath.Join(workspace, "."+lockfile.FileName+".tmp*")); len(matches) > 0 {
 		for _, m := range matches {
 			_ = os.Remove(m)

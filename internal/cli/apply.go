@@ -148,6 +148,8 @@ func (c *ApplyCommand) Run(args []string) int {
 	// edited, with stale entries) is written even when no artifact
 	// changes: the plan says apply writes it.
 	if !plan.HasChanges() && len(plan.LockChanges) == 0 {
+		// With nothing to apply, still clear what a killed apply left.
+		apply.RemoveStaleTemps(c.Dir, plan)
 		if saved != nil {
 			fmt.Fprintln(c.Stdout, render.SummaryLine(plan))
 		}

@@ -96,6 +96,10 @@ func Run(args []string, streams Streams) int {
 			args = []string{args[1], "-help"}
 		}
 	}
+	if len(args) > 1 && slices.Contains([]string{"-version", "--version", "-v"}, args[0]) {
+		fmt.Fprintf(streams.Stderr, "Error: %s takes nothing after it: run agentform version, or the command without %s.\n", args[0], args[0])
+		return ExitError
+	}
 	if len(args) > 0 && strings.HasPrefix(args[0], "-") && !slices.Contains([]string{"-help", "-h", "--help"}, args[0]) {
 		fmt.Fprintf(streams.Stderr, "Error: agentform has no global option %q. The global options are -chdir=DIR, -help and -version; a command's own options follow its name (agentform plan -help lists plan's).\n", args[0])
 		return ExitError

@@ -164,6 +164,9 @@ func TestUnknownGlobalOption(t *testing.T) {
 			t.Errorf("agentform %s got: exit %d\n%s%s\nwant: exit 1 and an error naming the option", strings.Join(args, " "), code, stdout, stderr)
 		}
 	}
+	if code, _, stderr := run(t, "", "-version", "plan"); code != ExitError || !strings.Contains(stderr, "-version takes nothing after it") {
+		t.Errorf("agentform -version plan got: exit %d\n%s\nwant: exit 1, -version takes nothing after it", code, stderr)
+	}
 	for _, args := range [][]string{{"-help"}, {"-h"}, {"--help"}, {"-version"}} {
 		if code, _, stderr := run(t, "", args...); code != ExitOK {
 			t.Errorf("agentform %s got: exit %d\n%s\nwant: exit 0", strings.Join(args, " "), code, stderr)
@@ -629,7 +632,7 @@ func TestCLIOddities(t *testing.T) {
 func TestStateDiagnosticPermission(t *testing.T) {
 	err := fmt.Errorf("creating state directory: %w", &fs.PathError{Op: "mkdir", Path: ".agentform", Err: fs.ErrPermission})
 	d := stateDiagnostic(err)
-	if d.Summary != "Cannot open the state" || !strings.Contains(d.Detail, "permission denied") || !strings.Contains(d.Detail, "check the permissions and owner") {
+	if d.Summary != "Cannot open the state" || !strings.Contains(d.Detail, "permission denied") || !strings.Contains(d.Detail, "Check the permissions and owner") {
 		t.Errorf("got:  %s: %s\nwant: Cannot open the state, the cause and what to check", d.Summary, d.Detail)
 	}
 }

@@ -49,12 +49,15 @@ func TestSavedPlanOutDir(t *testing.T) {
 	if entries, _ := filepath.Glob(filepath.Join(fresh, "*", "*.agent.tgz")); len(entries) != 0 {
 		t.Errorf("artifacts after the refusal\ngot:  %v\nwant: none", entries)
 	}
-	// The same -out-dir again is what the plan said.
+	if strings.Contains(stderr, "configuration changed") {
+		t.Errorf("apply -out-dir=elsewhere q\ngot:  %s\nwant: not blamed on the configuration", stderr)
+	}
+	// The same -out-dir again, however spelled, is what the plan said.
 	if code, _, stderr := run(t, "", "-chdir="+fresh, "plan", "-no-color", "-out-dir=b2", "-out=q2"); code != ExitOK {
 		t.Fatalf("plan: exit %d\n%s", code, stderr)
 	}
-	if code, stdout, stderr := run(t, "", "-chdir="+fresh, "apply", "-no-color", "-out-dir=b2", "q2"); code != ExitOK {
-		t.Errorf("apply -out-dir=b2 q2\ngot:  exit %d\n%s%s\nwant: applied", code, stdout, stderr)
+	if code, stdout, stderr := run(t, "", "-chdir="+fresh, "apply", "-no-color", "-out-dir=./b2/", "q2"); code != ExitOK {
+		t.Errorf("apply -out-dir=./b2/ q2\ngot:  exit %d\n%s%s\nwant: applied", code, stdout, stderr)
 	}
 }
 
@@ -82,9 +85,24 @@ func TestSavedPlanWrongFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "x.agent.tgz"), []byte{0x1f, 0x8b, 8, 0}, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	for name, data := range map[string]string{"list.json": "[]", "null.json": "null"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, doc, stderr := run(t, "", "-chdir="+dir, "plan", "-json")
+	if code != ExitOK {
+		t.Fatalf("plan -json: exit %d\n%s", code, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plan.json"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ file, want string }{
-		{"agent.acl", "agent.acl is not a saved agentform plan: it is not JSON; plan -out=FILE writes one"},
+		{"agent.acl", "agent.acl is not a saved agentform plan: it is not JSON; agentform plan -out=FILE writes one"},
 		{"x.agent.tgz", "is not a saved agentform plan: it is a gzip archive (an artifact?)"},
+		{"list.json", "list.json is not a saved agentform plan: it is JSON, but not an object"},
+		{"null.json", "null.json is not a saved agentform plan: it is JSON without a saved plan's fields"},
+		{"plan.json", "plan.json is not a saved agentform plan: it is a JSON plan document (plan -json), which shows a plan but cannot be applied"},
 	} {
 		for _, sub := range []string{"apply", "show"} {
 			code, _, stderr := run(t, "", "-chdir="+dir, sub, tc.file)
@@ -134,5 +152,28 @@ func TestLockWaitsForApply(t *testing.T) {
 	}
 	if code, stdout, stderr := run(t, "", "-chdir="+dir, "lock", "-no-color"); code != ExitOK || !strings.Contains(stdout, "updated") {
 		t.Errorf("lock after the apply\ngot:  exit %d\n%s%s\nwant: the lockfile updated", code, stdout, stderr)
+	}
+}
+
+// TestApplyNoChangesRemovesStaleTemps checks that an apply with nothing to
+// do still removes the temporary files a killed apply left.
+func TestApplyNoChangesRemovesStaleTemps(t *testing.T) {
+	dir := savedPlanWorkspace(t)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	stale := []string{filepath.Join(dir, ".agentform.lock.hcl.tmp123"), filepath.Join(dir, "dist", ".assistant.agent.tgz.tmp456")}
+	for _, p := range stale {
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK || !strings.Contains(stdout, "No changes.") {
+		t.Fatalf("apply: exit %d\n%s%s\nwant: no changes", code, stdout, stderr)
+	}
+	for _, p := range stale {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s\ngot:  %v\nwant: removed", p, err)
+		}
 	}
 }

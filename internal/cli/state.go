@@ -59,7 +59,7 @@ func stateDiagnostic(err error) *hcl.Diagnostic {
 		// Often a write: creating .agentform, or opening state.db to
 		// record an apply.
 		d.Summary = "Cannot open the state"
-		d.Detail += " Commands that change the workspace (apply, state rm) create and write " + state.DirName + "/; check the permissions and owner of the workspace directory and of " + filepath.Join(state.DirName, state.FileName) + "."
+		d.Detail += " Check the permissions and owner of the workspace directory, " + state.DirName + "/ and " + filepath.Join(state.DirName, state.FileName) + ": every command reads them, and apply and state rm also create and write them."
 	case errors.Is(err, state.ErrCorrupt):
 		d.Detail += " Restore " + filepath.Join(state.DirName, state.FileName) + " from a backup, or move it aside: the next plan then starts from no state, and apply rebuilds every artifact."
 	}
