@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/agentform/agentform/internal/artifact"
@@ -177,11 +178,25 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 			return nil, err
 		}
 	}
+	// The files just written, by identity: an old path spelled another
+	// way (an -out-dir through a symbolic link to the old directory, a
+	// case-insensitive file system) may name one of them, and removing
+	// it would remove the new artifact.
+	var written []os.FileInfo
+	for _, rec := range built {
+		if fi, err := os.Stat(artifactFile(opts.Dir, rec.Path)); err == nil {
+			written = append(written, fi)
+		}
+	}
+	isWritten := func(path string) bool {
+		fi, err := os.Stat(artifactFile(opts.Dir, path))
+		return err == nil && slices.ContainsFunc(written, func(w os.FileInfo) bool { return os.SameFile(fi, w) })
+	}
 	for i, a := range build {
 		rec := built[i]
 		res.Artifacts[a.Name] = rec
 		// A moved artifact (new -out-dir) leaves no copy behind.
-		if old := plan.Applied.Resources[a.Address].Artifact; old != nil && old.Path != rec.Path {
+		if old := plan.Applied.Resources[a.Address].Artifact; old != nil && old.Path != rec.Path && !isWritten(old.Path) {
 			removeArtifact(opts.Dir, old.Path)
 		}
 	}
@@ -190,7 +205,7 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 		if rc.Type != "agent" || rc.Actions[0] != planner.ActionDelete {
 			continue
 		}
-		if old := plan.Applied.Resources[rc.Address].Artifact; old != nil {
+		if old := plan.Applied.Resources[rc.Address].Artifact; old != nil && !isWritten(old.Path) {
 			if err := removeArtifact(opts.Dir, old.Path); err != nil {
 				return nil, fmt.Errorf("removing the artifact of %s: %w", rc.Address, err)
 			}
@@ -326,14 +341,20 @@ func stateCommit(plan *planner.Plan, artifacts map[string]state.Artifact, action
 // removeArtifact deletes an artifact recorded in state; a file already gone
 // is fine.
 func removeArtifact(dir, path string) error {
+	if err := os.Remove(artifactFile(dir, path)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// artifactFile is the file of an artifact path (relative to the
+// workspace dir, or absolute).
+func artifactFile(dir, path string) string {
 	p := filepath.FromSlash(path)
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
 	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return nil
+	return p
 }
 
 // RemoveStaleTemps deletes the temporary files artifact.WriteFile names

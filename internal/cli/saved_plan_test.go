@@ -177,3 +177,35 @@ func TestApplyNoChangesRemovesStaleTemps(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyOutDirThroughLink checks that moving the artifacts to an
+// -out-dir that is a symbolic link to the directory they are in rewrites
+// them in place instead of removing what it just wrote.
+func TestApplyOutDirThroughLink(t *testing.T) {
+	dir := savedPlanWorkspace(t)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	if err := os.Symlink("dist", filepath.Join(dir, "link")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	before, _ := filepath.Glob(filepath.Join(dir, "dist", "*.agent.tgz"))
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color", "-out-dir=link"); code != ExitOK {
+		t.Fatalf("apply -out-dir=link: exit %d\n%s%s", code, stdout, stderr)
+	}
+	after, _ := filepath.Glob(filepath.Join(dir, "dist", "*.agent.tgz"))
+	if len(before) == 0 || len(after) != len(before) {
+		t.Errorf("artifacts in dist/\ngot:  %d after the move, %d before\nwant: all kept", len(after), len(before))
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color", "-detailed-exitcode"); code != ExitOK {
+		t.Errorf("plan after the move\ngot:  exit %d\n%s%s\nwant: no changes", code, stdout, stderr)
+	}
+	// The same directory spelled absolute.
+	abs := filepath.Join(dir, "dist")
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color", "-out-dir="+abs); code != ExitOK {
+		t.Fatalf("apply -out-dir=%s: exit %d\n%s%s", abs, code, stdout, stderr)
+	}
+	if got, _ := filepath.Glob(filepath.Join(dir, "dist", "*.agent.tgz")); len(got) != len(before) {
+		t.Errorf("artifacts in dist/ after -out-dir=%s\ngot:  %d\nwant: %d, all kept", abs, len(got), len(before))
+	}
+}
