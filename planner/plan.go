@@ -54,6 +54,11 @@ type Plan struct {
 	// how it differs from the lockfile on disk.
 	Lock        *lockfile.File
 	LockChanges []lockfile.Change
+	// Leftovers are artifact files an interrupted apply wrote, or meant to
+	// remove, that no resource in state owns and this plan does not write
+	// (LeftoverArtifacts): apply removes them. Like LockChanges, they are
+	// something apply does without a resource change.
+	Leftovers []string
 	// Addresses are every planned address with its fingerprint and
 	// attributes, sorted; apply records them in state.
 	Addresses []Address

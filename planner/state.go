@@ -23,6 +23,10 @@ type Applied struct {
 	Resources map[string]AppliedResource
 	// Matrix maps each agent to the tools it could call as applied.
 	Matrix map[string][]string
+	// Pending is the record of artifact paths an apply wrote or meant to
+	// remove and had not settled when it ended (state.DB.Pending): empty
+	// unless an apply was interrupted.
+	Pending map[string]string
 }
 
 // AppliedResource is one address as applied.
@@ -200,6 +204,7 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 	p.nameChangedParts()
 	p.Applied = applied
 	p.CapabilityChanges = capabilityChanges(applied.Matrix, reachable)
+	p.Leftovers = p.LeftoverArtifacts(cfg.Dir, applied.Pending)
 }
 
 // artifactDrifted reports whether an agent's artifact is missing or not the
@@ -435,6 +440,9 @@ func AppliedFromState(db *state.DB) (*Applied, error) {
 		out.Resources[r.Address] = ar
 	}
 	if out.Matrix, err = db.Matrix(); err != nil {
+		return nil, err
+	}
+	if out.Pending, err = db.Pending(); err != nil {
 		return nil, err
 	}
 	return out, nil

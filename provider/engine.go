@@ -148,6 +148,15 @@ func applyWorkspace(ctx context.Context, dir, outDir string, opts engineOptions,
 		}
 	}
 	if !opts.claim && !wouldApply(ws.plan, opts) {
+		// Nothing to apply but, perhaps, the leftovers of an interrupted
+		// apply (files it wrote that nothing owns): they go, with no
+		// commit. apply.Apply removes them itself otherwise.
+		if len(ws.plan.Leftovers) > 0 {
+			if _, err := apply.RemoveLeftovers(db, ws.plan, apply.Options{Dir: dir}); err != nil {
+				ws.failure = err
+				return res
+			}
+		}
 		res.artifacts = appliedArtifacts(prior)
 		res.meta = state.Meta{Lineage: prior.Lineage, Serial: prior.Serial}
 		return res
@@ -162,7 +171,10 @@ func applyWorkspace(ctx context.Context, dir, outDir string, opts engineOptions,
 }
 
 // wouldApply reports whether applying plan writes anything: an artifact,
-// state, or (unless the lockfile is read-only) the lockfile.
+// state, or (unless the lockfile is read-only) the lockfile. Leftovers of
+// an interrupted apply (plan.Leftovers) alone are not: they change no
+// attribute, so Terraform plans no change for them and only warns
+// (leftoverWarnings); any apply of the resource removes them.
 func wouldApply(plan *planner.Plan, opts engineOptions) bool {
 	return plan.HasChanges() || !opts.lockReadonly && len(plan.LockChanges) > 0
 }

@@ -116,7 +116,9 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"Planning runs the agentform planner, so `terraform plan` shows the exact SHA-256 of every artifact apply " +
 			"will write, the capability matrix and the capability changes. Each agent's denials and an artifact changed " +
 			"or removed outside Terraform are warnings; a failed `check` block, a remote tool definition that changed " +
-			"since the lockfile and, with `lockfile_mode = \"readonly\"`, any lockfile difference are errors.\n\n" +
+			"since the lockfile and, with `lockfile_mode = \"readonly\"`, any lockfile difference are errors. Files an " +
+			"interrupted apply left that no resource in the workspace's state owns (the leftovers `agentform plan` lists) " +
+			"are a warning and alone plan no change: any apply of this resource removes them, as `agentform apply` does.\n\n" +
 			"Terraform and the `agentform` CLI share the workspace's state database (`.agentform/state.db`): either can " +
 			"apply, and the other sees the result. Destroying the resource removes the artifacts it recorded (and " +
 			"`out_dir` when that leaves it empty); the state database and the lockfile stay, and the next apply sees the " +
@@ -273,6 +275,7 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	plan := ws.plan
 	resp.Diagnostics.Append(denialWarnings(plan, path.Root("capability_matrix"))...)
 	resp.Diagnostics.Append(driftWarnings(dir, plan, prior == nil)...)
+	resp.Diagnostics.Append(leftoverWarnings(plan)...)
 
 	// A replacement destroys first, which removes every artifact, so the
 	// create that follows rebuilds them all.
@@ -300,6 +303,22 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &planned)...)
+}
+
+// leftoverWarnings warns about the leftovers of an interrupted apply:
+// artifact files it wrote, or meant to remove, that no resource in the
+// workspace's state owns. They change no attribute, so they alone plan no
+// change; the next apply of this resource that changes anything removes
+// them, and so does "agentform apply" in the workspace.
+func leftoverWarnings(plan *planner.Plan) diag.Diagnostics {
+	var out diag.Diagnostics
+	if len(plan.Leftovers) == 0 {
+		return out
+	}
+	out.AddAttributeWarning(path.Root("artifacts"), "Leftovers Of An Interrupted Apply",
+		fmt.Sprintf("An apply that did not finish left %s, which no resource in the workspace's state owns. They alone plan no change: the next apply of this resource that changes anything removes them, and so does \"agentform apply\" in the workspace.",
+			strings.Join(plan.Leftovers, ", ")))
+	return out
 }
 
 // driftWarnings warns about each artifact that the workspace's state

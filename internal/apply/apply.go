@@ -6,12 +6,28 @@
 //     renamed into place, so an artifact is either the old bytes or the
 //     new ones, never partial;
 //  2. the lockfile is written the same way;
-//  3. state is committed in one bbolt transaction (new serial, history).
+//  3. state is committed in one bbolt transaction (new serial, history);
+//  4. artifacts the new state no longer records (deleted agents', or left
+//     behind by a new -out-dir) are removed.
 //
 // A crash between steps leaves new artifacts (or a new lockfile) that the
 // state does not record yet; the next plan sees them as drift and the next
-// apply converges. Cancellation (Ctrl-C) is checked between steps: the
-// step under way finishes, the rest does not start.
+// apply converges. Artifacts to paths state does not own yet are built
+// in memory first, and the SHA-256 of each is recorded in state as
+// pending (one small transaction, only when there are such paths) before
+// any of them is renamed into place; the artifacts of step 4 are recorded
+// with the digest state has for them in the commit itself. After a crash,
+// the next plan lists as leftovers the recorded files that still hold
+// exactly the recorded bytes and are none of the artifacts state owns or
+// the plan writes (compared by file identity: a symbolic link to the
+// artifact directory, another spelling on a case-insensitive file system
+// or a hard link name the same file), and the next apply removes them.
+// Nothing else is ever removed: not a user's file at a recorded path, nor
+// a file changed since. An apply that ends with an error before its commit
+// takes back the record of the paths it did not write; a stale record
+// never matches and the next commit drops it. Cancellation (Ctrl-C) is
+// checked between steps: the step under way finishes, the rest does not
+// start.
 package apply
 
 import (
@@ -19,6 +35,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -123,6 +140,39 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 			return nil, fmt.Errorf("writing %s: %w", lockfile.FileName, err)
 		}
 	}
+	// Before anything is written, the leftovers of an interrupted apply go
+	// (only files that still hold the bytes recorded for them and that no
+	// resource owns or this plan writes; DESIGN §9).
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w before building: %v", ErrInterrupted, err)
+	}
+	pending, err := db.Pending()
+	if err != nil {
+		return nil, fmt.Errorf("reading state: %w", err)
+	}
+	if _, err := removeLeftovers(opts.Dir, plan, pending, progress); err != nil {
+		return nil, err
+	}
+	// Artifacts written to paths state does not own yet (a new agent, a
+	// new -out-dir) are held in memory once built, until their digests are
+	// recorded as pending in one small transaction; only then are they
+	// renamed into place. If this apply dies before its commit, the next
+	// one removes the files that still hold exactly those bytes. Applies
+	// that only rewrite owned paths, and no-op applies, record nothing.
+	owned := planner.OwnedArtifacts(opts.Dir, plan.Applied)
+	isNew := make([]bool, len(build))
+	var builtNew sync.WaitGroup
+	for i, a := range build {
+		if isNew[i] = !owned.Contains(opts.Dir, plan.ArtifactPath(a.Name)); isNew[i] {
+			builtNew.Add(1)
+		}
+	}
+	// recorded is closed once the new paths' record is written (recordOK)
+	// or will not be (a build failed, or the apply was interrupted).
+	recorded := make(chan struct{})
+	var recordOK bool
+	var record map[string]string // what this apply recorded, nil if nothing
+
 	// The agent.json entries the artifacts share are encoded once, on
 	// every core, before they are built side by side.
 	names := make([]string, len(build))
@@ -131,6 +181,7 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 	}
 	plan.EncodeArtifactEntries(names)
 	built := make([]state.Artifact, len(build))
+	digests := make([]string, len(build))
 	errs := make([]error, len(build))
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
 	writing := make(chan struct{}, writeSlots())
@@ -139,14 +190,21 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			newDone := func() {
+				if isNew[i] {
+					builtNew.Done()
+				}
+			}
 			// A build slot is held while the artifact is built, not while
 			// it is written and synced: that time is another artifact's
 			// to build. A write slot is taken before the build slot is
 			// given up, so that built artifacts cannot pile up in memory
-			// waiting to be written.
+			// waiting to be written (except those to new paths, which
+			// wait for the pending record).
 			sem <- struct{}{}
 			if err := ctx.Err(); err != nil {
 				<-sem
+				newDone()
 				errs[i] = fmt.Errorf("%w before building %s: %v", ErrInterrupted, a.Address, err)
 				return
 			}
@@ -154,11 +212,30 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 			data, err := buildArtifact(plan, a.Name)
 			if err != nil {
 				<-sem
+				newDone()
 				errs[i] = fmt.Errorf("building the artifact of %s: %w", a.Address, err)
 				return
 			}
-			writing <- struct{}{}
-			<-sem
+			if isNew[i] {
+				digests[i] = resolve.SHA256(data)
+				<-sem
+				newDone()
+				<-recorded
+				if !recordOK {
+					errs[i] = errNotRecorded
+					return
+				}
+				// Ctrl-C while recording: nothing new is written, and the
+				// record is taken back.
+				if err := ctx.Err(); err != nil {
+					errs[i] = fmt.Errorf("%w before writing %s: %v", ErrInterrupted, a.Address, err)
+					return
+				}
+				writing <- struct{}{}
+			} else {
+				writing <- struct{}{}
+				<-sem
+			}
 			defer func() { <-writing }()
 			rec, err := writeArtifact(plan, opts, a.Name, data)
 			if err != nil {
@@ -169,12 +246,60 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 			progress("%s: Wrote %s (%s)", a.Address, rec.Path, rec.SHA256[:19])
 		}()
 	}
+	builtNew.Wait()
+	recordErr := func() error {
+		for i := range build {
+			if isNew[i] && errs[i] != nil {
+				return nil // reported below; nothing new is written
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%w before writing new artifacts: %v", ErrInterrupted, err)
+		}
+		want := map[string]string{}
+		for i, a := range build {
+			if !isNew[i] {
+				continue
+			}
+			path := plan.ArtifactPath(a.Name)
+			// A file already holding these very bytes (state rm, another
+			// workspace's identical artifact) is not this apply's to
+			// remove should it die.
+			if d, err := resolve.SHA256File(planner.ArtifactFile(opts.Dir, path)); err == nil && d == digests[i] {
+				continue
+			}
+			want[path] = digests[i]
+		}
+		if len(want) > 0 && !maps.Equal(want, pending) {
+			if err := setPending(db, want); err != nil {
+				return err
+			}
+		}
+		if len(want) > 0 {
+			record = want
+		}
+		recordOK = true
+		return nil
+	}()
+	close(recorded)
 	wg.Wait()
+	// From here, an error before the commit leaves in the record only
+	// what this apply did write (a file holding the recorded bytes): a
+	// path it never wrote may hold someone else's file.
+	committed := false
+	defer func() {
+		if record != nil && !committed {
+			trimPending(db, opts.Dir, record)
+		}
+	}()
+	if recordErr != nil {
+		return nil, recordErr
+	}
 	// The first failure in plan order is the one reported; what was built
 	// is consistent (each artifact is written whole) and the state still
 	// describes the previous apply.
 	for _, err := range errs {
-		if err != nil {
+		if err != nil && err != errNotRecorded {
 			return nil, err
 		}
 	}
@@ -193,23 +318,26 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 		return err == nil && slices.ContainsFunc(written, func(w os.FileInfo) bool { return os.SameFile(fi, w) })
 	}
 	for i, a := range build {
-		rec := built[i]
-		res.Artifacts[a.Name] = rec
-		// A moved artifact (new -out-dir) leaves no copy behind.
-		if old := plan.Applied.Resources[a.Address].Artifact; old != nil && old.Path != rec.Path && !isWritten(old.Path) {
-			removeArtifact(opts.Dir, old.Path)
-		}
+		res.Artifacts[a.Name] = built[i]
 	}
-	// Artifacts of deleted agents go.
+	// Artifacts of deleted agents go, and so do those a new -out-dir moved,
+	// but only once the commit that stops recording them is durable: the
+	// commit records them as pending, with the digest state has for them,
+	// so that a crash before they are removed leaves them to the next
+	// apply. A file the new state owns (the same file by another name: a
+	// symbolic link to the directory, another spelling) is kept: neither
+	// a file just written (isWritten) nor one newOwned holds is removed.
+	newOwned := planner.NewFileSet()
+	for _, rec := range res.Artifacts {
+		newOwned.Add(opts.Dir, rec.Path)
+	}
+	var removals []removal
 	for _, rc := range plan.ResourceChanges {
-		if rc.Type != "agent" || rc.Actions[0] != planner.ActionDelete {
+		if rc.Type != "agent" || rc.Actions[0] == planner.ActionNoOp || rc.Actions[0] == planner.ActionCreate {
 			continue
 		}
-		if old := plan.Applied.Resources[rc.Address].Artifact; old != nil && !isWritten(old.Path) {
-			if err := removeArtifact(opts.Dir, old.Path); err != nil {
-				return nil, fmt.Errorf("removing the artifact of %s: %w", rc.Address, err)
-			}
-			progress("%s: Removed %s", rc.Address, old.Path)
+		if old := plan.Applied.Resources[rc.Address].Artifact; old != nil && !isWritten(old.Path) && !newOwned.Contains(opts.Dir, old.Path) {
+			removals = append(removals, removal{address: rc.Address, path: old.Path, digest: old.SHA256, deleted: rc.Actions[0] == planner.ActionDelete})
 		}
 	}
 
@@ -224,7 +352,7 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 		progress("Wrote %s", lockfile.FileName)
 	}
 
-	// 3. State, in one transaction.
+	// 3. State, in one transaction, which replaces the pending record.
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w before committing state: %v", ErrInterrupted, err)
 	}
@@ -232,12 +360,133 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 	if err != nil {
 		return nil, err
 	}
+	for _, r := range removals {
+		if r.digest == "" {
+			continue
+		}
+		if commit.Pending == nil {
+			commit.Pending = map[string]string{}
+		}
+		commit.Pending[r.path] = r.digest
+	}
+	if err := beforeCommit(); err != nil {
+		return nil, err
+	}
 	meta, err := db.Commit(commit)
 	if err != nil {
 		return nil, fmt.Errorf("committing state: %w", err)
 	}
+	committed = true
 	res.Meta = meta
+	if err := afterCommit(); err != nil {
+		return nil, err
+	}
+
+	// 4. What the new state no longer records goes, if it still holds the
+	// bytes state recorded, and the pending record with it.
+	for _, r := range removals {
+		if !planner.Removable(opts.Dir, r.path, r.digest, newOwned) {
+			if _, err := os.Lstat(planner.ArtifactFile(opts.Dir, r.path)); err == nil {
+				progress("%s: Kept %s: it is not the artifact state recorded (changed or replaced since)", r.address, r.path)
+			}
+			continue
+		}
+		if err := removeArtifact(opts.Dir, r.path); err != nil {
+			return res, fmt.Errorf("state committed (serial %d), but removing the old artifact of %s failed: %w; the next apply removes it", meta.Serial, r.address, err)
+		}
+		if r.deleted {
+			progress("%s: Removed %s", r.address, r.path)
+		}
+	}
+	if len(commit.Pending) > 0 {
+		if err := setPending(db, nil); err != nil {
+			return res, fmt.Errorf("state committed (serial %d), but %w", meta.Serial, err)
+		}
+	}
 	return res, nil
+}
+
+// errNotRecorded is the error of an artifact to a new path that was not
+// written because the pending record was not (another artifact's build
+// failed, or the apply was interrupted): that error is the one reported.
+var errNotRecorded = errors.New("not written: the pending record was not written")
+
+// trimPending replaces the pending record an apply wrote with the entries
+// whose file holds the recorded bytes (what the apply did write) when the
+// apply ends with an error before its commit; a variable so that tests
+// can end an apply as a crash would, without it.
+var trimPending = func(db *state.DB, dir string, record map[string]string) {
+	kept := map[string]string{}
+	for path, digest := range record {
+		if d, err := resolve.SHA256File(planner.ArtifactFile(dir, path)); err == nil && d == digest {
+			kept[path] = digest
+		}
+	}
+	if !maps.Equal(kept, record) {
+		_ = setPending(db, kept)
+	}
+}
+
+// removal is an artifact the apply removes after its commit.
+type removal struct {
+	address, path string
+	// digest is the artifact's digest as state recorded it: a file that
+	// no longer holds those bytes is kept.
+	digest string
+	// deleted is set for the artifact of a deleted agent (reported as
+	// removed); otherwise the agent's artifact moved.
+	deleted bool
+}
+
+// beforeCommit and afterCommit run just before and just after the state
+// commit; tests set them to end an apply there as a crash would.
+var (
+	beforeCommit = func() error { return nil }
+	afterCommit  = func() error { return nil }
+)
+
+// setPending is state.DB.SetPending; a variable for tests.
+var setPending = (*state.DB).SetPending
+
+// RemoveLeftovers removes the leftover artifacts of an interrupted apply
+// (planner.Plan.LeftoverArtifacts of the state's pending record) and
+// clears the record, for a plan that has nothing else to apply: Apply
+// does the same before it builds. It returns the paths it removed.
+func RemoveLeftovers(db *state.DB, plan *planner.Plan, opts Options) ([]string, error) {
+	pending, err := db.Pending()
+	if err != nil {
+		return nil, fmt.Errorf("reading state: %w", err)
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(string, ...any) {}
+	}
+	removed, err := removeLeftovers(opts.Dir, plan, pending, progress)
+	if err != nil {
+		return removed, err
+	}
+	if len(pending) > 0 {
+		if err := setPending(db, nil); err != nil {
+			return removed, err
+		}
+	}
+	return removed, nil
+}
+
+// removeLeftovers removes plan.LeftoverArtifacts(dir, pending): files an
+// interrupted apply wrote, or meant to remove, that still hold the bytes
+// recorded for them, that no resource in state owns and this plan does
+// not write again (compared by file identity, not by name).
+func removeLeftovers(dir string, plan *planner.Plan, pending map[string]string, progress func(string, ...any)) ([]string, error) {
+	var removed []string
+	for _, path := range plan.LeftoverArtifacts(dir, pending) {
+		if err := removeArtifact(dir, path); err != nil {
+			return removed, fmt.Errorf("removing %s, left by an interrupted apply: %w", path, err)
+		}
+		removed = append(removed, path)
+		progress("Removed %s (left by an interrupted apply)", path)
+	}
+	return removed, nil
 }
 
 // buildArtifact builds agent's artifact in memory.

@@ -37,8 +37,17 @@ Usage: agentform [-chdir=DIR] apply [options] [PLANFILE]
   changed since it was made.
 
   The order survives a crash: artifacts are written to temporary files and
-  renamed into place, then the lockfile, then state in one transaction.
-  Ctrl-C (or SIGTERM) finishes the current step and stops.
+  renamed into place, then the lockfile, then state in one transaction,
+  and only then are artifacts of removed agents (or left behind by a new
+  -out-dir) deleted. An artifact written to a path state does not own yet
+  is built first and its SHA-256 recorded in state before it is renamed
+  into place (the old artifacts of a removal are recorded with the commit),
+  so a file an interrupted apply left that nothing records is listed by
+  the next plan and removed by the next apply. Only a file that still
+  holds exactly the recorded bytes, and is not an artifact state owns or
+  the apply writes (compared by file identity, so a symbolic link to the
+  artifact directory names the same files), is ever removed. Ctrl-C (or
+  SIGTERM) finishes the current step and stops.
 
 Options:
 
@@ -147,7 +156,7 @@ func (c *ApplyCommand) Run(args []string) int {
 	// A lockfile that differs from the one the plan implies (deleted,
 	// edited, with stale entries) is written even when no artifact
 	// changes: the plan says apply writes it.
-	if !plan.HasChanges() && len(plan.LockChanges) == 0 {
+	if !plan.HasChanges() && len(plan.LockChanges) == 0 && len(plan.Leftovers) == 0 {
 		// With nothing to apply, still clear what a killed apply left.
 		apply.RemoveStaleTemps(c.Dir, plan)
 		if saved != nil {
@@ -160,10 +169,28 @@ func (c *ApplyCommand) Run(args []string) int {
 		return ExitError
 	}
 
-	result, err := apply.Apply(ctx, db, plan, apply.Options{
+	applyOpts := apply.Options{
 		Dir: c.Dir, WriteLock: rf.lockMode != "readonly",
 		Progress: func(format string, args ...any) { fmt.Fprintf(c.Stdout, format+"\n", args...) },
-	})
+	}
+	if !plan.HasChanges() && len(plan.LockChanges) == 0 {
+		// Only the leftovers of an interrupted apply: they go, and state
+		// is not committed (no resource changed).
+		apply.RemoveStaleTemps(c.Dir, plan)
+		removed, err := apply.RemoveLeftovers(db, plan, applyOpts)
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+			return ExitError
+		}
+		msg := fmt.Sprintf("Apply complete! Removed %d %s left by an interrupted apply.", len(removed), plural(len(removed), "file", "files"))
+		if c.color() {
+			msg = "\x1b[1;32m" + msg + "\x1b[0m"
+		}
+		fmt.Fprintf(c.Stdout, "\n%s\n", msg)
+		return ExitOK
+	}
+
+	result, err := apply.Apply(ctx, db, plan, applyOpts)
 	if errors.Is(err, apply.ErrInterrupted) {
 		fmt.Fprintf(c.Stderr, "Error: %s.\nWhat was written is consistent; the next plan shows what is left and the next apply finishes it.\n", err)
 		return ExitError
@@ -199,4 +226,12 @@ func (c *ApplyCommand) confirm() bool {
 	line, _ := bufio.NewReader(c.Stdin).ReadString('\n')
 	fmt.Fprintln(c.Stdout)
 	return strings.TrimSpace(line) == "yes"
+}
+
+// plural picks the singular or plural form for n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -55,11 +55,13 @@ Options:
                        it and is not applyable.
   -detailed-exitcode   Exit 0 with no changes, 1 on errors, 2 when apply
                        would change resources, capabilities or the
-                       lockfile. A simulated -capability-override is not
-                       a change: with it, 2 only for changes apply would
-                       make to the configuration as written. Its checks
-                       are the session's, and one the session fails is
-                       an error (1), as any failed check is.
+                       lockfile, or remove the leftovers of an
+                       interrupted apply. A simulated
+                       -capability-override is not a change: with it, 2
+                       only for changes apply would make to the
+                       configuration as written. Its checks are the
+                       session's, and one the session fails is an error
+                       (1), as any failed check is.
   -lock-timeout=D      How long to wait for a state lock held by an
                        apply (default 0s: fail at once).
   -out-dir=DIR         Plan artifacts into DIR (see apply -help).
@@ -233,7 +235,7 @@ func (c *PlanCommand) exitCode(plan *planner.Plan, diags hcl.Diagnostics, detail
 	switch {
 	case diags.HasErrors() || plan == nil:
 		return ExitError
-	case detailed && (plan.HasChanges() || len(plan.LockChanges) > 0):
+	case detailed && (plan.HasChanges() || len(plan.LockChanges) > 0 || len(plan.Leftovers) > 0):
 		return ExitChanges
 	}
 	return ExitOK

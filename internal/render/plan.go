@@ -95,6 +95,7 @@ func Plan(w io.Writer, p *planner.Plan, opts PlanOptions) {
 	if opts.Errors == 0 {
 		writeResourceChanges(w, p, st)
 		writeLockChanges(w, p, st)
+		writeLeftovers(w, p, st)
 	}
 	m := p.Matrix()
 	if m == nil {
@@ -162,20 +163,37 @@ func SummaryLine(p *planner.Plan) string {
 		default:
 			applied = fmt.Sprintf("Without the override: artifacts match the configuration. Lockfile: %d changes to write.", n)
 		}
-		return sessionLine(p) + "\n" + applied
+		return sessionLine(p) + "\n" + applied + leftoversPhrase(p)
 	}
 	if !p.HasChanges() {
+		line := "Artifacts match the configuration."
 		switch n := len(p.LockChanges); n {
 		case 0:
-			return "No changes. Artifacts match the configuration."
+			if len(p.Leftovers) == 0 {
+				return "No changes. Artifacts match the configuration."
+			}
 		case 1:
-			return "Artifacts match the configuration. Lockfile: 1 change to write."
+			line += " Lockfile: 1 change to write."
 		default:
-			return fmt.Sprintf("Artifacts match the configuration. Lockfile: %d changes to write.", n)
+			line += fmt.Sprintf(" Lockfile: %d changes to write.", n)
 		}
+		return line + leftoversPhrase(p)
 	}
 	return fmt.Sprintf("Plan: %d to add, %d to change, %d to destroy. Capabilities: %d granted, %d revoked, %d denials.",
-		add, change, destroy, granted, revoked, p.DenialCount())
+		add, change, destroy, granted, revoked, p.DenialCount()) + leftoversPhrase(p)
+}
+
+// leftoversPhrase ends a summary line with the leftovers of an
+// interrupted apply that apply removes, if any.
+func leftoversPhrase(p *planner.Plan) string {
+	switch n := len(p.Leftovers); n {
+	case 0:
+		return ""
+	case 1:
+		return " Leftovers: 1 file of an interrupted apply to remove."
+	default:
+		return fmt.Sprintf(" Leftovers: %d files of an interrupted apply to remove.", n)
+	}
 }
 
 // sessionLine sums up a simulated session override: for how many agents
@@ -532,6 +550,20 @@ func toolNotes(p *planner.Plan) map[string]string {
 		}
 	}
 	return notes
+}
+
+// writeLeftovers lists the artifact files an interrupted apply left that
+// no resource in state owns: apply removes them.
+func writeLeftovers(w io.Writer, p *planner.Plan, st style) {
+	if len(p.Leftovers) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Leftovers of an interrupted apply (no resource in state owns them; apply removes them):")
+	fmt.Fprintln(w)
+	for _, path := range p.Leftovers {
+		fmt.Fprintf(w, "  %s %s\n", st.paint(ansiRed, "-"), Printable(path))
+	}
+	fmt.Fprintln(w)
 }
 
 func writeLockChanges(w io.Writer, p *planner.Plan, st style) {

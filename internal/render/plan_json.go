@@ -32,6 +32,10 @@ type PlanDocument struct {
 	// ("granted") or lose ("revoked") compared with the configuration;
 	// empty without capability_override.
 	SessionCapabilityChanges []JSONCapChange `json:"session_capability_changes"`
+	// LeftoverArtifacts are artifact files an interrupted apply wrote, or
+	// meant to remove, that no resource in state owns: apply removes them.
+	// Absent when there are none.
+	LeftoverArtifacts []string `json:"leftover_artifacts,omitempty"`
 }
 
 // JSONLockChange is one difference between agentform.lock.hcl and what
@@ -187,5 +191,6 @@ func PlanJSON(p *planner.Plan, diags hcl.Diagnostics) *PlanDocument {
 		}
 		doc.LockChanges = append(doc.LockChanges, JSONLockChange{Address: c.Address, Action: c.Action, Attributes: attrs})
 	}
+	doc.LeftoverArtifacts = p.Leftovers
 	return doc
 }

@@ -21,6 +21,11 @@ type Commit struct {
 	// Entry is the history entry; Commit sets its Serial and fills in Time,
 	// UserHost, Version and Operation when they are zero.
 	Entry HistoryEntry
+	// Pending replaces the pending artifact record (see Pending) in the
+	// same transaction: the artifacts the apply removes once the commit
+	// is durable (deleted agents', or left behind by a move), path → the
+	// digest state recorded for them. Empty clears the record.
+	Pending map[string]string
 }
 
 // Commit is one apply: it replaces all resources and the whole matrix, appends
@@ -50,6 +55,9 @@ func (db *DB) Commit(c Commit) (Meta, error) {
 	}
 	matrix, err := normaliseMatrix(c.Matrix)
 	if err != nil {
+		return Meta{}, fmt.Errorf("committing state: %w", err)
+	}
+	if err := checkPending(c.Pending); err != nil {
 		return Meta{}, fmt.Errorf("committing state: %w", err)
 	}
 	rows := make([]record, 0, len(matrix))
@@ -84,6 +92,9 @@ func (db *DB) Commit(c Commit) (Meta, error) {
 			if err := mx.Put(r.key, r.value); err != nil {
 				return fmt.Errorf("storing matrix %q: %w", r.key, err)
 			}
+		}
+		if err := putPending(tx, c.Pending); err != nil {
+			return err
 		}
 		return putHistory(tx, db.fillEntry(c.Entry, m.Serial, "apply"))
 	})

@@ -1,15 +1,20 @@
 // Package state is agentform's state database: the record of what the last
 // apply produced, kept in one bbolt file at <workspace>/.agentform/state.db.
 //
-// The database holds four buckets:
+// The database holds four buckets, and a fifth while an apply is under way:
 //
 //	meta       format_version ("1"), lineage (a uuid set at the first commit and
 //	           never changed), serial (uint64, big-endian, +1 per commit)
 //	resources  address ("tool.adder", "skill.x", "agent.assistant") → JSON Resource
 //	matrix     agent name → JSON list of the tools the agent may call as applied
 //	history    serial (8 bytes, big-endian) → JSON HistoryEntry
+//	pending    artifact path → "sha256:<hex>": artifacts an apply is about to
+//	           write that state does not own yet, or will remove after its
+//	           commit, with the digest of their bytes
+//	           (SetPending, Commit.Pending); absent when nothing is pending,
+//	           and in databases written before it existed
 //
-// Every write (Commit, Remove) is one bbolt transaction: it replaces the
+// Every write (Commit, Remove, SetPending) is one bbolt transaction: it replaces the
 // records, appends the history entry and bumps the serial together, so a
 // reader sees either the old state or the new one, and a process killed in the
 // middle of a write leaves the previous state intact. These invariants hold
