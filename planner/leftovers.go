@@ -3,6 +3,7 @@ package planner
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/agentform/agentform/internal/resolve"
@@ -122,20 +123,20 @@ func (p *Plan) KeptArtifacts(dir string) *FileSet {
 }
 
 // LeftoverArtifacts returns, sorted, the paths among pending (the record
-// an interrupted apply left in state, path → digest of the bytes it wrote
-// there or meant to remove) that an apply of this plan removes: those
+// interrupted applies left in state, path → digests of the bytes they
+// wrote there or meant to remove) that an apply of this plan removes: those
 // Removable says may go, given the artifacts the applied state owns and
 // those this plan writes. Nothing else is ever a leftover.
-func (p *Plan) LeftoverArtifacts(dir string, pending map[string]string) []string {
+func (p *Plan) LeftoverArtifacts(dir string, pending map[string][]string) []string {
 	if len(pending) == 0 {
 		return nil
 	}
 	keep := p.KeptArtifacts(dir)
 	var out []string
 	seen := map[string]bool{}
-	for path, digest := range pending {
+	for path, digests := range pending {
 		f := ArtifactFile(dir, path)
-		if seen[f] || !Removable(dir, path, digest, keep) {
+		if seen[f] || !Removable(dir, path, digests, keep) {
 			continue
 		}
 		seen[f] = true
@@ -148,11 +149,11 @@ func (p *Plan) LeftoverArtifacts(dir string, pending map[string]string) []string
 // Removable reports whether the artifact file at path (relative to dir
 // unless absolute) may be removed as one an apply wrote, or meant to
 // remove, that nothing owns: it is a regular file (not a link), it is none
-// of keep's files, and it holds exactly the bytes digest
+// of keep's files, and it holds exactly the bytes one of digests
 // ("sha256:<hex>") names. A file anyone changed since, or wrote in its
 // place, is never removed.
-func Removable(dir, path, digest string, keep *FileSet) bool {
-	if digest == "" || keep.Contains(dir, path) {
+func Removable(dir, path string, digests []string, keep *FileSet) bool {
+	if len(digests) == 0 || keep.Contains(dir, path) {
 		return false
 	}
 	f := ArtifactFile(dir, path)
@@ -161,5 +162,5 @@ func Removable(dir, path, digest string, keep *FileSet) bool {
 		return false
 	}
 	got, err := resolve.SHA256File(f)
-	return err == nil && got == digest
+	return err == nil && got != "" && slices.Contains(digests, got)
 }

@@ -26,7 +26,7 @@ type Applied struct {
 	// Pending is the record of artifact paths an apply wrote or meant to
 	// remove and had not settled when it ended (state.DB.Pending): empty
 	// unless an apply was interrupted.
-	Pending map[string]string
+	Pending map[string][]string
 }
 
 // AppliedResource is one address as applied.

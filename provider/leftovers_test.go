@@ -39,7 +39,7 @@ func TestLeftoversRemovedByProviderApply(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := db.SetPending(map[string]string{"dist/ghost.agent.tgz": resolve.SHA256(data)}); err != nil {
+			if err := db.SetPending(map[string][]string{"dist/ghost.agent.tgz": {resolve.SHA256(data)}}); err != nil {
 				t.Fatal(err)
 			}
 			db.Close()

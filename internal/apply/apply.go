@@ -15,7 +15,9 @@
 // apply converges. Artifacts to paths state does not own yet are built
 // in memory first, and the SHA-256 of each is recorded in state as
 // pending (one small transaction, only when there are such paths) before
-// any of them is renamed into place; the artifacts of step 4 are recorded
+// any of them is renamed into place, added to what earlier interrupted
+// applies recorded there that is still on disk (a path may list several
+// digests); the artifacts of step 4 are recorded
 // with the digest state has for them in the commit itself. After a crash,
 // the next plan lists as leftovers the recorded files that still hold
 // exactly the recorded bytes and are none of the artifacts state owns or
@@ -171,7 +173,7 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 	// or will not be (a build failed, or the apply was interrupted).
 	recorded := make(chan struct{})
 	var recordOK bool
-	var record map[string]string // what this apply recorded, nil if nothing
+	var record map[string][]string // what this apply recorded, nil if nothing
 
 	// The agent.json entries the artifacts share are encoded once, on
 	// every core, before they are built side by side.
@@ -202,18 +204,20 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 			// waiting to be written (except those to new paths, which
 			// wait for the pending record).
 			sem <- struct{}{}
+			// errs[i] is set before newDone: the recording reads it once
+			// every artifact to a new path is built or failed.
 			if err := ctx.Err(); err != nil {
 				<-sem
-				newDone()
 				errs[i] = fmt.Errorf("%w before building %s: %v", ErrInterrupted, a.Address, err)
+				newDone()
 				return
 			}
 			progress("%s: Building artifact...", a.Address)
 			data, err := buildArtifact(plan, a.Name)
 			if err != nil {
 				<-sem
-				newDone()
 				errs[i] = fmt.Errorf("building the artifact of %s: %w", a.Address, err)
+				newDone()
 				return
 			}
 			if isNew[i] {
@@ -270,13 +274,18 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 			}
 			want[path] = digests[i]
 		}
-		if len(want) > 0 && !maps.Equal(want, pending) {
-			if err := setPending(db, want); err != nil {
-				return err
-			}
-		}
 		if len(want) > 0 {
-			record = want
+			// Merged into what earlier interrupted applies recorded, not
+			// in place of it: a file that still holds an earlier apply's
+			// bytes (one killed at its commit, this one yet to rename its
+			// own over it) stays theirs to remove.
+			merged := mergePending(opts.Dir, pending, want)
+			if !equalPending(merged, pending) {
+				if err := setPending(db, merged); err != nil {
+					return err
+				}
+			}
+			record = merged
 		}
 		recordOK = true
 		return nil
@@ -365,9 +374,11 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 			continue
 		}
 		if commit.Pending == nil {
-			commit.Pending = map[string]string{}
+			commit.Pending = map[string][]string{}
 		}
-		commit.Pending[r.path] = r.digest
+		if !slices.Contains(commit.Pending[r.path], r.digest) {
+			commit.Pending[r.path] = append(commit.Pending[r.path], r.digest)
+		}
 	}
 	if err := beforeCommit(); err != nil {
 		return nil, err
@@ -385,7 +396,7 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 	// 4. What the new state no longer records goes, if it still holds the
 	// bytes state recorded, and the pending record with it.
 	for _, r := range removals {
-		if !planner.Removable(opts.Dir, r.path, r.digest, newOwned) {
+		if !planner.Removable(opts.Dir, r.path, []string{r.digest}, newOwned) {
 			if _, err := os.Lstat(planner.ArtifactFile(opts.Dir, r.path)); err == nil {
 				progress("%s: Kept %s: it is not the artifact state recorded (changed or replaced since)", r.address, r.path)
 			}
@@ -411,20 +422,57 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 // failed, or the apply was interrupted): that error is the one reported.
 var errNotRecorded = errors.New("not written: the pending record was not written")
 
-// trimPending replaces the pending record an apply wrote with the entries
-// whose file holds the recorded bytes (what the apply did write) when the
-// apply ends with an error before its commit; a variable so that tests
+// trimPending replaces the pending record an apply wrote (its own
+// entries merged into earlier ones) with the entries whose file holds
+// one of the recorded digests, that digest alone, when the apply ends
+// with an error before its commit: what this apply did write, and what
+// an earlier interrupted apply wrote that is still there. A path no file
+// there matches may hold someone else's file. A variable so that tests
 // can end an apply as a crash would, without it.
-var trimPending = func(db *state.DB, dir string, record map[string]string) {
-	kept := map[string]string{}
-	for path, digest := range record {
-		if d, err := resolve.SHA256File(planner.ArtifactFile(dir, path)); err == nil && d == digest {
-			kept[path] = digest
-		}
-	}
-	if !maps.Equal(kept, record) {
+var trimPending = func(db *state.DB, dir string, record map[string][]string) {
+	kept := matchingPending(dir, record)
+	if !equalPending(kept, record) {
 		_ = setPending(db, kept)
 	}
+}
+
+// fileDigest returns the digest of the artifact file at path if it is one
+// of digests.
+func fileDigest(dir, path string, digests []string) (string, bool) {
+	d, err := resolve.SHA256File(planner.ArtifactFile(dir, path))
+	return d, err == nil && slices.Contains(digests, d)
+}
+
+// matchingPending returns the entries of pending whose file holds one of
+// the recorded digests, with that digest only.
+func matchingPending(dir string, pending map[string][]string) map[string][]string {
+	out := map[string][]string{}
+	for path, digests := range pending {
+		if d, ok := fileDigest(dir, path, digests); ok {
+			out[path] = []string{d}
+		}
+	}
+	return out
+}
+
+// mergePending returns the record an apply writes before renaming its
+// artifacts to new paths (want: path → digest): the earlier record's
+// entries whose file still holds a recorded digest (matchingPending),
+// with want's digests added. Entries whose file no longer matches are
+// dropped: the bytes they record are not there.
+func mergePending(dir string, prior map[string][]string, want map[string]string) map[string][]string {
+	out := matchingPending(dir, prior)
+	for path, d := range want {
+		if !slices.Contains(out[path], d) {
+			out[path] = append(out[path], d)
+		}
+	}
+	return out
+}
+
+// equalPending reports whether two pending records are the same.
+func equalPending(a, b map[string][]string) bool {
+	return maps.EqualFunc(a, b, slices.Equal[[]string])
 }
 
 // removal is an artifact the apply removes after its commit.
@@ -477,7 +525,7 @@ func RemoveLeftovers(db *state.DB, plan *planner.Plan, opts Options) ([]string, 
 // interrupted apply wrote, or meant to remove, that still hold the bytes
 // recorded for them, that no resource in state owns and this plan does
 // not write again (compared by file identity, not by name).
-func removeLeftovers(dir string, plan *planner.Plan, pending map[string]string, progress func(string, ...any)) ([]string, error) {
+func removeLeftovers(dir string, plan *planner.Plan, pending map[string][]string, progress func(string, ...any)) ([]string, error) {
 	var removed []string
 	for _, path := range plan.LeftoverArtifacts(dir, pending) {
 		if err := removeArtifact(dir, path); err != nil {
@@ -489,8 +537,10 @@ func removeLeftovers(dir string, plan *planner.Plan, pending map[string]string, 
 	return removed, nil
 }
 
-// buildArtifact builds agent's artifact in memory.
-func buildArtifact(plan *planner.Plan, agent string) ([]byte, error) {
+// buildArtifact builds agent's artifact in memory; a variable for tests.
+var buildArtifact = buildArtifactData
+
+func buildArtifactData(plan *planner.Plan, agent string) ([]byte, error) {
 	files, err := plan.ArtifactFiles(agent)
 	if err != nil {
 		return nil, err

@@ -36,7 +36,7 @@ func crashAt(t *testing.T, hook *func() error) {
 	t.Helper()
 	*hook = func() error { return errCrash }
 	trim := trimPending
-	trimPending = func(*state.DB, string, map[string]string) {}
+	trimPending = func(*state.DB, string, map[string][]string) {}
 	t.Cleanup(func() { *hook = func() error { return nil }; trimPending = trim })
 }
 
@@ -116,7 +116,7 @@ func checkUserFiles(t *testing.T, paths []string) {
 	}
 }
 
-func pendingOf(t *testing.T, dir string) map[string]string {
+func pendingOf(t *testing.T, dir string) map[string][]string {
 	t.Helper()
 	db, err := state.Open(dir, state.Options{ReadOnly: true})
 	if err != nil {
@@ -310,8 +310,8 @@ func TestApplyCrashAfterCommitDeletedAgent(t *testing.T) {
 // finished leaves none.
 func TestApplyInPlaceRecordsNothingPending(t *testing.T) {
 	dir := newWorkspace(t)
-	var recorded []map[string]string
-	setPending = func(db *state.DB, paths map[string]string) error {
+	var recorded []map[string][]string
+	setPending = func(db *state.DB, paths map[string][]string) error {
 		recorded = append(recorded, paths)
 		return db.SetPending(paths)
 	}
@@ -375,7 +375,7 @@ func applyInCtx(t *testing.T, ctx context.Context, dir, outDir string) (*planner
 // artifacts, before any of them is written.
 func afterRecording(t *testing.T, then func() error) {
 	t.Helper()
-	setPending = func(db *state.DB, p map[string]string) error {
+	setPending = func(db *state.DB, p map[string][]string) error {
 		if err := db.SetPending(p); err != nil {
 			return err
 		}
@@ -470,11 +470,11 @@ func TestStaleRecordNeverRemoves(t *testing.T) {
 	must(t, err)
 	db, err := state.Open(dir, state.Options{Operation: "apply"})
 	must(t, err)
-	must(t, db.SetPending(map[string]string{
-		"dist/mine.agent.tgz": aDigest,                     // a user's file, other bytes
-		"dist/a.agent.tgz":    aDigest,                     // state owns it
-		"dist/gone.agent.tgz": aDigest,                     // no file
-		"dist/README.txt":     resolve.SHA256([]byte("x")), // other bytes
+	must(t, db.SetPending(map[string][]string{
+		"dist/mine.agent.tgz": {aDigest},                     // a user's file, other bytes
+		"dist/a.agent.tgz":    {aDigest},                     // state owns it
+		"dist/gone.agent.tgz": {aDigest},                     // no file
+		"dist/README.txt":     {resolve.SHA256([]byte("x"))}, // other bytes
 	}))
 	db.Close()
 	p, db := planIn(t, dir, "")
@@ -520,7 +520,7 @@ func TestSymlinkOutDir(t *testing.T) {
 				must(t, err)
 				db, err := state.Open(dir, state.Options{Operation: "apply"})
 				must(t, err)
-				must(t, db.SetPending(map[string]string{"link/a.agent.tgz": d, "link/../dist/a.agent.tgz": d}))
+				must(t, db.SetPending(map[string][]string{"link/a.agent.tgz": {d}, "link/../dist/a.agent.tgz": {d}}))
 				db.Close()
 			} else {
 				if tc.hook != nil {

@@ -37,9 +37,9 @@ func TestPlanLeftovers(t *testing.T) {
 			must(t, os.WriteFile(mine, []byte("mine"), 0o644))
 			db, err := state.Open(dir, state.Options{Operation: "apply"})
 			must(t, err)
-			must(t, db.SetPending(map[string]string{
-				"dist/ghost.agent.tgz": resolve.SHA256(data),
-				"dist/mine.agent.tgz":  resolve.SHA256(data),
+			must(t, db.SetPending(map[string][]string{
+				"dist/ghost.agent.tgz": {resolve.SHA256(data)},
+				"dist/mine.agent.tgz":  {resolve.SHA256(data)},
 			}))
 			db.Close()
 			summary := "Artifacts match the configuration. Leftovers: 1 file of an interrupted apply to remove."

@@ -24,8 +24,8 @@ type Commit struct {
 	// Pending replaces the pending artifact record (see Pending) in the
 	// same transaction: the artifacts the apply removes once the commit
 	// is durable (deleted agents', or left behind by a move), path → the
-	// digest state recorded for them. Empty clears the record.
-	Pending map[string]string
+	// digests state recorded for them. Empty clears the record.
+	Pending map[string][]string
 }
 
 // Commit is one apply: it replaces all resources and the whole matrix, appends

@@ -8,9 +8,10 @@
 //	resources  address ("tool.adder", "skill.x", "agent.assistant") → JSON Resource
 //	matrix     agent name → JSON list of the tools the agent may call as applied
 //	history    serial (8 bytes, big-endian) → JSON HistoryEntry
-//	pending    artifact path → "sha256:<hex>": artifacts an apply is about to
+//	pending    artifact path → "sha256:<hex>[ sha256:<hex>...]": artifacts an apply is about to
 //	           write that state does not own yet, or will remove after its
-//	           commit, with the digest of their bytes
+//	           commit, with the digests of their bytes (several when
+//	           interrupted applies wrote different bytes to one path)
 //	           (SetPending, Commit.Pending); absent when nothing is pending,
 //	           and in databases written before it existed
 //
