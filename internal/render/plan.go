@@ -264,20 +264,7 @@ func writeSessionChanges(w io.Writer, p *planner.Plan, st style, summary bool) {
 		return
 	}
 	if summary {
-		counts := map[string][2]int{}
-		var order []string
-		for _, c := range s.Changes {
-			n, seen := counts[c.Agent]
-			if !seen {
-				order = append(order, c.Agent)
-			}
-			if c.Change == "granted" {
-				n[0]++
-			} else {
-				n[1]++
-			}
-			counts[c.Agent] = n
-		}
+		order, counts := changeCounts(s.Changes)
 		for _, a := range order {
 			fmt.Fprintf(w, "  %s: would gain %d, would lose %d\n", a, counts[a][0], counts[a][1])
 		}
@@ -437,20 +424,7 @@ func writeCapabilityChanges(w io.Writer, p *planner.Plan, st style, summary bool
 	}
 	fmt.Fprintln(w)
 	if summary {
-		counts := map[string][2]int{}
-		var order []string
-		for _, c := range p.CapabilityChanges {
-			n, seen := counts[c.Agent]
-			if !seen {
-				order = append(order, c.Agent)
-			}
-			if c.Change == "granted" {
-				n[0]++
-			} else {
-				n[1]++
-			}
-			counts[c.Agent] = n
-		}
+		order, counts := changeCounts(p.CapabilityChanges)
 		for _, a := range order {
 			fmt.Fprintf(w, "  %s: %d granted, %d revoked\n", a, counts[a][0], counts[a][1])
 		}
@@ -589,4 +563,23 @@ func countErrors(n int) string {
 		return "1 error"
 	}
 	return fmt.Sprintf("%d errors", n)
+}
+
+// changeCounts counts changes by agent, in the order the agents first
+// appear: granted, then revoked.
+func changeCounts(changes []planner.CapabilityChange) (order []string, counts map[string][2]int) {
+	counts = map[string][2]int{}
+	for _, c := range changes {
+		n, seen := counts[c.Agent]
+		if !seen {
+			order = append(order, c.Agent)
+		}
+		if c.Change == "granted" {
+			n[0]++
+		} else {
+			n[1]++
+		}
+		counts[c.Agent] = n
+	}
+	return order, counts
 }
