@@ -312,20 +312,6 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 			return nil, err
 		}
 	}
-	// The files just written, by identity: an old path spelled another
-	// way (an -out-dir through a symbolic link to the old directory, a
-	// case-insensitive file system) may name one of them, and removing
-	// it would remove the new artifact.
-	var written []os.FileInfo
-	for _, rec := range built {
-		if fi, err := os.Stat(artifactFile(opts.Dir, rec.Path)); err == nil {
-			written = append(written, fi)
-		}
-	}
-	isWritten := func(path string) bool {
-		fi, err := os.Stat(artifactFile(opts.Dir, path))
-		return err == nil && slices.ContainsFunc(written, func(w os.FileInfo) bool { return os.SameFile(fi, w) })
-	}
 	for i, a := range build {
 		res.Artifacts[a.Name] = built[i]
 	}
@@ -333,9 +319,11 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 	// but only once the commit that stops recording them is durable: the
 	// commit records them as pending, with the digest state has for them,
 	// so that a crash before they are removed leaves them to the next
-	// apply. A file the new state owns (the same file by another name: a
-	// symbolic link to the directory, another spelling) is kept: neither
-	// a file just written (isWritten) nor one newOwned holds is removed.
+	// apply. A file the new state owns is kept, also by another name: an
+	// old path spelled another way (an -out-dir through a symbolic link to
+	// the old directory, its absolute path, a case-insensitive file
+	// system) may name one just written, and removing it would remove the
+	// new artifact (newOwned compares files by identity).
 	newOwned := planner.NewFileSet()
 	for _, rec := range res.Artifacts {
 		newOwned.Add(opts.Dir, rec.Path)
@@ -345,7 +333,7 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 		if rc.Type != "agent" || rc.Actions[0] == planner.ActionNoOp || rc.Actions[0] == planner.ActionCreate {
 			continue
 		}
-		if old := plan.Applied.Resources[rc.Address].Artifact; old != nil && !isWritten(old.Path) && !newOwned.Contains(opts.Dir, old.Path) {
+		if old := plan.Applied.Resources[rc.Address].Artifact; old != nil && !newOwned.Contains(opts.Dir, old.Path) {
 			removals = append(removals, removal{address: rc.Address, path: old.Path, digest: old.SHA256, deleted: rc.Actions[0] == planner.ActionDelete})
 		}
 	}
@@ -640,20 +628,10 @@ func stateCommit(plan *planner.Plan, artifacts map[string]state.Artifact, action
 // removeArtifact deletes an artifact recorded in state; a file already gone
 // is fine.
 func removeArtifact(dir, path string) error {
-	if err := os.Remove(artifactFile(dir, path)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(planner.ArtifactFile(dir, path)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	return nil
-}
-
-// artifactFile is the file of an artifact path (relative to the
-// workspace dir, or absolute).
-func artifactFile(dir, path string) string {
-	p := filepath.FromSlash(path)
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(dir, p)
-	}
-	return p
 }
 
 // RemoveStaleTemps deletes the temporary files artifact.WriteFile names
