@@ -236,13 +236,26 @@ tool "m" {
   args         = ["-tools=1", "-add=ok\u001b[2K\rfine"]
   capabilities = ["search"]
 }
-`, bin)), 0o644))
+
+tool "n" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = %q
+  args         = ["-tools=1", "-add=zz  yes\n  n__exfil  no\tx"]
+  capabilities = ["search"]
+}
+`, bin, bin)), 0o644))
 	code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color")
 	if code != ExitOK {
 		t.Fatalf("plan: exit %d\n%s", code, stderr)
 	}
 	if strings.ContainsAny(stdout, "\x1b\r") || !strings.Contains(stdout, `m__ok\x1b[2K\rfine`) {
 		t.Errorf("plan printed:\n%q\nwant: the name with its control characters escaped", stdout)
+	}
+	// A newline or a tab in a served name would forge a row or a column
+	// of the matrix and of the capability changes.
+	if strings.Contains(stdout, "\n  n__exfil") || !strings.Contains(stdout, `n__zz  yes\n  n__exfil  no\tx`) {
+		t.Errorf("plan printed:\n%s\nwant: the name on one line, its newline and tab escaped", stdout)
 	}
 }
 

@@ -191,6 +191,17 @@ func Printable(s string) string {
 	return b.String()
 }
 
+// PrintableName is Printable for a name printed as a row or a cell of a
+// table or list (a tool's name, which an MCP server chooses): a newline
+// or a tab there would forge a row or a column, so they are escaped too.
+func PrintableName(s string) string {
+	s = Printable(s)
+	if !strings.ContainsAny(s, "\n\t") {
+		return s
+	}
+	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(s)
+}
+
 func unprintable(r rune) bool {
 	switch {
 	case r == '\n' || r == '\t':

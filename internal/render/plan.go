@@ -276,7 +276,7 @@ func writeSessionChanges(w io.Writer, p *planner.Plan, st style, summary bool) {
 		if c.Change != "granted" {
 			sym, code, verb = "-", ansiRed, "would lose"
 		}
-		fmt.Fprintf(w, "  %s %s %s %s  %s\n", st.paint(code, sym), c.Agent, st.arrow(), Printable(c.Tool), verb)
+		fmt.Fprintf(w, "  %s %s %s %s  %s\n", st.paint(code, sym), c.Agent, st.arrow(), PrintableName(c.Tool), verb)
 	}
 	fmt.Fprintln(w)
 }
@@ -350,7 +350,7 @@ func writeMatrixGrid(w io.Writer, p *planner.Plan, st style) {
 	}
 	toolW := len("TOOL")
 	for _, t := range tools {
-		toolW = max(toolW, len(Printable(t.Name)))
+		toolW = max(toolW, len(PrintableName(t.Name)))
 	}
 	colW := make([]int, len(p.Agents))
 	fmt.Fprintf(w, "  %-*s", toolW, "TOOL")
@@ -362,7 +362,7 @@ func writeMatrixGrid(w io.Writer, p *planner.Plan, st style) {
 	for ti, t := range tools {
 		// Served mcp tool names come from the server: shown as escapes,
 		// a control character cannot hide a row.
-		line := fmt.Sprintf("  %-*s", toolW, Printable(t.Name))
+		line := fmt.Sprintf("  %-*s", toolW, PrintableName(t.Name))
 		for ai := range p.Agents {
 			var mark string
 			var width int
@@ -436,7 +436,7 @@ func writeCapabilityChanges(w io.Writer, p *planner.Plan, st style, summary bool
 		if c.Change != "granted" {
 			sym, code = "-", ansiRed
 		}
-		fmt.Fprintf(w, "  %s %s %s %s  %s\n", st.paint(code, sym), c.Agent, st.arrow(), Printable(c.Tool), c.Change)
+		fmt.Fprintf(w, "  %s %s %s %s  %s\n", st.paint(code, sym), c.Agent, st.arrow(), PrintableName(c.Tool), c.Change)
 	}
 	fmt.Fprintln(w)
 }
@@ -464,7 +464,7 @@ func writeDenials(w io.Writer, p *planner.Plan, st style, summary bool) {
 		}
 		for _, ti := range shown {
 			c := m.Cell(ai, ti)
-			fmt.Fprintf(w, "  %s %s %s %s: missing %s\n", mark, a.Name, st.arrow(), Printable(c.Tool), strings.Join(c.Missing, ", "))
+			fmt.Fprintf(w, "  %s %s %s %s: missing %s\n", mark, a.Name, st.arrow(), PrintableName(c.Tool), strings.Join(c.Missing, ", "))
 		}
 		if len(denied) > len(shown) {
 			fmt.Fprintf(w, "  ... and %d more for %s (agentform plan -json lists every denial)\n", len(denied)-len(shown), a.Name)
