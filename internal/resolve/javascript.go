@@ -255,6 +255,9 @@ func jsFindPackage(req Request, subject *hcl.Range) (*jsPackage, hcl.Diagnostics
 	}
 	if info, err := os.Stat(filepath.Join(dir, "tsconfig.json")); err == nil && info.Mode().IsRegular() {
 		pkg.tsconfig = filepath.Join(dir, "tsconfig.json")
+		if err := jsTsconfigConfined(dir, pkg.tsconfig); err != nil {
+			return nil, jsError(subject, "Invalid tsconfig.json", "%s/tsconfig.json: %s.", pkg.rel, err)
+		}
 	}
 	return pkg, nil
 }
