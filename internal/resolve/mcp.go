@@ -1034,13 +1034,19 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 // list follows tools/list pagination, reading each page's raw JSON from
 // the capture so that the definitions are exactly what the server sent
 // (numbers as written, unknown annotation fields kept).
+// mcpInvalidAnswer is a tools/list answer agentform refuses (a duplicate
+// name, a tool it cannot read, endless pages), as opposed to no answer.
+type mcpInvalidAnswer string
+
+func (e mcpInvalidAnswer) Error() string { return string(e) }
+
 func (s *mcpSession) list(ctx context.Context, cs *mcp.ClientSession, capture *mcpwire.Capture) (map[string]*mcpServedTool, error) {
 	served := map[string]*mcpServedTool{}
 	seen := map[string]bool{}
 	cursor := ""
 	for page := 0; ; page++ {
 		if page >= mcpMaxPages {
-			return nil, fmt.Errorf("tools/list returned more than %d pages", mcpMaxPages)
+			return nil, mcpInvalidAnswer(fmt.Sprintf("tools/list returned more than %d pages", mcpMaxPages))
 		}
 		capture.Reset()
 		if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}); err != nil {
@@ -1055,17 +1061,17 @@ func (s *mcpSession) list(ctx context.Context, cs *mcp.ClientSession, capture *m
 			NextCursor string            `json:"nextCursor"`
 		}
 		if err := json.Unmarshal(raw, &pageResult); err != nil {
-			return nil, fmt.Errorf("tools/list answer is not valid: %v", err)
+			return nil, mcpInvalidAnswer(fmt.Sprintf("tools/list answer is not valid: %v", err))
 		}
 		for i, rt := range pageResult.Tools {
 			st, err := mcpParseServedTool(rt)
 			if err != nil {
-				return nil, fmt.Errorf("tools/list page %d, tool %d: %v", page+1, i+1, err)
+				return nil, mcpInvalidAnswer(fmt.Sprintf("tools/list page %d, tool %d: %v", page+1, i+1, err))
 			}
 			if _, dup := served[st.name]; dup {
 				// Redacted before it is quoted: quoting escapes what the
 				// redaction looks for.
-				return nil, fmt.Errorf("tools/list lists the tool %q twice", s.redact(st.name))
+				return nil, mcpInvalidAnswer(fmt.Sprintf("tools/list lists the tool %q twice", s.redact(st.name)))
 			}
 			served[st.name] = st
 		}
@@ -1073,7 +1079,7 @@ func (s *mcpSession) list(ctx context.Context, cs *mcp.ClientSession, capture *m
 			return served, nil
 		}
 		if seen[pageResult.NextCursor] {
-			return nil, errors.New("tools/list pagination repeats a cursor")
+			return nil, mcpInvalidAnswer("tools/list pagination repeats a cursor")
 		}
 		seen[pageResult.NextCursor] = true
 		cursor = pageResult.NextCursor
@@ -1243,6 +1249,16 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 		return mcpFailure{
 			summary: "MCP server answered with an error",
 			detail:  fmt.Sprintf("%s answered initialize or tools/list with JSON-RPC error %d: %s. Check that it is an MCP server and that its configuration is complete.", what, werr.Code, s.redact(werr.Message)),
+			subject: subject,
+		}
+	}
+	// An answer agentform refused: the server answered, and closing the
+	// session then stopped it, so it is not one that exited first.
+	var invalid mcpInvalidAnswer
+	if errors.As(err, &invalid) {
+		return mcpFailure{
+			summary: "Invalid MCP tools/list answer",
+			detail:  fmt.Sprintf("%s answered tools/list, but the answer cannot be used: %s.", what, msg),
 			subject: subject,
 		}
 	}

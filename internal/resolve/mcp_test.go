@@ -603,6 +603,13 @@ expose = ["tool1"]`, "", map[string]string{"MCPTEST_KEY": "k3y-value-unexposed"}
 				has:     []string{"-32001", "tool listing is broken today"},
 			},
 			{
+				name:    "an answer it cannot use",
+				body:    "transport = \"stdio\"\ncommand = \"python3\"\nargs = [" + strconv.Quote(mcpDuplicateServer(t)) + "]\n",
+				summary: "Invalid MCP tools/list answer",
+				at:      func(m *manifest.MCPTool) hcl.Range { return m.Command.Range },
+				has:     []string{"answered tools/list, but the answer cannot be used", `tools/list lists the tool "a" twice`},
+			},
+			{
 				name: "exits before answering",
 				body: `transport = "stdio"
 command = "sh"
@@ -1796,4 +1803,32 @@ func (c *chunkedBreak) Read(p []byte) (int, error) {
 	n := copy(p[:min(len(p), c.chunk)], c.data)
 	c.data = c.data[n:]
 	return n, nil
+}
+
+// mcpDuplicateServer writes a stdio MCP server (python3) whose tools/list
+// names one tool twice, and returns its path.
+func mcpDuplicateServer(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not on PATH")
+	}
+	path := filepath.Join(t.TempDir(), "dup.py")
+	const src = `import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m["method"] == "initialize":
+        r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "dup", "version": "1"}}
+    elif m["method"] == "tools/list":
+        tool = {"name": "a", "inputSchema": {"type": "object"}}
+        r = {"tools": [tool, tool]}
+    else:
+        r = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
