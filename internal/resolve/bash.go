@@ -78,6 +78,11 @@ func checkBashCommand(dir, name string, rng hcl.Range) *hcl.Diagnostic {
 	case info.Mode().Perm()&0o111 == 0:
 		return warn("Command not executable",
 			fmt.Sprintf("%q exists but is not executable on this host; run chmod +x %s.", name, name))
+	case !filepath.IsAbs(name):
+		// The artifact keeps the entry as written, and serve resolves it
+		// where serve runs (it does not know the workspace).
+		return warn("Relative command path",
+			fmt.Sprintf("%q is found relative to the workspace here, but agentform serve and invoke resolve it against the directory they run in, so the tool can run it only when they run in the workspace. List an absolute path, or a command name on the PATH of the host that runs the agent.", name))
 	}
 	return nil
 }
