@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -32,12 +33,12 @@ func jsTsconfigConfined(pkgDir, path string) error {
 		if depth > jsTsconfigMaxExtends {
 			return fmt.Errorf("its \"extends\" chain is longer than %d files", jsTsconfigMaxExtends)
 		}
+		if err := jsTsconfigInside(root, path); err != nil {
+			return err
+		}
 		real, err := filepath.EvalSymlinks(path)
 		if err != nil {
 			return err
-		}
-		if !within(root, real) {
-			return fmt.Errorf("it extends %s, which is outside the package: a file outside the package would change the bundle without changing the package's hash; copy what it sets into the package", path)
 		}
 		if seen[real] {
 			return nil // esbuild reports the cycle
@@ -71,43 +72,92 @@ func jsTsconfigConfined(pkgDir, path string) error {
 }
 
 // jsTsconfigResolve finds the file an "extends" value names, from the
-// directory of the tsconfig.json that holds it: a path (relative or
-// absolute), with ".json" added when the file has none; or a package
-// name, looked up in the node_modules directories from there up to the
-// package root only (one above it would be outside).
+// directory of the tsconfig.json that holds it, in the order esbuild
+// reads them: a path (relative or absolute) is that file, or that path
+// with ".json" added when it has none and is not a file ("." and ".."
+// name the tsconfig.json there); a package name is looked up in the
+// node_modules directories from there up to the package root only (one
+// above it would be outside), as the package's tsconfig.json, the path
+// itself, or the path with ".json". A package whose package.json maps its
+// files ("exports", "tsconfig") is refused: esbuild would follow the map,
+// and the file to check is then written as a path instead.
 func jsTsconfigResolve(root, dir, ext string) (string, error) {
-	candidates := func(p string) []string {
-		out := []string{p}
-		if filepath.Ext(p) != ".json" {
-			out = append(out, p+".json")
-		}
-		return append(out, filepath.Join(p, "tsconfig.json"))
+	isFile := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.Mode().IsRegular()
 	}
-	var tries []string
+	missing := func() (string, error) {
+		return "", fmt.Errorf("it extends %q, which does not exist", ext)
+	}
 	if filepath.IsAbs(ext) || strings.HasPrefix(ext, "./") || strings.HasPrefix(ext, "../") || ext == "." || ext == ".." {
 		p := ext
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, filepath.FromSlash(ext))
 		}
-		tries = candidates(p)
-	} else {
-		for d := dir; ; d = filepath.Dir(d) {
-			tries = append(tries, candidates(filepath.Join(d, "node_modules", filepath.FromSlash(ext)))...)
-			if d == root || !within(root, d) || filepath.Dir(d) == d {
-				break
-			}
+		if ext == "." || ext == ".." {
+			p = filepath.Join(p, "tsconfig.json")
 		}
-	}
-	for _, p := range tries {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+		switch {
+		case isFile(p):
 			return p, nil
+		case !strings.HasSuffix(p, ".json") && isFile(p+".json"):
+			return p + ".json", nil
+		}
+		if _, err := os.Lstat(p); err == nil {
+			return "", fmt.Errorf("it extends %q, which is not a file", ext)
+		}
+		return missing()
+	}
+	// The package's name: "@scope/name" or "name", then a path in it.
+	parts := strings.SplitN(filepath.ToSlash(ext), "/", 3)
+	name := parts[0]
+	if strings.HasPrefix(name, "@") && len(parts) > 1 {
+		name += "/" + parts[1]
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		pkgDir := filepath.Join(d, "node_modules", filepath.FromSlash(name))
+		if _, err := os.Stat(pkgDir); err == nil {
+			if raw, err := os.ReadFile(filepath.Join(pkgDir, "package.json")); err == nil {
+				var manifest map[string]json.RawMessage
+				if json.Unmarshal(raw, &manifest) != nil {
+					return "", fmt.Errorf("it extends %q, whose package.json is not valid JSON", ext)
+				}
+				for _, field := range []string{"exports", "tsconfig"} {
+					if _, ok := manifest[field]; ok {
+						return "", fmt.Errorf("it extends %q, whose package.json maps its files with %q, which agentform does not follow: write the path of the file instead (\"./node_modules/...\")", ext, field)
+					}
+				}
+				// The package.json itself must be the package's.
+				if err := jsTsconfigInside(root, filepath.Join(pkgDir, "package.json")); err != nil {
+					return "", err
+				}
+			}
+			join := filepath.Join(d, "node_modules", filepath.FromSlash(ext))
+			for _, p := range []string{filepath.Join(join, "tsconfig.json"), join, join + ".json"} {
+				if isFile(p) {
+					return p, nil
+				}
+			}
+			return missing()
+		}
+		if d == root || !within(root, d) || filepath.Dir(d) == d {
+			break
 		}
 	}
-	if len(tries) > 0 && !filepath.IsAbs(ext) && !strings.HasPrefix(ext, ".") {
-		return "", fmt.Errorf("it extends %q, which is not installed in the package's node_modules: one outside the package would change the bundle without changing the package's hash", ext)
+	return "", fmt.Errorf("it extends %q, which is not installed in the package's node_modules: one outside the package would change the bundle without changing the package's hash", ext)
+}
+
+// jsTsconfigInside reports a file that is not inside the package root
+// once its symbolic links are resolved.
+func jsTsconfigInside(root, path string) error {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
 	}
-	// Outside the package, or missing: said as outside when it is.
-	return tries[0], nil
+	if !within(root, real) {
+		return fmt.Errorf("it extends %s, which is outside the package: a file outside the package would change the bundle without changing the package's hash; copy what it sets into the package", path)
+	}
+	return nil
 }
 
 // jsTsconfigExtends returns the "extends" of a tsconfig.json: JSON with

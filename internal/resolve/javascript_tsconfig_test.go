@@ -46,6 +46,15 @@ func TestJSTsconfigConfined(t *testing.T) {
 		{"not an object", map[string]string{"pkg/tsconfig.json": `[1]`}, "not a JSON object"},
 		{"not JSON", map[string]string{"pkg/tsconfig.json": `{"extends": `}, "is not JSON"},
 		{"code is not run", map[string]string{"pkg/tsconfig.json": `{"extends": (function(){ while(true){} })()}`}, `"extends" is not a string`},
+		{"dot names tsconfig.json", map[string]string{"pkg/sub/tsconfig.json": base, "pkg/tsconfig.json": `{"extends": "./sub/x.json"}`, "pkg/sub/x.json": `{"extends": "."}`}, ""},
+		{"missing", map[string]string{"pkg/tsconfig.json": `{"extends": "./nope.json"}`}, `it extends "./nope.json", which does not exist`},
+		{"a directory", map[string]string{"pkg/tsconfig.json": `{"extends": "./conf"}`, "pkg/conf/x": ""}, "which is not a file"},
+		// esbuild follows a config package's package.json: agentform
+		// does not, and refuses one that maps its files.
+		{"package.json tsconfig field", map[string]string{"pkg/tsconfig.json": `{"extends": "cfg"}`, "pkg/node_modules/cfg/package.json": `{"tsconfig": "../../../outside.json"}`, "pkg/node_modules/cfg/tsconfig.json": base, "outside.json": base}, `maps its files with "tsconfig"`},
+		{"package.json exports", map[string]string{"pkg/tsconfig.json": `{"extends": "cfg/strict"}`, "pkg/node_modules/cfg/package.json": `{"exports": {"./strict": "./configs/strict.json"}}`, "pkg/node_modules/cfg/configs/strict.json": base}, `maps its files with "exports"`},
+		{"package without a map", map[string]string{"pkg/tsconfig.json": `{"extends": "cfg"}`, "pkg/node_modules/cfg/package.json": `{"name": "cfg"}`, "pkg/node_modules/cfg/tsconfig.json": base}, ""},
+		{"package's tsconfig.json before the name with .json", map[string]string{"pkg/tsconfig.json": `{"extends": "cfg"}`, "pkg/node_modules/cfg/tsconfig.json": `{"extends": "../../../outside.json"}`, "pkg/node_modules/cfg.json": base, "outside.json": base}, "which is outside the package"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,6 +70,17 @@ func TestJSTsconfigConfined(t *testing.T) {
 			}
 		})
 	}
+	t.Run("package directory linked out", func(t *testing.T) {
+		root := t.TempDir()
+		write(t, root, map[string]string{"pkg/tsconfig.json": `{"extends": "cfg"}`, "pkg/node_modules/cfg.json": base, "outside/tsconfig.json": base})
+		if err := os.Symlink(filepath.Join(root, "outside"), filepath.Join(root, "pkg", "node_modules", "cfg")); err != nil {
+			t.Skip("no symbolic links:", err)
+		}
+		pkg := filepath.Join(root, "pkg")
+		if err := jsTsconfigConfined(pkg, filepath.Join(pkg, "tsconfig.json")); err == nil || !strings.Contains(err.Error(), "outside the package") {
+			t.Errorf("got:  %v\nwant: outside the package (esbuild reads cfg/tsconfig.json first)", err)
+		}
+	})
 	t.Run("symbolic link out", func(t *testing.T) {
 		root := t.TempDir()
 		write(t, root, map[string]string{"pkg/tsconfig.json": `{"extends": "./base.json"}`, "base.json": base})
