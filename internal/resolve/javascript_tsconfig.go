@@ -1,7 +1,6 @@
 package resolve
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -57,7 +56,7 @@ func jsTsconfigConfined(pkgDir, path string) error {
 		}
 		// Every file of an array is read; each is checked in turn.
 		for _, ext := range extends[1:] {
-			next, err := jsTsconfigResolve(root, filepath.Dir(real), ext)
+			next, err := jsTsconfigResolve(filepath.Dir(real), ext)
 			if err != nil {
 				return err
 			}
@@ -65,23 +64,18 @@ func jsTsconfigConfined(pkgDir, path string) error {
 				return err
 			}
 		}
-		if path, err = jsTsconfigResolve(root, filepath.Dir(real), extends[0]); err != nil {
+		if path, err = jsTsconfigResolve(filepath.Dir(real), extends[0]); err != nil {
 			return err
 		}
 	}
 }
 
 // jsTsconfigResolve finds the file an "extends" value names, from the
-// directory of the tsconfig.json that holds it, in the order esbuild
-// reads them: a path (relative or absolute) is that file, or that path
-// with ".json" added when it has none and is not a file ("." and ".."
-// name the tsconfig.json there); a package name is looked up in the
-// node_modules directories from there up to the package root only (one
-// above it would be outside), as the package's tsconfig.json, the path
-// itself, or the path with ".json". A package whose package.json maps its
-// files ("exports", "tsconfig") is refused: esbuild would follow the map,
-// and the file to check is then written as a path instead.
-func jsTsconfigResolve(root, dir, ext string) (string, error) {
+// directory of the tsconfig.json that holds it, as esbuild reads it: a
+// path (relative or absolute) is that file, or that path with ".json"
+// added when it has none and is not a file ("." and ".." name the
+// tsconfig.json there). A package name is refused.
+func jsTsconfigResolve(dir, ext string) (string, error) {
 	isFile := func(p string) bool {
 		fi, err := os.Stat(p)
 		return err == nil && fi.Mode().IsRegular()
@@ -108,43 +102,12 @@ func jsTsconfigResolve(root, dir, ext string) (string, error) {
 		}
 		return missing()
 	}
-	// The package's name: "@scope/name" or "name", then a path in it.
-	parts := strings.SplitN(filepath.ToSlash(ext), "/", 3)
-	name := parts[0]
-	if strings.HasPrefix(name, "@") && len(parts) > 1 {
-		name += "/" + parts[1]
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		pkgDir := filepath.Join(d, "node_modules", filepath.FromSlash(name))
-		if _, err := os.Stat(pkgDir); err == nil {
-			if raw, err := os.ReadFile(filepath.Join(pkgDir, "package.json")); err == nil {
-				var manifest map[string]json.RawMessage
-				if json.Unmarshal(raw, &manifest) != nil {
-					return "", fmt.Errorf("it extends %q, whose package.json is not valid JSON", ext)
-				}
-				for _, field := range []string{"exports", "tsconfig"} {
-					if _, ok := manifest[field]; ok {
-						return "", fmt.Errorf("it extends %q, whose package.json maps its files with %q, which agentform does not follow: write the path of the file instead (\"./node_modules/...\")", ext, field)
-					}
-				}
-				// The package.json itself must be the package's.
-				if err := jsTsconfigInside(root, filepath.Join(pkgDir, "package.json")); err != nil {
-					return "", err
-				}
-			}
-			join := filepath.Join(d, "node_modules", filepath.FromSlash(ext))
-			for _, p := range []string{filepath.Join(join, "tsconfig.json"), join, join + ".json"} {
-				if isFile(p) {
-					return p, nil
-				}
-			}
-			return missing()
-		}
-		if d == root || !within(root, d) || filepath.Dir(d) == d {
-			break
-		}
-	}
-	return "", fmt.Errorf("it extends %q, which is not installed in the package's node_modules: one outside the package would change the bundle without changing the package's hash", ext)
+	// A package name: esbuild looks it up through mechanisms agentform
+	// would have to follow exactly (node_modules directories above the
+	// package, Yarn Plug'n'Play manifests anywhere above it, a config
+	// package's "exports" and "tsconfig" fields), any of which can lead
+	// outside the package. The path of the file is as short to write.
+	return "", fmt.Errorf("it extends the package %q, which esbuild looks up in ways that can leave the package (node_modules above it, Yarn Plug'n'Play): write the path of the file in the package's node_modules instead, such as \"./node_modules/%s/tsconfig.json\"", ext, strings.TrimSuffix(ext, "/tsconfig.json"))
 }
 
 // jsTsconfigInside reports a file that is not inside the package root
