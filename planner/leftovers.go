@@ -156,11 +156,17 @@ func Removable(dir, path string, digests []string, keep *FileSet) bool {
 	if len(digests) == 0 || keep.Contains(dir, path) {
 		return false
 	}
-	f := ArtifactFile(dir, path)
-	fi, err := os.Lstat(f)
-	if err != nil || !fi.Mode().IsRegular() {
+	if fi, err := os.Lstat(ArtifactFile(dir, path)); err != nil || !fi.Mode().IsRegular() {
 		return false
 	}
-	got, err := resolve.SHA256File(f)
-	return err == nil && got != "" && slices.Contains(digests, got)
+	_, ok := HeldDigest(dir, path, digests)
+	return ok
+}
+
+// HeldDigest returns the digest of the artifact file at path (relative to
+// dir unless absolute) when it is one of digests: the file holds the
+// bytes one of them names.
+func HeldDigest(dir, path string, digests []string) (string, bool) {
+	got, err := resolve.SHA256File(ArtifactFile(dir, path))
+	return got, err == nil && got != "" && slices.Contains(digests, got)
 }

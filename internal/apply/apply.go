@@ -424,19 +424,12 @@ var trimPending = func(db *state.DB, dir string, record map[string][]string) {
 	}
 }
 
-// fileDigest returns the digest of the artifact file at path if it is one
-// of digests.
-func fileDigest(dir, path string, digests []string) (string, bool) {
-	d, err := resolve.SHA256File(planner.ArtifactFile(dir, path))
-	return d, err == nil && slices.Contains(digests, d)
-}
-
 // matchingPending returns the entries of pending whose file holds one of
 // the recorded digests, with that digest only.
 func matchingPending(dir string, pending map[string][]string) map[string][]string {
 	out := map[string][]string{}
 	for path, digests := range pending {
-		if d, ok := fileDigest(dir, path, digests); ok {
+		if d, ok := planner.HeldDigest(dir, path, digests); ok {
 			out[path] = []string{d}
 		}
 	}
@@ -643,10 +636,9 @@ func removeArtifact(dir, path string) error {
 // shared); a lock in a workspace without state takes no lock, and would
 // see its rename fail if a first apply removed its temporary file.
 func RemoveStaleTemps(workspace string, plan *planner.Plan) {
-	if matches, _ := filepath.Glob(filepath.Join(workspace, "."+lockfile.FileName+".tmp*")); len(matches) > 0 {
-		for _, m := range matches {
-			_ = os.Remove(m)
-		}
+	matches, _ := filepath.Glob(filepath.Join(workspace, "."+lockfile.FileName+".tmp*"))
+	for _, m := range matches {
+		_ = os.Remove(m)
 	}
 	dirs := map[string]bool{}
 	for _, a := range plan.Agents {
