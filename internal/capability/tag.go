@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Separator separates the namespace segments of a capability tag.
@@ -16,7 +18,9 @@ var ErrInvalidTag = errors.New("invalid capability tag")
 // ValidateTag reports whether tag is a well-formed capability tag.
 //
 // It returns a non-nil error wrapping ErrInvalidTag when the tag is empty,
-// has leading or trailing whitespace, or has a malformed segment: an empty
+// is not valid UTF-8, holds a character that prints as nothing or changes
+// how the text around it shows (Hidden), has leading or trailing
+// whitespace, or has a malformed segment: an empty
 // segment ("math::", "::add", "a::::b"), a segment with leading or trailing
 // whitespace ("math:: add"), or a segment that begins or ends with a stray
 // ':' ("a:::b", "math:"), which would make the segment split ambiguous.
@@ -27,6 +31,12 @@ var ErrInvalidTag = errors.New("invalid capability tag")
 func ValidateTag(tag string) (warning string, err error) {
 	if tag == "" {
 		return "", fmt.Errorf("%w: tag is empty", ErrInvalidTag)
+	}
+	if !utf8.ValidString(tag) {
+		return "", fmt.Errorf("%w %q: not valid UTF-8", ErrInvalidTag, tag)
+	}
+	if r, ok := Hidden(tag); ok {
+		return "", fmt.Errorf("%w %q: it holds %U, a control or invisible character", ErrInvalidTag, tag, r)
 	}
 	if strings.TrimSpace(tag) != tag {
 		return "", fmt.Errorf("%w %q: leading or trailing whitespace", ErrInvalidTag, tag)
@@ -53,6 +63,21 @@ func ValidateTag(tag string) (warning string, err error) {
 		return fmt.Sprintf("capability tag %q is not a wildcard: \"*\" is a literal segment; hold the parent namespace to cover every tag below it", tag), nil
 	}
 	return "", nil
+}
+
+// Hidden returns the first character of tag that a terminal shows as
+// nothing or that changes how the text around it shows: a control
+// character (a newline, an escape that starts a terminal sequence) or a
+// format character (a zero-width space or joiner, a bidirectional
+// override). A tag holding one could read as another tag, or forge lines
+// of a plan that prints it. It reports false when there is none.
+func Hidden(tag string) (rune, bool) {
+	for _, r := range tag {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return r, true
+		}
+	}
+	return 0, false
 }
 
 // Satisfies reports whether the held tag satisfies the required tag, that is

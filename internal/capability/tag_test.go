@@ -81,6 +81,16 @@ func TestValidateTag(t *testing.T) {
 		{"triple colon", "a:::b", true, false},
 		{"trailing single colon", "math:", true, false},
 		{"leading single colon", ":math", true, false},
+		{"newline inside", "x\n\nPlan: 0 to add", true, false},
+		{"escape sequence", "x\x1b[8m", true, false},
+		{"carriage return", "fs::read\rfs::write", true, false},
+		{"zero-width space", "shell\u200b", true, false},
+		{"zero-width joiner inside", "fs::re\u200dad", true, false},
+		{"bidirectional override", "fs::\u202edaer", true, false},
+		{"byte order mark", "\ufefffs", true, false},
+		{"C1 control", "fs::\u009bread", true, false},
+		{"invalid UTF-8", "fs::\xffread", true, false},
+		{"space inside a segment", "net::raw socket", false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agentform/agentform/internal/capability"
 )
 
 // validateWorkspace checks the rules that span blocks: model providers and
@@ -139,7 +142,8 @@ func starTagText(tag string) string {
 const TagHelp = `Tags are namespace segments joined by "::", like "github::issues::write"; a held tag grants every tag it prefixes.`
 
 // ValidateTag reports whether tag is a well-formed capability tag: not
-// empty, no surrounding whitespace, and no "::"-separated segment that is
+// empty, valid UTF-8 without a control or invisible character
+// (capability.Hidden), no surrounding whitespace, and no "::"-separated segment that is
 // empty, has surrounding whitespace, or begins or ends with a stray ":".
 // The capability engine applies the same rule (capability.ValidateTag);
 // the planner's tests hold the two together.
@@ -147,7 +151,13 @@ func ValidateTag(tag string) error {
 	switch {
 	case tag == "":
 		return fmt.Errorf("the tag is empty")
-	case strings.TrimSpace(tag) != tag:
+	case !utf8.ValidString(tag):
+		return fmt.Errorf("the tag %q is not valid UTF-8", tag)
+	}
+	if r, ok := capability.Hidden(tag); ok {
+		return fmt.Errorf("the tag %q holds %U, a control or invisible character: it could read as another tag", tag, r)
+	}
+	if strings.TrimSpace(tag) != tag {
 		return fmt.Errorf("the tag %q has surrounding whitespace", tag)
 	}
 	for i, seg := range strings.Split(tag, "::") {

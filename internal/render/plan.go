@@ -464,7 +464,13 @@ func writeDenials(w io.Writer, p *planner.Plan, st style, summary bool) {
 		}
 		for _, ti := range shown {
 			c := m.Cell(ai, ti)
-			fmt.Fprintf(w, "  %s %s %s %s: missing %s\n", mark, a.Name, st.arrow(), PrintableName(c.Tool), strings.Join(c.Missing, ", "))
+			missing := make([]string, len(c.Missing))
+			for i, tag := range c.Missing {
+				// The loader refuses tags that hold control characters;
+				// a tag from anywhere else still cannot forge a line.
+				missing[i] = PrintableName(tag)
+			}
+			fmt.Fprintf(w, "  %s %s %s %s: missing %s\n", mark, a.Name, st.arrow(), PrintableName(c.Tool), strings.Join(missing, ", "))
 		}
 		if len(denied) > len(shown) {
 			fmt.Fprintf(w, "  ... and %d more for %s (agentform plan -json lists every denial)\n", len(denied)-len(shown), a.Name)
