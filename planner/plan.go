@@ -437,7 +437,13 @@ func (p *Plan) effectiveAgents(cfg *manifest.Config, override *capability.Overri
 		row.Policy = policy
 		eff, warning := capability.Effective(holds, capability.Policy(policy), override)
 		if warning != "" {
-			p.warn(a.CapabilityPolicy.Range.Ptr(), "Capability override ignored", fmt.Sprintf("Agent %q: %s.", a.Name, warning))
+			// An agent without capability_policy is locked by default:
+			// the warning points at the agent then.
+			at := a.DeclRange.Ptr()
+			if a.CapabilityPolicy.Set {
+				at = a.CapabilityPolicy.Range.Ptr()
+			}
+			p.warn(at, "Capability override ignored", fmt.Sprintf("Agent %q: %s.", a.Name, warning))
 		}
 		if eff == nil {
 			eff = []string{}

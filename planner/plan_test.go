@@ -162,6 +162,13 @@ func TestCapabilityOverride(t *testing.T) {
 			if got := hasDiag(p.Diagnostics, hcl.DiagWarning, "Capability override ignored"); got != tc.ignoredWarn {
 				t.Errorf("got: ignored-warning=%v\nwant: %v", got, tc.ignoredWarn)
 			}
+			// The assistant has no capability_policy line: the warning
+			// points at its block.
+			for _, d := range p.Diagnostics {
+				if d.Summary == "Capability override ignored" && (d.Subject == nil || d.Subject.Filename == "" || d.Subject.Start.Line != 1) {
+					t.Errorf("got: %q at %v\nwant: at the assistant block, line 1", d.Summary, d.Subject)
+				}
+			}
 		})
 	}
 }
@@ -231,6 +238,7 @@ func TestTagRulesAgree(t *testing.T) {
 	for _, tag := range []string{
 		"", " ", "math", "math::add", "math::add::fast", "math::", "::add", "a::::b", "a:::b", "math:",
 		":math", " math", "math ", "math:: add", "*", "math::*", "a::b::c::d", "a:b", "ü::ß",
+		"x\nPlan:", "x\x1b[8m", "shell\u200b", "fs::\u202edaer", "fs::\xffread", "net::raw socket",
 	} {
 		_, capErr := capability.ValidateTag(tag)
 		manErr := manifest.ValidateTag(tag)
