@@ -35,6 +35,17 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 	for name, f := range manifest.CheckStdFunctions {
 		funcs[name] = f
 	}
+	registered := func(tool string) bool {
+		return slices.ContainsFunc(p.Tools, func(t RegisteredTool) bool { return t.Name == tool })
+	}
+	toolNames := func() string {
+		var names []string
+		for _, t := range p.Tools {
+			names = append(names, t.Name)
+		}
+		return listOrNone(names)
+	}
+	stdContains := funcs["contains"]
 	for name, f := range map[string]function.Function{
 		"can_call": function.New(&function.Spec{
 			Params: []function.Parameter{{Name: "agent", Type: str}, {Name: "tool", Type: str}},
@@ -47,17 +58,11 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 				tool := args[1].AsString()
 				ti, ok := m.ToolIndex(tool)
 				if !ok {
-					for _, t := range p.Tools {
-						if t.Name == tool {
-							// A disabled tool is registered but callable by no one.
-							return cty.False, nil
-						}
+					if registered(tool) {
+						// A disabled tool is registered but callable by no one.
+						return cty.False, nil
 					}
-					var names []string
-					for _, t := range p.Tools {
-						names = append(names, t.Name)
-					}
-					return cty.NilVal, function.NewArgErrorf(1, "there is no registered tool named %q (tools: %s)", tool, listOrNone(names))
+					return cty.NilVal, function.NewArgErrorf(1, "there is no registered tool named %q (tools: %s)", tool, toolNames())
 				}
 				return cty.BoolVal(m.Allowed(ai, ti)), nil
 			},
@@ -89,15 +94,39 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 				if err != nil {
 					return cty.NilVal, err
 				}
+				// The list is marked as tool names, so that contains can
+				// tell a name that is no tool (a typo) from one that is
+				// not reachable.
 				names := m.Reachable(ai)
 				if len(names) == 0 {
-					return cty.ListValEmpty(cty.String), nil
+					return cty.ListValEmpty(cty.String).Mark(toolNamesMark), nil
 				}
 				vals := make([]cty.Value, len(names))
 				for i, n := range names {
 					vals[i] = cty.StringVal(n)
 				}
-				return cty.ListVal(vals), nil
+				return cty.ListVal(vals).Mark(toolNamesMark), nil
+			},
+		}),
+		// contains is the standard function, except that asking a list of
+		// tool names from reachable for a name that is no registered tool
+		// is an error, as can_call's is: contains(reachable("a"), "shel")
+		// would otherwise pass whatever a can reach.
+		"contains": function.New(&function.Spec{
+			Params: []function.Parameter{
+				{Name: "list", Type: cty.DynamicPseudoType, AllowMarked: true},
+				{Name: "value", Type: cty.DynamicPseudoType, AllowMarked: true},
+			},
+			Type: function.StaticReturnType(cty.Bool),
+			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+				list, marks := args[0].UnmarkDeep()
+				value, _ := args[1].UnmarkDeep()
+				if _, names := marks[toolNamesMark]; names && value.Type() == cty.String && value.IsKnown() && !value.IsNull() {
+					if tool := value.AsString(); !registered(tool) {
+						return cty.NilVal, function.NewArgErrorf(1, "there is no registered tool named %q (tools: %s)", tool, toolNames())
+					}
+				}
+				return stdContains.Call([]cty.Value{list, value})
 			},
 		}),
 	} {
@@ -105,6 +134,11 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 	}
 	return funcs
 }
+
+// toolNamesMark marks the lists reachable returns (checkFunctions).
+const toolNamesMark = checkMark("tool names")
+
+type checkMark string
 
 func listOrNone(names []string) string {
 	if len(names) == 0 {
@@ -148,6 +182,9 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 		for _, a := range c.Asserts {
 			asked, stars = asked[:0], stars[:0]
 			v, diags := a.Condition.Value(ctx)
+			// reachable marks what it returns (toolNamesMark); the
+			// condition's value is read without marks.
+			v, _ = v.UnmarkDeep()
 			for _, tag := range stars {
 				// A tag written out is warned about when the manifest
 				// loads; this is one computed (from locals).
@@ -180,6 +217,7 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 				continue
 			}
 			msgVal, _ := a.ErrorMessage.Value(ctx)
+			msgVal, _ = msgVal.UnmarkDeep()
 			msg := literalString(msgVal)
 			if msg == "" {
 				msg = fmt.Sprintf("check %q failed", c.Name)

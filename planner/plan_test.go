@@ -433,3 +433,66 @@ check "c" {
 		t.Errorf("got %d warnings in %v\nwant: one at the condition", n, p.Diagnostics)
 	}
 }
+
+// TestContainsReachableNames: asking reachable's list for a name that is
+// no registered tool is an error located at the name, as can_call's is;
+// a typo must not make a safety check pass.
+func TestContainsReachableNames(t *testing.T) {
+	const head = `
+agent "b" {
+  capabilities = ["shell"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+tool "shell" {
+  kind         = "bash"
+  commands     = ["ls"]
+  capabilities = ["shell::exec"]
+}
+tool "off" {
+  kind     = "bash"
+  commands = ["ls"]
+  enabled  = false
+}
+`
+	for _, tc := range []struct {
+		condition string
+		status    string
+		detail    string
+	}{
+		{`!contains(reachable("b"), "shel")`, CheckError, `there is no registered tool named "shel"`},
+		{`contains(reachable("b"), "shell")`, CheckPass, ""},
+		{`!contains(reachable("b"), "off")`, CheckPass, ""},
+		{`length(reachable("b")) == 1`, CheckPass, ""},
+		{`length([for t in reachable("b") : t if t == "shell"]) == 1`, CheckPass, ""},
+		{`!contains(["shel"], "shell")`, CheckPass, ""},
+		{`!contains([for t in reachable("b") : t], "shel")`, CheckError, `there is no registered tool named "shel"`},
+		{`!contains(reachable("b"), "shell")`, CheckFail, ""},
+	} {
+		t.Run(tc.condition, func(t *testing.T) {
+			src := head + "check \"c\" {\n  assert {\n    condition     = " + tc.condition + "\n    error_message = \"b: ${length(reachable(\"b\"))}\"\n  }\n}\n"
+			p := planSrc(t, src, nil)
+			if len(p.Checks) != 1 {
+				t.Fatalf("got: %+v\nwant: one check result", p.Checks)
+			}
+			c := p.Checks[0]
+			if c.Status != tc.status {
+				t.Fatalf("got: %s (%s)\nwant: %s", c.Status, c.Message, tc.status)
+			}
+			if c.Status == CheckFail && c.Message != "b: 1" {
+				t.Errorf("got: message %q\nwant: \"b: 1\"", c.Message)
+			}
+			if tc.detail != "" {
+				d := c.Diagnostics[0]
+				if !strings.Contains(d.Detail, tc.detail) || d.Subject == nil || d.Subject.Start.Line != 24 || d.Subject.Start.Column < 45 {
+					t.Errorf("got: %s at %v\nwant: %q located at the name on line 24", d.Detail, d.Subject, tc.detail)
+				}
+			}
+		})
+	}
+}
