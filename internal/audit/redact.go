@@ -134,7 +134,31 @@ func (a *auditor) redaction() *render.Redaction {
 	slices.SortFunc(s.ranges, func(x, y hcl.Range) int {
 		return cmp.Or(strings.Compare(x.Filename, y.Filename), cmp.Compare(x.Start.Byte, y.Start.Byte), cmp.Compare(x.End.Byte, y.End.Byte))
 	})
-	return render.NewRedaction(slices.Compact(s.ranges), s.values)
+	return render.NewRedaction(slices.Compact(s.ranges), s.withoutPolicyWords())
+}
+
+// withoutPolicyWords returns the values to scrub less the default of a
+// secret capability_policy: it is "locked" or "extensible", words every
+// report prints of its own (AF102 quotes an extensible agent's policy,
+// AF108 says a deployment can make one extensible), and no output
+// prints the secret's default itself (a plan assumes locked). Scrubbed,
+// it turned those sentences into "(redacted)"; its source is still
+// masked where it is written.
+func (s *sensitiveScan) withoutPolicyWords() []string {
+	words := map[string]bool{}
+	for _, a := range s.a.cfg.Agents {
+		if ref := a.CapabilityPolicy.Runtime; ref != nil && ref.HasDefault() {
+			if v, _ := ref.Default.UnmarkDeep(); v.Type() == cty.String && v.IsKnown() && !v.IsNull() {
+				if w := v.AsString(); w == manifest.PolicyLocked || w == manifest.PolicyExtensible {
+					words[w] = true
+				}
+			}
+		}
+	}
+	if len(words) == 0 {
+		return s.values
+	}
+	return slices.DeleteFunc(slices.Clone(s.values), func(v string) bool { return words[v] })
 }
 
 // cover hides an expression's value and the locals it reads; ranged says
