@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/safefile"
 )
 
 // Kinds of tool that have lock entries (manifest.KindJavaScript etc.).
@@ -91,16 +91,31 @@ func Read(path string) (*File, hcl.Diagnostics) {
 	return read(path, path)
 }
 
+// MaxFileSize is the largest lockfile ReadFile reads: far above what
+// thousands of tools write, it only stops a file that never ends (a link to
+// a device).
+const MaxFileSize = 256 << 20
+
+// ReadFile returns the bytes of the lockfile at path, refusing what is not
+// a regular file or is larger than MaxFileSize (safefile.Read).
+func ReadFile(path string) ([]byte, error) {
+	return safefile.Read(path, MaxFileSize)
+}
+
 func read(path, name string) (*File, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return New(), nil
 	}
 	if err != nil {
+		detail := fmt.Sprintf("Reading %s: %s.", name, err)
+		if refused := (*safefile.ReadError)(nil); errors.As(err, &refused) {
+			detail = fmt.Sprintf("%s %s.", name, refused.Reason)
+		}
 		return New(), hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Cannot read lockfile",
-			Detail:   fmt.Sprintf("Reading %s: %s. Check the file's permissions, or delete it and run \"agentform lock\" to write it again.", name, err),
+			Detail:   detail + " Check the file's permissions, or delete it and run \"agentform lock\" to write it again.",
 			Subject:  &hcl.Range{Filename: name, Start: hcl.InitialPos, End: hcl.InitialPos},
 		}}
 	}

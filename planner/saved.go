@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentform/agentform/internal/safefile"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -86,9 +85,15 @@ func (s *Saved) WriteFile(path string) error {
 	return safefile.Write(path, append(b, '\n'), 0o600)
 }
 
-// ReadSaved reads a saved plan file.
+// MaxSavedSize is the largest saved plan ReadSaved reads: far above the
+// plan of thousands of agents over thousands of tools, it only stops a
+// file that never ends (a link to a device).
+const MaxSavedSize = 1 << 30
+
+// ReadSaved reads a saved plan file, refusing what is not a regular file
+// or is larger than MaxSavedSize.
 func ReadSaved(path string) (*Saved, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.Read(path, MaxSavedSize)
 	if err != nil {
 		return nil, err
 	}

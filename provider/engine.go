@@ -288,7 +288,7 @@ func predictLockDigest(dir string, plan *planner.Plan, opts engineOptions) (stri
 // fileDigest returns the hex SHA-256 of the file at path, or "" when there
 // is no such file.
 func fileDigest(path string) (string, error) {
-	data, err := os.ReadFile(path)
+	data, err := lockfile.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}

@@ -1086,7 +1086,7 @@ func matrixTools(ctx context.Context, matrix types.List) []string {
 func artifactCells(dir string, arts map[string]state.Artifact) []cellModel {
 	var cells []cellModel
 	for _, agent := range sortedKeys(arts) {
-		data, err := os.ReadFile(artifactFile(dir, arts[agent].Path))
+		data, err := artifact.ReadFile(artifactFile(dir, arts[agent].Path))
 		if err != nil {
 			continue
 		}

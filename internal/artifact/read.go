@@ -9,6 +9,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/agentform/agentform/internal/safefile"
 )
 
 // Limits Read enforces and Build respects, so that every artifact Build
@@ -20,7 +22,17 @@ const (
 	// MaxBytes is the most bytes an artifact's tar stream may decompress
 	// to, headers and padding included: 1 GiB.
 	MaxBytes = 1 << 30
+	// MaxFileBytes is the largest artifact file ReadFile reads: room for
+	// a gzip stream of MaxBytes stored without compression.
+	MaxFileBytes = MaxBytes + MaxBytes/64
 )
+
+// ReadFile returns the bytes of the artifact file at path, refusing what
+// is not a regular file (a named pipe, a link to a device) or is larger
+// than MaxFileBytes (safefile.Read).
+func ReadFile(path string) ([]byte, error) {
+	return safefile.Read(path, MaxFileBytes)
+}
 
 // Archive is an artifact read into memory.
 type Archive struct {

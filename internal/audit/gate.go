@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
+
+	"github.com/agentform/agentform/internal/safefile"
 )
 
 // allowedSet lists the allowed cells of a matrix as "agent\x00tool".
@@ -94,9 +95,12 @@ func compare(r *Report, against string, before map[Access]bool, knownFindings ma
 	r.Gate = g
 }
 
+// maxBaselineSize is the largest baseline report ReadBaseline reads.
+const maxBaselineSize = 1 << 30
+
 // ReadBaseline reads a report written by "agentform audit -format=json".
 func ReadBaseline(path string) (*Report, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.Read(path, maxBaselineSize)
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err

@@ -15,6 +15,7 @@ import (
 	"github.com/agentform/agentform/internal/audit"
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/render"
+	"github.com/agentform/agentform/internal/safefile"
 )
 
 func isTerminal(fd int) bool { return term.IsTerminal(fd) }
@@ -185,4 +186,14 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// readError says why the file given as name could not be read: what
+// safefile.Read refused it for ("dist/a.agent.tgz is a named pipe, not a
+// regular file"), or "reading NAME: " and the error.
+func readError(name string, err error) string {
+	if refused := (*safefile.ReadError)(nil); errors.As(err, &refused) {
+		return name + " " + refused.Reason
+	}
+	return "reading " + name + ": " + err.Error()
 }

@@ -62,7 +62,7 @@ func (m *Meta) readLockAhead() *lockRead {
 	path := filepath.Join(m.Dir, lockfile.FileName)
 	go func() {
 		defer close(r.done)
-		src, err := os.ReadFile(path)
+		src, err := lockfile.ReadFile(path)
 		if err != nil {
 			// Missing or unreadable: lockfile.Load says which, later.
 			return
@@ -79,7 +79,7 @@ func (r *lockRead) load(dir string) (*lockfile.File, hcl.Diagnostics) {
 	if r != nil {
 		<-r.done
 		if r.src != nil {
-			if now, err := os.ReadFile(filepath.Join(dir, lockfile.FileName)); err == nil && bytes.Equal(now, r.src) {
+			if now, err := lockfile.ReadFile(filepath.Join(dir, lockfile.FileName)); err == nil && bytes.Equal(now, r.src) {
 				return r.file, r.diags
 			}
 		}
@@ -96,7 +96,7 @@ func (m *Meta) resolveWorkspace(ctx context.Context, cfg *manifest.Config, rf re
 		// Let the diagnostics show the lockfile's source lines: its bytes
 		// are all they need (parsing it again would recurse as deep as a
 		// file lockfile.Load refused for its nesting).
-		if src, err := os.ReadFile(filepath.Join(m.Dir, lockfile.FileName)); err == nil {
+		if src, err := lockfile.ReadFile(filepath.Join(m.Dir, lockfile.FileName)); err == nil {
 			cfg.Files[lockfile.FileName] = &hcl.File{Bytes: src}
 		}
 	}

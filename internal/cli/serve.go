@@ -126,13 +126,13 @@ func (m *Meta) openServer(ctx context.Context, path, override string) (*serve.Se
 	logf := func(format string, args ...any) {
 		fmt.Fprintln(m.Stderr, render.Printable(fmt.Sprintf(format, args...)))
 	}
-	data, err := os.ReadFile(m.path(path))
+	data, err := artifact.ReadFile(m.path(path))
 	if errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(m.Stderr, "Error: there is no artifact at %s.\n", m.path(path))
 		return nil, ExitError
 	}
 	if err != nil {
-		fmt.Fprintf(m.Stderr, "Error: cannot start %s: %s.\n", path, err)
+		fmt.Fprintf(m.Stderr, "Error: cannot start: %s.\n", readError(path, err))
 		return nil, ExitError
 	}
 	// The check against the state that verify makes, on the bytes served:

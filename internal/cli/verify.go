@@ -62,13 +62,13 @@ func (c *VerifyCommand) Run(args []string) int {
 		return ExitError
 	}
 	path := fs.Arg(0)
-	data, err := os.ReadFile(c.path(path))
+	data, err := artifact.ReadFile(c.path(path))
 	if errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(c.Stderr, "Error: there is no artifact at %s.\n", c.path(path))
 		return ExitError
 	}
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: reading %s: %s.\n", path, err)
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", readError(path, err))
 		return ExitError
 	}
 	a, err := artifact.Read(bytes.NewReader(data))

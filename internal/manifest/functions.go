@@ -1,8 +1,8 @@
 package manifest
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
+
+	"github.com/agentform/agentform/internal/safefile"
 )
 
 // runtimeRefType is the capsule type that carries a *RuntimeRef through HCL
@@ -144,15 +146,14 @@ func (d *decoder) fileFunc() function.Function {
 			if inside, _ := filepath.Rel(root, path); inside == ".." || strings.HasPrefix(inside, ".."+string(filepath.Separator)) {
 				return cty.NilVal, function.NewArgErrorf(0, "%q leads outside the workspace (through a symbolic link)", rel)
 			}
-			info, err := os.Stat(path)
-			if err != nil || !info.Mode().IsRegular() {
+			b, err := safefile.Read(path, maxFileFuncSize)
+			var refused *safefile.ReadError
+			switch {
+			case errors.Is(err, safefile.ErrNotRegular):
 				return cty.NilVal, function.NewArgErrorf(0, "%q is not a regular file", rel)
-			}
-			if info.Size() > maxFileFuncSize {
-				return cty.NilVal, function.NewArgErrorf(0, "%q is %d bytes; file() reads at most %d", rel, info.Size(), maxFileFuncSize)
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
+			case errors.Is(err, safefile.ErrTooLarge) && errors.As(err, &refused):
+				return cty.NilVal, function.NewArgErrorf(0, "%q %s: file() reads at most %d", rel, refused.Reason, maxFileFuncSize)
+			case err != nil:
 				return cty.NilVal, function.NewArgErrorf(0, "reading %q: %s", rel, err)
 			}
 			if !utf8.Valid(b) {

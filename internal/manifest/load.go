@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
+
+	"github.com/agentform/agentform/internal/safefile"
 )
 
 // MaxFileSize is the largest manifest file the loader reads. Manifests are
@@ -89,18 +92,17 @@ func Load(dir string) (*Config, hcl.Diagnostics) {
 
 func readManifestFile(path, name string) ([]byte, hcl.Diagnostics) {
 	fileRange := &hcl.Range{Filename: name, Start: hcl.InitialPos, End: hcl.InitialPos}
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read manifest file",
-			Detail: fmt.Sprintf("Reading %s: %s.", name, err), Subject: fileRange}}
-	}
-	if info.Size() > MaxFileSize {
+	src, err := safefile.Read(path, MaxFileSize)
+	var refused *safefile.ReadError
+	switch {
+	case errors.Is(err, safefile.ErrTooLarge) && errors.As(err, &refused):
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Manifest file too large",
-			Detail:  fmt.Sprintf("%s is %d bytes; manifest files may be at most %d bytes.", name, info.Size(), MaxFileSize),
+			Detail:  fmt.Sprintf("%s %s; manifest files may be at most %d bytes.", name, refused.Reason, MaxFileSize),
 			Subject: fileRange}}
-	}
-	src, err := os.ReadFile(path)
-	if err != nil {
+	case errors.As(err, &refused):
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read manifest file",
+			Detail: fmt.Sprintf("%s %s.", name, refused.Reason), Subject: fileRange}}
+	case err != nil:
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read manifest file",
 			Detail: fmt.Sprintf("Reading %s: %s.", name, err), Subject: fileRange}}
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/mod/sumdb/dirhash"
+
+	"github.com/agentform/agentform/internal/safefile"
 )
 
 // SHA256 returns "sha256:<hex>" of data.
@@ -20,9 +22,10 @@ func SHA256(data []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// SHA256File returns "sha256:<hex>" of a file's content.
+// SHA256File returns "sha256:<hex>" of a regular file's content, refusing
+// anything else (safefile.Open: a named pipe would block).
 func SHA256File(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return "", err
 	}
@@ -32,6 +35,17 @@ func SHA256File(path string) (string, error) {
 		return "", err
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// maxInputFile is the largest file of a tool's or skill's package that
+// resolution reads whole (package.json, pyproject.toml, uv.lock, a skill's
+// files): far above any real one, it stops a file that never ends.
+const maxInputFile = 256 << 20
+
+// readInput reads a package file, refusing what is not a regular file (a
+// named pipe would block) or is larger than maxInputFile.
+func readInput(path string) ([]byte, error) {
+	return safefile.Read(path, maxInputFile)
 }
 
 // BuildOutputDirs are directories left out of package hashes: installed
@@ -81,6 +95,10 @@ func packageFiles(root string) ([]string, error) {
 			}
 			if info.IsDir() {
 				return fmt.Errorf("%s is a symbolic link to a directory; packages may only link to files", filepath.ToSlash(rel))
+			}
+			if !info.Mode().IsRegular() {
+				// Reading a named pipe would wait for a writer.
+				return fmt.Errorf("%s is a symbolic link to a special file (a named pipe, a socket or a device); packages may only link to regular files", filepath.ToSlash(rel))
 			}
 		} else if !d.Type().IsRegular() {
 			return nil

@@ -210,7 +210,7 @@ func jsFindPackage(req Request, subject *hcl.Range) (*jsPackage, hcl.Diagnostics
 	pkg := &jsPackage{dir: dir, work: work, install: "npm install"}
 	pkg.rel = jsRel(work, dir)
 
-	raw, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	raw, err := readInput(filepath.Join(dir, "package.json"))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, jsError(subject, "Invalid javascript package",

@@ -43,7 +43,7 @@ func jsTsconfigConfined(pkgDir, path string) error {
 			return nil // esbuild reports the cycle
 		}
 		seen[real] = true
-		src, err := os.ReadFile(real)
+		src, err := readInput(real)
 		if err != nil {
 			return err
 		}

@@ -96,7 +96,7 @@ func ResolvePython(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics
 		interpreter = "embedded"
 	}
 	uvLockHash := ""
-	if data, err := os.ReadFile(filepath.Join(dir, "uv.lock")); err == nil {
+	if data, err := readInput(filepath.Join(dir, "uv.lock")); err == nil {
 		uvLockHash = SHA256(data)
 		diags = append(diags, checkUVLock(data, project, interpreter, py)...)
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -123,7 +123,7 @@ func ResolvePython(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics
 
 	outputs := make(map[string][]byte, len(files))
 	for _, f := range files {
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
+		data, err := readInput(filepath.Join(dir, filepath.FromSlash(f)))
 		if err != nil {
 			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read python package",
 				Detail: fmt.Sprintf("Reading %s in %q: %s.", f, py.Source.Value, err), Subject: srcRange})
@@ -172,7 +172,7 @@ func readPyproject(dir string, src manifest.String) (string, hcl.Diagnostics) {
 	fail := func(summary, format string, args ...any) (string, hcl.Diagnostics) {
 		return "", hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: src.Range.Ptr()}}
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "pyproject.toml"))
+	data, err := readInput(filepath.Join(dir, "pyproject.toml"))
 	if errors.Is(err, os.ErrNotExist) {
 		return fail("Missing pyproject.toml",
 			"There is no pyproject.toml in %q. A python tool's source is a Python package directory with a pyproject.toml; create one (for example with uv init --package) or point source at the package.", src.Value)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -156,7 +155,7 @@ func resolveSourceSkill(req SkillRequest) (*ResolvedSkill, hcl.Diagnostics) {
 	}
 	files := make(map[string][]byte, len(names))
 	for _, name := range names {
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+		b, err := readInput(filepath.Join(dir, filepath.FromSlash(name)))
 		if err != nil {
 			return fail("Cannot read skill", "agentform could not read %s of skill %q: %s.", path.Join(filepath.ToSlash(s.Source.Value), name), s.Name, err)
 		}

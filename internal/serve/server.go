@@ -100,7 +100,7 @@ func (e *OpenError) Error() string {
 // agent may call started (an mcp block connects upstream and checks the
 // locked digests now).
 func Open(ctx context.Context, path string, opts Options) (*Server, error) {
-	data, err := os.ReadFile(path)
+	data, err := artifact.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the artifact: %w", err)
 	}

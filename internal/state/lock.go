@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/agentform/agentform/internal/safefile"
 )
 
 // Why there is no force-unlock command: the lock is bbolt's flock on
@@ -121,7 +123,7 @@ func writeLockInfo(dir string, info *LockInfo) error {
 // readLockInfo returns the recorded lock info, or nil when there is none or
 // it does not decode (it is advisory: a bad file must not hide the LockError).
 func readLockInfo(dir string) *LockInfo {
-	data, err := os.ReadFile(filepath.Join(dir, LockInfoName))
+	data, err := safefile.Read(filepath.Join(dir, LockInfoName), 1<<20)
 	if err != nil {
 		return nil
 	}
