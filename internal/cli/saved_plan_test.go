@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,6 +76,35 @@ func TestSavedPlanShowJSON(t *testing.T) {
 	code, got, stderr := run(t, "", "-chdir="+dir, "show", "-json", "p")
 	if code != ExitOK || got != want {
 		t.Errorf("show -json p\ngot:  exit %d\n%s%s\nwant: plan -json's output\n%s", code, got, stderr, want)
+	}
+}
+
+// TestSavedPlanShowPrintable: the text of a plan file from elsewhere
+// (a CI artifact, edited) cannot drive the terminal through show.
+func TestSavedPlanShowPrintable(t *testing.T) {
+	dir := savedPlanWorkspace(t)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color", "-out=p"); code != ExitOK {
+		t.Fatalf("plan: exit %d\n%s", code, stderr)
+	}
+	path := filepath.Join(dir, "p")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved map[string]any
+	if err := json.Unmarshal(b, &saved); err != nil {
+		t.Fatal(err)
+	}
+	saved["text"] = "Plan: 1 to add\n\x1b]0;PWNED\x07\x1b[2J\tdone\n"
+	if b, err = json.Marshal(saved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, got, stderr := run(t, "", "-chdir="+dir, "show", "p")
+	if want := "Plan: 1 to add\n\\x1b]0;PWNED\\a\\x1b[2J\tdone\n"; code != ExitOK || got != want {
+		t.Errorf("show p\ngot:  exit %d\n%q%s\nwant: %q", code, got, stderr, want)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentform/agentform/internal/render"
 	"github.com/agentform/agentform/planner"
 )
 
@@ -63,7 +64,9 @@ func (c *ShowCommand) Run(args []string) int {
 			fmt.Fprintln(c.Stdout, doc.String())
 			return ExitOK
 		}
-		fmt.Fprint(c.Stdout, saved.Text)
+		// The text was written without color; a plan file from elsewhere
+		// (a CI artifact) cannot drive the terminal through it.
+		fmt.Fprint(c.Stdout, render.Printable(saved.Text))
 		return ExitOK
 	}
 	db, err := c.openState(true, *timeout, "show")

@@ -95,7 +95,7 @@ func writeDiagnostic(w io.Writer, diag *hcl.Diagnostic, files map[string]*hcl.Fi
 
 func writeSnippet(w io.Writer, rng *hcl.Range, file *hcl.File, masks []Span, color bool) {
 	if file == nil || file.Bytes == nil {
-		fmt.Fprintf(w, "\n  on %s line %d:\n", rng.Filename, rng.Start.Line)
+		fmt.Fprintf(w, "\n  on %s line %d:\n", PrintableName(rng.Filename), rng.Start.Line)
 		return
 	}
 	ctx := ""
@@ -104,7 +104,9 @@ func writeSnippet(w io.Writer, rng *hcl.Range, file *hcl.File, masks []Span, col
 			ctx = ", in " + s
 		}
 	}
-	fmt.Fprintf(w, "\n  on %s line %d%s:\n", rng.Filename, rng.Start.Line, ctx)
+	// A file name or a block label can hold a control character: the
+	// header cannot start a terminal sequence or a line of its own.
+	fmt.Fprintf(w, "\n  on %s line %d%s:\n", PrintableName(rng.Filename), rng.Start.Line, PrintableName(ctx))
 	writeLines(w, rng, file, masks, color)
 }
 

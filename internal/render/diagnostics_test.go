@@ -134,3 +134,19 @@ func TestDiagnosticsLongLine(t *testing.T) {
 		t.Errorf("caret does not line up:\n%s\n%s", text, caret)
 	}
 }
+
+// TestSnippetHeaderPrintable: a file name or block label with a control
+// character is escaped in the "on FILE line N, in BLOCK:" header, as the
+// line under it is.
+func TestSnippetHeaderPrintable(t *testing.T) {
+	name := "\x1b]0;PWN\x07e\nvil.acl"
+	rng := hcl.Range{Filename: name, Start: hcl.Pos{Line: 1, Column: 1, Byte: 0}, End: hcl.Pos{Line: 1, Column: 6, Byte: 5}}
+	for _, files := range []map[string]*hcl.File{nil, {name: {Bytes: []byte("bogus {}\n")}}} {
+		var out bytes.Buffer
+		Diagnostics(&out, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unsupported block type", Subject: &rng}}, files, nil, false)
+		got := out.String()
+		if strings.ContainsAny(got, "\x1b\x07") || !strings.Contains(got, `on \x1b]0;PWN\ae\nvil.acl line 1`) {
+			t.Errorf("got:\n%q\nwant: the file name escaped in the header", got)
+		}
+	}
+}
