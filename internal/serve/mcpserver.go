@@ -199,7 +199,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, se
 		}
 		session = "stdio-" + id.String()
 	}
-	s.opts.Logf("agentform: serving agent %q over stdio (session %s): %d tools", s.agent.Name, session, len(s.Allowed(s.held)))
+	s.logPlain("agentform: serving agent %q over stdio (session %s): %d tools", s.agent.Name, session, len(s.Allowed(s.held)))
 	inner, err := (&mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}).Connect(ctx)
 	if err != nil {
 		return err
@@ -298,14 +298,14 @@ func (s *Server) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
-		s.opts.Logf("Warning: listening on %s, which is not a loopback address: anyone who can reach it can call the agent's tools", ln.Addr())
+		s.logPlain("Warning: listening on %s, which is not a loopback address: anyone who can reach it can call the agent's tools", ln.Addr())
 	}
 	h := s.Handler()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	mux.Handle("/", h)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	s.opts.Logf("agentform: serving agent %q at http://%s/mcp: %d tools", s.agent.Name, ln.Addr(), len(s.Allowed(s.held)))
+	s.logPlain("agentform: serving agent %q at http://%s/mcp: %d tools", s.agent.Name, ln.Addr(), len(s.Allowed(s.held)))
 	if ready != nil {
 		ready(ln.Addr())
 	}

@@ -71,6 +71,11 @@ type Server struct {
 	lockedWarning sync.Once
 	// scrubber removes resolved runtime values from error texts.
 	scrubber *scrubber
+	// logPlain writes a line made only of what the operator gave and the
+	// artifact's names (the banner, the listen address), unscrubbed: a
+	// runtime value such as "http://127.0.0.1:1" turned the banner's
+	// address into "(value of URL)8940/mcp".
+	logPlain func(format string, args ...any)
 
 	mu        sync.Mutex
 	executors map[string]Executor // by block address
@@ -160,6 +165,7 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 	}
 	s.scrubber = newScrubber(env, agent.Runtime)
 	logf := opts.Logf
+	s.logPlain = func(format string, args ...any) { logf("%s", fmt.Sprintf(format, args...)) }
 	s.opts.Logf = func(format string, args ...any) { logf("%s", s.scrubber.text(fmt.Sprintf(format, args...))) }
 	s.host = &Host{Agent: agent, Files: files, Env: env, Logf: s.opts.Logf, Withdraw: s.withdraw}
 	var problems []string
