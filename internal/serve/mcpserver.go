@@ -228,6 +228,10 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, se
 		}
 		return fmt.Errorf("%d %s still unanswered %s after the end of input", n, what, stdioDrainTimeout)
 	}
+	if bad := conn.BadInput(); bad != nil {
+		// The SDK's reader cannot go on past a line that is not JSON.
+		return fmt.Errorf("standard input is not JSON-RPC: %s; serve answers one JSON message per line", bad)
+	}
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

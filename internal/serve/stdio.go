@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -53,6 +54,9 @@ type drainConn struct {
 	// unanswered is the number of requests still unanswered when the
 	// drain ran out (0 unless it did).
 	unanswered int
+	// badInput is the error of a line that is not JSON, which ended the
+	// session.
+	badInput error
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -90,6 +94,12 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err != nil {
 		// The end of input, or input the SDK cannot read on (either ends
 		// the session): answer what was read first.
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			c.mu.Lock()
+			c.badInput = err
+			c.mu.Unlock()
+		}
 		c.drain()
 		return nil, err
 	}
@@ -173,6 +183,14 @@ func (c *drainConn) Unanswered() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.unanswered
+}
+
+// BadInput is the error of the line that was not JSON, if one ended the
+// session.
+func (c *drainConn) BadInput() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.badInput
 }
 
 // Close implements mcp.Connection.

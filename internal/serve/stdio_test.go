@@ -303,3 +303,23 @@ func TestDrainConnWaitsFor(t *testing.T) {
 		t.Errorf("Unanswered: %d, want 0", n)
 	}
 }
+
+// TestServeStdioBadInput: a line that is not JSON ends the session (the
+// SDK's reader cannot go on past it) after the requests before it are
+// answered, with an error that says what was wrong with the input.
+func TestServeStdioBadInput(t *testing.T) {
+	s := stdioServer(t)
+	in := strings.NewReader(stdioRequests(`{"name":"echo","arguments":{"text":"hi"}}`) + "{\"jsonrpc\": oops\n" + `{"jsonrpc":"2.0","id":9,"method":"tools/list"}` + "\n")
+	var out syncBuffer
+	err := s.ServeStdio(context.Background(), in, &out, "bad")
+	want := "standard input is not JSON-RPC: invalid character 'o' looking for beginning of value; serve answers one JSON message per line"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got: %v\nwant: %s", err, want)
+	}
+	replies := stdioReplies(t, out.String())
+	for id, text := range map[float64]string{1: "result", 2: "result", 3: "hi"} {
+		if replies[id] != text {
+			t.Errorf("reply %v: got %q, want %q\noutput:\n%s", id, replies[id], text, out.String())
+		}
+	}
+}
