@@ -29,11 +29,45 @@ func WriteUnsynced(path string, data []byte, perm os.FileMode) error {
 	return write(path, data, perm, false)
 }
 
+// WriteThrough is Write for rewriting a file in place, the way gofmt and
+// terraform fmt do: an existing file keeps its mode (perm is only that of
+// a new file), and when path is a symbolic link the file it leads to is
+// replaced, with the temporary file created and renamed in that file's
+// directory, so the link stays a link and the rename is as atomic as
+// Write's. (Write would rename over the link and leave its target as it
+// was.) A link that leads to no file is an error.
+func WriteThrough(path string, data []byte, perm os.FileMode) error {
+	info, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Write(path, data, perm)
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, bare(err))
+	}
+	if info.Mode()&fs.ModeSymlink == 0 {
+		return Write(path, data, info.Mode().Perm())
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("writing %s: cannot follow the symbolic link: %w", path, bare(err))
+	}
+	tinfo, err := os.Stat(target)
+	if err != nil {
+		return fmt.Errorf("writing %s (through the symbolic link %s): %w", target, path, bare(err))
+	}
+	return writeAs(target, target+" (through the symbolic link "+path+")", data, tinfo.Mode().Perm(), true)
+}
+
 func write(path string, data []byte, perm os.FileMode, sync bool) error {
+	return writeAs(path, path, data, perm, sync)
+}
+
+// writeAs writes path, naming it name in its errors.
+func writeAs(path, name string, data []byte, perm os.FileMode, sync bool) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("writing %s: cannot create a file in %s: %w", path, dir, bare(err))
+		return fmt.Errorf("writing %s: cannot create a file in %s: %w", name, dir, bare(err))
 	}
 	done := false
 	defer func() {
@@ -43,25 +77,25 @@ func write(path string, data []byte, perm os.FileMode, sync bool) error {
 		}
 	}()
 	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", path, bare(err))
+		return fmt.Errorf("writing %s: %w", name, bare(err))
 	}
 	if err := tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("writing %s: %w", path, bare(err))
+		return fmt.Errorf("writing %s: %w", name, bare(err))
 	}
 	if sync {
 		if err := tmp.Sync(); err != nil {
-			return fmt.Errorf("writing %s: %w", path, bare(err))
+			return fmt.Errorf("writing %s: %w", name, bare(err))
 		}
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, bare(err))
+		return fmt.Errorf("writing %s: %w", name, bare(err))
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
 			// The rename's own error says "file exists".
-			return fmt.Errorf("writing %s: it is a directory; name a file, or move the directory away", path)
+			return fmt.Errorf("writing %s: it is a directory; name a file, or move the directory away", name)
 		}
-		return fmt.Errorf("writing %s: %w", path, bare(err))
+		return fmt.Errorf("writing %s: %w", name, bare(err))
 	}
 	done = true
 	if !sync {

@@ -68,3 +68,73 @@ func TestWriteOverDirectory(t *testing.T) {
 		t.Errorf("got %v\nwant: only the directory, no temporary left", entries)
 	}
 }
+
+// TestWriteThrough: a symbolic link (here a chain of two, the first
+// relative, into another directory) is written through: its target gets
+// the data and keeps its mode, the links stay links, and neither directory
+// keeps a temporary file. A file that is no link keeps its mode too, a new
+// file gets perm, and a link that leads nowhere is an error that names it.
+func TestWriteThrough(t *testing.T) {
+	dir, ext := t.TempDir(), t.TempDir()
+	target := filepath.Join(ext, "shared.acl")
+	if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	middle := filepath.Join(ext, "middle.acl")
+	link := filepath.Join(dir, "agent.acl")
+	if err := os.Symlink("shared.acl", middle); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	if err := os.Symlink(middle, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteThrough(link, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{link, middle} {
+		if info, err := os.Lstat(l); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+			t.Errorf("%s: got %v, %v\nwant: still a symbolic link", l, info.Mode(), err)
+		}
+	}
+	if got, _ := os.ReadFile(target); string(got) != "new" {
+		t.Errorf("target got: %q\nwant: %q", got, "new")
+	}
+	if info, _ := os.Stat(target); info.Mode().Perm() != 0o600 {
+		t.Errorf("target got mode %v\nwant: 0600 kept", info.Mode().Perm())
+	}
+	for d, n := range map[string]int{dir: 1, ext: 2} {
+		if entries, _ := os.ReadDir(d); len(entries) != n {
+			t.Errorf("%s got %v\nwant: %d entries, no temporary left", d, entries, n)
+		}
+	}
+
+	plain := filepath.Join(dir, "plain.acl")
+	if err := os.WriteFile(plain, []byte("old"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteThrough(plain, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := os.Stat(plain); info.Mode().Perm() != 0o640 {
+		t.Errorf("plain file got mode %v\nwant: 0640 kept", info.Mode().Perm())
+	}
+	fresh := filepath.Join(dir, "fresh.acl")
+	if err := WriteThrough(fresh, []byte("new"), 0o604); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := os.Stat(fresh); info.Mode().Perm() != 0o604 {
+		t.Errorf("new file got mode %v\nwant: 0604", info.Mode().Perm())
+	}
+
+	dangling := filepath.Join(dir, "dangling.acl")
+	if err := os.Symlink(filepath.Join(ext, "gone.acl"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteThrough(dangling, []byte("new"), 0o644)
+	if want := "writing " + dangling + ": cannot follow the symbolic link: no such file or directory"; err == nil || err.Error() != want {
+		t.Errorf("dangling link got: %v\nwant: %s", err, want)
+	}
+	if _, err := os.Lstat(filepath.Join(ext, "gone.acl")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a dangling link's target got created: %v", err)
+	}
+}
