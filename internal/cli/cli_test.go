@@ -413,6 +413,65 @@ func TestFmtRecursive(t *testing.T) {
 	}
 }
 
+// TestFmtSymlinks: fmt formats the files manifest.Load reads, a symbolic
+// link to a manifest file included (and a dot file, which the loader
+// skips, not), in a workspace directory that may itself be a link. A file
+// reached through a link is written through it, as gofmt and terraform
+// fmt do: the target is formatted and keeps its mode, the link stays a
+// link, and no temporary file is left in either directory.
+func TestFmtSymlinks(t *testing.T) {
+	root, ext := t.TempDir(), t.TempDir()
+	ws := filepath.Join(root, "ws")
+	must(t, os.Mkdir(ws, 0o755))
+	target := filepath.Join(ext, "shared.acl")
+	link := filepath.Join(ws, "agent.acl")
+	if err := os.Symlink(target, link); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	must(t, os.Symlink("ws", filepath.Join(root, "wslink")))
+	draft := filepath.Join(ws, ".draft.acl")
+	must(t, os.WriteFile(draft, []byte(unformatted), 0o644))
+
+	check := func(what string) {
+		t.Helper()
+		if info, err := os.Lstat(link); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+			t.Errorf("%s: agent.acl got %v, %v\nwant: still a symbolic link", what, info.Mode(), err)
+		}
+		if b, _ := os.ReadFile(target); string(b) != formatted {
+			t.Errorf("%s: the link's target got:\n%s\nwant:\n%s", what, b, formatted)
+		}
+		if info, _ := os.Stat(target); info.Mode().Perm() != 0o600 {
+			t.Errorf("%s: the link's target got mode %v\nwant: 0600 kept", what, info.Mode().Perm())
+		}
+		if entries, _ := os.ReadDir(ext); len(entries) != 1 {
+			t.Errorf("%s: %s holds %v\nwant: only shared.acl, no temporary left", what, ext, entries)
+		}
+		if b, _ := os.ReadFile(draft); string(b) != unformatted {
+			t.Errorf("%s: fmt formatted .draft.acl, which is no part of the workspace", what)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		list string
+	}{
+		{[]string{"-chdir=" + ws, "fmt"}, "agent.acl\n"},
+		{[]string{"-chdir=" + ws, "fmt", "agent.acl"}, "agent.acl\n"},
+		{[]string{"-chdir=" + filepath.Join(root, "wslink"), "fmt"}, "agent.acl\n"},
+		// A link to a directory is not followed.
+		{[]string{"-chdir=" + root, "fmt", "-recursive"}, filepath.Join("ws", "agent.acl") + "\n"},
+	} {
+		what := strings.Join(tc.args[1:], " ")
+		must(t, os.WriteFile(target, []byte(unformatted), 0o600))
+		if code, stdout, stderr := run(t, "", append(tc.args, "-check")...); code != ExitUnformatted || stdout != tc.list {
+			t.Errorf("%s -check got: exit %d\n%s%s\nwant: exit 3\n%s", what, code, stdout, stderr, tc.list)
+		}
+		if code, stdout, stderr := run(t, "", tc.args...); code != ExitOK || stdout != tc.list {
+			t.Errorf("%s got: exit %d\n%s%s\nwant: exit 0\n%s", what, code, stdout, stderr, tc.list)
+		}
+		check(what)
+	}
+}
+
 func TestVersion(t *testing.T) {
 	code, stdout, _ := run(t, "", "version")
 	if code != ExitOK || !strings.HasPrefix(stdout, "agentform v") {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"github.com/agentform/agentform/internal/safefile"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,9 +36,12 @@ Usage: agentform [-chdir=DIR] fmt [options] [TARGET ...]
   of "=", spacing). Formatting never changes what a manifest means. A file
   with a syntax error is reported and left untouched.
 
-  TARGET is a file or directory (default: the workspace directory). With
-  "-" as the only target, fmt reads stdin and writes the result to stdout.
-  *.acl.json files are not reformatted.
+  TARGET is a file or directory (default: the workspace directory). In a
+  directory fmt formats the *.acl files validate and plan load there,
+  symbolic links included and dot files not. A file that is a symbolic
+  link is rewritten where the link leads, keeping its mode; the link
+  stays a link. With "-" as the only target, fmt reads stdin and writes
+  the result to stdout. *.acl.json files are not reformatted.
 
 Options:
 
@@ -134,27 +136,44 @@ func (c *FmtCommand) display(path string) string {
 	return path
 }
 
+// manifestFilesUnder lists the *.acl files fmt formats in the directory
+// root, and with recursive in its subdirectories (not through symbolic
+// links to directories): in each directory, the *.acl files manifest.Load
+// reads there (manifest.ManifestFiles, symbolic links included), so that
+// fmt formats the workspace validate and plan load. root itself may be a
+// symbolic link, as a workspace directory may.
 func manifestFilesUnder(root string, recursive bool) ([]string, error) {
 	var out []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		names, err := manifest.ManifestFiles(dir)
 		if err != nil {
 			return err
 		}
-		if d.IsDir() {
-			if path == root {
-				return nil
+		for _, name := range names {
+			if strings.HasSuffix(name, manifest.SuffixNative) {
+				out = append(out, filepath.Join(dir, name))
 			}
-			name := d.Name()
-			if !recursive || strings.HasPrefix(name, ".") || name == "node_modules" || name == "dist" {
-				return filepath.SkipDir
-			}
+		}
+		if !recursive {
 			return nil
 		}
-		if d.Type().IsRegular() && strings.HasSuffix(d.Name(), manifest.SuffixNative) {
-			out = append(out, path)
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if !e.IsDir() || strings.HasPrefix(name, ".") || name == "node_modules" || name == "dist" {
+				continue
+			}
+			if err := walk(filepath.Join(dir, name)); err != nil {
+				return err
+			}
 		}
 		return nil
-	})
+	}
+	err := walk(root)
 	sort.Strings(out)
 	return out, err
 }
@@ -193,7 +212,8 @@ func (c *FmtCommand) formatFile(path string, write, diff bool) (bool, error) {
 		fmt.Fprint(c.Stdout, udiff.Unified("old/"+filepath.ToSlash(name), "new/"+filepath.ToSlash(name), string(src), string(out)))
 	}
 	if write {
-		if err := writeFileAtomic(path, out); err != nil {
+		// Through a symbolic link to its target, as manifest.Load read it.
+		if err := safefile.WriteThrough(path, out, 0o644); err != nil {
 			fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 			return true, err
 		}
