@@ -304,7 +304,7 @@ func TestInitScaffoldsAValidWorkspace(t *testing.T) {
 	for _, tc := range []struct{ arg, want string }{
 		{file, "is a file; init creates a workspace in a directory"},
 		{filepath.Join(dir, "other.acl"), "looks like a manifest file; init takes a directory"},
-		{filepath.Join(file, "sub"), "cannot create the workspace directory " + filepath.Join(file, "sub") + " (" + file + ": not a directory)"},
+		{filepath.Join(file, "sub"), "Error: " + file + " is not a directory, but init needs a directory there.\ninit changed nothing.\n"},
 	} {
 		code, _, stderr := run(t, "", "init", tc.arg)
 		if code != ExitError || !strings.Contains(stderr, tc.want) {
@@ -313,6 +313,70 @@ func TestInitScaffoldsAValidWorkspace(t *testing.T) {
 	}
 	if snapshot(t, dir) != before {
 		t.Errorf("a refused init changed the directory")
+	}
+}
+
+// TestInitChecksEverythingFirst: init finds every reason it cannot make
+// the workspace before it writes anything, names the path of each, and
+// changes nothing: a file where it needs a directory (inside the
+// workspace, where creating the directory would have failed after
+// agent.acl was written), a symbolic link that leads nowhere, a file it
+// would write, and a manifest file the directory already has (the new
+// agent.acl would be merged with it, and the workspace need not
+// validate). Once the conflict is gone, init works.
+func TestInitChecksEverythingFirst(t *testing.T) {
+	quickstartManifest, err := os.ReadFile(filepath.Join(quickstart, "agent.acl"))
+	must(t, err)
+	for _, tc := range []struct {
+		name   string
+		setup  func(dir string) error
+		want   string
+		remove string
+	}{
+		{"file where a directory goes", func(dir string) error {
+			must(t, os.MkdirAll(filepath.Join(dir, "tools"), 0o755))
+			return os.WriteFile(filepath.Join(dir, "tools", "greet"), nil, 0o644)
+		}, "Error: {dir}/tools/greet is not a directory, but init needs a directory there.\ninit changed nothing.\n", "tools/greet"},
+		{"link that leads nowhere", func(dir string) error {
+			return os.Symlink("nowhere", filepath.Join(dir, "skills"))
+		}, "Error: {dir}/skills is a symbolic link that leads nowhere, but init needs a directory there.\ninit changed nothing.\n", "skills"},
+		{"a file init writes", func(dir string) error {
+			must(t, os.MkdirAll(filepath.Join(dir, "tools", "greet"), 0o755))
+			return os.WriteFile(filepath.Join(dir, "tools", "greet", "index.ts"), nil, 0o644)
+		}, "Error: {dir} already has tools/greet/index.ts: init never overwrites; remove it or run init in an empty directory.\ninit changed nothing.\n", "tools/greet/index.ts"},
+		{"a manifest", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "main.acl"), quickstartManifest, 0o644)
+		}, "Error: {dir} already has the manifest file main.acl, and every *.acl and *.acl.json file of a directory belongs to its workspace: init's agent.acl would be merged with it; run init in a directory without manifest files.\ninit changed nothing.\n", "main.acl"},
+		{"JSON manifests", func(dir string) error {
+			must(t, os.WriteFile(filepath.Join(dir, "a.acl.json"), []byte("{}"), 0o644))
+			return os.WriteFile(filepath.Join(dir, "b.acl"), nil, 0o644)
+		}, "Error: {dir} already has the manifest files a.acl.json, b.acl, and every *.acl and *.acl.json file of a directory belongs to its workspace: init's agent.acl would be merged with them; run init in a directory without manifest files.\ninit changed nothing.\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "ws")
+			must(t, os.Mkdir(dir, 0o755))
+			if err := tc.setup(dir); err != nil {
+				t.Skip("cannot set up:", err)
+			}
+			before := snapshot(t, dir)
+			code, stdout, stderr := run(t, "", "init", dir)
+			if want := strings.ReplaceAll(tc.want, "{dir}", dir); code != ExitError || stderr != want {
+				t.Errorf("got: exit %d\n%s%s\nwant: exit 1\n%s", code, stdout, stderr, want)
+			}
+			if snapshot(t, dir) != before {
+				t.Errorf("a refused init changed the directory:\n%s\nwas:\n%s", snapshot(t, dir), before)
+			}
+			if tc.remove == "" {
+				return
+			}
+			must(t, os.Remove(filepath.Join(dir, tc.remove)))
+			if code, _, stderr := run(t, "", "init", dir); code != ExitOK {
+				t.Fatalf("init once %s is removed got: exit %d\n%s\nwant: exit 0", tc.remove, code, stderr)
+			}
+			if code, _, stderr := run(t, "", "-chdir="+dir, "validate"); code != ExitOK {
+				t.Errorf("the workspace does not validate:\n%s", stderr)
+			}
+		})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -34,8 +35,11 @@ Usage: agentform [-chdir=DIR] init [options] [DIR]
   with one agent, a TypeScript tool package (tools/greet), a skill
   (skills/greeting) and a .gitignore. The new workspace validates as is.
 
-  init never overwrites: when any of these files exists it changes
-  nothing and says which.
+  init checks everything before it writes: when any of these files
+  exists (init never overwrites), when DIR already has manifest files
+  (*.acl, *.acl.json: agent.acl would be merged with them), or when a
+  path where init needs a directory is none, it changes nothing and says
+  which.
 
 Options:
 
@@ -90,26 +94,22 @@ func (c *InitCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
 		return ExitError
 	}
-	var existing []string
-	for _, f := range files {
-		if _, err := os.Lstat(filepath.Join(dir, f.path)); err == nil {
-			existing = append(existing, f.path)
+	mkdirs, conflicts := checkInitTarget(dir, files)
+	if len(conflicts) > 0 {
+		for _, m := range conflicts {
+			fmt.Fprintf(c.Stderr, "Error: %s.\n", m)
 		}
-	}
-	if len(existing) > 0 {
-		fmt.Fprintf(c.Stderr, "Error: %s already has %s; init changed nothing.\nRemove them or run init in an empty directory.\n", dir, strings.Join(existing, ", "))
+		fmt.Fprintf(c.Stderr, "init changed nothing.\n")
 		return ExitError
+	}
+	for _, d := range mkdirs {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			fmt.Fprintf(c.Stderr, "Error: cannot create the workspace directory %s (%s).\n", d, bareErr(err))
+			return ExitError
+		}
 	}
 	for _, f := range files {
 		p := filepath.Join(dir, f.path)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = fmt.Errorf("%s: %w", pe.Path, pe.Err)
-			}
-			fmt.Fprintf(c.Stderr, "Error: cannot create the workspace directory %s (%s).\n", filepath.Dir(p), err)
-			return ExitError
-		}
 		if err := writeFileAtomic(p, f.data); err != nil {
 			fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 			return ExitError
@@ -122,6 +122,124 @@ func (c *InitCommand) Run(args []string) int {
 	d := shellWord(dir)
 	fmt.Fprintf(c.Stdout, "\nNext: \"agentform -chdir=%s validate\" to check it, then \"agentform -chdir=%s plan\".\n", d, d)
 	return ExitOK
+}
+
+// checkInitTarget finds, before init writes anything, every reason it
+// cannot write files in dir: a file that exists (init never overwrites),
+// a manifest file dir already has (the workspace is every manifest file
+// of the directory, so the new agent.acl would be merged with it), a path
+// where init needs a directory that is none, and a path that cannot be
+// inspected. Without one, it returns the directories init must create,
+// parents first.
+func checkInitTarget(dir string, files []scaffoldFile) (mkdirs, conflicts []string) {
+	dir = filepath.Clean(dir)
+	// state of each directory init needs: "ok" (exists), "missing" or
+	// "bad" (a conflict, reported once: nothing below it is checked).
+	state := map[string]string{}
+	need := func(p string) {
+		parent := filepath.Dir(p)
+		if s, known := state[parent]; known && s != "ok" {
+			state[p] = s
+			if s == "missing" {
+				mkdirs = append(mkdirs, p)
+			}
+			return
+		}
+		info, err := os.Stat(p)
+		switch {
+		case err == nil && info.IsDir():
+			state[p] = "ok"
+		case err == nil:
+			state[p] = "bad"
+			conflicts = append(conflicts, fmt.Sprintf("%s is not a directory, but init needs a directory there", p))
+		case errors.Is(err, fs.ErrNotExist):
+			if _, lerr := os.Lstat(p); lerr == nil {
+				state[p] = "bad"
+				conflicts = append(conflicts, fmt.Sprintf("%s is a symbolic link that leads nowhere, but init needs a directory there", p))
+				return
+			}
+			state[p] = "missing"
+			mkdirs = append(mkdirs, p)
+		default:
+			state[p] = "bad"
+			conflicts = append(conflicts, fmt.Sprintf("cannot inspect %s, where init needs a directory (%s)", p, bareErr(err)))
+		}
+	}
+	// dir and the directories above it, outermost first.
+	var up []string
+	for p := dir; ; p = filepath.Dir(p) {
+		up = append(up, p)
+		if filepath.Dir(p) == p || filepath.Dir(p) == "." {
+			break
+		}
+	}
+	for i := len(up) - 1; i >= 0; i-- {
+		need(up[i])
+	}
+	// The directories inside dir, parents first (sorted paths put a
+	// directory before what it holds).
+	var sub []string
+	for _, f := range files {
+		for d := path.Dir(f.path); d != "."; d = path.Dir(d) {
+			if !slices.Contains(sub, d) {
+				sub = append(sub, d)
+			}
+		}
+	}
+	slices.Sort(sub)
+	for _, d := range sub {
+		need(filepath.Join(dir, filepath.FromSlash(d)))
+	}
+
+	var existing []string
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f.path))
+		if state[filepath.Dir(p)] != "ok" {
+			continue
+		}
+		_, err := os.Lstat(p)
+		switch {
+		case err == nil:
+			existing = append(existing, f.path)
+		case !errors.Is(err, fs.ErrNotExist):
+			conflicts = append(conflicts, fmt.Sprintf("cannot inspect %s, where init writes a file (%s)", p, bareErr(err)))
+		}
+	}
+	if len(existing) > 0 {
+		conflicts = append(conflicts, fmt.Sprintf("%s already has %s: init never overwrites; remove %s or run init in an empty directory", dir, strings.Join(existing, ", "), itThem(len(existing))))
+	}
+	if state[dir] == "ok" {
+		names, err := manifest.ManifestFiles(dir)
+		if err != nil {
+			conflicts = append(conflicts, fmt.Sprintf("cannot list the manifest files of %s (%s)", dir, bareErr(err)))
+		}
+		names = slices.DeleteFunc(names, func(n string) bool { return slices.Contains(existing, n) })
+		if len(names) > 0 {
+			what := "the manifest file " + names[0]
+			if len(names) > 1 {
+				what = "the manifest files " + strings.Join(names, ", ")
+			}
+			conflicts = append(conflicts, fmt.Sprintf("%s already has %s, and every *.acl and *.acl.json file of a directory belongs to its workspace: init's agent.acl would be merged with %s; run init in a directory without manifest files", dir, what, itThem(len(names))))
+		}
+	}
+	return mkdirs, conflicts
+}
+
+func itThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+// bareErr is the system's reason of a file system error, without the
+// path the message around it already names.
+func bareErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // shellWord quotes s for a POSIX shell when it holds anything but
