@@ -68,6 +68,36 @@ func snapshot(t *testing.T, dir string) string {
 	return b.String()
 }
 
+// tree renders every path, mode and content under dir, as snapshot does
+// but without modification times, which creating and removing entries
+// changes in a directory.
+func tree(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %v\n", path, info.Mode())
+		if d.Type().IsRegular() {
+			content, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&b, "%q\n", content)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 func TestHelpOnEveryCommand(t *testing.T) {
 	for _, cmd := range []string{"fmt", "init", "validate", "version"} {
 		t.Run(cmd, func(t *testing.T) {
@@ -377,6 +407,33 @@ func TestInitChecksEverythingFirst(t *testing.T) {
 				t.Errorf("the workspace does not validate:\n%s", stderr)
 			}
 		})
+	}
+}
+
+// TestInitUndoesAFailedWrite: when a write fails after init has created
+// files and directories (here a directory that was already there refuses
+// new files), init removes what it created, and only that, so the
+// directory is as it was and init works once the cause is gone.
+func TestInitUndoesAFailedWrite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ws")
+	greeting := filepath.Join(dir, "skills", "greeting")
+	must(t, os.MkdirAll(greeting, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644))
+	writable := makeReadOnly(t, greeting)
+	before := tree(t, dir)
+	// tools/ and tools/greet are created, and .gitignore and agent.acl
+	// written, before skills/greeting/SKILL.md fails.
+	code, stdout, stderr := run(t, "", "init", dir)
+	want := "Error: writing " + filepath.Join(greeting, "SKILL.md") + ": cannot create a file in " + greeting + ": "
+	if code != ExitError || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, "init removed what it had created; "+dir+" is as it was.\n") {
+		t.Errorf("got: exit %d\n%s%s\nwant: exit 1\n%s...", code, stdout, stderr, want)
+	}
+	if got := tree(t, dir); got != before {
+		t.Errorf("a failed init left:\n%s\nwant: the directory as it was:\n%s", got, before)
+	}
+	writable()
+	if code, _, stderr := run(t, "", "init", dir); code != ExitOK {
+		t.Fatalf("init again got: exit %d\n%s\nwant: exit 0", code, stderr)
 	}
 }
 

@@ -39,7 +39,8 @@ Usage: agentform [-chdir=DIR] init [options] [DIR]
   exists (init never overwrites), when DIR already has manifest files
   (*.acl, *.acl.json: agent.acl would be merged with them), or when a
   path where init needs a directory is none, it changes nothing and says
-  which.
+  which. If a write still fails midway (a full disk, a directory that
+  refuses new files), init removes the files and directories it created.
 
 Options:
 
@@ -102,18 +103,34 @@ func (c *InitCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stderr, "init changed nothing.\n")
 		return ExitError
 	}
-	for _, d := range mkdirs {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			fmt.Fprintf(c.Stderr, "Error: cannot create the workspace directory %s (%s).\n", d, bareErr(err))
+	// Everything init makes is recorded, so that a write failing midway
+	// (a full disk, a directory that refuses new files) removes it all
+	// again, and nothing that was there before: a re-run then starts
+	// from where this one did.
+	var made []string
+	fail := func(err error) int {
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+		if undone := undoInit(made); len(undone) > 0 {
+			for _, m := range undone {
+				fmt.Fprintf(c.Stderr, "Error: %s.\n", m)
+			}
 			return ExitError
 		}
+		fmt.Fprintf(c.Stderr, "init removed what it had created; %s is as it was.\n", dir)
+		return ExitError
+	}
+	for _, d := range mkdirs {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return fail(fmt.Errorf("cannot create the workspace directory %s (%w)", d, bareErr(err)))
+		}
+		made = append(made, d)
 	}
 	for _, f := range files {
 		p := filepath.Join(dir, f.path)
 		if err := writeFileAtomic(p, f.data); err != nil {
-			fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
-			return ExitError
+			return fail(err)
 		}
+		made = append(made, p)
 	}
 	fmt.Fprintf(c.Stdout, "agentform has created a workspace for agent %q in %s:\n\n", name, dir)
 	for _, f := range files {
@@ -230,6 +247,19 @@ func itThem(n int) string {
 		return "it"
 	}
 	return "them"
+}
+
+// undoInit removes what a failed init made, newest first, and returns
+// what it could not remove. A directory that holds something init did
+// not put there is not empty, and stays.
+func undoInit(made []string) []string {
+	var failed []string
+	for i := len(made) - 1; i >= 0; i-- {
+		if err := os.Remove(made[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			failed = append(failed, fmt.Sprintf("init created %s and cannot remove it (%s); remove it before running init again", made[i], bareErr(err)))
+		}
+	}
+	return failed
 }
 
 // bareErr is the system's reason of a file system error, without the
