@@ -512,7 +512,7 @@ func (p *Plan) fillTool(at *artifact.Tool, t *manifest.Tool, rt RegisteredTool, 
 
 func a2aOperation(block, name string) string {
 	for _, op := range A2AOperations {
-		if name == fmt.Sprintf("a2a_%s_%s", block, op) {
+		if name == manifest.A2AToolName(block, op) {
 			return op
 		}
 	}

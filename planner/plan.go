@@ -304,40 +304,45 @@ func New(ctx context.Context, cfg *manifest.Config, opts Options) *Plan {
 
 func (p *Plan) registerTools(cfg *manifest.Config, ws *resolve.Workspace) []RegisteredTool {
 	var tools []RegisteredTool
-	owner := map[string]hcl.Range{}
-	add := func(rt RegisteredTool, rng hcl.Range) {
-		if prev, dup := owner[rt.Name]; dup {
-			p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate registered tool",
-				Detail:   fmt.Sprintf("This block registers a tool named %q, which is already registered by the block at %s. Rename one of the blocks.", rt.Name, prev),
-				Subject:  rng.Ptr(),
-			})
+	type owner struct {
+		at hcl.Range
+		// static is set for names that follow from the manifest alone
+		// (manifest.StaticToolNames, the skill tools).
+		static bool
+	}
+	owners := map[string]owner{}
+	add := func(rt RegisteredTool, at hcl.Range, static bool) {
+		if prev, dup := owners[rt.Name]; dup {
+			// Two static names are manifest.Load's to report, and a
+			// manifest with errors is never planned: only a name an mcp
+			// block adds is this plan's.
+			if !prev.static || !static {
+				p.Diagnostics = append(p.Diagnostics, manifest.DuplicateToolDiagnostic(rt.Name, prev.at, at))
+			}
 			return
 		}
-		owner[rt.Name] = rng
+		owners[rt.Name] = owner{at: at, static: static}
 		tools = append(tools, rt)
 	}
 	for _, t := range cfg.Tools {
+		static := t.Kind != manifest.KindMCP
 		if t.Enabled.Known() && !t.Enabled.Value {
 			for _, rt := range staticTools(t) {
 				rt.Enabled = false
-				add(rt, t.DeclRange)
+				add(rt, t.DeclRange, static)
 			}
 			continue
 		}
 		for _, rt := range resolvedTools(t, ws) {
 			rt.Enabled = true
 			rt.RuntimeEnabled = !t.Enabled.Known()
-			add(rt, t.DeclRange)
+			add(rt, t.DeclRange, static)
 		}
 	}
 	if len(cfg.Skills) > 0 {
-		rng := cfg.Skills[0].DeclRange
-		for _, name := range []string{"describe_skill", "get_skill", "list_skills", "read_skill_file"} {
-			add(RegisteredTool{Name: name, Block: "skills", Kind: "skill", Requires: []string{"skills"}, Enabled: true, Resolved: true}, rng)
+		for _, st := range manifest.SkillTools {
+			add(RegisteredTool{Name: st.Name, Block: "skills", Kind: "skill", Requires: []string{st.Requires}, Enabled: true, Resolved: true}, cfg.Skills[0].DeclRange, true)
 		}
-		add(RegisteredTool{Name: "run_skill_script", Block: "skills", Kind: "skill", Requires: []string{"skills::execute"}, Enabled: true, Resolved: true}, rng)
 	}
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	return tools
@@ -370,23 +375,24 @@ func resolvedTools(t *manifest.Tool, ws *resolve.Workspace) []RegisteredTool {
 }
 
 // A2AOperations are the four registered tools of an a2a block, in order.
-var A2AOperations = []string{"send", "stream", "get_task", "cancel_task"}
+var A2AOperations = manifest.A2AOperations
 
+// staticTools returns a tool block's registered tools from the manifest
+// alone (manifest.StaticToolNames): an mcp block is one column named after
+// it, unresolved.
 func staticTools(t *manifest.Tool) []RegisteredTool {
 	base := RegisteredTool{Name: t.Name, Block: "tool." + t.Name, Kind: t.Kind, Requires: normTags(t.Capabilities.Values), Resolved: true, Description: t.Description.Value}
-	switch t.Kind {
-	case manifest.KindA2A:
-		out := make([]RegisteredTool, 0, len(A2AOperations))
-		for _, op := range A2AOperations {
-			rt := base
-			rt.Name = fmt.Sprintf("a2a_%s_%s", t.Name, op)
-			out = append(out, rt)
-		}
-		return out
-	case manifest.KindMCP:
+	if t.Kind == manifest.KindMCP {
 		base.Resolved = false
+		return []RegisteredTool{base}
 	}
-	return []RegisteredTool{base}
+	names := manifest.StaticToolNames(t)
+	out := make([]RegisteredTool, len(names))
+	for i, name := range names {
+		out[i] = base
+		out[i].Name = name
+	}
+	return out
 }
 
 func normTags(tags []string) []string {

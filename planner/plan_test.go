@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentform/agentform/internal/capability"
 	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/resolve"
 )
 
 func planDir(t testing.TB, dir string, opts Options) *Plan {
@@ -202,9 +203,9 @@ func TestFailingAndBrokenChecks(t *testing.T) {
 	}
 }
 
-func TestDuplicateRegisteredName(t *testing.T) {
-	src := `
+const duplicateAgent = `
 agent "a" {
+  capabilities = ["shell"]
   graph {
     type = "react"
   }
@@ -213,22 +214,95 @@ agent "a" {
     name     = "claude-haiku-4-5"
   }
 }
+`
+
+// TestDuplicateRegisteredName: a name an mcp block registers is the
+// plan's to check, unresolved (one column named after the block) or
+// resolved (<block>__<served>).
+func TestDuplicateRegisteredName(t *testing.T) {
+	for name, tc := range map[string]struct {
+		src  string
+		ws   *resolve.Workspace
+		line int
+	}{
+		"unresolved mcp block": {src: `
 tool "list_skills" {
-  kind     = "bash"
-  commands = ["ls"]
+  kind      = "mcp"
+  transport = "http"
+  url       = "http://127.0.0.1:1/mcp"
 }
 skill "s" {
   description = "d"
   content     = "c"
 }
-`
-	cfg, diags := manifest.LoadSources("", map[string][]byte{"agent.acl": []byte(src)})
-	if diags.HasErrors() {
-		t.Fatal(diags)
+`, line: 18},
+		"served tool": {src: `
+tool "m" {
+  kind      = "mcp"
+  transport = "http"
+  url       = "http://127.0.0.1:1/mcp"
+}
+tool "m__t" {
+  kind     = "bash"
+  commands = ["ls"]
+}
+`, ws: &resolve.Workspace{Tools: map[string]*resolve.Resolved{"m": {Tools: []resolve.Tool{{Name: "m__t", Served: "t"}}}}}, line: 18},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, diags := manifest.LoadSources("", map[string][]byte{"agent.acl": []byte(duplicateAgent + tc.src)})
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			p := New(context.Background(), cfg, Options{Resolution: tc.ws})
+			var dups []*hcl.Diagnostic
+			for _, d := range p.Diagnostics {
+				if d.Summary == "Duplicate registered tool" {
+					dups = append(dups, d)
+				}
+			}
+			if p.Applyable || len(dups) != 1 || dups[0].Severity != hcl.DiagError || dups[0].Subject == nil || dups[0].Subject.Start.Line != tc.line {
+				t.Fatalf("got: %v\nwant: one Duplicate registered tool at line %d", p.Diagnostics, tc.line)
+			}
+		})
 	}
-	p := New(context.Background(), cfg, Options{})
-	if p.Applyable || !hasDiag(p.Diagnostics, hcl.DiagError, "Duplicate registered tool") {
-		t.Fatalf("got: %v\nwant: Duplicate registered tool", p.Diagnostics)
+}
+
+// TestStaticDuplicatesReportedOnce: names that follow from the manifest
+// alone are manifest.Load's to report; a plan of such a configuration
+// does not report them a second time.
+func TestStaticDuplicatesReportedOnce(t *testing.T) {
+	cfg, diags := manifest.LoadSources("", map[string][]byte{"agent.acl": []byte(duplicateAgent + `
+tool "list_skills" {
+  kind     = "bash"
+  commands = ["ls"]
+}
+tool "a2a_r_send" {
+  kind     = "bash"
+  commands = ["ls"]
+}
+tool "r" {
+  kind = "a2a"
+  url  = "http://127.0.0.1:1"
+}
+skill "s" {
+  description = "d"
+  content     = "c"
+}
+`)})
+	count := func(diags hcl.Diagnostics) int {
+		n := 0
+		for _, d := range diags {
+			if d.Summary == "Duplicate registered tool" {
+				n++
+			}
+		}
+		return n
+	}
+	if got := count(diags); got != 2 {
+		t.Fatalf("got: %d from loading\n%v\nwant: 2", got, diags)
+	}
+	if got := count(New(context.Background(), cfg, Options{}).Diagnostics); got != 0 {
+		t.Errorf("got: %d more from planning\nwant: none", got)
 	}
 }
 

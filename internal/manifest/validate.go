@@ -12,7 +12,8 @@ import (
 )
 
 // validateWorkspace checks the rules that span blocks: model providers and
-// allow-lists, capability tag syntax, and references between blocks.
+// allow-lists, capability tag syntax, references between blocks and tool names
+// two blocks register.
 func (d *decoder) validateWorkspace(cfg *Config) {
 	if len(cfg.Agents) == 0 && !d.diags.HasErrors() {
 		var rng *hcl.Range
@@ -56,6 +57,7 @@ func (d *decoder) validateWorkspace(cfg *Config) {
 				"target_agent names %q, but this workspace has no agent of that name.%s", t.A2A.TargetAgent.Value, didYouMean(t.A2A.TargetAgent.Value, names))
 		}
 	}
+	d.validateToolNames(cfg)
 }
 
 func (d *decoder) validateAgentModel(cfg *Config, a *Agent) {
