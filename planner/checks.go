@@ -24,11 +24,13 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 			seen(name)
 			return i, nil
 		}
+		// Names written out are manifest.Load's to report; this is one
+		// computed from the matrix.
 		var names []string
 		for _, a := range p.Agents {
 			names = append(names, a.Name)
 		}
-		return 0, function.NewArgErrorf(0, "there is no agent named %q (agents: %s)", name, listOrNone(names))
+		return 0, manifest.NoAgentError(name, names)
 	}
 	str := cty.String
 	funcs := map[string]function.Function{}

@@ -184,14 +184,14 @@ func TestFailingAndBrokenChecks(t *testing.T) {
 		t.Errorf("got:  %+v\nwant: assistant_never_shells failed at line 21 with its message and diagnostic", c)
 	}
 	if c := p.Checks[1]; c.Status != CheckError || c.Range == nil || c.Range.Start.Line != 28 || !c.Diagnostics.HasErrors() {
-		t.Errorf("got: %+v\nwant: an error for the unknown agent at line 28, with its diagnostic", c)
+		t.Errorf("got: %+v\nwant: an error for the unknown tool at line 28, with its diagnostic", c)
 	}
 	var failed, unknown *hcl.Diagnostic
 	for _, d := range p.Diagnostics {
 		switch {
 		case d.Summary == "Check failed":
 			failed = d
-		case strings.Contains(d.Detail, `no agent named "asistant"`):
+		case strings.Contains(d.Detail, `no registered tool named "shel"`):
 			unknown = d
 		}
 	}
@@ -199,7 +199,7 @@ func TestFailingAndBrokenChecks(t *testing.T) {
 		t.Errorf("got: %v\nwant: Check failed at agent.acl:21 with the error_message", failed)
 	}
 	if unknown == nil || unknown.Subject == nil || unknown.Subject.Start.Line != 28 {
-		t.Errorf("got: %v\nwant: a located error naming the unknown agent at line 28", unknown)
+		t.Errorf("got: %v\nwant: a located error naming the unknown tool at line 28", unknown)
 	}
 }
 
@@ -303,6 +303,42 @@ skill "s" {
 	}
 	if got := count(New(context.Background(), cfg, Options{}).Diagnostics); got != 0 {
 		t.Errorf("got: %d more from planning\nwant: none", got)
+	}
+}
+
+// TestUnknownAgentWordingAgrees: an agent name only the matrix gives (here
+// a tool name reachable returns) is the plan's to report, in the words
+// manifest.Load reports one written out.
+func TestUnknownAgentWordingAgrees(t *testing.T) {
+	const tools = `
+tool "shell" {
+  kind     = "bash"
+  commands = ["ls"]
+}
+check "c" {
+  assert {
+    condition     = %s
+    error_message = "x"
+  }
+}
+`
+	cfg, diags := manifest.LoadSources("", map[string][]byte{"agent.acl": []byte(duplicateAgent + fmt.Sprintf(tools, `can_call(reachable("a")[0], "shell")`))})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var planned *hcl.Diagnostic
+	for _, d := range New(context.Background(), cfg, Options{}).Diagnostics {
+		if d.Severity == hcl.DiagError {
+			planned = d
+		}
+	}
+	_, diags = manifest.LoadSources("", map[string][]byte{"agent.acl": []byte(duplicateAgent + fmt.Sprintf(tools, `can_call("shell", "shell")`))})
+	if len(diags.Errs()) != 1 || planned == nil {
+		t.Fatalf("got: %v from loading, %v from planning\nwant: one error each", diags, planned)
+	}
+	loaded := diags.Errs()[0].(*hcl.Diagnostic)
+	if planned.Summary != loaded.Summary || planned.Detail != loaded.Detail || !strings.Contains(loaded.Detail, `no agent named "shell"`) {
+		t.Errorf("got: %s: %s (plan) and %s: %s (load)\nwant: the same error", planned.Summary, planned.Detail, loaded.Summary, loaded.Detail)
 	}
 }
 

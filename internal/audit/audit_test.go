@@ -276,7 +276,7 @@ func TestRuleMessages(t *testing.T) {
 		{"AF105/hit", "AF105", []string{"12 registered tools", "3 tool blocks", `"github::issues"`}, nil},
 		{"AF109/hit", "AF109", []string{`"assistant"`, `"planner"`, `"shell"`, "a2a_planner_link_send"}, nil},
 		{"AF110/hit", "AF110", []string{`Check "assistant_never_shells" failed: The assistant must never reach the shell.`,
-			`Check "typo" cannot be evaluated`, `no agent named "asistant"`}, nil},
+			`Check "typo" cannot be evaluated`, `no registered tool named "shel"`}, nil},
 		{"AF202/hit", "AF202", []string{"MCP tool changed since lock", `"create_issue"`, "lock -upgrade"}, nil},
 		{"AF203/hit", "AF203", []string{"destructiveHint: true", "no annotations", `"github" satisfies "github::repo"`}, nil},
 		{"AF307/hit", "AF307", []string{`Skill "research" ships 1 Python script ("scripts/fetch.py")`, `which agent "assistant" can run through run_skill_script`}, nil},

@@ -816,3 +816,79 @@ func TestStateDiagnosticPermission(t *testing.T) {
 		t.Errorf("got:  %s: %s\nwant: Cannot open the state, the cause and what to check", d.Summary, d.Detail)
 	}
 }
+
+// TestValidateReportsWhatPlanRejectsStatically: tool names two blocks
+// register and agents a check names that do not exist need no resolution,
+// so validate reports them, and every command that plans reports each once,
+// in the same words.
+func TestValidateReportsWhatPlanRejectsStatically(t *testing.T) {
+	dir := t.TempDir()
+	src := `agent "a" {
+  capabilities = ["x"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude"
+  }
+}
+tool "list_skills" {
+  kind     = "bash"
+  commands = ["ls"]
+}
+tool "a2a_r_send" {
+  kind     = "bash"
+  commands = ["ls"]
+}
+tool "r" {
+  kind = "a2a"
+  url  = "http://127.0.0.1:1"
+}
+skill "s" {
+  description = "d"
+  content     = "c"
+}
+check "c" {
+  assert {
+    condition     = !can_call("aa", "t")
+    error_message = "x"
+  }
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wants := []string{
+		"Error: Duplicate registered tool\n\n  on agent.acl line 19, in tool \"r\":",
+		`This block registers a tool named "a2a_r_send", which is already registered by the block at agent.acl:15,1-18.`,
+		"Error: Duplicate registered tool\n\n  on agent.acl line 23, in skill \"s\":",
+		`This block registers a tool named "list_skills", which is already registered by the block at agent.acl:11,1-19.`,
+		"Error: Invalid function argument\n\n  on agent.acl line 29, in check \"c\":",
+		`Invalid value for "agent" parameter: there is no agent named "aa" (agents: "a").`,
+	}
+	for _, args := range [][]string{
+		{"validate"},
+		{"plan", "-refresh=false"},
+		{"graph", "-refresh=false"},
+		{"audit", "-refresh=false"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...)
+			if code != ExitError {
+				t.Errorf("got: exit %d\nwant: 1", code)
+			}
+			if strings.Contains(stdout, "Success!") {
+				t.Errorf("got:\n%s\nwant: no success", stdout)
+			}
+			for _, w := range wants {
+				if n := strings.Count(stderr, w); n != 1 {
+					t.Errorf("got: %d times %q in\n%s\nwant: once", n, w, stderr)
+				}
+			}
+			if n := strings.Count(stderr, "Error: "); n != 3 {
+				t.Errorf("got: %d errors in\n%s\nwant: 3", n, stderr)
+			}
+		})
+	}
+}

@@ -2,8 +2,14 @@ package manifest
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+	"github.com/zclconf/go-cty/cty/function"
 )
 
 // A2AOperations are the four tools an a2a block registers, in order
@@ -86,4 +92,117 @@ func (d *decoder) validateToolNames(cfg *Config) {
 			claim(st.Name, cfg.Skills[0].DeclRange)
 		}
 	}
+}
+
+// AgentFunctions are the check functions whose first argument names an
+// agent.
+var AgentFunctions = []string{"can_call", "holds", "reachable"}
+
+// NoAgentError is the error a check function (AgentFunctions) gives for an
+// agent the workspace does not have. Load reports the names written out
+// (or built from locals); the planner any other.
+func NoAgentError(name string, agents []string) error {
+	return function.NewArgErrorf(0, "there is no agent named %q (agents: %s)", name, listOrNone(agents))
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return quotedList(slices.Sorted(slices.Values(names)))
+}
+
+// validateCheckAgents reports every agent name a check condition asks
+// about that the workspace does not have, when the name is known without
+// the matrix: agent names are static, so such a check can never be
+// evaluated. The error is the one evaluating the call gives.
+func (d *decoder) validateCheckAgents(cfg *Config) {
+	var agents []string
+	known := map[string]bool{}
+	for _, a := range cfg.Agents {
+		agents = append(agents, a.Name)
+		known[a.Name] = true
+	}
+	// Locals only: no function is needed to name an agent, and calls
+	// (to the matrix functions) are not known before planning.
+	ctx := &hcl.EvalContext{Variables: d.ctx.Variables}
+	noAgent := func(name string) string {
+		return fmt.Sprintf("Invalid value for %q parameter: %s.", "agent", NoAgentError(name, agents))
+	}
+	for _, c := range cfg.Checks {
+		for _, as := range c.Asserts {
+			node, ok := as.Condition.(hclsyntax.Node)
+			if !ok {
+				// A JSON file's condition is no syntax tree to walk: it is
+				// evaluated with functions that refuse an unknown agent,
+				// which finds the calls evaluation reaches.
+				d.diags = append(d.diags, checkAgentsByValue(as.Condition, d.ctx.Variables, known, noAgent)...)
+				continue
+			}
+			_ = hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+				call, ok := n.(*hclsyntax.FunctionCallExpr)
+				if !ok || !slices.Contains(AgentFunctions, call.Name) || len(call.Args) == 0 || call.ExpandFinal {
+					return nil
+				}
+				arg := call.Args[0]
+				v, diags := arg.Value(ctx)
+				if diags.HasErrors() || !v.IsWhollyKnown() || v.IsNull() {
+					return nil
+				}
+				if v, err := convert.Convert(v, cty.String); err == nil && !known[v.AsString()] {
+					d.diags = append(d.diags, &hcl.Diagnostic{
+						Severity: hcl.DiagError,
+						Summary:  "Invalid function argument",
+						Detail:   noAgent(v.AsString()),
+						Subject:  arg.StartRange().Ptr(),
+						Context:  call.Range().Ptr(),
+					})
+				}
+				return nil
+			})
+		}
+	}
+}
+
+// checkAgentsByValue evaluates a check condition with the matrix functions
+// standing in for the matrix, except for an agent not in known, and
+// returns the errors those calls give (the condition's other errors are
+// reported when it is decoded). && and || keep only the diagnostics of
+// the side that decides, so it is evaluated with every answer false, then
+// every answer true.
+func checkAgentsByValue(expr hcl.Expression, vars map[string]cty.Value, known map[string]bool, noAgent func(string) string) hcl.Diagnostics {
+	var out hcl.Diagnostics
+	seen := map[string]bool{}
+	for _, answer := range []bool{false, true} {
+		var details []string
+		funcs := map[string]function.Function{}
+		for name, f := range CheckStdFunctions {
+			funcs[name] = f
+		}
+		for name, f := range checkTypeFuncs {
+			spec := &function.Spec{Params: f.Params(), Type: func(args []cty.Value) (cty.Type, error) { return f.ReturnTypeForValues(args) }}
+			spec.Impl = func(args []cty.Value, ret cty.Type) (cty.Value, error) {
+				if agent := args[0].AsString(); !known[agent] {
+					details = append(details, noAgent(agent))
+					return cty.NilVal, NoAgentError(agent, slices.Collect(maps.Keys(known)))
+				}
+				if ret.Equals(cty.Bool) {
+					return cty.BoolVal(answer), nil
+				}
+				return cty.ListValEmpty(cty.String), nil
+			}
+			funcs[name] = function.New(spec)
+		}
+		_, diags := expr.Value(&hcl.EvalContext{Variables: vars, Functions: funcs})
+		for _, d := range diags {
+			if d.Severity != hcl.DiagError || !slices.Contains(details, d.Detail) {
+				continue
+			}
+			if key := fmt.Sprint(d.Subject, d.Detail); !seen[key] {
+				seen[key] = true
+				out = append(out, d)
+			}
+		}
+	}
+	return out
 }

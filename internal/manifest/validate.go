@@ -12,8 +12,8 @@ import (
 )
 
 // validateWorkspace checks the rules that span blocks: model providers and
-// allow-lists, capability tag syntax, references between blocks and tool names
-// two blocks register.
+// allow-lists, capability tag syntax, references between blocks, tool names
+// two blocks register and agents checks ask about.
 func (d *decoder) validateWorkspace(cfg *Config) {
 	if len(cfg.Agents) == 0 && !d.diags.HasErrors() {
 		var rng *hcl.Range
@@ -58,6 +58,7 @@ func (d *decoder) validateWorkspace(cfg *Config) {
 		}
 	}
 	d.validateToolNames(cfg)
+	d.validateCheckAgents(cfg)
 }
 
 func (d *decoder) validateAgentModel(cfg *Config, a *Agent) {
