@@ -21,7 +21,8 @@ Usage: agentform [-chdir=DIR] validate [options]
 
   Checks the workspace's manifest (*.acl and *.acl.json files): syntax,
   every block and argument, runtime() and secret() placement, capability
-  tags and the rules between blocks.
+  tags and the rules between blocks, such as two blocks registering the
+  same tool name or a check naming an agent that does not exist.
 
   validate is static: it contacts no server, runs no program and writes
   nothing. Use "agentform plan" to resolve tools for real.
