@@ -128,12 +128,14 @@ func (c *FmtCommand) Run(args []string) int {
 	return code
 }
 
-// display shows a path relative to the workspace when it is inside it.
+// display shows a path relative to the workspace when it is inside it,
+// with control characters escaped (a file's name cannot drive the
+// terminal).
 func (c *FmtCommand) display(path string) string {
 	if rel, err := filepath.Rel(c.Dir, path); err == nil && !strings.HasPrefix(rel, "..") {
-		return rel
+		path = rel
 	}
-	return path
+	return render.PrintableName(path)
 }
 
 // manifestFilesUnder lists the *.acl files fmt formats in the directory
@@ -193,12 +195,12 @@ func canonical(src []byte, name string) ([]byte, hcl.Diagnostics) {
 }
 
 func (c *FmtCommand) formatFile(path string, write, diff bool) (bool, error) {
-	src, err := os.ReadFile(path)
+	name := c.display(path)
+	src, err := safefile.Read(path, manifest.MaxFileSize)
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: reading %s: %s\n", c.display(path), err)
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", readError(name, err))
 		return false, err
 	}
-	name := c.display(path)
 	out, diags := canonical(src, name)
 	if diags.HasErrors() {
 		// The source lines are all the diagnostics need.
@@ -209,7 +211,13 @@ func (c *FmtCommand) formatFile(path string, write, diff bool) (bool, error) {
 		return false, nil
 	}
 	if diff {
-		fmt.Fprint(c.Stdout, udiff.Unified("old/"+filepath.ToSlash(name), "new/"+filepath.ToSlash(name), string(src), string(out)))
+		// Both sides with their credentials masked, as a diagnostic
+		// quotes a line: a secret's default must not reach a CI log.
+		masked := func(b []byte) string {
+			red := audit.SourceRedaction(map[string][]byte{name: b})
+			return render.MaskText(b, red.Spans(name, func(p hcl.Pos) int { return min(max(p.Byte, 0), len(b)) }))
+		}
+		fmt.Fprint(c.Stdout, udiff.Unified("old/"+filepath.ToSlash(name), "new/"+filepath.ToSlash(name), masked(src), masked(out)))
 	}
 	if write {
 		// Through a symbolic link to its target, as manifest.Load read it.
@@ -230,9 +238,13 @@ func (c *FmtCommand) showSourceDiagnostics(diags hcl.Diagnostics, name string, s
 }
 
 func (c *FmtCommand) formatStdin(check bool) int {
-	src, err := io.ReadAll(c.Stdin)
+	src, err := io.ReadAll(io.LimitReader(c.Stdin, manifest.MaxFileSize+1))
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "Error: reading stdin: %s\n", err)
+		return ExitError
+	}
+	if len(src) > manifest.MaxFileSize {
+		fmt.Fprintf(c.Stderr, "Error: standard input holds more than %d bytes, more than a manifest file may.\n", manifest.MaxFileSize)
 		return ExitError
 	}
 	out, diags := canonical(src, "<stdin>")

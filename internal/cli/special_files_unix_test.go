@@ -65,3 +65,45 @@ func TestSpecialFileArguments(t *testing.T) {
 		})
 	}
 }
+
+// TestFmtHostileFiles: fmt -diff masks a secret's default on both sides,
+// a file name with an escape sequence is listed escaped, a named pipe is
+// refused without blocking, and stdin is bounded like a manifest file.
+func TestFmtHostileFiles(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte("tool \"m\" {\n  auth_token = secret(runtime(\"TOK\", \"tok-DEFAULTSECRET2\"))\n  kind=\"mcp\"\n}\n"), 0o644))
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "fmt", "-diff", "-write=false")
+	if code != ExitOK || strings.Contains(stdout, "DEFAULTSECRET") || !strings.Contains(stdout, `   auth_token = secret(runtime("TOK", (redacted)))`) || !strings.Contains(stdout, `+  kind       = "mcp"`) {
+		t.Errorf("fmt -diff: got exit %d\n%s%s\nwant: the diff with the default masked", code, stdout, stderr)
+	}
+
+	odd := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(odd, "\x1b[31mred.acl"), []byte("x=1\n"), 0o644))
+	code, stdout, _ = run(t, "", "-chdir="+odd, "fmt", "-write=false")
+	if code != ExitOK || stdout != `\x1b[31mred.acl`+"\n" {
+		t.Errorf("fmt -write=false: got exit %d %q\nwant: the name escaped", code, stdout)
+	}
+
+	pipe := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(pipe, "p.acl"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 1)
+	go func() {
+		_, _, stderr := run(t, "", "-chdir="+pipe, "fmt", "p.acl")
+		done <- stderr
+	}()
+	select {
+	case stderr := <-done:
+		if !strings.Contains(stderr, "Error: p.acl is a named pipe, not a regular file.") {
+			t.Errorf("fmt p.acl: got %s\nwant: refused as a named pipe", stderr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("fmt blocked on a named pipe")
+	}
+
+	code, _, stderr = run(t, strings.Repeat(" ", 8<<20+1), "fmt", "-")
+	if code != ExitError || !strings.Contains(stderr, "standard input holds more than 8388608 bytes") {
+		t.Errorf("fmt - of 8 MiB + 1: got exit %d %s\nwant: refused", code, stderr)
+	}
+}

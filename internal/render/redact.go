@@ -315,3 +315,22 @@ func fwdRunes(src []byte, off, ceil, n int) int {
 	}
 	return off
 }
+
+// MaskText returns src with each of masks (sorted, disjoint spans of src,
+// as Redaction.Spans gives them) replaced by RedactMark: a whole file
+// shown with its credentials hidden (fmt -diff).
+func MaskText(src []byte, masks []Span) string {
+	var b strings.Builder
+	at := 0
+	for _, sp := range masks {
+		s, e := min(max(sp.Start, at), len(src)), min(max(sp.End, at), len(src))
+		if e <= s {
+			continue
+		}
+		b.Write(src[at:s])
+		b.WriteString(RedactMark)
+		at = e
+	}
+	b.Write(src[at:])
+	return b.String()
+}

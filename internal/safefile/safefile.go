@@ -1,6 +1,9 @@
 // Package safefile writes files so that a crash or an error never leaves
 // one half-written: every file agentform writes (artifacts, the lockfile,
-// saved plans, cache entries, formatted manifests) goes through Write.
+// saved plans, cache entries, formatted manifests) goes through Write. It
+// also reads them so that no input can block or exhaust memory: every file
+// agentform reads whole goes through Read, which refuses named pipes,
+// devices and files over a limit.
 package safefile
 
 import (
