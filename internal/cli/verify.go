@@ -35,7 +35,9 @@ Usage: agentform [-chdir=DIR] verify [options] ARTIFACT
   Against the workspace's state too: when it records an agent's artifact at
   this path, the file must hold that agent and be the one the last apply
   wrote (serve makes the same check). A copy elsewhere is checked on its
-  own.
+  own. A state that cannot be read now (an apply holds its lock) is not
+  compared, with a warning; only an OK line that ends "it is the artifact
+  the last apply wrote" was.
 
 Options:
 
