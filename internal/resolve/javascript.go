@@ -287,18 +287,41 @@ func jsMainEntry(pkg *jsPackage, main json.RawMessage, subject *hcl.Range) (stri
 	if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
 		return outside()
 	}
-	real, err := filepath.EvalSymlinks(filepath.Join(pkg.dir, clean))
-	if err != nil {
-		return "", jsError(subject, "No entry point", "The \"main\" field of %s/package.json names %q, which does not exist.", pkg.rel, s)
+	// As Node and esbuild read "main": the file, the file with an
+	// extension, then the directory's index file.
+	candidates := []string{clean}
+	for _, ext := range jsMainExtensions {
+		candidates = append(candidates, clean+ext)
 	}
-	if !within(pkg.dir, real) {
-		return outside()
+	for _, name := range jsEntryNames {
+		candidates = append(candidates, filepath.Join(clean, name))
 	}
-	if info, err := os.Stat(real); err != nil || !info.Mode().IsRegular() {
-		return "", jsError(subject, "No entry point", "The \"main\" field of %s/package.json names %q, which is not a file.", pkg.rel, s)
+	dir := false
+	for _, c := range candidates {
+		real, err := filepath.EvalSymlinks(filepath.Join(pkg.dir, c))
+		if err != nil {
+			continue
+		}
+		if !within(pkg.dir, real) {
+			return outside()
+		}
+		info, err := os.Stat(real)
+		switch {
+		case err != nil:
+		case info.Mode().IsRegular():
+			return filepath.ToSlash(c), nil
+		case info.IsDir() && c == clean:
+			dir = true
+		}
 	}
-	return filepath.ToSlash(clean), nil
+	if dir {
+		return "", jsError(subject, "No entry point", "The \"main\" field of %s/package.json names the directory %q, which has none of %s.", pkg.rel, s, strings.Join(jsEntryNames, ", "))
+	}
+	return "", jsError(subject, "No entry point", "The \"main\" field of %s/package.json names %q, which is not a file (nor is it with %s added).", pkg.rel, s, strings.Join(jsMainExtensions, ", "))
 }
+
+// jsMainExtensions are tried, in order, after the name "main" gives.
+var jsMainExtensions = []string{".ts", ".js", ".tsx", ".jsx"}
 
 // jsOutsidePlugin names the plugin that refuses imports from outside the
 // package, so that its errors can be told from esbuild's.

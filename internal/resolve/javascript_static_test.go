@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -376,4 +378,49 @@ func BenchmarkJSReadDefinition(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestJSMainEntry: "main" is read as Node and esbuild read it: the file,
+// the file with an extension, then a directory's index file.
+func TestJSMainEntry(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files []string
+		main  string
+		want  string
+		err   string
+	}{
+		{"a file", []string{"src/tool.ts"}, "src/tool.ts", "src/tool.ts", ""},
+		{"an extension added", []string{"src/tool.ts"}, "./src/tool", "src/tool.ts", ""},
+		{"javascript before a directory", []string{"lib.js", "lib/index.ts"}, "lib", "lib.js", ""},
+		{"a directory's index", []string{"lib/index.ts"}, "lib", "lib/index.ts", ""},
+		{"a directory's index.js", []string{"lib/index.js", "lib/other.ts"}, "lib/", "lib/index.js", ""},
+		{"a directory without an index", []string{"lib/other.ts"}, "lib", "", `names the directory "lib", which has none of index.ts, index.js, index.tsx, index.jsx`},
+		{"nothing", []string{"other.ts"}, "src/tool", "", `names "src/tool", which is not a file (nor is it with .ts, .js, .tsx, .jsx added)`},
+		{"outside", []string{"x.ts"}, "../x", "", "outside the package"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "pkg")
+			for _, f := range tc.files {
+				p := filepath.Join(dir, filepath.FromSlash(f))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte("export {};\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			main, _ := json.Marshal(tc.main)
+			got, diags := jsMainEntry(&jsPackage{dir: dir, rel: "tools/pkg"}, main, nil)
+			if tc.err != "" {
+				if !diags.HasErrors() || !strings.Contains(diags[0].Detail, tc.err) {
+					t.Errorf("got: %q, %v\nwant: an error holding %q", got, diags, tc.err)
+				}
+				return
+			}
+			if diags.HasErrors() || got != tc.want {
+				t.Errorf("got: %q, %v\nwant: %q", got, diags, tc.want)
+			}
+		})
+	}
 }
