@@ -189,9 +189,13 @@ func mcpDefinitionDiff(oldDef, newDef string) string {
 			continue
 		}
 		diff := udiff.Unified("locked/"+f, "served now/"+f, o, n)
-		if norm.NFC.String(o) == norm.NFC.String(n) {
+		switch {
+		case norm.NFC.String(o) == norm.NFC.String(n):
 			// The lines look the same: say what differs.
 			diff += "(The same characters, composed differently: the text changed only in its Unicode normalisation.)\n"
+		case strings.Join(strings.Fields(o), " ") == strings.Join(strings.Fields(n), " "):
+			// Trailing spaces, a tab for spaces: the lines may look alike.
+			diff += "(The same words: the text changed only in its whitespace, spaces, tabs or line breaks, which may not show above.)\n"
 		}
 		fmt.Fprintf(&b, "%s:\n%s\n", f, mcpIndent(diff))
 	}

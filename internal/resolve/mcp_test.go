@@ -1832,3 +1832,27 @@ for line in sys.stdin:
 	}
 	return path
 }
+
+// TestMCPDriftWhitespace: a description that changed only in whitespace (a
+// trailing space, a tab for spaces) is drift, and the diff, whose lines may
+// look the same, says what changed; a change of words does not say so.
+func TestMCPDriftWhitespace(t *testing.T) {
+	def := func(desc string) string {
+		return lockfile.ASCIIJSON(`{"description":"` + desc + `","name":"a"}`)
+	}
+	locked := &lockfile.Tool{Kind: "mcp", Served: map[string]string{"a": "sha256:" + strings.Repeat("1", 64)},
+		Definitions: map[string]string{"a": def(`Reads files.\nOnly text.`)}}
+	for _, now := range []string{`Reads files. \nOnly text.`, `Reads\tfiles.\nOnly text.`, `Reads files.\n\nOnly text.`} {
+		current := &lockfile.Tool{Kind: "mcp", Served: map[string]string{"a": "sha256:" + strings.Repeat("2", 64)},
+			Definitions: map[string]string{"a": def(now)}}
+		diags := MCPDrift("srv", locked, current, hcl.Range{})
+		if len(diags) != 1 || !strings.Contains(diags[0].Detail, "changed only in its whitespace") {
+			t.Errorf("%q: got %v\nwant: drift that says only whitespace changed", now, diags)
+		}
+	}
+	current := &lockfile.Tool{Kind: "mcp", Served: map[string]string{"a": "sha256:" + strings.Repeat("2", 64)},
+		Definitions: map[string]string{"a": def(`Reads all files.\nOnly text.`)}}
+	if d := MCPDrift("srv", locked, current, hcl.Range{}); len(d) != 1 || strings.Contains(d[0].Detail, "whitespace") {
+		t.Errorf("a change of words is said to be one of whitespace:\n%v", d)
+	}
+}
