@@ -47,7 +47,6 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 		}
 		return listOrNone(names)
 	}
-	stdContains := funcs["contains"]
 	for name, f := range map[string]function.Function{
 		"can_call": function.New(&function.Spec{
 			Params: []function.Parameter{{Name: "agent", Type: str}, {Name: "tool", Type: str}},
@@ -96,39 +95,15 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 				if err != nil {
 					return cty.NilVal, err
 				}
-				// The list is marked as tool names, so that contains can
-				// tell a name that is no tool (a typo) from one that is
-				// not reachable.
 				names := m.Reachable(ai)
 				if len(names) == 0 {
-					return cty.ListValEmpty(cty.String).Mark(toolNamesMark), nil
+					return cty.ListValEmpty(cty.String), nil
 				}
 				vals := make([]cty.Value, len(names))
 				for i, n := range names {
 					vals[i] = cty.StringVal(n)
 				}
-				return cty.ListVal(vals).Mark(toolNamesMark), nil
-			},
-		}),
-		// contains is the standard function, except that asking a list of
-		// tool names from reachable for a name that is no registered tool
-		// is an error, as can_call's is: contains(reachable("a"), "shel")
-		// would otherwise pass whatever a can reach.
-		"contains": function.New(&function.Spec{
-			Params: []function.Parameter{
-				{Name: "list", Type: cty.DynamicPseudoType, AllowMarked: true},
-				{Name: "value", Type: cty.DynamicPseudoType, AllowMarked: true},
-			},
-			Type: function.StaticReturnType(cty.Bool),
-			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-				list, marks := args[0].UnmarkDeep()
-				value, _ := args[1].UnmarkDeep()
-				if _, names := marks[toolNamesMark]; names && value.Type() == cty.String && value.IsKnown() && !value.IsNull() {
-					if tool := value.AsString(); !registered(tool) {
-						return cty.NilVal, function.NewArgErrorf(1, "there is no registered tool named %q (tools: %s)", tool, toolNames())
-					}
-				}
-				return stdContains.Call([]cty.Value{list, value})
+				return cty.ListVal(vals), nil
 			},
 		}),
 	} {
@@ -136,11 +111,6 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 	}
 	return funcs
 }
-
-// toolNamesMark marks the lists reachable returns (checkFunctions).
-const toolNamesMark = checkMark("tool names")
-
-type checkMark string
 
 func listOrNone(names []string) string {
 	if len(names) == 0 {
@@ -184,9 +154,7 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 		for _, a := range c.Asserts {
 			asked, stars = asked[:0], stars[:0]
 			v, diags := a.Condition.Value(ctx)
-			// reachable marks what it returns (toolNamesMark); the
-			// condition's value is read without marks.
-			v, _ = v.UnmarkDeep()
+			diags = append(diags, p.reachableNames(a.Condition, ctx)...)
 			for _, tag := range stars {
 				// A tag written out is warned about when the manifest
 				// loads; this is one computed (from locals).
@@ -219,7 +187,6 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 				continue
 			}
 			msgVal, _ := a.ErrorMessage.Value(ctx)
-			msgVal, _ = msgVal.UnmarkDeep()
 			msg := literalString(msgVal)
 			if msg == "" {
 				msg = fmt.Sprintf("check %q failed", c.Name)
@@ -237,6 +204,50 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 		out = append(out, res)
 	}
 	return out
+}
+
+// reachableNames reports, as can_call reports it, every name that
+// contains(reachable(AGENT), NAME) in the condition looks for but no tool
+// is registered by: such a check (!contains(reachable("b"), "shel"))
+// would pass whatever b can reach. Only a call written that way is
+// checked: a list built from reachable's (a for expression) may hold
+// anything.
+func (p *Plan) reachableNames(expr hcl.Expression, ctx *hcl.EvalContext) hcl.Diagnostics {
+	node, ok := expr.(hclsyntax.Node)
+	if !ok {
+		return nil
+	}
+	var diags hcl.Diagnostics
+	_ = hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		call, ok := n.(*hclsyntax.FunctionCallExpr)
+		if !ok || call.Name != "contains" || len(call.Args) != 2 || call.ExpandFinal {
+			return nil
+		}
+		if list, ok := call.Args[0].(*hclsyntax.FunctionCallExpr); !ok || list.Name != "reachable" {
+			return nil
+		}
+		v, d := call.Args[1].Value(ctx)
+		if d.HasErrors() || !v.IsWhollyKnown() || v.IsNull() || v.Type() != cty.String {
+			return nil
+		}
+		tool := v.AsString()
+		if slices.ContainsFunc(p.Tools, func(t RegisteredTool) bool { return t.Name == tool }) {
+			return nil
+		}
+		var names []string
+		for _, t := range p.Tools {
+			names = append(names, t.Name)
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid function argument",
+			Detail:   fmt.Sprintf("Invalid value for %q parameter: there is no registered tool named %q (tools: %s).", "value", tool, listOrNone(names)),
+			Subject:  call.Args[1].Range().Ptr(),
+			Context:  call.Range().Ptr(),
+		})
+		return nil
+	})
+	return diags
 }
 
 // literalHoldsTag reports whether expr calls holds with tag written out as
