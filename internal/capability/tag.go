@@ -66,18 +66,52 @@ func ValidateTag(tag string) (warning string, err error) {
 }
 
 // Hidden returns the first character of tag that a terminal shows as
-// nothing or that changes how the text around it shows: a control
-// character (a newline, an escape that starts a terminal sequence) or a
-// format character (a zero-width space or joiner, a bidirectional
-// override). A tag holding one could read as another tag, or forge lines
-// of a plan that prints it. It reports false when there is none.
+// nothing, or as a space that is not one, or that changes how the text
+// around it shows: a control character (a newline, an escape that starts
+// a terminal sequence), a bidirectional control, a zero-width space, word
+// joiner or byte order mark, a soft hyphen, a line or paragraph separator,
+// a space other than U+0020, a blank filler (Hangul, braille), the
+// combining grapheme joiner or a tag character. A tag holding one could
+// read as another tag, or forge lines of a plan that prints it. The
+// zero-width joiner and non-joiner are writing (Persian words, emoji
+// sequences) between two characters that are not ASCII, and hidden
+// anywhere else ("fs::re\u200dad" reads as "fs::read"). It reports false
+// when there is none.
 func Hidden(tag string) (rune, bool) {
-	for _, r := range tag {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+	rs := []rune(tag)
+	for i, r := range rs {
+		switch {
+		case r == '\u200c' || r == '\u200d':
+			if i == 0 || i == len(rs)-1 || !joinable(rs[i-1]) || !joinable(rs[i+1]) {
+				return r, true
+			}
+		case hiddenRune(r):
 			return r, true
 		}
 	}
 	return 0, false
+}
+
+// joinable reports whether a zero-width joiner or non-joiner next to r is
+// writing: r is not ASCII, not a joiner and not hidden.
+func joinable(r rune) bool {
+	return r >= utf8.RuneSelf && r != '\u200c' && r != '\u200d' && !hiddenRune(r)
+}
+
+// hiddenRune reports whether r is one of Hidden's characters, the joiners
+// aside.
+func hiddenRune(r rune) bool {
+	switch {
+	case r == '\u200c' || r == '\u200d':
+		return false
+	case unicode.IsControl(r), unicode.Is(unicode.Cf, r), unicode.In(r, unicode.Zl, unicode.Zp):
+		return true
+	case unicode.Is(unicode.Zs, r) && r != ' ':
+		return true
+	case r == '\u034f', r == '\u115f', r == '\u1160', r == '\u3164', r == '\uffa0', r == '\u2800':
+		return true
+	}
+	return false
 }
 
 // Satisfies reports whether the held tag satisfies the required tag, that is

@@ -91,6 +91,19 @@ func TestValidateTag(t *testing.T) {
 		{"C1 control", "fs::\u009bread", true, false},
 		{"invalid UTF-8", "fs::\xffread", true, false},
 		{"space inside a segment", "net::raw socket", false, false},
+		{"zero-width non-joiner in a Persian word", "fa::\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", false, false},
+		{"zero-width joiner in an emoji sequence", "team::\U0001f469\u200d\U0001f4bb", false, false},
+		{"zero-width joiner between ASCII letters", "fs::re\u200dad", true, false},
+		{"zero-width non-joiner at a segment's end", "fs::read\u200c", true, false},
+		{"two zero-width joiners", "team::\U0001f469\u200d\u200d\U0001f4bb", true, false},
+		{"line separator", "fs::read\u2028fs::write", true, false},
+		{"no-break space inside", "net::raw\u00a0socket", true, false},
+		{"ideographic space", "net::raw\u3000socket", true, false},
+		{"Hangul filler", "fs::\u3164", true, false},
+		{"braille blank", "fs::read\u2800", true, false},
+		{"combining grapheme joiner", "fs::re\u034fad", true, false},
+		{"tag character", "fs::read\U000e0041", true, false},
+		{"soft hyphen", "fs::re\u00adad", true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
