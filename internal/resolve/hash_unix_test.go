@@ -3,6 +3,7 @@
 package resolve
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/agentform/agentform/internal/safefile"
 )
@@ -55,5 +58,40 @@ func TestPackageSpecialFiles(t *testing.T) {
 	case <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("blocked on a named pipe")
+	}
+}
+
+// TestJavaScriptImportOfAPipe: an import of a named pipe in the package is
+// an error; esbuild once waited on it for good, past SIGTERM.
+func TestJavaScriptImportOfAPipe(t *testing.T) {
+	dir := t.TempDir()
+	w := newJSWorkspace(t, dir, "", "tool", "")
+	pkg := filepath.Join(dir, "tools", "tool")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		"package.json": `{"name": "tool", "private": true}`,
+		"index.ts":     "import { help } from \"./helper\";\nexport const tool = { name: \"tool\", description: help, parameters: { type: \"object\" }, execute() { return { output: \"\" }; } };\n",
+	} {
+		if err := os.WriteFile(filepath.Join(pkg, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(pkg, "helper.ts"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan hcl.Diagnostics, 1)
+	go func() {
+		_, diags := ResolveJavaScript(context.Background(), w.req)
+		done <- diags
+	}()
+	select {
+	case diags := <-done:
+		if !diags.HasErrors() || !strings.Contains(diags.Error(), "tools/tool/helper.ts is not a regular file") {
+			t.Errorf("got: %v\nwant: helper.ts refused as not a regular file", diags)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("resolution blocked on a named pipe")
 	}
 }

@@ -859,6 +859,13 @@ func jsLoadWithin(work string, owners *jsOwners, refuse bool) api.Plugin {
 							jsRel(work, real), d),
 					}}}, nil
 				}
+				if info, err := os.Stat(real); err == nil && !info.Mode().IsRegular() {
+					// esbuild would wait on a named pipe for good, or read
+					// a device without end.
+					return api.OnLoadResult{Errors: []api.Message{{
+						Text: fmt.Sprintf("%s is not a regular file (a named pipe, a socket or a device); a package's files must be regular files.", jsRel(work, real)),
+					}}}, nil
+				}
 				if rel, err := filepath.Rel(work, args.Path); err == nil {
 					owners.loaded.Store(filepath.ToSlash(rel)+args.Suffix, pkg)
 				}
