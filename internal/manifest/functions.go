@@ -152,7 +152,7 @@ func (d *decoder) fileFunc() function.Function {
 			case errors.Is(err, safefile.ErrNotRegular):
 				return cty.NilVal, function.NewArgErrorf(0, "%q is not a regular file", rel)
 			case errors.Is(err, safefile.ErrTooLarge) && errors.As(err, &refused):
-				return cty.NilVal, function.NewArgErrorf(0, "%q %s: file() reads at most %d", rel, refused.Reason, maxFileFuncSize)
+				return cty.NilVal, function.NewArgErrorf(0, "%q %s for file()", rel, refused.Reason)
 			case err != nil:
 				return cty.NilVal, function.NewArgErrorf(0, "reading %q: %s", rel, err)
 			}
