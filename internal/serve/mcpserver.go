@@ -230,7 +230,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, se
 	}
 	if bad := conn.BadInput(); bad != nil {
 		// The SDK's reader cannot go on past a line that is not JSON.
-		return fmt.Errorf("standard input is not JSON-RPC: %s; serve answers one JSON message per line", bad)
+		return fmt.Errorf("standard input could not be read as JSON-RPC: %s; serve answers one JSON-RPC message per line", bad)
 	}
 	if errors.Is(err, context.Canceled) {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"sync"
 	"time"
 
@@ -94,11 +95,16 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err != nil {
 		// The end of input, or input the SDK cannot read on (either ends
 		// the session): answer what was read first.
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) {
-			c.mu.Lock()
-			c.badInput = err
-			c.mu.Unlock()
+		// Anything but the end of input or serve's own stop: a line that
+		// is not JSON, not a JSON-RPC message, or cut short.
+		select {
+		case <-c.closed:
+		default:
+			if !errors.Is(err, io.EOF) && c.ctx.Err() == nil {
+				c.mu.Lock()
+				c.badInput = err
+				c.mu.Unlock()
+			}
 		}
 		c.drain()
 		return nil, err

@@ -312,7 +312,7 @@ func TestServeStdioBadInput(t *testing.T) {
 	in := strings.NewReader(stdioRequests(`{"name":"echo","arguments":{"text":"hi"}}`) + "{\"jsonrpc\": oops\n" + `{"jsonrpc":"2.0","id":9,"method":"tools/list"}` + "\n")
 	var out syncBuffer
 	err := s.ServeStdio(context.Background(), in, &out, "bad")
-	want := "standard input is not JSON-RPC: invalid character 'o' looking for beginning of value; serve answers one JSON message per line"
+	want := "standard input could not be read as JSON-RPC: invalid character 'o' looking for beginning of value; serve answers one JSON-RPC message per line"
 	if err == nil || err.Error() != want {
 		t.Fatalf("got: %v\nwant: %s", err, want)
 	}
@@ -320,6 +320,23 @@ func TestServeStdioBadInput(t *testing.T) {
 	for id, text := range map[float64]string{1: "result", 2: "result", 3: "hi"} {
 		if replies[id] != text {
 			t.Errorf("reply %v: got %q, want %q\noutput:\n%s", id, replies[id], text, out.String())
+		}
+	}
+}
+
+// TestServeStdioBadMessages: other input the SDK cannot read on (a line
+// that is not a JSON-RPC message, a message cut short by the end of
+// input) is named as such too.
+func TestServeStdioBadMessages(t *testing.T) {
+	for _, bad := range []string{"[1,2]\n", `{"jsonrpc":"2.0","id":9,"method":"tools/list"` + "\n"} {
+		s := stdioServer(t)
+		var out syncBuffer
+		err := s.ServeStdio(context.Background(), strings.NewReader(stdioRequests()+bad), &out, "bad")
+		if err == nil || !strings.HasPrefix(err.Error(), "standard input could not be read as JSON-RPC: ") {
+			t.Errorf("%q: got %v\nwant: standard input could not be read as JSON-RPC", bad, err)
+		}
+		if replies := stdioReplies(t, out.String()); replies[2] != "result" {
+			t.Errorf("%q: the request before it was not answered:\n%s", bad, out.String())
 		}
 	}
 }
