@@ -110,8 +110,13 @@ func (c *FmtCommand) Run(args []string) int {
 	}
 
 	code := ExitOK
+	workspaces := map[string]*render.Redaction{}
 	for _, path := range files {
-		changed, err := c.formatFile(path, *write, *diff)
+		var red *render.Redaction
+		if *diff {
+			red = workspaceRedaction(workspaces, filepath.Dir(path))
+		}
+		changed, err := c.formatFile(path, *write, *diff, red)
 		if err != nil {
 			code = ExitError
 			continue
@@ -194,7 +199,25 @@ func canonical(src []byte, name string) ([]byte, hcl.Diagnostics) {
 	return hclwrite.Format(src), nil
 }
 
-func (c *FmtCommand) formatFile(path string, write, diff bool) (bool, error) {
+// workspaceRedaction returns the redaction of the workspace in dir, as
+// plan makes it (credentials, secrets' defaults and the locals they read,
+// across its files), read once per directory: what a file's own bytes
+// show (audit.SourceRedaction) misses a local another file reads into a
+// secret. A directory that does not load gives what it can.
+func workspaceRedaction(cache map[string]*render.Redaction, dir string) *render.Redaction {
+	red, ok := cache[dir]
+	if !ok {
+		cfg, _ := manifest.Load(dir)
+		red = audit.Redaction(cfg)
+		cache[dir] = red
+	}
+	return red
+}
+
+// formatFile formats the file at path; with diff it prints the change with
+// credentials masked, also every value workspace (the redaction of the
+// file's workspace, or nil) hides.
+func (c *FmtCommand) formatFile(path string, write, diff bool, workspace *render.Redaction) (bool, error) {
 	name := c.display(path)
 	src, err := safefile.Read(path, manifest.MaxFileSize)
 	if err != nil {
@@ -215,7 +238,7 @@ func (c *FmtCommand) formatFile(path string, write, diff bool) (bool, error) {
 		// quotes a line: a secret's default must not reach a CI log.
 		masked := func(b []byte) string {
 			red := audit.SourceRedaction(map[string][]byte{name: b})
-			return render.MaskText(b, red.Spans(name, func(p hcl.Pos) int { return min(max(p.Byte, 0), len(b)) }))
+			return workspace.Scrub(render.MaskText(b, red.Spans(name, func(p hcl.Pos) int { return min(max(p.Byte, 0), len(b)) })))
 		}
 		fmt.Fprint(c.Stdout, udiff.Unified("old/"+filepath.ToSlash(name), "new/"+filepath.ToSlash(name), masked(src), masked(out)))
 	}

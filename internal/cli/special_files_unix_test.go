@@ -107,3 +107,15 @@ func TestFmtHostileFiles(t *testing.T) {
 		t.Errorf("fmt - of 8 MiB + 1: got exit %d %s\nwant: refused", code, stderr)
 	}
 }
+
+// TestFmtDiffLocalSecret: a local that another file reads into a secret
+// is masked in fmt -diff as plan masks it, on both sides.
+func TestFmtDiffLocalSecret(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte("tool \"m\" {\n  kind       = \"mcp\"\n  transport  = \"stdio\"\n  command    = \"srv\"\n  auth_token = secret(runtime(\"TOK\", locals.tokdef))\n}\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "locals.acl"), []byte("locals {\n  tokdef      =    \"hunter2-SECRET\"\n}\n"), 0o644))
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "fmt", "-diff", "-write=false")
+	if code != ExitOK || strings.Contains(stdout, "hunter2") || !strings.Contains(stdout, `+  tokdef = "(redacted)"`) {
+		t.Errorf("fmt -diff: got exit %d\n%s%s\nwant: the local masked on both sides", code, stdout, stderr)
+	}
+}
