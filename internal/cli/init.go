@@ -127,7 +127,7 @@ func (c *InitCommand) Run(args []string) int {
 	}
 	for _, f := range files {
 		p := filepath.Join(dir, f.path)
-		if err := writeFileAtomic(p, f.data); err != nil {
+		if err := createNew(p, f.data); err != nil {
 			return fail(err)
 		}
 		made = append(made, p)
@@ -247,6 +247,31 @@ func itThem(n int) string {
 		return "it"
 	}
 	return "them"
+}
+
+// createNew writes a file that must not exist yet: one that appeared
+// since init checked (another process) is an error, never overwritten, and
+// is not init's to remove. A write that fails removes the file it created.
+func createNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, bareErr(err))
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("writing %s: %w", path, bareErr(err))
+	}
+	return nil
 }
 
 // undoInit removes what a failed init made, newest first, and returns

@@ -119,3 +119,23 @@ func TestFmtDiffLocalSecret(t *testing.T) {
 		t.Errorf("fmt -diff: got exit %d\n%s%s\nwant: the local masked on both sides", code, stdout, stderr)
 	}
 }
+
+// TestInitCreatesNewFilesOnly: a file that appears between init's checks
+// and its writes is neither overwritten nor removed: createNew refuses it.
+func TestInitCreatesNewFilesOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.acl")
+	must(t, os.WriteFile(path, []byte("theirs"), 0o644))
+	if err := createNew(path, []byte("init's")); err == nil || !strings.Contains(err.Error(), "file exists") {
+		t.Errorf("got: %v\nwant: the existing file refused", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "theirs" {
+		t.Errorf("got: %q\nwant: the file as it was", b)
+	}
+	fresh := filepath.Join(filepath.Dir(path), "new.acl")
+	if err := createNew(fresh, []byte("init's")); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(fresh); err != nil || info.Mode().Perm() != 0o644 {
+		t.Errorf("got: %v, %v\nwant: a new file of mode 0644", info, err)
+	}
+}
