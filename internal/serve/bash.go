@@ -57,10 +57,13 @@ const agentHome = "/home/agent"
 //     what they open by path, and their network access, are not confined
 //     in-process. The network block is therefore not enforced for external
 //     commands; a warning says so at startup.
-//   - An external command's environment is the shell's exported variables
-//     without those that make a loader or an interpreter run other code
-//     (execEnvDenied), and its HOME is never in the sandbox, so that a
-//     script can neither preload a library nor plant an rc file.
+//   - An external command's environment is the env policy's as the run
+//     began, without those that make a loader or an interpreter run other
+//     code (execEnvDenied); the script may set only a language, time zone
+//     or width for it (execEnvScriptSet), and any other variable it sets
+//     refuses the command (GREP=/bin/sh zgrep ran a shell). Its HOME is
+//     never in the sandbox, so that a script can neither preload a library
+//     nor plant an rc file.
 //   - Every external command runs in its own process group, killed when
 //     the run ends, times out or is stopped, so no child outlives a call.
 //   - Builtins do not reveal the host: source, type, command -v and pwd -P
@@ -545,12 +548,7 @@ var execEnvDenied = []string{
 // execEnvAllowed reports whether the variable name may reach an external
 // command (see execEnvDenied).
 func execEnvAllowed(name string) bool {
-	for _, d := range execEnvDenied {
-		if prefix, ok := strings.CutSuffix(d, "*"); ok && strings.HasPrefix(name, prefix) || name == d {
-			return false
-		}
-	}
-	return true
+	return !matchesAny(execEnvDenied, name)
 }
 
 // shellJob is one run of a script in the interpreter.
@@ -561,7 +559,10 @@ type shellJob struct {
 	// own file access stays inside it. dir is the working directory.
 	root, dir string
 	env       []string
-	commands  *commandSet
+	// base is the environment the run began with (env, TMPDIR set), by
+	// name: what external commands get (execEnv).
+	base     map[string]string
+	commands *commandSet
 	// what names the script in messages ("the script").
 	what string
 
@@ -695,6 +696,11 @@ func (j *shellJob) run(ctx context.Context) (*shellOutcome, error) {
 		}
 	}
 	env := append(slices.DeleteFunc(slices.Clone(j.env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+tmp)
+	j.base = map[string]string{}
+	for _, kv := range env {
+		name, v, _ := strings.Cut(kv, "=")
+		j.base[name] = v
+	}
 	var suffix [16]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
 		return nil, err
@@ -1188,7 +1194,14 @@ func (j *shellJob) exec(ctx context.Context, args []string) error {
 	}
 	cmd := exec.CommandContext(ctx, path)
 	cmd.Args = args
-	cmd.Env = execEnv(hc.Env, home)
+	env, set := execEnv(hc.Env, j.base, home)
+	if set != "" {
+		err := &refusedError{fmt.Sprintf("the script sets %s for %s, but external commands get only the variables of the tool's env policy as serve started, and of those the script may set or change only %s: a variable can make a command run another program (GREP for zgrep, PATH for what it runs); set it in the tool's env block instead",
+			set, args[0], strings.Join(execEnvScriptSet, ", "))}
+		j.cancel(err)
+		return err
+	}
+	cmd.Env = env
 	cmd.Dir = hc.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = hc.Stdin, hc.Stdout, hc.Stderr
 	inOwnGroup(cmd)
@@ -1241,26 +1254,71 @@ func killGroup(cmd *exec.Cmd) error {
 	return err
 }
 
+// execEnvScriptSet lists the variables a script may set, or change from
+// the env policy's value, for the external commands it runs: they choose a
+// language, a time zone or a width, never a program. An entry ending in
+// "*" is a prefix.
+var execEnvScriptSet = []string{"LANG", "LANGUAGE", "LC_*", "TZ", "COLUMNS", "LINES", "NO_COLOR"}
+
+// execEnvPinned are variables an external command gets as the run began,
+// whatever the script did to them: PATH (the script's never finds a
+// command, and a command's children must not find the script's programs
+// either), TMPDIR (serve's, outside the sandbox's reach), the working
+// directories the interpreter keeps itself, and HOME, which exec sets.
+var execEnvPinned = []string{"PATH", "TMPDIR", "PWD", "OLDPWD", "HOME"}
+
 // execEnv is the environment an external command gets: the exported
-// string variables of the shell but those of execEnvDenied, and HOME.
-func execEnv(env expand.Environ, home string) []string {
+// string variables of the shell but those of execEnvDenied, each with the
+// value the run began with (base, the env policy's), and HOME. A script
+// may unset a variable, and set or change those of execEnvScriptSet; for
+// any other it set or changed, execEnv returns its name instead (the
+// command is refused: GREP=/bin/sh zgrep ran a shell). execEnvPinned keep
+// their base value.
+func execEnv(env expand.Environ, base map[string]string, home string) (out []string, set string) {
 	vars := map[string]string{}
 	env.Each(func(name string, vr expand.Variable) bool {
 		switch {
 		case !vr.IsSet():
 			delete(vars, name)
-		case vr.Exported && vr.Kind == expand.String && execEnvAllowed(name):
+		case !vr.Exported || vr.Kind != expand.String || !execEnvAllowed(name):
+		case slices.Contains(execEnvPinned, name):
+			if v, ok := base[name]; ok {
+				vars[name] = v
+			}
+		case unchanged(base, name, vr.String()), matchesAny(execEnvScriptSet, name):
 			vars[name] = vr.String()
+		case set == "":
+			set = name
 		}
 		return true
 	})
+	if set != "" {
+		return nil, set
+	}
 	vars["HOME"] = home
-	out := make([]string, 0, len(vars))
+	out = make([]string, 0, len(vars))
 	for name, v := range vars {
 		out = append(out, name+"="+v)
 	}
 	slices.Sort(out)
-	return out
+	return out, ""
+}
+
+// matchesAny reports whether name is one of patterns, where a pattern
+// ending in "*" is a prefix.
+func matchesAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(name, prefix) || name == p {
+			return true
+		}
+	}
+	return false
+}
+
+// unchanged reports whether base holds name with the value v.
+func unchanged(base map[string]string, name, v string) bool {
+	b, ok := base[name]
+	return ok && b == v
 }
 
 // builtin runs a builtin that agentform answers itself in place of the

@@ -646,7 +646,11 @@ func TestBashExecEnvironment(t *testing.T) {
 		t.Skip("env is not on PATH")
 	}
 	denied := []string{"LD_PRELOAD", "GIT_SSH_COMMAND", "NODE_OPTIONS", "PYTHONPATH", "BASH_ENV", "PAGER", "GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME"}
-	script := `export PYTHONPATH=p BASH_ENV=b KEEP=k; LD_PRELOAD=/x GIT_SSH_COMMAND=y NODE_OPTIONS=z PAGER=q XDG_CONFIG_HOME=$PWD HOME=$PWD env`
+	// The denied variables are dropped whoever sets them; LC_ALL and TZ
+	// the script may set; PATH and TMPDIR keep the values the run began
+	// with; a variable of serve's environment set again to its value
+	// passes.
+	script := `export PYTHONPATH=p BASH_ENV=b LC_ALL=C; export PATH=/nowhere:$PATH TMPDIR=$PWD; LD_PRELOAD=/x GIT_SSH_COMMAND=y NODE_OPTIONS=z PAGER=q XDG_CONFIG_HOME=$PWD HOME=$PWD TZ=UTC AGENTFORM_TEST_KEEP=k env`
 	for _, tc := range []struct {
 		name, env string
 		// home is the HOME external commands get; "" for a fresh one.
@@ -668,6 +672,7 @@ func TestBashExecEnvironment(t *testing.T) {
 			}
 			// From serve's environment too, under inherit.
 			t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(dir, "gitconfig"))
+			t.Setenv("AGENTFORM_TEST_KEEP", "k")
 			block := ""
 			if tc.env != "" {
 				block = fmt.Sprintf("env {\n    kind = %q\n  }", tc.env)
@@ -678,10 +683,28 @@ func TestBashExecEnvironment(t *testing.T) {
     kind = "read_write"
     path = %q
   }`, block, dir))
-			_, out := bashMustRun(t, ex, a, script)
+			run := script
+			if tc.env == "" {
+				// Not in the environment of an empty policy: set, it
+				// would be refused (below).
+				run = strings.Replace(script, " AGENTFORM_TEST_KEEP=k", "", 1)
+			}
+			res, out := bashMustRun(t, ex, a, run)
+			if res.Status != StatusSuccess {
+				t.Fatalf("got: status %s stderr %q", res.Status, out.Stderr)
+			}
 			vars := envLines(out.Stdout)
-			if vars["KEEP"] != "k" {
-				t.Fatalf("got:  KEEP=%q\nwant: the script's exported variables (KEEP=k)\n%s", vars["KEEP"], out.Stdout)
+			if vars["LC_ALL"] != "C" || vars["TZ"] != "UTC" {
+				t.Errorf("got:  LC_ALL=%q TZ=%q\nwant: the script's LC_ALL=C and TZ=UTC\n%s", vars["LC_ALL"], vars["TZ"], out.Stdout)
+			}
+			if tc.env == "inherit" && vars["AGENTFORM_TEST_KEEP"] != "k" {
+				t.Errorf("got:  AGENTFORM_TEST_KEEP=%q\nwant: serve's k\n%s", vars["AGENTFORM_TEST_KEEP"], out.Stdout)
+			}
+			if vars["PATH"] != os.Getenv("PATH") || strings.Contains(vars["PATH"], "/nowhere") {
+				t.Errorf("got:  PATH=%q\nwant: serve's PATH, not the script's", vars["PATH"])
+			}
+			if tmp := vars["TMPDIR"]; tmp == "" || pathWithin(dir, tmp) {
+				t.Errorf("got:  TMPDIR=%q\nwant: serve's temporary directory, not the script's $PWD", tmp)
 			}
 			for _, name := range denied {
 				if v, ok := vars[name]; ok {
@@ -700,6 +723,33 @@ func TestBashExecEnvironment(t *testing.T) {
 				if _, err := os.Stat(home); !errors.Is(err, os.ErrNotExist) {
 					t.Fatalf("got:  HOME %s still there (%v)\nwant: removed after the command", home, err)
 				}
+			}
+		})
+	}
+}
+
+// TestBashExecEnvironmentSetByScript: a variable the script sets or
+// changes for an external command, other than a language, time zone or
+// width, refuses the command and stops the run: GREP=/bin/sh made zgrep
+// run a shell, and any such variable may name a program.
+func TestBashExecEnvironmentSetByScript(t *testing.T) {
+	if _, err := exec.LookPath("env"); err != nil {
+		t.Skip("env is not on PATH")
+	}
+	t.Setenv("AGENTFORM_TEST_KEEP", "k")
+	ex, a := bashTestExecutor(t, `commands = ["env"]
+  env {
+    kind = "inherit"
+  }`)
+	for _, script := range []string{
+		`echo before; GREP='/bin/sh -c id' env; echo after`,
+		`echo before; export AGENTFORM_TEST_KEEP=changed; env; echo after`,
+		`echo before; DIFF=/bin/sh; export DIFF; (env); echo after`,
+	} {
+		t.Run(script, func(t *testing.T) {
+			res, out := bashMustRun(t, ex, a, script)
+			if res.Status != StatusError || out.ExitCode != 126 || !strings.Contains(out.Stderr, "but external commands get only the variables of the tool's env policy") || strings.Contains(out.Stdout, "after") || out.Stdout != "before\n" {
+				t.Errorf("got:  status %s exit %d stdout %q stderr %q\nwant: the command refused and the run stopped", res.Status, out.ExitCode, out.Stdout, out.Stderr)
 			}
 		})
 	}
