@@ -14,6 +14,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,6 +37,22 @@ func init() { register(artifact.KindBash, newBashExecutor) }
 // standard error together) when its tool sets no max_output_size, so that
 // a runaway script cannot exhaust the memory of serve.
 const defaultMaxOutput = 16 << 20
+
+// bashHeapLimit bounds how far serve's heap may grow while a script runs
+// (its variables, arrays and expansions live there: x=$x$x doubles one
+// at each statement and no limit of the tool counts assignments); a run
+// that grows it further is stopped. Other runs at the same time count
+// too, so the bound is of serve's memory, not of one script's exactly. A
+// variable for tests.
+var bashHeapLimit uint64 = 256 << 20
+
+// bashHeapEvery is how often a run's watchdog reads the heap.
+const bashHeapEvery = 10 * time.Millisecond
+
+// bashWriteLimit bounds the bytes the shell's own redirections write to
+// files in one run (an external command's writes are its own), so that a
+// loop appending to a file cannot fill the disk. A variable for tests.
+var bashWriteLimit int64 = 1 << 30
 
 // agentHome is the working directory agentc gives a bash tool (the
 // manifest's default cwd). A sandbox's directory tree stands for it, so
@@ -577,8 +595,10 @@ type shellJob struct {
 
 	// State of the run.
 	cancel context.CancelCauseFunc
-	fsys   *os.Root
-	ran    atomic.Int64
+	// written counts the bytes the shell's redirections wrote to files.
+	written atomic.Int64
+	fsys    *os.Root
+	ran     atomic.Int64
 	// homes is the private directory that holds the fresh HOME of each
 	// external command, unless execHome, the HOME of the env policy, is
 	// outside the sandbox and is used instead.
@@ -727,7 +747,9 @@ func (j *shellJob) run(ctx context.Context) (*shellOutcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the shell: %w", err)
 	}
+	stopWatch := j.watchHeap(runCtx)
 	runErr := runner.Run(runCtx, j.file)
+	stopWatch()
 
 	cause := context.Cause(runCtx)
 	var limit *limitError
@@ -1524,7 +1546,72 @@ func (j *shellJob) open(ctx context.Context, p string, flag int, perm os.FileMod
 		}
 		return nil, &os.PathError{Op: "open", Path: p, Err: err}
 	}
+	if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+		return &limitedFile{f: f, j: j}, nil
+	}
 	return f, nil
+}
+
+// watchHeap stops the run, with a limitError, when serve's heap grows more
+// than bashHeapLimit beyond what it was as the run began; the returned
+// function ends the watch.
+func (j *shellJob) watchHeap(ctx context.Context) func() {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return sample[0].Value.Uint64()
+	}
+	start := read()
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(bashHeapEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				over := func() bool { now := read(); return now > start && now-start > bashHeapLimit }
+				if !over() {
+					continue
+				}
+				// The heap counts garbage not yet collected: collect it,
+				// so that only memory the run holds stops it.
+				runtime.GC()
+				if over() {
+					j.cancel(&limitError{fmt.Sprintf("%s grew serve's memory by more than %d MiB (its variables and expansions) and was stopped", j.what, bashHeapLimit>>20)})
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// limitedFile is a file the shell opened for writing: its writes count
+// toward the run's bashWriteLimit. It has no other method of *os.File
+// (WriteString, ReadFrom) that would write around Write.
+type limitedFile struct {
+	f *os.File
+	j *shellJob
+}
+
+func (f *limitedFile) Read(p []byte) (int, error) { return f.f.Read(p) }
+
+func (f *limitedFile) Close() error { return f.f.Close() }
+
+func (f *limitedFile) Write(p []byte) (int, error) {
+	if f.j.written.Add(int64(len(p))) > bashWriteLimit {
+		err := &limitError{fmt.Sprintf("%s wrote more than %d MiB to files and was stopped", f.j.what, bashWriteLimit>>20)}
+		f.j.cancel(err)
+		return 0, err
+	}
+	return f.f.Write(p)
 }
 
 // readDir is the interpreter's directory reader (for globs).

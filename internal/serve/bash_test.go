@@ -940,3 +940,35 @@ type f echo if grep; type -t f; type -p grep`,
 		})
 	}
 }
+
+// TestBashMemoryAndDiskBounded: a script that doubles a variable at each
+// statement, which no limit of the tool counts, is stopped once serve's
+// heap has grown past bashHeapLimit, before serve runs out of memory; one
+// that appends to a file without end is stopped at bashWriteLimit.
+func TestBashMemoryAndDiskBounded(t *testing.T) {
+	heap, write := bashHeapLimit, bashWriteLimit
+	bashHeapLimit, bashWriteLimit = 32<<20, 1<<20
+	t.Cleanup(func() { bashHeapLimit, bashWriteLimit = heap, write })
+	dir := t.TempDir()
+	ex, a := bashTestExecutor(t, fmt.Sprintf(`fs {
+    kind = "read_write"
+    path = %q
+  }`, dir))
+	double := "x=aaaaaaaaaaaaaaaa" + strings.Repeat("; x=$x$x", 40) + "; echo done"
+	_, out, err := bashRun(t, ex, a, double)
+	if err == nil || !strings.Contains(err.Error(), "grew serve's memory by more than 32 MiB") {
+		t.Errorf("doubling: got %v (%+v)\nwant: stopped at the heap limit", err, out)
+	}
+	loop := "x=" + strings.Repeat("a", 4096) + "; while :; do echo \"$x\" >> f; done"
+	_, out, err = bashRun(t, ex, a, loop)
+	if err == nil || !strings.Contains(err.Error(), "wrote more than 1 MiB to files") {
+		t.Errorf("appending: got %v (%+v)\nwant: stopped at the write limit", err, out)
+	}
+	if info, err := os.Stat(filepath.Join(dir, "f")); err != nil || info.Size() > 1<<20 {
+		t.Errorf("got: %v, %v\nwant: f of at most 1 MiB", info, err)
+	}
+	// An ordinary script is not affected.
+	if _, out, err := bashRun(t, ex, a, `x=$(printf 'a%.0s' 1 2 3); echo "$x" > g; echo ok`); err != nil || out.Stdout != "ok\n" {
+		t.Errorf("got: %v %+v\nwant: ok", err, out)
+	}
+}
