@@ -226,14 +226,38 @@ func checkScriptArgs(args []string) error {
 			values = append(values, v)
 		}
 		for _, v := range values {
-			if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "\\") || filepath.IsAbs(v) {
-				return fmt.Errorf("the argument %q is an absolute path; a skill's Python script may be given paths relative to the skill only", a)
-			}
-			segments := strings.FieldsFunc(v, func(r rune) bool { return r == '/' || r == '\\' })
-			if slices.Contains(segments, "..") {
-				return fmt.Errorf("the argument %q may not contain \"..\" path segments", a)
+			if err := checkScriptArg(a, v); err != nil {
+				return err
 			}
 		}
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") {
+			// Short options take their value glued on, after any number
+			// of other options (-i/etc/x, -vi../x): each place the value
+			// could begin is looked at. Which letters are options only
+			// the script knows, so -odata/out.txt is refused too.
+			end := 1
+			for end < len(a) && (a[end] >= 'a' && a[end] <= 'z' || a[end] >= 'A' && a[end] <= 'Z' || a[end] >= '0' && a[end] <= '9') {
+				end++
+			}
+			for i := 2; i <= end && i < len(a); i++ {
+				if checkScriptArg(a, a[i:]) != nil {
+					return fmt.Errorf("the argument %q may give a short option an absolute path or a \"..\" segment (%q); give an option's value as an argument of its own, relative to the skill", a, a[i:])
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkScriptArg refuses v, argument a or a value in it, when it is an
+// absolute path or has a ".." segment.
+func checkScriptArg(a, v string) error {
+	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "\\") || filepath.IsAbs(v) {
+		return fmt.Errorf("the argument %q is an absolute path; a skill's Python script may be given paths relative to the skill only", a)
+	}
+	segments := strings.FieldsFunc(v, func(r rune) bool { return r == '/' || r == '\\' })
+	if slices.Contains(segments, "..") {
+		return fmt.Errorf("the argument %q may not contain \"..\" path segments", a)
 	}
 	return nil
 }

@@ -301,3 +301,19 @@ func TestSkillsPythonScriptDetachedKilled(t *testing.T) {
 	}
 	waitProcessGone(t, pid)
 }
+
+// TestCheckScriptArgs: an absolute path or a ".." segment is refused
+// whole, as an option's value after "=", and glued to short options
+// (-i/etc/x, -vi../x); ordinary arguments pass.
+func TestCheckScriptArgs(t *testing.T) {
+	for _, a := range []string{"/etc/hostname", "--input=/etc/hostname", "-i/etc/hostname", "-vi/etc/hostname", "-i../x", "-vi../x", "../x", "a/../../x", `-i\etc`, "-odata/out.txt", "-n../"} {
+		if err := checkScriptArgs([]string{"ok", a}); err == nil {
+			t.Errorf("%q: got no error\nwant: refused", a)
+		}
+	}
+	for _, a := range []string{"-n5", "-v", "--count=3", "data/in.txt", "-o", "--", "-", "a=b/c", "x..y"} {
+		if err := checkScriptArgs([]string{a}); err != nil {
+			t.Errorf("%q: got %v\nwant: allowed", a, err)
+		}
+	}
+}
