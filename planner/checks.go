@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -40,6 +41,7 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 	registered := func(tool string) bool {
 		return slices.ContainsFunc(p.Tools, func(t RegisteredTool) bool { return t.Name == tool })
 	}
+	stdContains := funcs["contains"]
 	toolNames := func() string {
 		var names []string
 		for _, t := range p.Tools {
@@ -95,6 +97,10 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 				if err != nil {
 					return cty.NilVal, err
 				}
+				// The list is marked with the names it holds, so that
+				// contains can tell it (unchanged) from a list built from
+				// it, and a name that is no tool (a typo) from one that
+				// is not reachable.
 				names := m.Reachable(ai)
 				if len(names) == 0 {
 					return cty.ListValEmpty(cty.String), nil
@@ -103,13 +109,67 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 				for i, n := range names {
 					vals[i] = cty.StringVal(n)
 				}
-				return cty.ListVal(vals), nil
+				return cty.ListVal(vals).Mark(reachableMark(strings.Join(names, "\x00"))), nil
+			},
+		}),
+		// contains is the standard function, except that asking reachable's
+		// list (as reachable returned it: through parentheses, a
+		// conditional, a local or a for expression that keeps its
+		// elements) for a name that is no registered tool is an error, as
+		// can_call's is: !contains(reachable("a"), "shel") would otherwise
+		// pass whatever a can reach. A list built from reachable's with
+		// other elements ([for t in reachable("a") : "x"]) may hold
+		// anything, and an empty list is not asked about: a contains of it
+		// is false whatever the name.
+		"contains": function.New(&function.Spec{
+			Params: []function.Parameter{
+				{Name: "list", Type: cty.DynamicPseudoType, AllowMarked: true},
+				{Name: "value", Type: cty.DynamicPseudoType, AllowMarked: true},
+			},
+			Type: function.StaticReturnType(cty.Bool),
+			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+				list, marks := args[0].UnmarkDeep()
+				value, _ := args[1].UnmarkDeep()
+				if value.Type() == cty.String && value.IsKnown() && !value.IsNull() && isReachableList(list, marks) {
+					if tool := value.AsString(); !registered(tool) {
+						return cty.NilVal, function.NewArgErrorf(1, "there is no registered tool named %q (tools: %s)", tool, toolNames())
+					}
+				}
+				return stdContains.Call([]cty.Value{list, value})
 			},
 		}),
 	} {
 		funcs[name] = f
 	}
 	return funcs
+}
+
+// reachableMark marks a list reachable returned with its names, joined
+// by NUL.
+type reachableMark string
+
+// isReachableList reports whether list, a known non-empty list or tuple of
+// strings, holds in order the names of one of marks' reachableMark: it is
+// reachable's list, not one built from it.
+func isReachableList(list cty.Value, marks cty.ValueMarks) bool {
+	if !list.IsWhollyKnown() || list.IsNull() || !list.CanIterateElements() || list.LengthInt() == 0 {
+		return false
+	}
+	var elems []string
+	for it := list.ElementIterator(); it.Next(); {
+		_, v := it.Element()
+		if v.Type() != cty.String {
+			return false
+		}
+		elems = append(elems, v.AsString())
+	}
+	joined := strings.Join(elems, "\x00")
+	for m := range marks {
+		if rm, ok := m.(reachableMark); ok && string(rm) == joined {
+			return true
+		}
+	}
+	return false
 }
 
 func listOrNone(names []string) string {
@@ -154,7 +214,9 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 		for _, a := range c.Asserts {
 			asked, stars = asked[:0], stars[:0]
 			v, diags := a.Condition.Value(ctx)
-			diags = append(diags, p.reachableNames(a.Condition, ctx)...)
+			// reachable marks what it returns (reachableMark); the
+			// condition's value is read without marks.
+			v, _ = v.UnmarkDeep()
 			for _, tag := range stars {
 				// A tag written out is warned about when the manifest
 				// loads; this is one computed (from locals).
@@ -187,6 +249,7 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 				continue
 			}
 			msgVal, _ := a.ErrorMessage.Value(ctx)
+			msgVal, _ = msgVal.UnmarkDeep()
 			msg := literalString(msgVal)
 			if msg == "" {
 				msg = fmt.Sprintf("check %q failed", c.Name)
@@ -204,50 +267,6 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 		out = append(out, res)
 	}
 	return out
-}
-
-// reachableNames reports, as can_call reports it, every name that
-// contains(reachable(AGENT), NAME) in the condition looks for but no tool
-// is registered by: such a check (!contains(reachable("b"), "shel"))
-// would pass whatever b can reach. Only a call written that way is
-// checked: a list built from reachable's (a for expression) may hold
-// anything.
-func (p *Plan) reachableNames(expr hcl.Expression, ctx *hcl.EvalContext) hcl.Diagnostics {
-	node, ok := expr.(hclsyntax.Node)
-	if !ok {
-		return nil
-	}
-	var diags hcl.Diagnostics
-	_ = hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
-		call, ok := n.(*hclsyntax.FunctionCallExpr)
-		if !ok || call.Name != "contains" || len(call.Args) != 2 || call.ExpandFinal {
-			return nil
-		}
-		if list, ok := call.Args[0].(*hclsyntax.FunctionCallExpr); !ok || list.Name != "reachable" {
-			return nil
-		}
-		v, d := call.Args[1].Value(ctx)
-		if d.HasErrors() || !v.IsWhollyKnown() || v.IsNull() || v.Type() != cty.String {
-			return nil
-		}
-		tool := v.AsString()
-		if slices.ContainsFunc(p.Tools, func(t RegisteredTool) bool { return t.Name == tool }) {
-			return nil
-		}
-		var names []string
-		for _, t := range p.Tools {
-			names = append(names, t.Name)
-		}
-		diags = append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid function argument",
-			Detail:   fmt.Sprintf("Invalid value for %q parameter: there is no registered tool named %q (tools: %s).", "value", tool, listOrNone(names)),
-			Subject:  call.Args[1].Range().Ptr(),
-			Context:  call.Range().Ptr(),
-		})
-		return nil
-	})
-	return diags
 }
 
 // literalHoldsTag reports whether expr calls holds with tag written out as

@@ -544,10 +544,11 @@ check "c" {
 	}
 }
 
-// TestContainsReachableNames: contains(reachable(AGENT), NAME) with a
-// NAME no tool is registered by is an error located at the name, as
-// can_call's is; a typo must not make a safety check pass. Lists built
-// from reachable's are not checked: they may hold anything.
+// TestContainsReachableNames: contains over reachable's list with a NAME
+// no tool is registered by is an error located at the name, as can_call's
+// is; a typo must not make a safety check pass. Lists built from
+// reachable's with other elements are not checked: they may hold
+// anything.
 func TestContainsReachableNames(t *testing.T) {
 	const head = `
 agent "b" {
@@ -582,9 +583,13 @@ tool "off" {
 		{`length(reachable("b")) == 1`, CheckPass, ""},
 		{`length([for t in reachable("b") : t if t == "shell"]) == 1`, CheckPass, ""},
 		{`!contains(["shel"], "shell")`, CheckPass, ""},
-		// Only contains(reachable(...), NAME) as written is checked: a
-		// list built from reachable's may hold anything.
-		{`!contains([for t in reachable("b") : t], "shel")`, CheckPass, ""},
+		// reachable's list however it is written, and a list that keeps
+		// its elements, are checked; a list built from it with other
+		// elements may hold anything.
+		{`!contains((reachable("b")), "shel")`, CheckError, `there is no registered tool named "shel"`},
+		{`!contains(true ? reachable("b") : [], "shel")`, CheckError, `there is no registered tool named "shel"`},
+		{`length([for n in ["shel"] : n if contains(reachable("b"), n)]) == 0`, CheckError, `there is no registered tool named "shel"`},
+		{`!contains([for t in reachable("b") : t], "shel")`, CheckError, `there is no registered tool named "shel"`},
 		{`!contains([for t in reachable("b") : can_call("b", t) ? "ok" : "leak"], "leak")`, CheckPass, ""},
 		{`contains([length(reachable("b")) > 0 ? "yes" : "no"], "yes")`, CheckPass, ""},
 		{`contains([for t in reachable("b") : "${t}_x"], "shell_x")`, CheckPass, ""},
@@ -610,5 +615,38 @@ tool "off" {
 				}
 			}
 		})
+	}
+}
+
+// TestContainsReachableNamesJSON: a check in JSON syntax is held to the
+// same rule.
+func TestContainsReachableNamesJSON(t *testing.T) {
+	cfg, diags := manifest.LoadSources("", map[string][]byte{
+		"agent.acl": []byte(`
+agent "b" {
+  capabilities = ["shell"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+tool "shell" {
+  kind         = "bash"
+  commands     = ["ls"]
+  capabilities = ["shell::exec"]
+}
+`),
+		"checks.acl.json": []byte(`{"check": {"c": {"assert": [{"condition": "${!contains(reachable(\"b\"), \"shel\")}", "error_message": "b reaches shel"}]}}}`),
+	})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	ws, _ := resolve.Run(context.Background(), cfg, resolve.Options{})
+	p := New(context.Background(), cfg, Options{Resolution: ws})
+	if len(p.Checks) != 1 || p.Checks[0].Status != CheckError || !strings.Contains(p.Checks[0].Diagnostics.Error(), `there is no registered tool named "shel"`) {
+		t.Errorf("got: %+v\nwant: an error for the name no tool has", p.Checks)
 	}
 }
