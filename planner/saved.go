@@ -85,12 +85,12 @@ func (s *Saved) WriteFile(path string) error {
 	return safefile.Write(path, append(b, '\n'), 0o600)
 }
 
-// MaxSavedSize is the largest saved plan ReadSaved reads. A plan file
-// grows with the matrix, about 470 bytes a cell (47 MB for 100 agents ×
-// 1,000 tools, some 5 GB for 1,000 × 10,000): the limit is far above
-// that and only stops a file that grows while it is read; named pipes and
-// devices are refused whatever their size.
-const MaxSavedSize = 64 << 30
+// MaxSavedSize is the largest saved plan ReadSaved reads: it is read and
+// decoded in memory, so the bound is what memory can hold, 4 GiB. A plan
+// file grows with the matrix, about 470 bytes a cell (47 MB for 100
+// agents × 1,000 tools); named pipes and devices are refused whatever
+// their size.
+const MaxSavedSize = 4 << 30
 
 // ReadSaved reads a saved plan file, refusing what is not a regular file
 // or is larger than MaxSavedSize.

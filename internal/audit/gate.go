@@ -95,11 +95,9 @@ func compare(r *Report, against string, before map[Access]bool, knownFindings ma
 	r.Gate = g
 }
 
-// maxBaselineSize is the largest baseline report ReadBaseline reads: a
-// report holds the matrix, which grows to gigabytes for thousands of
-// agents over thousands of tools; the limit only stops a file that grows
-// while it is read (named pipes and devices are refused anyway).
-const maxBaselineSize = 64 << 30
+// maxBaselineSize is the largest baseline report ReadBaseline reads: it is
+// read and decoded in memory, so the bound is what memory can hold.
+const maxBaselineSize = 4 << 30
 
 // ReadBaseline reads a report written by "agentform audit -format=json".
 func ReadBaseline(path string) (*Report, error) {

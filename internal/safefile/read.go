@@ -13,6 +13,10 @@ import (
 // runs out, and a named pipe would block with no writer).
 var ErrNotRegular = errors.New("not a regular file")
 
+// readPrealloc bounds the memory Read reserves from a file's size before
+// reading it; a larger file grows the buffer as it is read.
+const readPrealloc = 64 << 20
+
 // ErrTooLarge is wrapped by Read's error for a file larger than its limit.
 var ErrTooLarge = errors.New("file too large")
 
@@ -30,7 +34,9 @@ func Read(path string, max int64) ([]byte, error) {
 	if info.Size() > max {
 		return nil, &ReadError{Path: path, Reason: fmt.Sprintf("is %d bytes, more than the %d allowed", info.Size(), max), Err: ErrTooLarge}
 	}
-	data := make([]byte, 0, info.Size()+1)
+	// What the size says, up to a point: a sparse file or one that
+	// shrinks must not reserve memory it never fills.
+	data := make([]byte, 0, min(info.Size()+1, readPrealloc))
 	for {
 		n, err := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]

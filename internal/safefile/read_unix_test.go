@@ -64,3 +64,31 @@ func TestRead(t *testing.T) {
 		t.Errorf("got: %v\nwant: not exist", err)
 	}
 }
+
+// TestReadSparse: a sparse file far larger than memory is refused by its
+// size without reserving memory for it, and a file under the limit whose
+// size is past what Read reserves ahead is read whole.
+func TestReadSparse(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 40); err != nil {
+		f.Close()
+		t.Skipf("no sparse files here: %v", err)
+	}
+	f.Close()
+	if _, err := Read(big, 1<<30); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("got: %v\nwant: ErrTooLarge", err)
+	}
+	mid := filepath.Join(dir, "mid")
+	want := bytes.Repeat([]byte{'x'}, readPrealloc+12345)
+	if err := os.WriteFile(mid, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Read(mid, 1<<30); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("got: %d bytes, %v\nwant: %d", len(got), err, len(want))
+	}
+}
