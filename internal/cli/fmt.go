@@ -208,6 +208,18 @@ func workspaceRedaction(cache map[string]*render.Redaction, dir string) *render.
 	red, ok := cache[dir]
 	if !ok {
 		cfg, _ := manifest.Load(dir)
+		if cfg != nil && len(cfg.Unparsed) > 0 {
+			// A file that does not parse stops the decoding of the
+			// others, and with it the values of their locals: decode
+			// those that parse (fmt refuses the others anyway).
+			sources := map[string][]byte{}
+			for name, f := range cfg.Files {
+				if !cfg.Unparsed[name] && f != nil {
+					sources[name] = f.Bytes
+				}
+			}
+			cfg, _ = manifest.LoadSources(dir, sources)
+		}
 		red = audit.Redaction(cfg)
 		cache[dir] = red
 	}

@@ -118,6 +118,13 @@ func TestFmtDiffLocalSecret(t *testing.T) {
 	if code != ExitOK || strings.Contains(stdout, "hunter2") || !strings.Contains(stdout, `+  tokdef = "(redacted)"`) {
 		t.Errorf("fmt -diff: got exit %d\n%s%s\nwant: the local masked on both sides", code, stdout, stderr)
 	}
+	// Also while another file of the workspace does not parse (being
+	// edited): fmt refuses that one and diffs the rest.
+	must(t, os.WriteFile(filepath.Join(dir, "broken.acl"), []byte("agent \"x\" {\n oops = \n}\n"), 0o644))
+	code, stdout, stderr = run(t, "", "-chdir="+dir, "fmt", "-diff", "-write=false")
+	if code != ExitError || strings.Contains(stdout+stderr, "hunter2") || !strings.Contains(stdout, `+  tokdef = "(redacted)"`) {
+		t.Errorf("fmt -diff with a broken file: got exit %d\n%s%s\nwant: the local masked, the broken file refused", code, stdout, stderr)
+	}
 }
 
 // TestInitCreatesNewFilesOnly: a file that appears between init's checks
