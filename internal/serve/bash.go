@@ -555,6 +555,9 @@ var execEnvDenied = []string{
 	"NODE_*", "PYTHON*", "PERL5*", "PERLLIB", "RUBY*", "GEM_*", "LUA_*", "TCLLIBPATH",
 	"PHPRC", "PHP_INI_SCAN_DIR", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
 	"npm_config_*", "NPM_CONFIG_*",
+	// The shell's field separator: what a shell script a command runs
+	// splits on is its own.
+	"IFS",
 	// Git, and programs other programs run.
 	"GIT_*", "LESSOPEN", "LESSCLOSE", "LESSKEY", "PAGER", "MANPAGER", "SYSTEMD_PAGER",
 	"EDITOR", "VISUAL", "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS",
@@ -1218,7 +1221,7 @@ func (j *shellJob) exec(ctx context.Context, args []string) error {
 	cmd.Args = args
 	env, set := execEnv(hc.Env, j.base, home)
 	if set != "" {
-		err := &refusedError{fmt.Sprintf("the script sets %s for %s, but external commands get only the variables of the tool's env policy as serve started, and of those the script may set or change only %s: a variable can make a command run another program (GREP for zgrep, PATH for what it runs); set it in the tool's env block instead",
+		err := &refusedError{fmt.Sprintf("the script sets %s for %s, but external commands get only the variables of the tool's env policy as serve started, and of those the script may set or change only %s, with values that are not paths: a variable can make a command run another program (GREP for zgrep, PATH for what it runs) or read a file the script wrote; set it in the tool's env block instead",
 			set, args[0], strings.Join(execEnvScriptSet, ", "))}
 		j.cancel(err)
 		return err
@@ -1300,14 +1303,15 @@ func execEnv(env expand.Environ, base map[string]string, home string) (out []str
 	vars := map[string]string{}
 	env.Each(func(name string, vr expand.Variable) bool {
 		switch {
-		case !vr.IsSet():
+		case !vr.IsSet(), !vr.Exported, vr.Kind != expand.String, !execEnvAllowed(name):
+			// Unset, or no longer exported (export -n): a variable of the
+			// policy the script removes does not reach the command.
 			delete(vars, name)
-		case !vr.Exported || vr.Kind != expand.String || !execEnvAllowed(name):
 		case slices.Contains(execEnvPinned, name):
 			if v, ok := base[name]; ok {
 				vars[name] = v
 			}
-		case unchanged(base, name, vr.String()), matchesAny(execEnvScriptSet, name):
+		case unchanged(base, name, vr.String()), matchesAny(execEnvScriptSet, name) && scriptSettable(name, vr.String()):
 			vars[name] = vr.String()
 		case set == "":
 			set = name
@@ -1335,6 +1339,18 @@ func matchesAny(patterns []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// scriptSettable reports whether v is a value the script may give the
+// variable name of execEnvScriptSet: a name, never a path (LANGUAGE
+// reaching ../x/LC_MESSAGES made sort print the script's format strings;
+// LC_ALL and TZ may name files too). A time zone's name may hold "/"
+// (Europe/Paris), never as a ".." segment, at its start or after ":".
+func scriptSettable(name, v string) bool {
+	if name == "TZ" {
+		return !strings.HasPrefix(v, "/") && !strings.HasPrefix(v, ":") && !slices.Contains(strings.Split(v, "/"), "..")
+	}
+	return !strings.Contains(v, "/")
 }
 
 // unchanged reports whether base holds name with the value v.

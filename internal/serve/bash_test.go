@@ -741,10 +741,23 @@ func TestBashExecEnvironmentSetByScript(t *testing.T) {
   env {
     kind = "inherit"
   }`)
+	// A policy variable the script unsets, and IFS, do not reach the
+	// command; an ordinary locale and time zone do.
+	if res, out := bashMustRun(t, ex, a, `unset AGENTFORM_TEST_KEEP; IFS=, LC_ALL=C.UTF-8 TZ=Europe/Paris env`); res.Status != StatusSuccess {
+		t.Errorf("got: %s %q", res.Status, out.Stderr)
+	} else if vars := envLines(out.Stdout); vars["AGENTFORM_TEST_KEEP"] != "" || vars["IFS"] != "" || vars["LC_ALL"] != "C.UTF-8" {
+		t.Errorf("got:\n%s\nwant: no AGENTFORM_TEST_KEEP, no IFS, LC_ALL=C.UTF-8", out.Stdout)
+	} else if vars["TZ"] != "Europe/Paris" {
+		t.Errorf("got: TZ=%q\nwant: Europe/Paris", vars["TZ"])
+	}
 	for _, script := range []string{
 		`echo before; GREP='/bin/sh -c id' env; echo after`,
 		`echo before; export AGENTFORM_TEST_KEEP=changed; env; echo after`,
 		`echo before; DIFF=/bin/sh; export DIFF; (env); echo after`,
+		`echo before; LANGUAGE=../../x LC_ALL=C env; echo after`,
+		`echo before; LC_ALL=/tmp/locale env; echo after`,
+		`echo before; TZ=:/etc/x env; echo after`,
+		`echo before; TZ=../../tmp/zone env; echo after`,
 	} {
 		t.Run(script, func(t *testing.T) {
 			res, out := bashMustRun(t, ex, a, script)
