@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -100,7 +102,7 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		select {
 		case <-c.closed:
 		default:
-			if !errors.Is(err, io.EOF) && c.ctx.Err() == nil {
+			if !errors.Is(err, io.EOF) && c.ctx.Err() == nil && !osError(err) {
 				c.mu.Lock()
 				c.badInput = err
 				c.mu.Unlock()
@@ -189,6 +191,15 @@ func (c *drainConn) Unanswered() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.unanswered
+}
+
+// osError reports whether err is the system's (standard input is a
+// directory, a read failed), not one of what was read.
+func osError(err error) bool {
+	var pe *os.PathError
+	var se *os.SyscallError
+	var errno syscall.Errno
+	return errors.As(err, &pe) || errors.As(err, &se) || errors.As(err, &errno)
 }
 
 // BadInput is the error of the line that was not JSON, if one ended the

@@ -340,3 +340,20 @@ func TestServeStdioBadMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestServeStdioReadError: a failure to read standard input (it is a
+// directory) is reported as what it is, not as input that is not
+// JSON-RPC.
+func TestServeStdioReadError(t *testing.T) {
+	s := stdioServer(t)
+	dir, err := os.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	var out syncBuffer
+	err = s.ServeStdio(context.Background(), dir, &out, "dir")
+	if err == nil || strings.Contains(err.Error(), "JSON-RPC") || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("got: %v\nwant: the read error as it is", err)
+	}
+}
