@@ -349,6 +349,10 @@ func TestTagRulesAgree(t *testing.T) {
 		"", " ", "math", "math::add", "math::add::fast", "math::", "::add", "a::::b", "a:::b", "math:",
 		":math", " math", "math ", "math:: add", "*", "math::*", "a::b::c::d", "a:b", "ü::ß",
 		"x\nPlan:", "x\x1b[8m", "shell\u200b", "fs::\u202edaer", "fs::\xffread", "net::raw socket",
+		"fs::re\ufe0fad", "fs::read\ufe0f", "fs::re\u180bad", "fs::re\u17b4ad", "ja::\u65e5\u200d\u672c",
+		"ru::\u0436\u200c\u0436", "x::a\u0308\u200d\u0308b", "ml::\u0d28\u0d4d\u200d", "hi::\u0915\u094d\u200c\u0937",
+		"flag::\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f", "flag::\U0001f3f4\U000e0067",
+		"ar::\u0600\u0661", "key::1\ufe0f\u20e3", "flag::\U0001f3f3\ufe0f\u200d\U0001f308",
 	} {
 		_, capErr := capability.ValidateTag(tag)
 		manErr := manifest.ValidateTag(tag)
