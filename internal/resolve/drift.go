@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/hashicorp/hcl/v2"
@@ -193,13 +194,98 @@ func mcpDefinitionDiff(oldDef, newDef string) string {
 		case norm.NFC.String(o) == norm.NFC.String(n):
 			// The lines look the same: say what differs.
 			diff += "(The same characters, composed differently: the text changed only in its Unicode normalisation.)\n"
-		case strings.Join(strings.Fields(o), " ") == strings.Join(strings.Fields(n), " "):
-			// Trailing spaces, a tab for spaces: the lines may look alike.
-			diff += "(The same words: the text changed only in its whitespace, spaces, tabs or line breaks, which may not show above.)\n"
+		default:
+			// Trailing spaces, a tab for spaces, a zero-width space: the
+			// lines may look alike.
+			if what := mcpUnseenChange(o, n); what != "" {
+				diff += "(The same words: the text changed only in its whitespace, invisible characters or composition, which may not show above; here " + what + ".)\n"
+			}
 		}
 		fmt.Fprintf(&b, "%s:\n%s\n", f, mcpIndent(diff))
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// mcpUnseenChange says how two texts that differ but are not equal in NFC
+// differ, when they read the same: they are equal once composed (NFC),
+// stripped of invisible characters (mcpInvisible) and with whitespace
+// runs folded. It names which of the three it took: "in its whitespace
+// (spaces, tabs or line breaks)", "in invisible characters (U+200B)",
+// "in how its characters are composed (Unicode normalisation)", joined
+// by "and". It returns "" when the texts differ in more than those.
+func mcpUnseenChange(o, n string) string {
+	compose := func(s string) string { return norm.NFC.String(s) }
+	strip := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if mcpInvisible(r) {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	fold := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	if fold(strip(compose(o))) != fold(strip(compose(n))) {
+		return ""
+	}
+	// A step took part when the texts differ without it.
+	// (Neither alone is needed when an invisible character swapped places
+	// with a space: then both took part.)
+	space := strip(compose(o)) != strip(compose(n))
+	invisible := fold(compose(o)) != fold(compose(n))
+	if !space && !invisible {
+		space, invisible = true, true
+	}
+	var parts []string
+	if space {
+		parts = append(parts, "in its whitespace (spaces, tabs or line breaks)")
+	}
+	if invisible {
+		parts = append(parts, "in invisible characters ("+mcpInvisibleChanged(o, n)+")")
+	}
+	if fold(strip(o)) != fold(strip(n)) {
+		parts = append(parts, "in how its characters are composed (Unicode normalisation)")
+	}
+	return strings.Join(parts, " and ")
+}
+
+// mcpInvisible reports whether r shows as nothing in a text: a format
+// character (Unicode Cf: a zero-width space, a bidirectional control, a
+// soft hyphen) or a control character other than a line break or tab.
+func mcpInvisible(r rune) bool {
+	return r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r))
+}
+
+// mcpInvisibleChanged lists, as U+XXXX in code point order, the invisible
+// characters that occur a different number of times in the two texts, or,
+// when none does (the same ones moved), those that occur in them.
+func mcpInvisibleChanged(o, n string) string {
+	count := map[rune]int{}
+	for _, r := range o {
+		if mcpInvisible(r) {
+			count[r]++
+		}
+	}
+	for _, r := range n {
+		if mcpInvisible(r) {
+			count[r]--
+		}
+	}
+	var changed, all []rune
+	for r, c := range count {
+		all = append(all, r)
+		if c != 0 {
+			changed = append(changed, r)
+		}
+	}
+	if len(changed) == 0 {
+		changed = all
+	}
+	slices.Sort(changed)
+	names := make([]string, len(changed))
+	for i, r := range changed {
+		names[i] = fmt.Sprintf("%U", r)
+	}
+	return strings.Join(names, ", ")
 }
 
 // mcpOrderedFields lists a definition's fields: the known ones in display

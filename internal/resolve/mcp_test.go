@@ -1208,6 +1208,12 @@ func TestMCPDriftNormalisation(t *testing.T) {
 	if d := diags[0].Detail; !strings.Contains(d, "-Cafe\u0301 menu") || !strings.Contains(d, "+Caf\u00e9 menu") || !strings.Contains(d, "only in its Unicode normalisation") {
 		t.Errorf("detail:\n%s\nwant: the old and new text, and that they differ only in normalisation", d)
 	}
+	// Composed differently and a space doubled: the note names both.
+	current.Definitions["a"] = def("Caf\u00e9  menu")
+	if d := MCPDrift("srv", locked, current, hcl.Range{}); len(d) != 1 ||
+		!strings.Contains(d[0].Detail, "here in its whitespace (spaces, tabs or line breaks) and in how its characters are composed (Unicode normalisation).") {
+		t.Errorf("a change of composition and whitespace:\n%v\nwant: a note that names both", d)
+	}
 	current.Definitions["a"] = def("Cafe menu")
 	if d := MCPDrift("srv", locked, current, hcl.Range{}); len(d) != 1 || strings.Contains(d[0].Detail, "normalisation") {
 		t.Errorf("a real change is said to be one of normalisation:\n%v", d)
@@ -1850,9 +1856,27 @@ func TestMCPDriftWhitespace(t *testing.T) {
 			t.Errorf("%q: got %v\nwant: drift that says only whitespace changed", now, diags)
 		}
 	}
+	// An inserted zero-width space makes lines that look the same; the
+	// note names it.
+	for _, tc := range []struct{ now, want string }{
+		{`Rea\u200bds files.\nOnly text.`, "here in invisible characters (U+200B)."},
+		{`Reads  files.\u200b\u2060\nOnly text.`, "here in its whitespace (spaces, tabs or line breaks) and in invisible characters (U+200B, U+2060)."},
+		{`Reads files.\r\nOnly text.`, "in invisible characters (U+000D)"},
+	} {
+		current := &lockfile.Tool{Kind: "mcp", Served: map[string]string{"a": "sha256:" + strings.Repeat("2", 64)},
+			Definitions: map[string]string{"a": def(tc.now)}}
+		diags := MCPDrift("srv", locked, current, hcl.Range{})
+		if len(diags) != 1 || !strings.Contains(diags[0].Detail, "changed only in its whitespace, invisible characters or composition") || !strings.Contains(diags[0].Detail, tc.want) {
+			t.Errorf("%q: got %v\nwant: drift with a note that says %q", tc.now, diags, tc.want)
+		}
+	}
 	current := &lockfile.Tool{Kind: "mcp", Served: map[string]string{"a": "sha256:" + strings.Repeat("2", 64)},
 		Definitions: map[string]string{"a": def(`Reads all files.\nOnly text.`)}}
 	if d := MCPDrift("srv", locked, current, hcl.Range{}); len(d) != 1 || strings.Contains(d[0].Detail, "whitespace") {
 		t.Errorf("a change of words is said to be one of whitespace:\n%v", d)
+	}
+	current.Definitions["a"] = def(`Reads all\u200b files.\nOnly text.`)
+	if d := MCPDrift("srv", locked, current, hcl.Range{}); len(d) != 1 || strings.Contains(d[0].Detail, "invisible") {
+		t.Errorf("a change of words is said to be one of invisible characters:\n%v", d)
 	}
 }
