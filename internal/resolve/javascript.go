@@ -263,7 +263,7 @@ func jsFindPackage(req Request, subject *hcl.Range) (*jsPackage, hcl.Diagnostics
 }
 
 // jsMainEntry reads package.json "main" as the entry when there is no
-// index file. It must name a file inside the package.
+// index file. It must name a script inside the package.
 func jsMainEntry(pkg *jsPackage, main json.RawMessage, subject *hcl.Range) (string, hcl.Diagnostics) {
 	none := func() (string, hcl.Diagnostics) {
 		return "", jsError(subject, "No entry point",
@@ -287,16 +287,23 @@ func jsMainEntry(pkg *jsPackage, main json.RawMessage, subject *hcl.Range) (stri
 	if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
 		return outside()
 	}
-	// As Node and esbuild read "main": the file, the file with an
-	// extension, then the directory's index file.
-	candidates := []string{clean}
-	for _, ext := range jsMainExtensions {
-		candidates = append(candidates, clean+ext)
+	// As esbuild reads "main" (its resolver's loadAsFile, then
+	// loadAsIndex): the file; the name with each of its resolve extensions
+	// added; TypeScript's rewrite of the name's extension; then, for a
+	// directory, its index file. "." is the package directory itself,
+	// whose own name is no file of the package.
+	var candidates []string
+	if clean != "." {
+		candidates = append(candidates, clean)
+		for _, ext := range jsResolveExtensions {
+			candidates = append(candidates, clean+ext)
+		}
+		candidates = append(candidates, jsRewritten(clean)...)
 	}
-	for _, name := range jsEntryNames {
-		candidates = append(candidates, filepath.Join(clean, name))
+	for _, ext := range jsResolveExtensions {
+		candidates = append(candidates, filepath.Join(clean, "index"+ext))
 	}
-	dir := false
+	dir := clean == "."
 	for _, c := range candidates {
 		real, err := filepath.EvalSymlinks(filepath.Join(pkg.dir, c))
 		if err != nil {
@@ -309,19 +316,97 @@ func jsMainEntry(pkg *jsPackage, main json.RawMessage, subject *hcl.Range) (stri
 		switch {
 		case err != nil:
 		case info.Mode().IsRegular():
-			return filepath.ToSlash(c), nil
+			entry := filepath.ToSlash(c)
+			if !jsScriptFile(entry) {
+				what := "which is not a script"
+				if c != clean {
+					what = fmt.Sprintf("which esbuild resolves to %s, not a script", entry)
+				}
+				return "", jsError(subject, "No entry point",
+					"The \"main\" field of %s/package.json names %q, %s. A tool's entry point is a JavaScript or TypeScript file (%s) that exports the tool.",
+					pkg.rel, s, what, strings.Join(jsScriptExtensions, ", "))
+			}
+			return entry, nil
 		case info.IsDir() && c == clean:
 			dir = true
 		}
 	}
-	if dir {
-		return "", jsError(subject, "No entry point", "The \"main\" field of %s/package.json names the directory %q, which has none of %s.", pkg.rel, s, strings.Join(jsEntryNames, ", "))
+	var scripts, indexes []string
+	for _, ext := range jsResolveExtensions {
+		if jsScriptFile(ext) {
+			scripts = append(scripts, ext)
+			indexes = append(indexes, "index"+ext)
+		}
 	}
-	return "", jsError(subject, "No entry point", "The \"main\" field of %s/package.json names %q, which is not a file (nor is it with %s added).", pkg.rel, s, strings.Join(jsMainExtensions, ", "))
+	if dir {
+		return "", jsError(subject, "No entry point", "The \"main\" field of %s/package.json names the directory %q, which has none of %s.", pkg.rel, s, strings.Join(indexes, ", "))
+	}
+	tried := "with " + strings.Join(scripts, ", ") + " added"
+	if alt := jsRewritten(clean); len(alt) > 0 {
+		tried += ", nor " + strings.Join(alt, " or ")
+	}
+	return "", jsError(subject, "No entry point", "The \"main\" field of %s/package.json names %q, which is not a file (nor is it %s) nor a directory with an index file.", pkg.rel, s, tried)
 }
 
-// jsMainExtensions are tried, in order, after the name "main" gives.
-var jsMainExtensions = []string{".ts", ".js", ".tsx", ".jsx"}
+// jsResolveExtensions are esbuild's default resolve extensions, in its
+// order (agentform sets no ResolveExtensions): tried after the name "main"
+// gives, and as a directory's index file.
+var jsResolveExtensions = []string{".tsx", ".ts", ".jsx", ".js", ".css", ".json"}
+
+// jsRewrittenExtensions is esbuild's TypeScript rewrite of an extension
+// (its resolver's rewrittenFileExtensions), tried after
+// jsResolveExtensions: "tool.js" is bundled as tool.ts when only that
+// exists.
+var jsRewrittenExtensions = map[string][]string{
+	".js":  {".ts", ".tsx"},
+	".jsx": {".ts", ".tsx"},
+	".mjs": {".mts"},
+	".cjs": {".cts"},
+}
+
+// jsRewritten returns name with its extension rewritten as esbuild's
+// TypeScript rewrite does, or nothing.
+func jsRewritten(name string) []string {
+	ext := filepath.Ext(name)
+	var alt []string
+	for _, to := range jsRewrittenExtensions[ext] {
+		alt = append(alt, filepath.ToSlash(strings.TrimSuffix(name, ext)+to))
+	}
+	return alt
+}
+
+// jsScriptExtensions name the files esbuild's default loaders (agentform
+// sets none) read as JavaScript or TypeScript.
+var jsScriptExtensions = []string{".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"}
+
+// jsLoaderScript tells, by extension, whether esbuild's default loader
+// for it reads a script (.json, .css and .txt files are data).
+var jsLoaderScript = func() map[string]bool {
+	m := map[string]bool{".css": false, ".module.css": false, ".json": false, ".txt": false}
+	for _, ext := range jsScriptExtensions {
+		m[ext] = true
+	}
+	return m
+}()
+
+// jsScriptFile reports whether esbuild loads the file name as a script: as
+// its LoaderFromFileExtension, the longest extension that has a loader
+// decides, and a name without one is JavaScript.
+func jsScriptFile(name string) bool {
+	base := filepath.Base(name)
+	i := strings.IndexByte(base, '.')
+	if i < 0 {
+		return true
+	}
+	for i >= 0 {
+		if script, ok := jsLoaderScript[base[i:]]; ok {
+			return script
+		}
+		base = base[i+1:]
+		i = strings.IndexByte(base, '.')
+	}
+	return false
+}
 
 // jsOutsidePlugin names the plugin that refuses imports from outside the
 // package, so that its errors can be told from esbuild's.

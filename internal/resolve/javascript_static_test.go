@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/evanw/esbuild/pkg/api"
 )
 
 // jsStaticScript is module as jsScript would give it for an export clause
@@ -380,46 +382,148 @@ func BenchmarkJSReadDefinition(b *testing.B) {
 	})
 }
 
-// TestJSMainEntry: "main" is read as Node and esbuild read it: the file,
-// the file with an extension, then a directory's index file.
+// jsMainCases are package layouts without an index file, what "main"
+// names, and jsMainEntry's answer (want, or an error holding err). esbuild
+// bundles want, or the file named by esbuild when that differs; none
+// when it fails.
+var jsMainCases = []struct {
+	name    string
+	files   []string
+	main    string
+	want    string
+	err     string
+	esbuild string
+}{
+	{"a file", []string{"src/tool.ts"}, "src/tool.ts", "src/tool.ts", "", ""},
+	{"an extension added", []string{"src/tool.ts"}, "./src/tool", "src/tool.ts", "", ""},
+	{".tsx before .ts", []string{"src/tool.ts", "src/tool.tsx"}, "src/tool", "src/tool.tsx", "", ""},
+	{".ts before .js", []string{"src/tool.js", "src/tool.ts"}, "src/tool", "src/tool.ts", "", ""},
+	{".jsx before .js", []string{"src/tool.js", "src/tool.jsx"}, "src/tool", "src/tool.jsx", "", ""},
+	{"a script before .json", []string{"src/tool.js", "src/tool.json"}, "src/tool", "src/tool.js", "", ""},
+	{"a file without an extension", []string{"bin/tool"}, "bin/tool", "bin/tool", "", ""},
+	{".js found as .ts", []string{"src/tool.ts"}, "src/tool.js", "src/tool.ts", "", ""},
+	{".js found as .tsx", []string{"src/tool.tsx"}, "src/tool.js", "src/tool.tsx", "", ""},
+	{".jsx found as .ts before .tsx", []string{"src/tool.ts", "src/tool.tsx"}, "src/tool.jsx", "src/tool.ts", "", ""},
+	{".jsx found as .tsx", []string{"src/tool.tsx"}, "src/tool.jsx", "src/tool.tsx", "", ""},
+	{".mjs found as .mts", []string{"src/tool.mts"}, "src/tool.mjs", "src/tool.mts", "", ""},
+	{".cjs found as .cts", []string{"src/tool.cts"}, "src/tool.cjs", "src/tool.cts", "", ""},
+	{"the file before a rewrite", []string{"src/tool.js", "src/tool.ts"}, "src/tool.js", "src/tool.js", "", ""},
+	{"an extension added before a rewrite", []string{"src/tool.js.ts", "src/tool.ts"}, "src/tool.js", "src/tool.js.ts", "", ""},
+	{"javascript before a directory", []string{"lib.js", "lib/index.ts"}, "lib", "lib.js", "", ""},
+	{"a directory's index", []string{"lib/index.ts"}, "lib", "lib/index.ts", "", ""},
+	{"a directory's index.tsx before index.ts", []string{"lib/index.ts", "lib/index.tsx"}, "lib", "lib/index.tsx", "", ""},
+	{"a directory's index.js", []string{"lib/index.js", "lib/other.ts"}, "lib/", "lib/index.js", "", ""},
+	{"a directory without an index", []string{"lib/other.ts"}, "lib", "", `names the directory "lib", which has none of index.tsx, index.ts, index.jsx, index.js.`, ""},
+	{"the package directory", []string{"other.ts"}, ".", "", `names the directory ".", which has none of`, ""},
+	{"nothing", []string{"other.ts"}, "src/tool", "", `names "src/tool", which is not a file (nor is it with .tsx, .ts, .jsx, .js added) nor a directory with an index file.`, ""},
+	{"nothing after a rewrite", []string{"other.ts"}, "src/tool.js", "", `names "src/tool.js", which is not a file (nor is it with .tsx, .ts, .jsx, .js added, nor src/tool.ts or src/tool.tsx) nor`, ""},
+	{"a .json file", []string{"data.json"}, "data.json", "", `names "data.json", which is not a script. A tool's entry point is a JavaScript or TypeScript file (.ts, .tsx, .mts, .cts, .js, .jsx, .mjs, .cjs) that exports the tool.`, "data.json"},
+	{"a .json file by an added extension", []string{"src/tool.json"}, "src/tool", "", `names "src/tool", which esbuild resolves to src/tool.json, not a script.`, "src/tool.json"},
+	{"a directory's index.json", []string{"lib/index.json"}, "lib", "", `names "lib", which esbuild resolves to lib/index.json, not a script.`, "lib/index.json"},
+	{"a .css file", []string{"style.css"}, "style.css", "", "not a script", "style.css"},
+	{"a .txt file", []string{"notes.txt"}, "notes.txt", "", "not a script", "notes.txt"},
+	{"a file esbuild has no loader for", []string{"README.md"}, "README.md", "", "not a script", ""},
+	{"outside", []string{"../x.ts"}, "../x", "", `names "../x", which is outside the package.`, "../x.ts"},
+}
+
+// jsMainWrite lays a case's files out in a package directory: dir/pkg,
+// with a package.json whose "main" is main.
+func jsMainWrite(t *testing.T, files []string, main string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "pkg")
+	contents := map[string]string{".json": "{}\n", ".css": "a {}\n", ".txt": "text\n", ".md": "# Tool\n"}
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		content, ok := contents[filepath.Ext(f)]
+		if !ok {
+			content = "export {};\n"
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	manifest, _ := json.Marshal(map[string]string{"name": "pkg", "main": main})
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestJSMainEntry: "main" is read as esbuild reads it: the file, the
+// name with each of esbuild's extensions added (.tsx before .ts, .jsx
+// before .js), TypeScript's rewrite of .js, .jsx, .mjs and .cjs, then a
+// directory's index file; a file that is not a script is refused.
 func TestJSMainEntry(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		files []string
-		main  string
-		want  string
-		err   string
-	}{
-		{"a file", []string{"src/tool.ts"}, "src/tool.ts", "src/tool.ts", ""},
-		{"an extension added", []string{"src/tool.ts"}, "./src/tool", "src/tool.ts", ""},
-		{"javascript before a directory", []string{"lib.js", "lib/index.ts"}, "lib", "lib.js", ""},
-		{"a directory's index", []string{"lib/index.ts"}, "lib", "lib/index.ts", ""},
-		{"a directory's index.js", []string{"lib/index.js", "lib/other.ts"}, "lib/", "lib/index.js", ""},
-		{"a directory without an index", []string{"lib/other.ts"}, "lib", "", `names the directory "lib", which has none of index.ts, index.js, index.tsx, index.jsx`},
-		{"nothing", []string{"other.ts"}, "src/tool", "", `names "src/tool", which is not a file (nor is it with .ts, .js, .tsx, .jsx added)`},
-		{"outside", []string{"x.ts"}, "../x", "", "outside the package"},
-	} {
+	for _, tc := range jsMainCases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "pkg")
-			for _, f := range tc.files {
-				p := filepath.Join(dir, filepath.FromSlash(f))
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte("export {};\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			dir := jsMainWrite(t, tc.files, tc.main)
 			main, _ := json.Marshal(tc.main)
 			got, diags := jsMainEntry(&jsPackage{dir: dir, rel: "tools/pkg"}, main, nil)
 			if tc.err != "" {
-				if !diags.HasErrors() || !strings.Contains(diags[0].Detail, tc.err) {
-					t.Errorf("got: %q, %v\nwant: an error holding %q", got, diags, tc.err)
+				if !diags.HasErrors() || diags[0].Summary != "No entry point" || !strings.Contains(diags[0].Detail, tc.err) {
+					t.Errorf("got: %q, %v\nwant: a \"No entry point\" error holding %q", got, diags, tc.err)
 				}
 				return
 			}
 			if diags.HasErrors() || got != tc.want {
 				t.Errorf("got: %q, %v\nwant: %q", got, diags, tc.want)
+			}
+		})
+	}
+}
+
+// TestJSMainEntryAsEsbuild checks jsMainEntry against esbuild itself:
+// esbuild, given the package directory as its entry point (so that it
+// applies "main") and the options agentform bundles with, bundles the
+// file jsMainEntry answers, or the one it refuses.
+func TestJSMainEntryAsEsbuild(t *testing.T) {
+	for _, tc := range jsMainCases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := jsMainWrite(t, tc.files, tc.main)
+			result := api.Build(api.BuildOptions{
+				EntryPoints:   []string{dir},
+				AbsWorkingDir: dir,
+				Outdir:        dir,
+				Bundle:        true,
+				Platform:      api.PlatformBrowser,
+				Format:        api.FormatESModule,
+				External:      []string{"agentc:*"},
+				Write:         false,
+				LogLevel:      api.LogLevelSilent,
+				TsconfigRaw:   "{}",
+				Metafile:      true,
+			})
+			want := tc.want
+			if tc.esbuild != "" {
+				want = tc.esbuild
+			}
+			if want == "" {
+				if len(result.Errors) == 0 {
+					t.Errorf("esbuild bundled the package; the case says it fails")
+				}
+				return
+			}
+			if len(result.Errors) > 0 {
+				t.Fatalf("esbuild: %v", result.Errors)
+			}
+			var meta struct {
+				Inputs map[string]json.RawMessage `json:"inputs"`
+			}
+			if err := json.Unmarshal([]byte(result.Metafile), &meta); err != nil {
+				t.Fatal(err)
+			}
+			var inputs []string
+			for in := range meta.Inputs {
+				inputs = append(inputs, in)
+			}
+			if len(inputs) != 1 || inputs[0] != want {
+				t.Errorf("esbuild bundled %q; want %q", inputs, want)
 			}
 		})
 	}
