@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"text/template"
 
 	"github.com/agentform/agentform/internal/manifest"
@@ -251,13 +252,67 @@ func itThem(n int) string {
 
 // createNew writes a file that must not exist yet: one that appeared
 // since init checked (another process) is an error, never overwritten, and
-// is not init's to remove. A write that fails removes the file it created.
+// is not init's to remove. The data goes into a temporary file
+// ".<name>.tmp*" in the same directory, synced and given mode 0644, which
+// is then hard-linked to path (a link fails when path exists) and removed:
+// path appears complete or not at all, so a write that fails or is killed
+// midway leaves no part of a file for the next init to call a conflict
+// (at most a dot-prefixed temporary file). Where the file system has no
+// hard links, path is created with O_EXCL and written in place.
 func createNew(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, bareErr(err))
+	}
+	defer os.Remove(tmp.Name())
+	if err := writeSynced(tmp, data); err != nil {
+		return fmt.Errorf("writing %s: %w", path, bareErr(err))
+	}
+	err = linkFile(tmp.Name(), path)
+	if err != nil && noHardLinks(err) {
+		return createExclusive(path, data)
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, bareErr(err))
+	}
+	return nil
+}
+
+// linkFile is os.Link; tests replace it to take the path without hard
+// links.
+var linkFile = os.Link
+
+// noHardLinks reports whether a link failed because the file system (or
+// the system) does not make hard links, as FAT and some network and FUSE
+// file systems do not: EPERM on Linux, ENOTSUP, EOPNOTSUPP or ENOSYS
+// (errors.ErrUnsupported), EXDEV.
+func noHardLinks(err error) bool {
+	return errors.Is(err, errors.ErrUnsupported) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EXDEV)
+}
+
+// createExclusive is createNew without hard links: path is created with
+// O_EXCL and written in place. A write that fails removes the file, only
+// if path is still the file this call created.
+func createExclusive(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, bareErr(err))
 	}
-	_, err = f.Write(data)
+	created, serr := f.Stat()
+	if err := writeSynced(f, data); err != nil {
+		if now, lerr := os.Lstat(path); serr == nil && lerr == nil && os.SameFile(created, now) {
+			os.Remove(path)
+		}
+		return fmt.Errorf("writing %s: %w", path, bareErr(err))
+	}
+	return nil
+}
+
+// writeSynced writes data to f, gives it mode 0644 (whatever the umask),
+// syncs it and closes it.
+func writeSynced(f *os.File, data []byte) error {
+	_, err := f.Write(data)
 	if err == nil {
 		err = f.Chmod(0o644)
 	}
@@ -267,11 +322,7 @@ func createNew(path string, data []byte) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		os.Remove(path)
-		return fmt.Errorf("writing %s: %w", path, bareErr(err))
-	}
-	return nil
+	return err
 }
 
 // undoInit removes what a failed init made, newest first, and returns
@@ -291,8 +342,12 @@ func undoInit(made []string) []string {
 // path the message around it already names.
 func bareErr(err error) error {
 	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
 		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
 	}
 	return err
 }

@@ -145,4 +145,109 @@ func TestInitCreatesNewFilesOnly(t *testing.T) {
 	if info, err := os.Stat(fresh); err != nil || info.Mode().Perm() != 0o644 {
 		t.Errorf("got: %v, %v\nwant: a new file of mode 0644", info, err)
 	}
+	if b, _ := os.ReadFile(fresh); string(b) != "init's" {
+		t.Errorf("got: %q\nwant: init's data", b)
+	}
+	wantEntries(t, filepath.Dir(path), "agent.acl", "new.acl")
+}
+
+// TestInitCreatesNewFilesWhole: createNew's file appears complete or not
+// at all, linked from a synced temporary file in its directory, so that
+// init killed midway leaves no part of a file for the next init to report
+// as a conflict.
+func TestInitCreatesNewFilesWhole(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.acl")
+	linked := false
+	stubLink(t, func(oldname, newname string) error {
+		linked = true
+		if _, err := os.Lstat(path); err == nil {
+			t.Errorf("%s exists before its data is complete", path)
+		}
+		info, err := os.Stat(oldname)
+		if b, _ := os.ReadFile(oldname); filepath.Dir(oldname) != dir || !strings.HasPrefix(filepath.Base(oldname), ".agent.acl.tmp") ||
+			err != nil || info.Mode().Perm() != 0o644 || string(b) != "init's" {
+			t.Errorf("linked %s (%v, %v, %q)\nwant: a complete temporary file .agent.acl.tmp* of mode 0644 in %s", oldname, info, err, b, dir)
+		}
+		return os.Link(oldname, newname)
+	})
+	if err := createNew(path, []byte("init's")); err != nil {
+		t.Fatal(err)
+	}
+	if !linked {
+		t.Errorf("createNew wrote %s in place; want: linked from a complete temporary file", path)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "init's" {
+		t.Errorf("got: %q\nwant: init's data", b)
+	}
+	wantEntries(t, dir, "agent.acl")
+}
+
+// TestInitCreatesNewFilesWithoutHardLinks: on a file system without hard
+// links createNew creates the file with O_EXCL instead: still never over
+// an existing file, and without a temporary file left behind.
+func TestInitCreatesNewFilesWithoutHardLinks(t *testing.T) {
+	stubLink(t, func(oldname, newname string) error {
+		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: syscall.EPERM}
+	})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.acl")
+	must(t, os.WriteFile(path, []byte("theirs"), 0o644))
+	if err := createNew(path, []byte("init's")); err == nil || !strings.Contains(err.Error(), "file exists") {
+		t.Errorf("got: %v\nwant: the existing file refused", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "theirs" {
+		t.Errorf("got: %q\nwant: the file as it was", b)
+	}
+	fresh := filepath.Join(dir, "new.acl")
+	if err := createNew(fresh, []byte("init's")); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(fresh); err != nil || info.Mode().Perm() != 0o644 {
+		t.Errorf("got: %v, %v\nwant: a new file of mode 0644", info, err)
+	}
+	if b, _ := os.ReadFile(fresh); string(b) != "init's" {
+		t.Errorf("got: %q\nwant: init's data", b)
+	}
+	wantEntries(t, dir, "agent.acl", "new.acl")
+}
+
+// TestInitCreateNewFails: a link that fails for another reason is an
+// error naming the file, with neither the file nor a temporary file left.
+func TestInitCreateNewFails(t *testing.T) {
+	stubLink(t, func(oldname, newname string) error {
+		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: syscall.EIO}
+	})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.acl")
+	want := "writing " + path + ": " + syscall.EIO.Error()
+	if err := createNew(path, []byte("init's")); err == nil || err.Error() != want {
+		t.Errorf("got: %v\nwant: %s", err, want)
+	}
+	wantEntries(t, dir)
+}
+
+// stubLink replaces createNew's link for the test.
+func stubLink(t *testing.T, link func(oldname, newname string) error) {
+	t.Helper()
+	saved := linkFile
+	linkFile = link
+	t.Cleanup(func() { linkFile = saved })
+}
+
+// wantEntries checks that dir holds exactly the names given: no
+// temporary file.
+func wantEntries(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	if strings.Join(got, " ") != strings.Join(names, " ") {
+		t.Errorf("%s holds %q; want %q", dir, got, names)
+	}
 }
