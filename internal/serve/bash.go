@@ -1228,7 +1228,10 @@ func (j *shellJob) exec(ctx context.Context, args []string) error {
 	}
 	cmd.Env = env
 	cmd.Dir = hc.Dir
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = hc.Stdin, hc.Stdout, hc.Stderr
+	// A file the shell opened is handed over as the file itself, as a
+	// shell does: the command's writes are its own (not the shell's to
+	// count), and grep or cat can tell that their input is their output.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = unwrapReader(hc.Stdin), unwrapWriter(hc.Stdout), unwrapWriter(hc.Stderr)
 	inOwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(hc.Stderr, "%s: %v\n", args[0], err)
@@ -1600,7 +1603,7 @@ func (j *shellJob) watchHeap(ctx context.Context) func() {
 				// so that only memory the run holds stops it.
 				runtime.GC()
 				if over() {
-					j.cancel(&limitError{fmt.Sprintf("%s grew serve's memory by more than %d MiB (its variables and expansions) and was stopped", j.what, bashHeapLimit>>20)})
+					j.cancel(&limitError{fmt.Sprintf("serve's memory grew by more than %d MiB while %s ran (its variables and expansions, and any other call running at the same time), and it was stopped", bashHeapLimit>>20, j.what)})
 					return
 				}
 			}
@@ -1628,6 +1631,22 @@ func (f *limitedFile) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return f.f.Write(p)
+}
+
+// unwrapReader and unwrapWriter return the file a limitedFile holds, and
+// anything else (nil included) as it is.
+func unwrapReader(r io.Reader) io.Reader {
+	if lf, ok := r.(*limitedFile); ok {
+		return lf.f
+	}
+	return r
+}
+
+func unwrapWriter(w io.Writer) io.Writer {
+	if lf, ok := w.(*limitedFile); ok {
+		return lf.f
+	}
+	return w
 }
 
 // readDir is the interpreter's directory reader (for globs).

@@ -969,7 +969,7 @@ func TestBashMemoryAndDiskBounded(t *testing.T) {
   }`, dir))
 	double := "x=aaaaaaaaaaaaaaaa" + strings.Repeat("; x=$x$x", 40) + "; echo done"
 	_, out, err := bashRun(t, ex, a, double)
-	if err == nil || !strings.Contains(err.Error(), "grew serve's memory by more than 32 MiB") {
+	if err == nil || !strings.Contains(err.Error(), "serve's memory grew by more than 32 MiB while the script ran") {
 		t.Errorf("doubling: got %v (%+v)\nwant: stopped at the heap limit", err, out)
 	}
 	loop := "x=" + strings.Repeat("a", 4096) + "; while :; do echo \"$x\" >> f; done"
@@ -983,5 +983,28 @@ func TestBashMemoryAndDiskBounded(t *testing.T) {
 	// An ordinary script is not affected.
 	if _, out, err := bashRun(t, ex, a, `x=$(printf 'a%.0s' 1 2 3); echo "$x" > g; echo ok`); err != nil || out.Stdout != "ok\n" {
 		t.Errorf("got: %v %+v\nwant: ok", err, out)
+	}
+}
+
+// TestBashRedirectedCommandGetsTheFile: an external command whose output
+// the shell redirects to a file gets the file itself, so that cat and grep
+// see that their input is their output (they stop at once instead of
+// reading what they write), as under a shell.
+func TestBashRedirectedCommandGetsTheFile(t *testing.T) {
+	if _, err := exec.LookPath("cat"); err != nil {
+		t.Skip("cat is not on PATH")
+	}
+	dir := t.TempDir()
+	ex, a := bashTestExecutor(t, fmt.Sprintf(`commands = ["cat"]
+  fs {
+    kind = "read_write"
+    path = %q
+  }`, dir))
+	res, out := bashMustRun(t, ex, a, `echo hello > c.txt; cat c.txt >> c.txt; echo "status $?"`)
+	if res.Status != StatusSuccess || !strings.Contains(out.Stdout, "status 1") || !strings.Contains(out.Stderr, "input file is output file") {
+		t.Errorf("got: %s stdout %q stderr %q\nwant: cat refusing to read its own output", res.Status, out.Stdout, out.Stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "c.txt")); err != nil || string(b) != "hello\n" {
+		t.Errorf("got: %q, %v\nwant: c.txt unchanged", b, err)
 	}
 }
