@@ -113,14 +113,14 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 			},
 		}),
 		// contains is the standard function, except that asking reachable's
-		// list (as reachable returned it: through parentheses, a
-		// conditional, a local or a for expression that keeps its
-		// elements) for a name that is no registered tool is an error, as
-		// can_call's is: !contains(reachable("a"), "shel") would otherwise
-		// pass whatever a can reach. A list built from reachable's with
-		// other elements ([for t in reachable("a") : "x"]) may hold
-		// anything, and an empty list is not asked about: a contains of it
-		// is false whatever the name.
+		// list (through parentheses, a conditional, a local, or a for
+		// expression that keeps some of its elements) for a name that is
+		// no registered tool is an error, as can_call's is:
+		// !contains(reachable("a"), "shel") would otherwise pass whatever
+		// a can reach. A list built from reachable's with other elements
+		// ([for t in reachable("a") : "x"]) may hold anything, and an
+		// empty list is not asked about: a contains of it is false
+		// whatever the name.
 		"contains": function.New(&function.Spec{
 			Params: []function.Parameter{
 				{Name: "list", Type: cty.DynamicPseudoType, AllowMarked: true},
@@ -149,8 +149,9 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 type reachableMark string
 
 // isReachableList reports whether list, a known non-empty list or tuple of
-// strings, holds in order the names of one of marks' reachableMark: it is
-// reachable's list, not one built from it.
+// strings, holds only names of one of marks' reachableMark: reachable's
+// list, or one taken from it (filtered, reordered), not one built from it
+// with other strings.
 func isReachableList(list cty.Value, marks cty.ValueMarks) bool {
 	if !list.IsWhollyKnown() || list.IsNull() || !list.CanIterateElements() || list.LengthInt() == 0 {
 		return false
@@ -163,9 +164,13 @@ func isReachableList(list cty.Value, marks cty.ValueMarks) bool {
 		}
 		elems = append(elems, v.AsString())
 	}
-	joined := strings.Join(elems, "\x00")
 	for m := range marks {
-		if rm, ok := m.(reachableMark); ok && string(rm) == joined {
+		rm, ok := m.(reachableMark)
+		if !ok {
+			continue
+		}
+		names := strings.Split(string(rm), "\x00")
+		if !slices.ContainsFunc(elems, func(e string) bool { return !slices.Contains(names, e) }) {
 			return true
 		}
 	}

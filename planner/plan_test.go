@@ -594,6 +594,7 @@ tool "off" {
 		{`!contains(true ? reachable("b") : [], "shel")`, CheckError, `there is no registered tool named "shel"`},
 		{`length([for n in ["shel"] : n if contains(reachable("b"), n)]) == 0`, CheckError, `there is no registered tool named "shel"`},
 		{`!contains([for t in reachable("b") : t], "shel")`, CheckError, `there is no registered tool named "shel"`},
+		{`!contains([for t in reachable("b") : t if can_call("b", t)], "shel")`, CheckError, `there is no registered tool named "shel"`},
 		{`!contains([for t in reachable("b") : can_call("b", t) ? "ok" : "leak"], "leak")`, CheckPass, ""},
 		{`contains([length(reachable("b")) > 0 ? "yes" : "no"], "yes")`, CheckPass, ""},
 		{`contains([for t in reachable("b") : "${t}_x"], "shell_x")`, CheckPass, ""},
