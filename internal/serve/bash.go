@@ -1348,10 +1348,12 @@ func matchesAny(patterns []string, name string) bool {
 // variable name of execEnvScriptSet: a name, never a path (LANGUAGE
 // reaching ../x/LC_MESSAGES made sort print the script's format strings;
 // LC_ALL and TZ may name files too). A time zone's name may hold "/"
-// (Europe/Paris), never as a ".." segment, at its start or after ":".
+// (Europe/Paris, also written :Europe/Paris), never at its start or as a
+// ".." segment.
 func scriptSettable(name, v string) bool {
 	if name == "TZ" {
-		return !strings.HasPrefix(v, "/") && !strings.HasPrefix(v, ":") && !slices.Contains(strings.Split(v, "/"), "..")
+		v = strings.TrimPrefix(v, ":")
+		return !strings.HasPrefix(v, "/") && !slices.Contains(strings.Split(v, "/"), "..")
 	}
 	return !strings.Contains(v, "/")
 }

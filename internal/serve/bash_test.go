@@ -743,12 +743,12 @@ func TestBashExecEnvironmentSetByScript(t *testing.T) {
   }`)
 	// A policy variable the script unsets, and IFS, do not reach the
 	// command; an ordinary locale and time zone do.
-	if res, out := bashMustRun(t, ex, a, `unset AGENTFORM_TEST_KEEP; IFS=, LC_ALL=C.UTF-8 TZ=Europe/Paris env`); res.Status != StatusSuccess {
+	if res, out := bashMustRun(t, ex, a, `unset AGENTFORM_TEST_KEEP; IFS=, LC_ALL=C.UTF-8 TZ=:Europe/Paris env`); res.Status != StatusSuccess {
 		t.Errorf("got: %s %q", res.Status, out.Stderr)
 	} else if vars := envLines(out.Stdout); vars["AGENTFORM_TEST_KEEP"] != "" || vars["IFS"] != "" || vars["LC_ALL"] != "C.UTF-8" {
 		t.Errorf("got:\n%s\nwant: no AGENTFORM_TEST_KEEP, no IFS, LC_ALL=C.UTF-8", out.Stdout)
-	} else if vars["TZ"] != "Europe/Paris" {
-		t.Errorf("got: TZ=%q\nwant: Europe/Paris", vars["TZ"])
+	} else if vars["TZ"] != ":Europe/Paris" {
+		t.Errorf("got: TZ=%q\nwant: :Europe/Paris", vars["TZ"])
 	}
 	for _, script := range []string{
 		`echo before; GREP='/bin/sh -c id' env; echo after`,
@@ -757,6 +757,7 @@ func TestBashExecEnvironmentSetByScript(t *testing.T) {
 		`echo before; LANGUAGE=../../x LC_ALL=C env; echo after`,
 		`echo before; LC_ALL=/tmp/locale env; echo after`,
 		`echo before; TZ=:/etc/x env; echo after`,
+		`echo before; TZ=:../x env; echo after`,
 		`echo before; TZ=../../tmp/zone env; echo after`,
 	} {
 		t.Run(script, func(t *testing.T) {
