@@ -82,6 +82,10 @@ func (s *Saved) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
+	if int64(len(b))+1 > MaxSavedSize {
+		// apply could not read it back.
+		return fmt.Errorf("the saved plan would be %d bytes, more than the %d that apply reads; apply without a saved plan", len(b)+1, int64(MaxSavedSize))
+	}
 	return safefile.Write(path, append(b, '\n'), 0o600)
 }
 
