@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentform/agentform/internal/safefile"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/agentform/agentform/internal/safefile"
 	"github.com/agentform/agentform/internal/version"
 )
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"github.com/agentform/agentform/internal/safefile"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,10 +14,12 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/agentform/agentform/internal/audit"
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/render"
+	"github.com/agentform/agentform/internal/safefile"
 )
 
 // FmtCommand is "agentform fmt": rewrite manifest files in canonical style.
@@ -208,10 +209,13 @@ func workspaceRedaction(cache map[string]*render.Redaction, dir string) *render.
 	red, ok := cache[dir]
 	if !ok {
 		cfg, _ := manifest.Load(dir)
+		var locals []string
 		if cfg != nil && len(cfg.Unparsed) > 0 {
 			// A file that does not parse stops the decoding of the
 			// others, and with it the values of their locals: decode
-			// those that parse (fmt refuses the others anyway).
+			// those that parse (fmt refuses the others anyway). What
+			// the broken file reads into a secret cannot be told, so
+			// every local's value is hidden.
 			sources := map[string][]byte{}
 			for name, f := range cfg.Files {
 				if !cfg.Unparsed[name] && f != nil {
@@ -219,11 +223,36 @@ func workspaceRedaction(cache map[string]*render.Redaction, dir string) *render.
 				}
 			}
 			cfg, _ = manifest.LoadSources(dir, sources)
+			if cfg != nil {
+				locals = stringLeaves(cfg.EvalContext(nil).Variables["locals"])
+			}
 		}
-		red = audit.Redaction(cfg)
+		red = audit.Redaction(cfg).With(locals)
 		cache[dir] = red
 	}
 	return red
+}
+
+// stringLeaves returns the strings and numbers of v, however nested.
+func stringLeaves(v cty.Value) []string {
+	v, _ = v.UnmarkDeep()
+	if v == cty.NilVal || v.IsNull() || !v.IsKnown() {
+		return nil
+	}
+	switch {
+	case v.Type() == cty.String:
+		return []string{v.AsString()}
+	case v.Type() == cty.Number:
+		return []string{v.AsBigFloat().Text('f', -1)}
+	case v.CanIterateElements():
+		var out []string
+		for it := v.ElementIterator(); it.Next(); {
+			_, ev := it.Element()
+			out = append(out, stringLeaves(ev)...)
+		}
+		return out
+	}
+	return nil
 }
 
 // formatFile formats the file at path; with diff it prints the change with

@@ -125,6 +125,14 @@ func TestFmtDiffLocalSecret(t *testing.T) {
 	if code != ExitError || strings.Contains(stdout+stderr, "hunter2") || !strings.Contains(stdout, `+  tokdef = "(redacted)"`) {
 		t.Errorf("fmt -diff with a broken file: got exit %d\n%s%s\nwant: the local masked, the broken file refused", code, stdout, stderr)
 	}
+	// And when the file that reads the local into a secret is the broken
+	// one: what it reads cannot be told, so every local is hidden.
+	must(t, os.Remove(filepath.Join(dir, "broken.acl")))
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte("tool \"m\" {\n  kind       = \"mcp\"\n  auth_token = secret(runtime(\"TOK\", locals.tokdef))\n  oops = \n}\n"), 0o644))
+	code, stdout, stderr = run(t, "", "-chdir="+dir, "fmt", "-diff", "-write=false")
+	if code != ExitError || strings.Contains(stdout+stderr, "hunter2") || !strings.Contains(stdout, `+  tokdef = "(redacted)"`) {
+		t.Errorf("fmt -diff with the secret's file broken: got exit %d\n%s%s\nwant: the local masked", code, stdout, stderr)
+	}
 }
 
 // TestInitCreatesNewFilesOnly: a file that appears between init's checks

@@ -31,6 +31,8 @@ type Redaction struct {
 	subs *strings.Replacer
 	// words are the values scrubbed as whole words only (see WholeWord).
 	words map[string]bool
+	// values are the values it was made with (With).
+	values []string
 }
 
 // NewRedaction returns the redaction of ranges and values. Each value,
@@ -39,7 +41,7 @@ type Redaction struct {
 // WholeWord), wherever it occurs otherwise, longest first, so that a
 // value that contains another is replaced whole.
 func NewRedaction(ranges []hcl.Range, values []string) *Redaction {
-	r := &Redaction{ranges: slices.Clone(ranges)}
+	r := &Redaction{ranges: slices.Clone(ranges), values: slices.Clone(values)}
 	var subs []string
 	for _, v := range values {
 		v = strings.TrimSpace(v)
@@ -67,6 +69,17 @@ func NewRedaction(ranges []hcl.Range, values []string) *Redaction {
 		r.subs = strings.NewReplacer(pairs...)
 	}
 	return r
+}
+
+// With returns r with more values to scrub; r may be nil.
+func (r *Redaction) With(more []string) *Redaction {
+	if len(more) == 0 {
+		return r
+	}
+	if r == nil {
+		return NewRedaction(nil, more)
+	}
+	return NewRedaction(r.ranges, append(slices.Clone(r.values), more...))
 }
 
 // WholeWord reports whether the credential value v is scrubbed from text
