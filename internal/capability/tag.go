@@ -84,17 +84,21 @@ func ValidateTag(tag string) (warning string, err error) {
 //     a Khmer inherent vowel U+17B4–U+17B5, a Mongolian free variation
 //     selector or the vowel separator U+180B–U+180F;
 //   - a variation selector (U+FE00–U+FE0F, U+E0100–U+E01EF), but for
-//     U+FE0E or U+FE0F right after an emoji, or right after an ASCII digit,
+//     U+FE0E or U+FE0F right after an emoji or another non-ASCII symbol
+//     (Unicode So or Sm: ▶️, Ⓜ️, ⤴️), or right after an ASCII digit,
 //     '#' or '*' and before the keycap U+20E3 ("1\ufe0f\u20e3");
 //   - the zero-width joiner U+200D, but right after a virama (a mark of
 //     canonical combining class 9 on a non-ASCII letter, as in a Malayalam
-//     chillu, also at a segment's end) or between two emoji, the first of
-//     which may end in U+FE0F or a skin-tone modifier ("👩\u200d💻");
+//     chillu, also at a segment's end), right before a virama after a
+//     non-ASCII letter (a Bengali ra-phala, a Sinhala touching letter), or
+//     between two emoji, the first of which may end in U+FE0F or a
+//     skin-tone modifier ("👩\u200d💻");
 //   - the zero-width non-joiner U+200C, but right after a virama (as
-//     above) or between two letters of a joining script: Arabic
-//     (U+0600–U+06FF, U+0750–U+077F, U+08A0–U+08FF, U+FB50–U+FDFF,
-//     U+FE70–U+FEFF), Syriac (U+0700–U+074F), N'Ko (U+07C0–U+07FF) or
-//     Mongolian (U+1800–U+18AF), as in Persian words;
+//     above) or between two letters of a joining script (the marks on the
+//     first, an Arabic vowel sign, skipped): Arabic (U+0600–U+06FF,
+//     U+0750–U+077F, U+08A0–U+08FF, U+FB50–U+FDFF, U+FE70–U+FEFF),
+//     Syriac (U+0700–U+074F), N'Ko (U+07C0–U+07FF) or Mongolian
+//     (U+1800–U+18AF), as in Persian words;
 //   - a tag character (U+E0001, U+E0020–U+E007F), but in an emoji flag:
 //     U+1F3F4, then one or more of U+E0020–U+E007E, then U+E007F.
 //
@@ -130,11 +134,11 @@ func hiddenAt(rs []rune, i int) bool {
 	}
 	switch {
 	case r == zwj:
-		return !afterVirama(rs, i) && !((isEmoji(prev) || prev == '\ufe0f') && isEmoji(next))
+		return !afterVirama(rs, i) && !beforeVirama(rs, i) && !((isEmoji(prev) || prev == '\ufe0f') && isEmoji(next))
 	case r == zwnj:
-		return !afterVirama(rs, i) && !(joiningLetter(prev) && joiningLetter(next))
+		return !afterVirama(rs, i) && !(joiningLetter(baseBefore(rs, i)) && joiningLetter(next))
 	case r == '\ufe0e' || r == '\ufe0f':
-		return !isEmoji(prev) && !(isKeycapBase(prev) && next == '\u20e3')
+		return !isEmoji(prev) && !isSymbol(prev) && !(isKeycapBase(prev) && next == '\u20e3')
 	}
 	return hiddenRune(r)
 }
@@ -223,6 +227,34 @@ func isKeycapBase(r rune) bool {
 // joiningLetter reports whether r is a letter of a script whose letters
 // join (Arabic, Syriac, N'Ko, Mongolian), between two of which the
 // zero-width non-joiner changes how they show.
+// beforeVirama reports whether rs[i] stands between a non-ASCII letter
+// and a virama, as the zero-width joiner of a Bengali ra-phala or a
+// Sinhala touching letter does.
+func beforeVirama(rs []rune, i int) bool {
+	return i > 0 && i+1 < len(rs) && rs[i-1] >= utf8.RuneSelf && unicode.IsLetter(rs[i-1]) &&
+		norm.NFC.PropertiesString(string(rs[i+1])).CCC() == 9
+}
+
+// baseBefore returns the character before rs[i], past any combining marks
+// on it (an Arabic vowel mark), or -1.
+func baseBefore(rs []rune, i int) rune {
+	j := i - 1
+	for j >= 0 && unicode.In(rs[j], unicode.Mn, unicode.Mc) {
+		j--
+	}
+	if j < 0 {
+		return -1
+	}
+	return rs[j]
+}
+
+// isSymbol reports whether r is a non-ASCII symbol (Unicode So or Sm), many
+// of which are emoji when U+FE0F follows (▶️, Ⓜ️, ⤴️) beyond isEmoji's
+// ranges.
+func isSymbol(r rune) bool {
+	return r >= utf8.RuneSelf && unicode.In(r, unicode.So, unicode.Sm)
+}
+
 func joiningLetter(r rune) bool {
 	if !unicode.IsLetter(r) {
 		return false

@@ -195,7 +195,9 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 				problems = append(problems, fmt.Sprintf("capabilities: the environment variable %s holds an invalid capability tag", agent.Capabilities.Runtime.Env))
 				break
 			}
-			problems = append(problems, "capabilities: "+err.Error())
+			// Built by an agentform whose tag rules were looser: the
+			// artifact verifies, but its tag does not hold now.
+			problems = append(problems, "capabilities: "+err.Error()+"; serve checks the artifact's tags as this version of agentform does: fix the tag in the manifest and run agentform apply")
 		}
 	}
 	s.baseHeld = held
