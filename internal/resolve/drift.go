@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/agentform/agentform/internal/capability"
 	"github.com/agentform/agentform/internal/mcpwire"
 	"github.com/agentform/agentform/lockfile"
 )
@@ -250,9 +251,19 @@ func mcpUnseenChange(o, n string) string {
 
 // mcpInvisible reports whether r shows as nothing in a text: a format
 // character (Unicode Cf: a zero-width space, a bidirectional control, a
-// soft hyphen) or a control character other than a line break or tab.
+// soft hyphen), a control character other than a line break or tab, or
+// any other character capability tags refuse as invisible wherever it
+// stands (a variation selector, a blank filler, the combining grapheme
+// joiner). Spaces are whitespace, compared apart.
 func mcpInvisible(r rune) bool {
-	return r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r))
+	switch {
+	case r == '\n' || r == '\t' || unicode.Is(unicode.Zs, r):
+		return false
+	case unicode.IsControl(r), unicode.Is(unicode.Cf, r), r >= '\ufe00' && r <= '\ufe0f':
+		return true
+	}
+	_, hidden := capability.Hidden(string(r))
+	return hidden
 }
 
 // mcpInvisibleChanged lists, as U+XXXX in code point order, the invisible

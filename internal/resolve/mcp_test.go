@@ -1862,6 +1862,8 @@ func TestMCPDriftWhitespace(t *testing.T) {
 		{`Rea\u200bds files.\nOnly text.`, "here in invisible characters (U+200B)."},
 		{`Reads  files.\u200b\u2060\nOnly text.`, "here in its whitespace (spaces, tabs or line breaks) and in invisible characters (U+200B, U+2060)."},
 		{`Reads files.\r\nOnly text.`, "in invisible characters (U+000D)"},
+		{`Rea\ufe0fds f\u3164iles.\nOnly\u2800 text.`, "in invisible characters (U+2800, U+3164, U+FE0F)"},
+		{`Re\u034fads files.\nOnly text.`, "in invisible characters (U+034F)"},
 	} {
 		current := &lockfile.Tool{Kind: "mcp", Served: map[string]string{"a": "sha256:" + strings.Repeat("2", 64)},
 			Definitions: map[string]string{"a": def(tc.now)}}
