@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -111,13 +112,14 @@ func (c *FmtCommand) Run(args []string) int {
 	}
 
 	code := ExitOK
-	workspaces := map[string]*render.Redaction{}
+	workspaces := map[string]*fmtWorkspace{}
 	for _, path := range files {
-		var red *render.Redaction
-		if *diff {
-			red = workspaceRedaction(workspaces, filepath.Dir(path))
+		ws := workspaces[filepath.Dir(path)]
+		if ws == nil {
+			ws = loadFmtWorkspace(filepath.Dir(path))
+			workspaces[filepath.Dir(path)] = ws
 		}
-		changed, err := c.formatFile(path, *write, *diff, red)
+		changed, err := c.formatFile(path, *write, *diff, ws)
 		if err != nil {
 			code = ExitError
 			continue
@@ -200,37 +202,78 @@ func canonical(src []byte, name string) ([]byte, hcl.Diagnostics) {
 	return hclwrite.Format(src), nil
 }
 
-// workspaceRedaction returns the redaction of the workspace in dir, as
-// plan makes it (credentials, secrets' defaults and the locals they read,
-// across its files), read once per directory: what a file's own bytes
-// show (audit.SourceRedaction) misses a local another file reads into a
-// secret. A directory that does not load gives what it can.
-func workspaceRedaction(cache map[string]*render.Redaction, dir string) *render.Redaction {
-	red, ok := cache[dir]
-	if !ok {
-		cfg, _ := manifest.Load(dir)
-		var locals []string
-		if cfg != nil && len(cfg.Unparsed) > 0 {
-			// A file that does not parse stops the decoding of the
-			// others, and with it the values of their locals: decode
-			// those that parse (fmt refuses the others anyway). What
-			// the broken file reads into a secret cannot be told, so
-			// every local's value is hidden.
-			sources := map[string][]byte{}
-			for name, f := range cfg.Files {
-				if !cfg.Unparsed[name] && f != nil {
-					sources[name] = f.Bytes
-				}
-			}
-			cfg, _ = manifest.LoadSources(dir, sources)
-			if cfg != nil {
-				locals = stringLeaves(cfg.EvalContext(nil).Variables["locals"])
+// fmtWorkspace is the workspace a formatted file belongs to: the manifest
+// files of its directory as they are on disk, read once, so that what fmt
+// prints of a file hides what plan hides in it.
+type fmtWorkspace struct {
+	dir      string
+	files    map[string][]byte
+	unparsed map[string]bool
+}
+
+func loadFmtWorkspace(dir string) *fmtWorkspace {
+	w := &fmtWorkspace{dir: dir, files: map[string][]byte{}, unparsed: map[string]bool{}}
+	if cfg, _ := manifest.Load(dir); cfg != nil {
+		for name, f := range cfg.Files {
+			if f != nil {
+				w.files[name] = f.Bytes
 			}
 		}
-		red = audit.Redaction(cfg).With(locals)
-		cache[dir] = red
+		w.unparsed = cfg.Unparsed
 	}
-	return red
+	return w
+}
+
+// redaction returns what to hide of the file base of the workspace when
+// it holds b (the file on disk, or its formatted form), named name in
+// what fmt prints: the credentials, secrets' defaults and the locals they
+// read, as the workspace's redaction finds them with b in place of the
+// file (masked by their source ranges, so a value written with escapes
+// or in a heredoc is hidden too), and what b's own bytes show
+// (audit.SourceRedaction). While a file of the workspace does not parse,
+// what it reads into a secret cannot be told: every local's value is
+// hidden then.
+func (w *fmtWorkspace) redaction(base, name string, b []byte) *render.Redaction {
+	sources := map[string][]byte{}
+	broken := false
+	for n, src := range w.files {
+		switch {
+		case n == base:
+		case w.unparsed[n]:
+			broken = true
+		default:
+			sources[n] = src
+		}
+	}
+	sources[base] = b
+	cfg, _ := manifest.LoadSources(w.dir, sources)
+	var ranges []hcl.Range
+	var values []string
+	if red := audit.Redaction(cfg); red != nil {
+		for _, r := range red.Ranges() {
+			if r.Filename == base {
+				r.Filename = name
+				ranges = append(ranges, r)
+			}
+		}
+		values = red.Values()
+	}
+	if broken || cfg == nil || len(cfg.Unparsed) > 0 {
+		// Decoded without the files that do not parse, b among them
+		// when it is one.
+		parsed := maps.Clone(sources)
+		if cfg == nil || cfg.Unparsed[base] {
+			delete(parsed, base)
+		}
+		if rest, _ := manifest.LoadSources(w.dir, parsed); rest != nil {
+			values = append(values, stringLeaves(rest.EvalContext(nil).Variables["locals"])...)
+			if red := audit.Redaction(rest); red != nil {
+				values = append(values, red.Values()...)
+			}
+		}
+	}
+	own := audit.SourceRedaction(map[string][]byte{name: b})
+	return render.NewRedaction(append(ranges, own.Ranges()...), append(values, own.Values()...))
 }
 
 // stringLeaves returns the strings and numbers of v, however nested.
@@ -258,7 +301,7 @@ func stringLeaves(v cty.Value) []string {
 // formatFile formats the file at path; with diff it prints the change with
 // credentials masked, also every value workspace (the redaction of the
 // file's workspace, or nil) hides.
-func (c *FmtCommand) formatFile(path string, write, diff bool, workspace *render.Redaction) (bool, error) {
+func (c *FmtCommand) formatFile(path string, write, diff bool, ws *fmtWorkspace) (bool, error) {
 	name := c.display(path)
 	src, err := safefile.Read(path, manifest.MaxFileSize)
 	if err != nil {
@@ -267,8 +310,13 @@ func (c *FmtCommand) formatFile(path string, write, diff bool, workspace *render
 	}
 	out, diags := canonical(src, name)
 	if diags.HasErrors() {
-		// The source lines are all the diagnostics need.
-		c.showSourceDiagnostics(diags, name, src)
+		// The source lines are all the diagnostics need, masked as
+		// validate masks them.
+		red := audit.SourceRedaction(map[string][]byte{name: src})
+		if ws != nil {
+			red = ws.redaction(filepath.Base(path), name, src)
+		}
+		render.Diagnostics(c.Stderr, diags, map[string]*hcl.File{name: {Bytes: src}}, red, c.colorFor(c.StderrTTY))
 		return false, fmt.Errorf("syntax error")
 	}
 	if bytes.Equal(src, out) {
@@ -278,8 +326,8 @@ func (c *FmtCommand) formatFile(path string, write, diff bool, workspace *render
 		// Both sides with their credentials masked, as a diagnostic
 		// quotes a line: a secret's default must not reach a CI log.
 		masked := func(b []byte) string {
-			red := audit.SourceRedaction(map[string][]byte{name: b})
-			return workspace.Scrub(render.MaskText(b, red.Spans(name, func(p hcl.Pos) int { return min(max(p.Byte, 0), len(b)) })))
+			red := ws.redaction(filepath.Base(path), name, b)
+			return red.Scrub(render.MaskText(b, red.Spans(name, func(p hcl.Pos) int { return min(max(p.Byte, 0), len(b)) })))
 		}
 		fmt.Fprint(c.Stdout, udiff.Unified("old/"+filepath.ToSlash(name), "new/"+filepath.ToSlash(name), masked(src), masked(out)))
 	}

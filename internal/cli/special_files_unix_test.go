@@ -115,14 +115,14 @@ func TestFmtDiffLocalSecret(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte("tool \"m\" {\n  kind       = \"mcp\"\n  transport  = \"stdio\"\n  command    = \"srv\"\n  auth_token = secret(runtime(\"TOK\", locals.tokdef))\n}\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "locals.acl"), []byte("locals {\n  tokdef      =    \"hunter2-SECRET\"\n}\n"), 0o644))
 	code, stdout, stderr := run(t, "", "-chdir="+dir, "fmt", "-diff", "-write=false")
-	if code != ExitOK || strings.Contains(stdout, "hunter2") || !strings.Contains(stdout, `+  tokdef = "(redacted)"`) {
+	if code != ExitOK || strings.Contains(stdout, "hunter2") || !strings.Contains(stdout, `+  tokdef = (redacted)`) {
 		t.Errorf("fmt -diff: got exit %d\n%s%s\nwant: the local masked on both sides", code, stdout, stderr)
 	}
 	// Also while another file of the workspace does not parse (being
 	// edited): fmt refuses that one and diffs the rest.
 	must(t, os.WriteFile(filepath.Join(dir, "broken.acl"), []byte("agent \"x\" {\n oops = \n}\n"), 0o644))
 	code, stdout, stderr = run(t, "", "-chdir="+dir, "fmt", "-diff", "-write=false")
-	if code != ExitError || strings.Contains(stdout+stderr, "hunter2") || !strings.Contains(stdout, `+  tokdef = "(redacted)"`) {
+	if code != ExitError || strings.Contains(stdout+stderr, "hunter2") || !strings.Contains(stdout, `+  tokdef = (redacted)`) {
 		t.Errorf("fmt -diff with a broken file: got exit %d\n%s%s\nwant: the local masked, the broken file refused", code, stdout, stderr)
 	}
 	// And when the file that reads the local into a secret is the broken
@@ -257,5 +257,25 @@ func wantEntries(t *testing.T, dir string, names ...string) {
 	}
 	if strings.Join(got, " ") != strings.Join(names, " ") {
 		t.Errorf("%s holds %q; want %q", dir, got, names)
+	}
+}
+
+// TestFmtHidesEscapedSecrets: a secret's default written with escapes or
+// as a heredoc is hidden in fmt -diff (by its source range: its text is
+// not its value), and a file that does not parse shows its lines masked
+// as validate shows them.
+func TestFmtHidesEscapedSecrets(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte("tool \"m\" {\n  kind       = \"mcp\"\n  auth_token = secret(runtime(\"TOK\", locals.pw))\n}\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "locals.acl"), []byte("locals {\n  pw      =    \"Tr0ub4dor\\\"&3-xy\"\n  note =   \"ok\"\n}\n"), 0o644))
+	_, stdout, stderr := run(t, "", "-chdir="+dir, "fmt", "-diff", "-write=false")
+	if strings.Contains(stdout+stderr, "Tr0ub4dor") || !strings.Contains(stdout, "+  pw   = (redacted)") {
+		t.Errorf("fmt -diff of an escaped secret:\n%s%s\nwant: it masked", stdout, stderr)
+	}
+	broken := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(broken, "agent.acl"), []byte("locals {\n  tok = \"hunter2-SECRET\" x\n}\ntool \"m\" {\n  kind       = \"mcp\"\n  auth_token = secret(runtime(\"TOK\", locals.tok))\n}\n"), 0o644))
+	code, stdout, stderr := run(t, "", "-chdir="+broken, "fmt", "-diff")
+	if code != ExitError || strings.Contains(stdout+stderr, "hunter2") {
+		t.Errorf("fmt of a file that does not parse: got exit %d\n%s%s\nwant: its lines masked", code, stdout, stderr)
 	}
 }

@@ -71,15 +71,12 @@ func NewRedaction(ranges []hcl.Range, values []string) *Redaction {
 	return r
 }
 
-// With returns r with more values to scrub; r may be nil.
-func (r *Redaction) With(more []string) *Redaction {
-	if len(more) == 0 {
-		return r
-	}
+// Values returns the values r was made with; r may be nil.
+func (r *Redaction) Values() []string {
 	if r == nil {
-		return NewRedaction(nil, more)
+		return nil
 	}
-	return NewRedaction(r.ranges, append(slices.Clone(r.values), more...))
+	return slices.Clone(r.values)
 }
 
 // WholeWord reports whether the credential value v is scrubbed from text
