@@ -18,7 +18,7 @@ import (
 // checkFunctions binds can_call, holds and reachable to the plan's matrix;
 // seen is told the name of every agent a call asks about, and starred
 // every tag with a "*" segment holds is asked about.
-func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Function {
+func (p *Plan) checkFunctions(seen, starred, unknownTaken func(string)) map[string]function.Function {
 	m := p.matrix
 	agentIdx := func(name string) (int, error) {
 		if i, ok := m.AgentIndex(name); ok {
@@ -114,13 +114,16 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 		}),
 		// contains is the standard function, except that asking reachable's
 		// list (through parentheses, a conditional, a local, or a for
-		// expression that keeps some of its elements) for a name that is
-		// no registered tool is an error, as can_call's is:
+		// expression that keeps its elements) for a name that is no
+		// registered tool is an error, as can_call's is:
 		// !contains(reachable("a"), "shel") would otherwise pass whatever
-		// a can reach. A list built from reachable's with other elements
-		// ([for t in reachable("a") : "x"]) may hold anything, and an
-		// empty list is not asked about: a contains of it is false
-		// whatever the name.
+		// a can reach. A list taken from it (filtered: every element one of
+		// its names, but not all of them) is told of as unknownTaken, a
+		// warning: its elements may be constants that are tool names, as
+		// in a sentinel check. A list built with other elements
+		// ([for t in reachable("a") : "x"]) may hold anything, and an empty
+		// list is not asked about: a contains of it is false whatever the
+		// name.
 		"contains": function.New(&function.Spec{
 			Params: []function.Parameter{
 				{Name: "list", Type: cty.DynamicPseudoType, AllowMarked: true},
@@ -130,9 +133,14 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 				list, marks := args[0].UnmarkDeep()
 				value, _ := args[1].UnmarkDeep()
-				if value.Type() == cty.String && value.IsKnown() && !value.IsNull() && isReachableList(list, marks) {
+				if value.Type() == cty.String && value.IsKnown() && !value.IsNull() {
 					if tool := value.AsString(); !registered(tool) {
-						return cty.NilVal, function.NewArgErrorf(1, "there is no registered tool named %q (tools: %s)", tool, toolNames())
+						switch reachableList(list, marks) {
+						case listReachable:
+							return cty.NilVal, function.NewArgErrorf(1, "there is no registered tool named %q (tools: %s)", tool, toolNames())
+						case listTaken:
+							unknownTaken(tool)
+						}
 					}
 				}
 				return stdContains.Call([]cty.Value{list, value})
@@ -148,33 +156,44 @@ func (p *Plan) checkFunctions(seen, starred func(string)) map[string]function.Fu
 // by NUL.
 type reachableMark string
 
-// isReachableList reports whether list, a known non-empty list or tuple of
-// strings, holds only names of one of marks' reachableMark: reachable's
-// list, or one taken from it (filtered, reordered), not one built from it
-// with other strings.
-func isReachableList(list cty.Value, marks cty.ValueMarks) bool {
+// What a list given to contains is, to reachableList.
+const (
+	listOther     = iota // may hold anything
+	listReachable        // reachable's list, its names in order
+	listTaken            // only names of reachable's list, not all of them
+)
+
+// reachableList says whether list, a known non-empty list or tuple of
+// strings, holds the names of one of marks' reachableMark: all of them in
+// order (reachable's list, through whatever kept it), or only some
+// (filtered from it, or constants that are tool names).
+func reachableList(list cty.Value, marks cty.ValueMarks) int {
 	if !list.IsWhollyKnown() || list.IsNull() || !list.CanIterateElements() || list.LengthInt() == 0 {
-		return false
+		return listOther
 	}
 	var elems []string
 	for it := list.ElementIterator(); it.Next(); {
 		_, v := it.Element()
-		if v.Type() != cty.String {
-			return false
+		if v.IsNull() || v.Type() != cty.String {
+			return listOther
 		}
 		elems = append(elems, v.AsString())
 	}
+	kind := listOther
 	for m := range marks {
 		rm, ok := m.(reachableMark)
 		if !ok {
 			continue
 		}
 		names := strings.Split(string(rm), "\x00")
-		if !slices.ContainsFunc(elems, func(e string) bool { return !slices.Contains(names, e) }) {
-			return true
+		switch {
+		case slices.Equal(elems, names):
+			return listReachable
+		case !slices.ContainsFunc(elems, func(e string) bool { return !slices.Contains(names, e) }):
+			kind = listTaken
 		}
 	}
-	return false
+	return kind
 }
 
 func listOrNone(names []string) string {
@@ -203,7 +222,7 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 	for _, a := range p.Agents {
 		runtimeDependent[a.Name] = a.RuntimeDependent
 	}
-	var asked, stars []string
+	var asked, stars, taken []string
 	ctx := cfg.EvalContext(p.checkFunctions(func(agent string) {
 		if runtimeDependent[agent] && !slices.Contains(asked, agent) {
 			asked = append(asked, agent)
@@ -212,16 +231,24 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 		if !slices.Contains(stars, tag) {
 			stars = append(stars, tag)
 		}
+	}, func(name string) {
+		if !slices.Contains(taken, name) {
+			taken = append(taken, name)
+		}
 	}))
 	var out []CheckResult
 	for _, c := range cfg.Checks {
 		res := CheckResult{Name: c.Name, Status: CheckPass}
 		for _, a := range c.Asserts {
-			asked, stars = asked[:0], stars[:0]
+			asked, stars, taken = asked[:0], stars[:0], taken[:0]
 			v, diags := a.Condition.Value(ctx)
 			// reachable marks what it returns (reachableMark); the
 			// condition's value is read without marks.
 			v, _ = v.UnmarkDeep()
+			for _, name := range taken {
+				p.warn(a.Condition.Range().Ptr(), "Check looks for a name no tool has",
+					fmt.Sprintf("Check %q looks for %q in a list taken from reachable(), and no registered tool is named %q: if it is a typo, the check holds whatever the agent can reach.", c.Name, name, name))
+			}
 			for _, tag := range stars {
 				// A tag written out is warned about when the manifest
 				// loads; this is one computed (from locals).

@@ -655,3 +655,53 @@ tool "shell" {
 		t.Errorf("got: %+v\nwant: an error for the name no tool has", p.Checks)
 	}
 }
+
+// TestContainsTakenFromReachable: a name no tool has, looked for in a list
+// filtered from reachable's, is a warning, not an error: the list may be a
+// sentinel check's, whose constants are tool names exactly when it holds;
+// a null element leaves the list alone.
+func TestContainsTakenFromReachable(t *testing.T) {
+	const src = `
+agent "b" {
+  capabilities = ["shell"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+tool "git" {
+  kind         = "bash"
+  commands     = ["ls"]
+  capabilities = ["shell::exec"]
+}
+tool "git_push" {
+  kind         = "bash"
+  commands     = ["ls"]
+  capabilities = ["shell::exec"]
+}
+`
+	for _, tc := range []struct {
+		condition string
+		status    string
+		warn      bool
+	}{
+		{`!contains([for t in reachable("b") : can_call("b", t) ? t : "DENIED" if t != "git"], "DENIED")`, CheckPass, true},
+		{`!contains([for t in reachable("b") : t if t != "git"], "gitt")`, CheckPass, true},
+		{`!contains([for t in reachable("b") : t == "git_push" ? "git" : t], "deploy")`, CheckPass, true},
+		{`!contains([for t in reachable("b") : t == "git" ? t : null], "x")`, CheckPass, false},
+		{`!contains(reachable("b"), "gitt")`, CheckError, false},
+	} {
+		t.Run(tc.condition, func(t *testing.T) {
+			p := planSrc(t, src+"check \"c\" {\n  assert {\n    condition     = "+tc.condition+"\n    error_message = \"x\"\n  }\n}\n", nil)
+			if len(p.Checks) != 1 || p.Checks[0].Status != tc.status {
+				t.Fatalf("got: %+v\nwant: %s", p.Checks, tc.status)
+			}
+			if got := hasDiag(p.Diagnostics, hcl.DiagWarning, "Check looks for a name no tool has"); got != tc.warn {
+				t.Errorf("got: warning %v\nwant: %v (%v)", got, tc.warn, p.Diagnostics)
+			}
+		})
+	}
+}
