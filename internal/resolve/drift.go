@@ -249,17 +249,18 @@ func mcpUnseenChange(o, n string) string {
 	return strings.Join(parts, " and ")
 }
 
-// mcpInvisible reports whether r shows as nothing in a text: a format
-// character (Unicode Cf: a zero-width space, a bidirectional control, a
-// soft hyphen), a control character other than a line break or tab, or
-// any other character capability tags refuse as invisible wherever it
-// stands (a variation selector, a blank filler, the combining grapheme
-// joiner). Spaces are whitespace, compared apart.
+// mcpInvisible reports whether r shows as nothing in a text: a control
+// character other than a line break or tab, or a character capability
+// tags refuse as invisible on its own (a format character such as a
+// zero-width space or bidirectional control, a variation selector, a
+// blank filler, the combining grapheme joiner; not the Arabic number
+// signs, which show). Spaces and line or paragraph separators are
+// whitespace, compared apart.
 func mcpInvisible(r rune) bool {
 	switch {
-	case r == '\n' || r == '\t' || unicode.Is(unicode.Zs, r):
+	case r == '\n' || r == '\t' || unicode.In(r, unicode.Zs, unicode.Zl, unicode.Zp):
 		return false
-	case unicode.IsControl(r), unicode.Is(unicode.Cf, r), r >= '\ufe00' && r <= '\ufe0f':
+	case unicode.IsControl(r):
 		return true
 	}
 	_, hidden := capability.Hidden(string(r))

@@ -1848,7 +1848,7 @@ func TestMCPDriftWhitespace(t *testing.T) {
 	}
 	locked := &lockfile.Tool{Kind: "mcp", Served: map[string]string{"a": "sha256:" + strings.Repeat("1", 64)},
 		Definitions: map[string]string{"a": def(`Reads files.\nOnly text.`)}}
-	for _, now := range []string{`Reads files. \nOnly text.`, `Reads\tfiles.\nOnly text.`, `Reads files.\n\nOnly text.`} {
+	for _, now := range []string{`Reads files. \nOnly text.`, `Reads\tfiles.\nOnly text.`, `Reads files.\n\nOnly text.`, `Reads\u2028files.\nOnly text.`, `Reads files.\u2029Only text.`} {
 		current := &lockfile.Tool{Kind: "mcp", Served: map[string]string{"a": "sha256:" + strings.Repeat("2", 64)},
 			Definitions: map[string]string{"a": def(now)}}
 		diags := MCPDrift("srv", locked, current, hcl.Range{})
