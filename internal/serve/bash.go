@@ -1349,11 +1349,12 @@ func matchesAny(patterns []string, name string) bool {
 // reaching ../x/LC_MESSAGES made sort print the script's format strings;
 // LC_ALL and TZ may name files too). A time zone's name may hold "/"
 // (Europe/Paris, also written :Europe/Paris), never at its start or as a
-// ".." segment.
+// ".." segment, and it does not start with "." (musl reads ./x, .tz
+// relative to the working directory).
 func scriptSettable(name, v string) bool {
 	if name == "TZ" {
 		v = strings.TrimPrefix(v, ":")
-		return !strings.HasPrefix(v, "/") && !slices.Contains(strings.Split(v, "/"), "..")
+		return !strings.HasPrefix(v, "/") && !strings.HasPrefix(v, ".") && !slices.Contains(strings.Split(v, "/"), "..")
 	}
 	return !strings.Contains(v, "/")
 }

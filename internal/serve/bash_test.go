@@ -758,6 +758,8 @@ func TestBashExecEnvironmentSetByScript(t *testing.T) {
 		`echo before; LC_ALL=/tmp/locale env; echo after`,
 		`echo before; TZ=:/etc/x env; echo after`,
 		`echo before; TZ=:../x env; echo after`,
+		`echo before; TZ=:./tz env; echo after`,
+		`echo before; TZ=.tz env; echo after`,
 		`echo before; TZ=../../tmp/zone env; echo after`,
 	} {
 		t.Run(script, func(t *testing.T) {
