@@ -224,9 +224,6 @@ func isKeycapBase(r rune) bool {
 	return r >= '0' && r <= '9' || r == '#' || r == '*'
 }
 
-// joiningLetter reports whether r is a letter of a script whose letters
-// join (Arabic, Syriac, N'Ko, Mongolian), between two of which the
-// zero-width non-joiner changes how they show.
 // beforeVirama reports whether rs[i] stands between a non-ASCII letter
 // and a virama, as the zero-width joiner of a Bengali ra-phala or a
 // Sinhala touching letter does.
@@ -255,6 +252,9 @@ func isSymbol(r rune) bool {
 	return r >= utf8.RuneSelf && unicode.In(r, unicode.So, unicode.Sm)
 }
 
+// joiningLetter reports whether r is a letter of a script whose letters
+// join (Arabic, Syriac, N'Ko, Mongolian), between two of which the
+// zero-width non-joiner changes how they show.
 func joiningLetter(r rune) bool {
 	if !unicode.IsLetter(r) {
 		return false
