@@ -112,18 +112,16 @@ func (p *Plan) checkFunctions(seen, starred, unknownTaken func(string)) map[stri
 				return cty.ListVal(vals).Mark(reachableMark(strings.Join(names, "\x00"))), nil
 			},
 		}),
-		// contains is the standard function, except that asking reachable's
-		// list (through parentheses, a conditional, a local, or a for
-		// expression that keeps its elements) for a name that is no
-		// registered tool is an error, as can_call's is:
-		// !contains(reachable("a"), "shel") would otherwise pass whatever
-		// a can reach. A list taken from it (filtered: every element one of
-		// its names, but not all of them) is told of as unknownTaken, a
-		// warning: its elements may be constants that are tool names, as
-		// in a sentinel check. A list built with other elements
-		// ([for t in reachable("a") : "x"]) may hold anything, and an empty
-		// list is not asked about: a contains of it is false whatever the
-		// name.
+		// contains is the standard function, except that a name no tool
+		// is registered by, looked for in a list taken from reachable's
+		// (its elements all among reachable's names: the list itself,
+		// filtered, through a conditional or a local), is told of as
+		// unknownTaken: a warning, since such a list may be a sentinel
+		// check's. The call written as contains(reachable(...), NAME) is
+		// an error instead (reachableNames). A list built with other
+		// elements ([for t in reachable("a") : "x"]) may hold anything,
+		// and an empty list is not asked about: a contains of it is false
+		// whatever the name.
 		"contains": function.New(&function.Spec{
 			Params: []function.Parameter{
 				{Name: "list", Type: cty.DynamicPseudoType, AllowMarked: true},
@@ -134,13 +132,8 @@ func (p *Plan) checkFunctions(seen, starred, unknownTaken func(string)) map[stri
 				list, marks := args[0].UnmarkDeep()
 				value, _ := args[1].UnmarkDeep()
 				if value.Type() == cty.String && value.IsKnown() && !value.IsNull() {
-					if tool := value.AsString(); !registered(tool) {
-						switch reachableList(list, marks) {
-						case listReachable:
-							return cty.NilVal, function.NewArgErrorf(1, "there is no registered tool named %q (tools: %s)", tool, toolNames())
-						case listTaken:
-							unknownTaken(tool)
-						}
+					if tool := value.AsString(); !registered(tool) && takenFromReachable(list, marks) {
+						unknownTaken(tool)
 					}
 				}
 				return stdContains.Call([]cty.Value{list, value})
@@ -156,44 +149,112 @@ func (p *Plan) checkFunctions(seen, starred, unknownTaken func(string)) map[stri
 // by NUL.
 type reachableMark string
 
-// What a list given to contains is, to reachableList.
-const (
-	listOther     = iota // may hold anything
-	listReachable        // reachable's list, its names in order
-	listTaken            // only names of reachable's list, not all of them
-)
-
-// reachableList says whether list, a known non-empty list or tuple of
-// strings, holds the names of one of marks' reachableMark: all of them in
-// order (reachable's list, through whatever kept it), or only some
-// (filtered from it, or constants that are tool names).
-func reachableList(list cty.Value, marks cty.ValueMarks) int {
+// takenFromReachable reports whether list, a known non-empty list or
+// tuple, holds only strings among the names of one of marks'
+// reachableMark (null elements, placeholders, aside).
+func takenFromReachable(list cty.Value, marks cty.ValueMarks) bool {
 	if !list.IsWhollyKnown() || list.IsNull() || !list.CanIterateElements() || list.LengthInt() == 0 {
-		return listOther
+		return false
 	}
 	var elems []string
 	for it := list.ElementIterator(); it.Next(); {
 		_, v := it.Element()
-		if v.IsNull() || v.Type() != cty.String {
-			return listOther
-		}
-		elems = append(elems, v.AsString())
-	}
-	kind := listOther
-	for m := range marks {
-		rm, ok := m.(reachableMark)
-		if !ok {
-			continue
-		}
-		names := strings.Split(string(rm), "\x00")
 		switch {
-		case slices.Equal(elems, names):
-			return listReachable
-		case !slices.ContainsFunc(elems, func(e string) bool { return !slices.Contains(names, e) }):
-			kind = listTaken
+		case v.IsNull():
+		case v.Type() != cty.String:
+			return false
+		default:
+			elems = append(elems, v.AsString())
 		}
 	}
-	return kind
+	if len(elems) == 0 {
+		return false
+	}
+	for m := range marks {
+		if rm, ok := m.(reachableMark); ok {
+			names := strings.Split(string(rm), "\x00")
+			if !slices.ContainsFunc(elems, func(e string) bool { return !slices.Contains(names, e) }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reachableNames reports, as can_call reports it, every NAME no tool is
+// registered by in contains(reachable(AGENT), NAME) written so in expr
+// (in parentheses too), NAME known without the matrix: such a check,
+// !contains(reachable("b"), "shel"), would pass whatever b can reach. It
+// returns the names it reported.
+func (p *Plan) reachableNames(expr hcl.Expression, ctx *hcl.EvalContext) (hcl.Diagnostics, []string) {
+	node, ok := expr.(hclsyntax.Node)
+	if !ok {
+		return nil, nil
+	}
+	var diags hcl.Diagnostics
+	var names []string
+	_ = hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		call, ok := n.(*hclsyntax.FunctionCallExpr)
+		if !ok || call.Name != "contains" || len(call.Args) != 2 || call.ExpandFinal {
+			return nil
+		}
+		list := call.Args[0]
+		for {
+			paren, ok := list.(*hclsyntax.ParenthesesExpr)
+			if !ok {
+				break
+			}
+			list = paren.Expression
+		}
+		if r, ok := list.(*hclsyntax.FunctionCallExpr); !ok || r.Name != "reachable" {
+			return nil
+		}
+		v, d := call.Args[1].Value(ctx)
+		if d.HasErrors() {
+			return nil
+		}
+		v, _ = v.UnmarkDeep()
+		if !v.IsWhollyKnown() || v.IsNull() || v.Type() != cty.String {
+			return nil
+		}
+		tool := v.AsString()
+		if slices.ContainsFunc(p.Tools, func(t RegisteredTool) bool { return t.Name == tool }) {
+			return nil
+		}
+		var all []string
+		for _, t := range p.Tools {
+			all = append(all, t.Name)
+		}
+		names = append(names, tool)
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid function argument",
+			Detail:   fmt.Sprintf("Invalid value for %q parameter: there is no registered tool named %q (tools: %s).", "value", tool, listOrNone(all)),
+			Subject:  call.Args[1].Range().Ptr(),
+			Context:  call.Range().Ptr(),
+		})
+		return nil
+	})
+	return diags, names
+}
+
+// literalCount returns how many times the string s is written as a
+// literal in expr (native syntax; 0 otherwise).
+func literalCount(expr hcl.Expression, s string) int {
+	node, ok := expr.(hclsyntax.Node)
+	if !ok {
+		return 0
+	}
+	n := 0
+	_ = hclsyntax.VisitAll(node, func(x hclsyntax.Node) hcl.Diagnostics {
+		if t, ok := x.(*hclsyntax.TemplateExpr); ok && len(t.Parts) == 1 {
+			if lit, ok := t.Parts[0].(*hclsyntax.LiteralValueExpr); ok && lit.Val.Type() == cty.String && lit.Val.AsString() == s {
+				n++
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 func listOrNone(names []string) string {
@@ -245,7 +306,14 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 			// reachable marks what it returns (reachableMark); the
 			// condition's value is read without marks.
 			v, _ = v.UnmarkDeep()
+			named, reported := p.reachableNames(a.Condition, ctx)
+			diags = append(diags, named...)
 			for _, name := range taken {
+				// Reported as an error already, or a sentinel the check
+				// writes into its list itself ("DENIED" twice).
+				if slices.Contains(reported, name) || literalCount(a.Condition, name) > 1 {
+					continue
+				}
 				p.warn(a.Condition.Range().Ptr(), "Check looks for a name no tool has",
 					fmt.Sprintf("Check %q looks for %q in a list taken from reachable(), and no registered tool is named %q: if it is a typo, the check holds whatever the agent can reach.", c.Name, name, name))
 			}
