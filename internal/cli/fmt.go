@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+	hcljson "github.com/hashicorp/hcl/v2/json"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/agentform/agentform/internal/audit"
@@ -202,78 +202,129 @@ func canonical(src []byte, name string) ([]byte, hcl.Diagnostics) {
 	return hclwrite.Format(src), nil
 }
 
-// fmtWorkspace is the workspace a formatted file belongs to: the manifest
-// files of its directory as they are on disk, read once, so that what fmt
-// prints of a file hides what plan hides in it.
+// fmtWorkspace is the workspace a formatted file belongs to, read once:
+// what plan hides in each of its files (the credentials, secrets'
+// defaults and the locals they read, by source range, so that a value
+// written with escapes or in a heredoc is hidden too), and the values to
+// scrub, so that what fmt prints of a file hides the same.
 type fmtWorkspace struct {
-	dir      string
-	files    map[string][]byte
-	unparsed map[string]bool
+	red *render.Redaction
+	// broken is set when a file of the workspace does not parse: what it
+	// reads into a secret cannot be told, so every local is hidden.
+	broken bool
 }
 
 func loadFmtWorkspace(dir string) *fmtWorkspace {
-	w := &fmtWorkspace{dir: dir, files: map[string][]byte{}, unparsed: map[string]bool{}}
-	if cfg, _ := manifest.Load(dir); cfg != nil {
+	cfg, _ := manifest.Load(dir)
+	if cfg == nil {
+		return &fmtWorkspace{}
+	}
+	w := &fmtWorkspace{red: audit.Redaction(cfg), broken: len(cfg.Unparsed) > 0}
+	if w.broken {
+		// A file that does not parse stops the decoding of the others:
+		// decode those that do, for their locals' values.
+		sources := map[string][]byte{}
 		for name, f := range cfg.Files {
-			if f != nil {
-				w.files[name] = f.Bytes
+			if !cfg.Unparsed[name] && f != nil {
+				sources[name] = f.Bytes
 			}
 		}
-		w.unparsed = cfg.Unparsed
+		var values []string
+		if rest, _ := manifest.LoadSources(dir, sources); rest != nil {
+			values = append(stringLeaves(rest.EvalContext(nil).Variables["locals"]), audit.Redaction(rest).Values()...)
+		}
+		w.red = render.NewRedaction(w.red.Ranges(), append(w.red.Values(), values...))
 	}
 	return w
 }
 
-// redaction returns what to hide of the file base of the workspace when
-// it holds b (the file on disk, or its formatted form), named name in
-// what fmt prints: the credentials, secrets' defaults and the locals they
-// read, as the workspace's redaction finds them with b in place of the
-// file (masked by their source ranges, so a value written with escapes
-// or in a heredoc is hidden too), and what b's own bytes show
-// (audit.SourceRedaction). While a file of the workspace does not parse,
-// what it reads into a secret cannot be told: every local's value is
-// hidden then.
-func (w *fmtWorkspace) redaction(base, name string, b []byte) *render.Redaction {
-	sources := map[string][]byte{}
-	broken := false
-	for n, src := range w.files {
-		switch {
-		case n == base:
-		case w.unparsed[n]:
-			broken = true
-		default:
-			sources[n] = src
-		}
+// redaction returns what to hide in src, the file base of the workspace
+// as it is on disk, named name in what fmt prints, and the spans to mask
+// in src and in out, its formatted form (nil out: src only).
+func (w *fmtWorkspace) redaction(base, name string, src, out []byte) (red *render.Redaction, srcSpans, outSpans []render.Span) {
+	offset := func(b []byte) func(hcl.Pos) int {
+		return func(p hcl.Pos) int { return min(max(p.Byte, 0), len(b)) }
 	}
-	sources[base] = b
-	cfg, _ := manifest.LoadSources(w.dir, sources)
 	var ranges []hcl.Range
-	var values []string
-	if red := audit.Redaction(cfg); red != nil {
-		for _, r := range red.Ranges() {
-			if r.Filename == base {
-				r.Filename = name
-				ranges = append(ranges, r)
-			}
-		}
-		values = red.Values()
-	}
-	if broken || cfg == nil || len(cfg.Unparsed) > 0 {
-		// Decoded without the files that do not parse, b among them
-		// when it is one.
-		parsed := maps.Clone(sources)
-		if cfg == nil || cfg.Unparsed[base] {
-			delete(parsed, base)
-		}
-		if rest, _ := manifest.LoadSources(w.dir, parsed); rest != nil {
-			values = append(values, stringLeaves(rest.EvalContext(nil).Variables["locals"])...)
-			if red := audit.Redaction(rest); red != nil {
-				values = append(values, red.Values()...)
-			}
+	for _, r := range w.red.Ranges() {
+		if r.Filename == base {
+			r.Filename = name
+			ranges = append(ranges, r)
 		}
 	}
-	own := audit.SourceRedaction(map[string][]byte{name: b})
-	return render.NewRedaction(append(ranges, own.Ranges()...), append(values, own.Values()...))
+	if w.broken {
+		ranges = append(ranges, localRanges(name, src)...)
+	}
+	own := audit.SourceRedaction(map[string][]byte{name: src})
+	red = render.NewRedaction(append(ranges, own.Ranges()...), append(w.red.Values(), own.Values()...))
+	srcSpans = red.Spans(name, offset(src))
+	if out != nil {
+		var ok bool
+		if outSpans, ok = mapSpans(src, out, srcSpans); !ok {
+			// Formatting changed more than spacing: what out's own
+			// bytes show, and the values.
+			outSpans = audit.SourceRedaction(map[string][]byte{name: out}).Spans(name, offset(out))
+		}
+	}
+	return red, srcSpans, outSpans
+}
+
+// localRanges returns the ranges of the values of every local in src (in
+// either syntax), which parses.
+func localRanges(name string, src []byte) []hcl.Range {
+	var f *hcl.File
+	var diags hcl.Diagnostics
+	if strings.HasSuffix(name, manifest.SuffixJSON) {
+		f, diags = hcljson.Parse(src, name)
+	} else {
+		f, diags = hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+	}
+	if diags.HasErrors() || f == nil {
+		return nil
+	}
+	content, _, _ := f.Body.PartialContent(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "locals"}}})
+	var out []hcl.Range
+	for _, b := range content.Blocks {
+		attrs, _ := b.Body.JustAttributes()
+		for _, a := range attrs {
+			out = append(out, a.Expr.Range())
+		}
+	}
+	return out
+}
+
+// mapSpans maps spans of src to out, its formatted form, token by token:
+// formatting changes only the spaces between tokens. It reports false
+// when the tokens differ.
+func mapSpans(src, out []byte, spans []render.Span) ([]render.Span, bool) {
+	ts, d1 := hclsyntax.LexConfig(src, "", hcl.InitialPos)
+	to, d2 := hclsyntax.LexConfig(out, "", hcl.InitialPos)
+	if d1.HasErrors() || d2.HasErrors() || len(ts) != len(to) {
+		return nil, false
+	}
+	for i := range ts {
+		if ts[i].Type != to[i].Type || !bytes.Equal(ts[i].Bytes, to[i].Bytes) {
+			return nil, false
+		}
+	}
+	// at maps a byte offset of src: inside a token, to the same place in
+	// out's token; between tokens, to the start of the next.
+	at := func(off int) int {
+		for i, t := range ts {
+			if off < t.Range.End.Byte || i == len(ts)-1 {
+				if off < t.Range.Start.Byte {
+					return to[i].Range.Start.Byte
+				}
+				return to[i].Range.Start.Byte + min(off-t.Range.Start.Byte, len(to[i].Bytes))
+			}
+		}
+		return len(out)
+	}
+	mapped := make([]render.Span, 0, len(spans))
+	for _, sp := range spans {
+		mapped = append(mapped, render.Span{Start: at(sp.Start), End: at(sp.End)})
+	}
+	return mapped, true
 }
 
 // stringLeaves returns the strings and numbers of v, however nested.
@@ -314,7 +365,7 @@ func (c *FmtCommand) formatFile(path string, write, diff bool, ws *fmtWorkspace)
 		// validate masks them.
 		red := audit.SourceRedaction(map[string][]byte{name: src})
 		if ws != nil {
-			red = ws.redaction(filepath.Base(path), name, src)
+			red, _, _ = ws.redaction(filepath.Base(path), name, src, nil)
 		}
 		render.Diagnostics(c.Stderr, diags, map[string]*hcl.File{name: {Bytes: src}}, red, c.colorFor(c.StderrTTY))
 		return false, fmt.Errorf("syntax error")
@@ -325,11 +376,14 @@ func (c *FmtCommand) formatFile(path string, write, diff bool, ws *fmtWorkspace)
 	if diff {
 		// Both sides with their credentials masked, as a diagnostic
 		// quotes a line: a secret's default must not reach a CI log.
-		masked := func(b []byte) string {
-			red := ws.redaction(filepath.Base(path), name, b)
-			return red.Scrub(render.MaskText(b, red.Spans(name, func(p hcl.Pos) int { return min(max(p.Byte, 0), len(b)) })))
+		red, srcSpans, outSpans := ws.redaction(filepath.Base(path), name, src, out)
+		before, after := red.Scrub(render.MaskText(src, srcSpans)), red.Scrub(render.MaskText(out, outSpans))
+		if before == after {
+			// Every change is inside what is hidden.
+			fmt.Fprintf(c.Stdout, "--- old/%s\n+++ new/%s\n(the changes are all inside hidden values, not shown)\n", filepath.ToSlash(name), filepath.ToSlash(name))
+		} else {
+			fmt.Fprint(c.Stdout, udiff.Unified("old/"+filepath.ToSlash(name), "new/"+filepath.ToSlash(name), before, after))
 		}
-		fmt.Fprint(c.Stdout, udiff.Unified("old/"+filepath.ToSlash(name), "new/"+filepath.ToSlash(name), masked(src), masked(out)))
 	}
 	if write {
 		// Through a symbolic link to its target, as manifest.Load read it.

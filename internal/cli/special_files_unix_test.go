@@ -130,7 +130,7 @@ func TestFmtDiffLocalSecret(t *testing.T) {
 	must(t, os.Remove(filepath.Join(dir, "broken.acl")))
 	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte("tool \"m\" {\n  kind       = \"mcp\"\n  auth_token = secret(runtime(\"TOK\", locals.tokdef))\n  oops = \n}\n"), 0o644))
 	code, stdout, stderr = run(t, "", "-chdir="+dir, "fmt", "-diff", "-write=false")
-	if code != ExitError || strings.Contains(stdout+stderr, "hunter2") || !strings.Contains(stdout, `+  tokdef = "(redacted)"`) {
+	if code != ExitError || strings.Contains(stdout+stderr, "hunter2") || !strings.Contains(stdout, `+  tokdef = (redacted)`) {
 		t.Errorf("fmt -diff with the secret's file broken: got exit %d\n%s%s\nwant: the local masked", code, stdout, stderr)
 	}
 }
@@ -277,5 +277,34 @@ func TestFmtHidesEscapedSecrets(t *testing.T) {
 	code, stdout, stderr := run(t, "", "-chdir="+broken, "fmt", "-diff")
 	if code != ExitError || strings.Contains(stdout+stderr, "hunter2") {
 		t.Errorf("fmt of a file that does not parse: got exit %d\n%s%s\nwant: its lines masked", code, stdout, stderr)
+	}
+}
+
+// TestFmtDiffBrokenSecretFileEscaped: when the file that reads a local
+// into a secret does not parse, every local's value is hidden by its
+// source range, so an escaped value is hidden too; a change that is all
+// inside hidden values is said, not shown as an empty diff; a masked
+// value over several lines keeps the lines' numbers.
+func TestFmtDiffBrokenSecretFileEscaped(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "tool.acl"), []byte("tool \"j\" {\n  kind       = \"mcp\"\n  auth_token = secret(runtime(\"TOK4\", locals.pw))\n  oops =\n}\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "loc.acl"), []byte("locals {\n  pw    = \"Tr0ub4dor\\\"&3-xy\"\n  note =   \"ok\"\n}\n"), 0o644))
+	_, stdout, stderr := run(t, "", "-chdir="+dir, "fmt", "-diff", "-write=false")
+	if strings.Contains(stdout+stderr, "Tr0ub4dor") || !strings.Contains(stdout, "+  pw   = (redacted)") {
+		t.Errorf("got:\n%s%s\nwant: pw masked", stdout, stderr)
+	}
+
+	obj := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(obj, "agent.acl"), []byte("tool \"j\" {\n  kind       = \"mcp\"\n  auth_token = secret(runtime(\"TOK4\", locals.creds))\n}\nlocals {\n  creds = <<EOT\nline one OBJTOKEN12345\n    line two\nEOT\n}\n"), 0o644))
+	_, stdout, stderr = run(t, "", "-chdir="+obj, "fmt", "-diff", "-write=false")
+	if strings.Contains(stdout+stderr, "OBJTOKEN") {
+		t.Errorf("got:\n%s%s\nwant: the heredoc masked", stdout, stderr)
+	}
+
+	inside := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(inside, "agent.acl"), []byte("tool \"j\" {\n  kind = \"mcp\"\n  auth_token = secret(runtime(\"TOK4\", locals.creds.token))\n}\nlocals {\n  creds = {\n        token = \"OBJTOKEN12345\"\n  }\n}\n"), 0o644))
+	code, stdout, stderr := run(t, "", "-chdir="+inside, "fmt", "-diff", "-check")
+	if code != ExitUnformatted || strings.Contains(stdout+stderr, "OBJTOKEN") || !strings.Contains(stdout, "+++ new/agent.acl") {
+		t.Errorf("got: exit %d\n%s%s\nwant: the change shown or said, the token hidden", code, stdout, stderr)
 	}
 }

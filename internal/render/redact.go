@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 	"strings"
@@ -327,7 +328,8 @@ func fwdRunes(src []byte, off, ceil, n int) int {
 }
 
 // MaskText returns src with each of masks (sorted, disjoint spans of src,
-// as Redaction.Spans gives them) replaced by RedactMark: a whole file
+// as Redaction.Spans gives them) replaced by RedactMark and the line
+// breaks the span held, so that lines keep their numbers: a whole file
 // shown with its credentials hidden (fmt -diff).
 func MaskText(src []byte, masks []Span) string {
 	var b strings.Builder
@@ -339,6 +341,7 @@ func MaskText(src []byte, masks []Span) string {
 		}
 		b.Write(src[at:s])
 		b.WriteString(RedactMark)
+		b.WriteString(strings.Repeat("\n", bytes.Count(src[s:e], []byte("\n"))))
 		at = e
 	}
 	b.Write(src[at:])
