@@ -272,6 +272,10 @@ func (w *fmtWorkspace) redaction(base, name string, src, out []byte) (red *rende
 // localRanges returns the ranges of the values of every local in src (in
 // either syntax), which parses.
 func localRanges(name string, src []byte) []hcl.Range {
+	if manifest.CheckNesting(name, src) != nil {
+		// Too deep for the parser's stack: it does not parse.
+		return nil
+	}
 	var f *hcl.File
 	var diags hcl.Diagnostics
 	if strings.HasSuffix(name, manifest.SuffixJSON) {
