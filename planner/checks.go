@@ -238,23 +238,39 @@ func (p *Plan) reachableNames(expr hcl.Expression, ctx *hcl.EvalContext) (hcl.Di
 	return diags, names
 }
 
-// literalCount returns how many times the string s is written as a
-// literal in expr (native syntax; 0 otherwise).
-func literalCount(expr hcl.Expression, s string) int {
+// sentinel reports whether expr holds a contains call that looks for
+// name in a list whose own expression writes name (as a literal or a
+// local): [for t in reachable("b") : can_call("b", t) ? t : "DENIED"]
+// asked for "DENIED" is a sentinel check, not a typo. Native syntax only.
+func sentinel(expr hcl.Expression, ctx *hcl.EvalContext, name string) bool {
 	node, ok := expr.(hclsyntax.Node)
 	if !ok {
-		return 0
+		return false
 	}
-	n := 0
-	_ = hclsyntax.VisitAll(node, func(x hclsyntax.Node) hcl.Diagnostics {
-		if t, ok := x.(*hclsyntax.TemplateExpr); ok && len(t.Parts) == 1 {
-			if lit, ok := t.Parts[0].(*hclsyntax.LiteralValueExpr); ok && lit.Val.Type() == cty.String && lit.Val.AsString() == s {
-				n++
-			}
+	is := func(e hclsyntax.Expression) bool {
+		v, d := e.Value(ctx)
+		if d.HasErrors() {
+			return false
 		}
+		v, _ = v.UnmarkDeep()
+		return v.IsWhollyKnown() && !v.IsNull() && v.Type() == cty.String && v.AsString() == name
+	}
+	found := false
+	_ = hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		call, ok := n.(*hclsyntax.FunctionCallExpr)
+		if found || !ok || call.Name != "contains" || len(call.Args) != 2 || !is(call.Args[1]) {
+			return nil
+		}
+		_ = hclsyntax.VisitAll(call.Args[0], func(m hclsyntax.Node) hcl.Diagnostics {
+			switch e := m.(type) {
+			case *hclsyntax.TemplateExpr, *hclsyntax.ScopeTraversalExpr:
+				found = found || is(e.(hclsyntax.Expression))
+			}
+			return nil
+		})
 		return nil
 	})
-	return n
+	return found
 }
 
 func listOrNone(names []string) string {
@@ -311,7 +327,7 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 			for _, name := range taken {
 				// Reported as an error already, or a sentinel the check
 				// writes into its list itself ("DENIED" twice).
-				if slices.Contains(reported, name) || literalCount(a.Condition, name) > 1 {
+				if slices.Contains(reported, name) || sentinel(a.Condition, ctx, name) {
 					continue
 				}
 				p.warn(a.Condition.Range().Ptr(), "Check looks for a name no tool has",

@@ -684,6 +684,9 @@ tool "git_push" {
   commands     = ["ls"]
   capabilities = ["shell::exec"]
 }
+locals {
+  denied = "DENIED"
+}
 `
 	for _, tc := range []struct {
 		condition string
@@ -694,7 +697,11 @@ tool "git_push" {
 		// whether the filter drops a tool or not.
 		{`!contains([for t in reachable("b") : can_call("b", t) ? t : "DENIED" if t != "git"], "DENIED")`, CheckPass, false},
 		{`!contains([for t in reachable("b") : can_call("b", t) ? t : "DENIED"], "DENIED")`, CheckPass, false},
+		{`!contains([for t in reachable("b") : can_call("b", t) ? t : locals.denied], locals.denied)`, CheckPass, false},
 		{`!contains([for t in reachable("b") : t if can_call("b", t)], "gti")`, CheckPass, true},
+		// A typo written twice is no sentinel: the name is not in the
+		// lists' own expressions.
+		{`!contains([for t in reachable("b") : t if can_call("b", t)], "gti") && !contains([for t in reachable("b") : t if t != "x"], "gti")`, CheckPass, true},
 		{`!contains([for t in reachable("b") : t if t != "git"], "gitt")`, CheckPass, true},
 		{`!contains([for t in reachable("b") : t == "git_push" ? "git" : t], "deploy")`, CheckPass, true},
 		{`!contains([for t in reachable("b") : t == "git" ? null : t], "gti")`, CheckPass, true},

@@ -114,10 +114,15 @@ func (c *FmtCommand) Run(args []string) int {
 	code := ExitOK
 	workspaces := map[string]*fmtWorkspace{}
 	for _, path := range files {
-		ws := workspaces[filepath.Dir(path)]
-		if ws == nil {
-			ws = loadFmtWorkspace(filepath.Dir(path))
-			workspaces[filepath.Dir(path)] = ws
+		// Read only when something of the file is printed: a diff, or
+		// the lines of a syntax error.
+		ws := func() *fmtWorkspace {
+			w := workspaces[filepath.Dir(path)]
+			if w == nil {
+				w = loadFmtWorkspace(filepath.Dir(path))
+				workspaces[filepath.Dir(path)] = w
+			}
+			return w
 		}
 		changed, err := c.formatFile(path, *write, *diff, ws)
 		if err != nil {
@@ -311,12 +316,26 @@ func mapSpans(src, out []byte, spans []render.Span) ([]render.Span, bool) {
 			return nil, false
 		}
 	}
-	// at maps a byte offset of src: inside a token, to the same place in
-	// out's token; between tokens, to the start of the next.
-	at := func(off int) int {
+	// start maps a span's start, a byte offset of src: inside a token, to
+	// the same place in out's token; between tokens, to the start of the
+	// next. end maps a span's end: inside a token or at its end, to the
+	// same place in out's (never past the spaces formatting puts after
+	// it); between tokens, to the start of the next.
+	start := func(off int) int {
 		for i, t := range ts {
-			if off < t.Range.End.Byte || i == len(ts)-1 {
+			if off < t.Range.End.Byte {
 				if off < t.Range.Start.Byte {
+					return to[i].Range.Start.Byte
+				}
+				return to[i].Range.Start.Byte + min(off-t.Range.Start.Byte, len(to[i].Bytes))
+			}
+		}
+		return len(out)
+	}
+	end := func(off int) int {
+		for i, t := range ts {
+			if off <= t.Range.End.Byte {
+				if off <= t.Range.Start.Byte {
 					return to[i].Range.Start.Byte
 				}
 				return to[i].Range.Start.Byte + min(off-t.Range.Start.Byte, len(to[i].Bytes))
@@ -326,7 +345,7 @@ func mapSpans(src, out []byte, spans []render.Span) ([]render.Span, bool) {
 	}
 	mapped := make([]render.Span, 0, len(spans))
 	for _, sp := range spans {
-		mapped = append(mapped, render.Span{Start: at(sp.Start), End: at(sp.End)})
+		mapped = append(mapped, render.Span{Start: start(sp.Start), End: end(sp.End)})
 	}
 	return mapped, true
 }
@@ -353,10 +372,10 @@ func stringLeaves(v cty.Value) []string {
 	return nil
 }
 
-// formatFile formats the file at path; with diff it prints the change with
-// credentials masked, also every value workspace (the redaction of the
-// file's workspace, or nil) hides.
-func (c *FmtCommand) formatFile(path string, write, diff bool, ws *fmtWorkspace) (bool, error) {
+// formatFile formats the file at path; with diff it prints the change,
+// and for a file that does not parse its diagnostics, with what the
+// file's workspace (read by workspace when needed) hides masked.
+func (c *FmtCommand) formatFile(path string, write, diff bool, workspace func() *fmtWorkspace) (bool, error) {
 	name := c.display(path)
 	src, err := safefile.Read(path, manifest.MaxFileSize)
 	if err != nil {
@@ -367,10 +386,7 @@ func (c *FmtCommand) formatFile(path string, write, diff bool, ws *fmtWorkspace)
 	if diags.HasErrors() {
 		// The source lines are all the diagnostics need, masked as
 		// validate masks them.
-		red := audit.SourceRedaction(map[string][]byte{name: src})
-		if ws != nil {
-			red, _, _ = ws.redaction(filepath.Base(path), name, src, nil)
-		}
+		red, _, _ := workspace().redaction(filepath.Base(path), name, src, nil)
 		render.Diagnostics(c.Stderr, diags, map[string]*hcl.File{name: {Bytes: src}}, red, c.colorFor(c.StderrTTY))
 		return false, fmt.Errorf("syntax error")
 	}
@@ -380,7 +396,7 @@ func (c *FmtCommand) formatFile(path string, write, diff bool, ws *fmtWorkspace)
 	if diff {
 		// Both sides with their credentials masked, as a diagnostic
 		// quotes a line: a secret's default must not reach a CI log.
-		red, srcSpans, outSpans := ws.redaction(filepath.Base(path), name, src, out)
+		red, srcSpans, outSpans := workspace().redaction(filepath.Base(path), name, src, out)
 		before, after := red.Scrub(render.MaskText(src, srcSpans)), red.Scrub(render.MaskText(out, outSpans))
 		if before == after {
 			// Every change is inside what is hidden.
