@@ -16,6 +16,7 @@ import (
 	"text/template"
 
 	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/safefile"
 )
 
 //go:embed scaffold
@@ -340,17 +341,7 @@ func undoInit(made []string) []string {
 
 // bareErr is the system's reason of a file system error, without the
 // path the message around it already names.
-func bareErr(err error) error {
-	var pe *fs.PathError
-	var le *os.LinkError
-	switch {
-	case errors.As(err, &pe):
-		return pe.Err
-	case errors.As(err, &le):
-		return le.Err
-	}
-	return err
-}
+func bareErr(err error) error { return safefile.Bare(err) }
 
 // shellWord quotes s for a POSIX shell when it holds anything but
 // letters, digits and _./:@%+=,- (a space, a quote), so that a command

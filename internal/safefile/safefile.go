@@ -45,18 +45,18 @@ func WriteThrough(path string, data []byte, perm os.FileMode) error {
 		return Write(path, data, perm)
 	}
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, bare(err))
+		return fmt.Errorf("writing %s: %w", path, Bare(err))
 	}
 	if info.Mode()&fs.ModeSymlink == 0 {
 		return Write(path, data, info.Mode().Perm())
 	}
 	target, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return fmt.Errorf("writing %s: cannot follow the symbolic link: %w", path, bare(err))
+		return fmt.Errorf("writing %s: cannot follow the symbolic link: %w", path, Bare(err))
 	}
 	tinfo, err := os.Stat(target)
 	if err != nil {
-		return fmt.Errorf("writing %s (through the symbolic link %s): %w", target, path, bare(err))
+		return fmt.Errorf("writing %s (through the symbolic link %s): %w", target, path, Bare(err))
 	}
 	return writeAs(target, target+" (through the symbolic link "+path+")", data, tinfo.Mode().Perm(), true)
 }
@@ -70,7 +70,7 @@ func writeAs(path, name string, data []byte, perm os.FileMode, sync bool) error 
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("writing %s: cannot create a file in %s: %w", name, dir, bare(err))
+		return fmt.Errorf("writing %s: cannot create a file in %s: %w", name, dir, Bare(err))
 	}
 	done := false
 	defer func() {
@@ -80,25 +80,25 @@ func writeAs(path, name string, data []byte, perm os.FileMode, sync bool) error 
 		}
 	}()
 	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", name, bare(err))
+		return fmt.Errorf("writing %s: %w", name, Bare(err))
 	}
 	if err := tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("writing %s: %w", name, bare(err))
+		return fmt.Errorf("writing %s: %w", name, Bare(err))
 	}
 	if sync {
 		if err := tmp.Sync(); err != nil {
-			return fmt.Errorf("writing %s: %w", name, bare(err))
+			return fmt.Errorf("writing %s: %w", name, Bare(err))
 		}
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", name, bare(err))
+		return fmt.Errorf("writing %s: %w", name, Bare(err))
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
 			// The rename's own error says "file exists".
 			return fmt.Errorf("writing %s: it is a directory; name a file, or move the directory away", name)
 		}
-		return fmt.Errorf("writing %s: %w", name, bare(err))
+		return fmt.Errorf("writing %s: %w", name, Bare(err))
 	}
 	done = true
 	if !sync {
@@ -113,9 +113,9 @@ func writeAs(path, name string, data []byte, perm os.FileMode, sync bool) error 
 	return nil
 }
 
-// bare is err without the path of the temporary file, which means nothing
-// to whoever reads the message: the system's reason alone.
-func bare(err error) error {
+// Bare is err without the path it names (of a temporary file, say, which
+// means nothing to whoever reads the message): the system's reason alone.
+func Bare(err error) error {
 	var le *os.LinkError
 	var pe *fs.PathError
 	switch {
