@@ -581,6 +581,24 @@ func jsBuild(pkgs []*jsPackage, sourceMaps bool) (built []*jsBuilt, ok bool) {
 	return jsBuildOnce(pkgs, sourceMaps, true)
 }
 
+// jsBaseOptions are the esbuild options every build of packages starts
+// from: how esbuild resolves and bundles, in work. jsMainEntry's tests
+// build with them to compare its reading of "main" with esbuild's.
+func jsBaseOptions(work string) api.BuildOptions {
+	return api.BuildOptions{
+		AbsWorkingDir: work,
+		// Nothing is written: the output directory only names the
+		// outputs, and the source maps' paths are relative to it.
+		Outdir:   work,
+		Bundle:   true,
+		Platform: api.PlatformBrowser,
+		Format:   api.FormatESModule,
+		External: []string{"agentc:*"},
+		Write:    false,
+		LogLevel: api.LogLevelSilent,
+	}
+}
+
 // jsOnlyRefusals reports whether the one package of built failed only
 // for import() calls of agentc:* modules (jsLoadWithin with refuse).
 func jsOnlyRefusals(built []*jsBuilt) bool {
@@ -625,26 +643,15 @@ func jsBuildWith(pkgs []*jsPackage, sourceMaps, strict, refuse bool) (built []*j
 			OutputPath: fmt.Sprintf("agentform-bundle-%d", i),
 		}
 	}
-	opts := api.BuildOptions{
-		EntryPointsAdvanced: entries,
-		AbsWorkingDir:       work,
-		// Nothing is written: the output directory only names the
-		// outputs, and the source maps' paths are relative to it.
-		Outdir:         work,
-		Bundle:         true,
-		Platform:       api.PlatformBrowser,
-		Format:         api.FormatESModule,
-		External:       []string{"agentc:*"},
-		Write:          false,
-		LogLevel:       api.LogLevelSilent,
-		Sourcemap:      api.SourceMapNone,
-		SourcesContent: api.SourcesContentExclude,
-		Charset:        api.CharsetASCII,
-		// Tools are run as CommonJS (serve converts each bundle), which
-		// has no top-level await: refused here, located in the tool's
-		// source, rather than when the definition is read or served.
-		Supported: map[string]bool{"top-level-await": false},
-	}
+	opts := jsBaseOptions(work)
+	opts.EntryPointsAdvanced = entries
+	opts.Sourcemap = api.SourceMapNone
+	opts.SourcesContent = api.SourcesContentExclude
+	opts.Charset = api.CharsetASCII
+	// Tools are run as CommonJS (serve converts each bundle), which has
+	// no top-level await: refused here, located in the tool's source,
+	// rather than when the definition is read or served.
+	opts.Supported = map[string]bool{"top-level-await": false}
 	owners := newJSOwners(pkgs)
 	// jsLoadWithin also in the strict build: esbuild resolves glob imports
 	// (import(`../x/${name}.js`)) without calling any plugin, and an entry

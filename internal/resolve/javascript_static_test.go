@@ -486,19 +486,11 @@ func TestJSMainEntryAsEsbuild(t *testing.T) {
 	for _, tc := range jsMainCases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := jsMainWrite(t, tc.files, tc.main)
-			result := api.Build(api.BuildOptions{
-				EntryPoints:   []string{dir},
-				AbsWorkingDir: dir,
-				Outdir:        dir,
-				Bundle:        true,
-				Platform:      api.PlatformBrowser,
-				Format:        api.FormatESModule,
-				External:      []string{"agentc:*"},
-				Write:         false,
-				LogLevel:      api.LogLevelSilent,
-				TsconfigRaw:   "{}",
-				Metafile:      true,
-			})
+			opts := jsBaseOptions(dir)
+			opts.EntryPoints = []string{dir}
+			opts.TsconfigRaw = "{}"
+			opts.Metafile = true
+			result := api.Build(opts)
 			want := tc.want
 			if tc.esbuild != "" {
 				want = tc.esbuild
