@@ -38,17 +38,8 @@ func (p *Plan) checkFunctions(seen, starred, unknownTaken func(string)) map[stri
 	for name, f := range manifest.CheckStdFunctions {
 		funcs[name] = f
 	}
-	registered := func(tool string) bool {
-		return slices.ContainsFunc(p.Tools, func(t RegisteredTool) bool { return t.Name == tool })
-	}
+	registered, toolNames := p.registered, p.toolNames
 	stdContains := funcs["contains"]
-	toolNames := func() string {
-		var names []string
-		for _, t := range p.Tools {
-			names = append(names, t.Name)
-		}
-		return listOrNone(names)
-	}
 	for name, f := range map[string]function.Function{
 		"can_call": function.New(&function.Spec{
 			Params: []function.Parameter{{Name: "agent", Type: str}, {Name: "tool", Type: str}},
@@ -218,24 +209,35 @@ func (p *Plan) reachableNames(expr hcl.Expression, ctx *hcl.EvalContext) (hcl.Di
 			return nil
 		}
 		tool := v.AsString()
-		if slices.ContainsFunc(p.Tools, func(t RegisteredTool) bool { return t.Name == tool }) {
+		if p.registered(tool) {
 			return nil
-		}
-		var all []string
-		for _, t := range p.Tools {
-			all = append(all, t.Name)
 		}
 		names = append(names, tool)
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid function argument",
-			Detail:   fmt.Sprintf("Invalid value for %q parameter: there is no registered tool named %q (tools: %s).", "value", tool, listOrNone(all)),
+			Detail:   fmt.Sprintf("Invalid value for %q parameter: there is no registered tool named %q (tools: %s).", "value", tool, p.toolNames()),
 			Subject:  call.Args[1].Range().Ptr(),
 			Context:  call.Range().Ptr(),
 		})
 		return nil
 	})
 	return diags, names
+}
+
+// registered reports whether a tool of the plan, enabled or not, is named
+// tool.
+func (p *Plan) registered(tool string) bool {
+	return slices.ContainsFunc(p.Tools, func(t RegisteredTool) bool { return t.Name == tool })
+}
+
+// toolNames lists the plan's tool names for an error about one it lacks.
+func (p *Plan) toolNames() string {
+	var names []string
+	for _, t := range p.Tools {
+		names = append(names, t.Name)
+	}
+	return manifest.ListOrNone(names)
 }
 
 // sentinel reports whether expr holds a contains call that looks for
@@ -271,21 +273,6 @@ func sentinel(expr hcl.Expression, ctx *hcl.EvalContext, name string) bool {
 		return nil
 	})
 	return found
-}
-
-func listOrNone(names []string) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	slices.Sort(names)
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += ", "
-		}
-		out += fmt.Sprintf("%q", n)
-	}
-	return out
 }
 
 // evaluateChecks evaluates every assert of every check block over the

@@ -102,10 +102,12 @@ var AgentFunctions = []string{"can_call", "holds", "reachable"}
 // agent the workspace does not have. Load reports the names written out
 // (or built from locals); the planner any other.
 func NoAgentError(name string, agents []string) error {
-	return function.NewArgErrorf(0, "there is no agent named %q (agents: %s)", name, listOrNone(agents))
+	return function.NewArgErrorf(0, "there is no agent named %q (agents: %s)", name, ListOrNone(agents))
 }
 
-func listOrNone(names []string) string {
+// ListOrNone quotes names, sorted and joined by commas, or says "none":
+// the list an error about an unknown name offers.
+func ListOrNone(names []string) string {
 	if len(names) == 0 {
 		return "none"
 	}
