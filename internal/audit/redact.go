@@ -304,24 +304,33 @@ func (s *sensitiveScan) jsonSecrets(name string, doc *jsonDoc) {
 
 // addValue records the strings (and numbers) of v as credential values.
 func (s *sensitiveScan) addValue(v cty.Value) {
+	s.values = append(s.values, ValueStrings(v)...)
+}
+
+// ValueStrings returns the strings and numbers of v, however nested, as
+// a redaction scrubs them.
+func ValueStrings(v cty.Value) []string {
 	if v == cty.NilVal {
-		return
+		return nil
 	}
 	v, _ = v.UnmarkDeep()
 	if v.IsNull() || !v.IsKnown() {
-		return
+		return nil
 	}
 	switch {
 	case v.Type() == cty.String:
-		s.values = append(s.values, v.AsString())
+		return []string{v.AsString()}
 	case v.Type() == cty.Number:
-		s.values = append(s.values, v.AsBigFloat().Text('f', -1))
+		return []string{v.AsBigFloat().Text('f', -1)}
 	case v.CanIterateElements():
+		var out []string
 		for it := v.ElementIterator(); it.Next(); {
 			_, ev := it.Element()
-			s.addValue(ev)
+			out = append(out, ValueStrings(ev)...)
 		}
+		return out
 	}
+	return nil
 }
 
 // localDefs maps the name of every local, in either syntax, to where its

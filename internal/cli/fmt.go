@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	hcljson "github.com/hashicorp/hcl/v2/json"
-	"github.com/zclconf/go-cty/cty"
 
 	"github.com/agentform/agentform/internal/audit"
 	"github.com/agentform/agentform/internal/manifest"
@@ -236,7 +235,7 @@ func loadFmtWorkspace(dir string) *fmtWorkspace {
 		}
 		var values []string
 		if rest, _ := manifest.LoadSources(dir, sources); rest != nil {
-			values = append(stringLeaves(rest.EvalContext(nil).Variables["locals"]), audit.Redaction(rest).Values()...)
+			values = append(audit.ValueStrings(rest.EvalContext(nil).Variables["locals"]), audit.Redaction(rest).Values()...)
 		}
 		w.red = render.NewRedaction(w.red.Ranges(), append(w.red.Values(), values...))
 	}
@@ -348,28 +347,6 @@ func mapSpans(src, out []byte, spans []render.Span) ([]render.Span, bool) {
 		mapped = append(mapped, render.Span{Start: start(sp.Start), End: end(sp.End)})
 	}
 	return mapped, true
-}
-
-// stringLeaves returns the strings and numbers of v, however nested.
-func stringLeaves(v cty.Value) []string {
-	v, _ = v.UnmarkDeep()
-	if v == cty.NilVal || v.IsNull() || !v.IsKnown() {
-		return nil
-	}
-	switch {
-	case v.Type() == cty.String:
-		return []string{v.AsString()}
-	case v.Type() == cty.Number:
-		return []string{v.AsBigFloat().Text('f', -1)}
-	case v.CanIterateElements():
-		var out []string
-		for it := v.ElementIterator(); it.Next(); {
-			_, ev := it.Element()
-			out = append(out, stringLeaves(ev)...)
-		}
-		return out
-	}
-	return nil
 }
 
 // formatFile formats the file at path; with diff it prints the change,
