@@ -46,8 +46,10 @@ var (
 	// state rm) since the plan was saved.
 	ErrStalePlan = errors.New("saved plan is stale")
 	// ErrPlanInputsChanged is returned when re-planning gives different
-	// fingerprints or a different lockfile than the saved plan.
-	ErrPlanInputsChanged = errors.New("configuration changed since the plan was saved")
+	// fingerprints or a different lockfile than the saved plan: a block
+	// was edited, or what a tool resolves to (its package's files, an MCP
+	// server's tools, an A2A agent card) is not what it was.
+	ErrPlanInputsChanged = errors.New("the workspace changed since the plan was saved")
 	// ErrOutDirDiffers is returned when apply of a saved plan is given an
 	// -out-dir other than the one the plan was made with.
 	ErrOutDirDiffers = errors.New("the saved plan writes elsewhere")
@@ -180,7 +182,7 @@ func (p *Plan) CheckSaved(s *Saved) error {
 	}
 	if len(diffs) > 0 {
 		sort.Strings(diffs)
-		return fmt.Errorf("%w: %s; run agentform plan again", ErrPlanInputsChanged, strings.Join(diffs, ", "))
+		return fmt.Errorf("%w: %s (a changed block is its manifest text or what it resolves to: a package's files, an MCP server's tools, an A2A agent card); run agentform plan again to see the change", ErrPlanInputsChanged, strings.Join(diffs, ", "))
 	}
 	return nil
 }

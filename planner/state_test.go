@@ -166,6 +166,11 @@ func TestCheckSaved(t *testing.T) {
 	if !errors.Is(err, ErrPlanInputsChanged) || !strings.Contains(err.Error(), "tool.sh changed") {
 		t.Errorf("changed inputs got: %v\nwant: ErrPlanInputsChanged naming tool.sh", err)
 	}
+	// A tool's fingerprint covers what it resolved to as well as its
+	// block: the message must not blame the configuration alone.
+	if err != nil && (strings.Contains(err.Error(), "configuration changed") || !strings.Contains(err.Error(), "what it resolves to")) {
+		t.Errorf("changed inputs got: %v\nwant: a message naming both the manifest and what a tool resolves to", err)
+	}
 }
 
 // TestLockfileChangeUpdatesAgents: an agent's artifact embeds the
