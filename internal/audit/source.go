@@ -59,7 +59,7 @@ func (s *sourceSet) file(name string) *sourceFile {
 			i += j + 1
 			f.starts = append(f.starts, i)
 		}
-		f.masks = s.red.Spans(name, f.offset)
+		f.masks = s.red.SourceSpans(name, src, f.offset)
 	}
 	s.files[name] = f
 	return f

@@ -82,7 +82,7 @@ func writeDiagnostic(w io.Writer, diag *hcl.Diagnostic, files map[string]*hcl.Fi
 		file := files[diag.Subject.Filename]
 		spans, ok := masks[diag.Subject.Filename]
 		if !ok && file != nil {
-			spans = red.Spans(diag.Subject.Filename, func(p hcl.Pos) int { return min(max(p.Byte, 0), len(file.Bytes)) })
+			spans = red.SourceSpans(diag.Subject.Filename, file.Bytes, func(p hcl.Pos) int { return min(max(p.Byte, 0), len(file.Bytes)) })
 			masks[diag.Subject.Filename] = spans
 		}
 		writeSnippet(w, diag.Subject, file, spans, color)
@@ -121,7 +121,7 @@ func SourceLines(rng *hcl.Range, file *hcl.File, red *Redaction) string {
 		return ""
 	}
 	var b strings.Builder
-	writeLines(&b, rng, file, red.Spans(rng.Filename, func(p hcl.Pos) int { return min(max(p.Byte, 0), len(file.Bytes)) }), false)
+	writeLines(&b, rng, file, red.SourceSpans(rng.Filename, file.Bytes, func(p hcl.Pos) int { return min(max(p.Byte, 0), len(file.Bytes)) }), false)
 	return b.String()
 }
 

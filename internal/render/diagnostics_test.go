@@ -106,6 +106,48 @@ func TestDiagnosticsRedacted(t *testing.T) {
 	}
 }
 
+// TestDiagnosticsValueElsewhere: a secret's value written again outside
+// its masked range (a check's error_message, a word in a comment) is
+// masked in the quoted line as well, whole even where the window cuts
+// the line, with the carets still under the range.
+func TestDiagnosticsValueElsewhere(t *testing.T) {
+	for _, tc := range []struct{ name, src, subject, value string }{
+		{"anywhere", `{"check": {"c": {"assert": {"condition": "${x}", "error_message": "JSONHDRDEFAULT88"}}}}`, `"${x}"`, "JSONHDRDEFAULT88"},
+		{"word", "  condition = true # hunterhunter\n", "true", "hunterhunter"},
+		{"window", `{"a": "` + strings.Repeat("x", 200) + `", "bad": 1, "msg": "` + strings.Repeat("y", 40) + `JSONAPIKEYLITERAL12345", "z": "` + strings.Repeat("z", 200) + `"}`, `"bad"`, "JSONAPIKEYLITERAL12345"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := tc.src
+			off := strings.Index(src, tc.subject)
+			rng := hcl.Range{Filename: "m.acl.json", Start: hcl.Pos{Line: 1, Column: off + 1, Byte: off}, End: hcl.Pos{Line: 1, Column: off + 1 + len(tc.subject), Byte: off + len(tc.subject)}}
+			red := NewRedaction(nil, []string{tc.value})
+			var out bytes.Buffer
+			Diagnostics(&out, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Bad", Subject: &rng}}, map[string]*hcl.File{"m.acl.json": {Bytes: []byte(src)}}, red, false)
+			got := out.String()
+			for n := 6; n <= len(tc.value); n++ {
+				if strings.Contains(got, tc.value[:n]) {
+					t.Fatalf("output holds %q of the value:\n%s", tc.value[:n], got)
+				}
+			}
+			if !strings.Contains(got, RedactMark) {
+				t.Errorf("output has no mark:\n%s", got)
+			}
+			lines := strings.Split(got, "\n")
+			for i, l := range lines {
+				if strings.HasPrefix(l, "     1: ") {
+					col := strings.Index(lines[i+1], "^")
+					if col < 0 || !strings.HasPrefix(string([]rune(l)[col:]), tc.subject) {
+						t.Errorf("caret does not line up:\n%s\n%s", l, lines[i+1])
+					}
+				}
+			}
+			if got := SourceLines(&rng, &hcl.File{Bytes: []byte(src)}, red); strings.Contains(got, tc.value[:6]) {
+				t.Errorf("SourceLines holds the value:\n%s", got)
+			}
+		})
+	}
+}
+
 // TestDiagnosticsLongLine: a minified manifest is one long line; the
 // snippet shows a window of it around the range, marked with ellipses,
 // with the caret under the range.

@@ -32,6 +32,9 @@ type Redaction struct {
 	subs *strings.Replacer
 	// words are the values scrubbed as whole words only (see WholeWord).
 	words map[string]bool
+	// anywhere are the values scrubbed wherever they occur, longest
+	// first (subs replaces them).
+	anywhere []string
 	// values are the values it was made with (With).
 	values []string
 }
@@ -62,6 +65,7 @@ func NewRedaction(ranges []hcl.Range, values []string) *Redaction {
 	}
 	slices.SortFunc(subs, func(x, y string) int { return cmp.Or(cmp.Compare(len(y), len(x)), strings.Compare(x, y)) })
 	subs = slices.Compact(subs)
+	r.anywhere = subs
 	if len(subs) > 0 {
 		pairs := make([]string, 0, 2*len(subs))
 		for _, v := range subs {
@@ -162,6 +166,21 @@ type Span struct{ Start, End int }
 // overlapping and adjacent spans merged. offset converts a position to a
 // byte offset of the file.
 func (r *Redaction) Spans(name string, offset func(hcl.Pos) int) []Span {
+	return mergeSpans(r.rangeSpans(name, offset))
+}
+
+// SourceSpans returns the spans Spans returns and those of src (the
+// bytes of file name) that hold a value Scrub replaces, sorted and
+// merged: what a quoted source line must not show. A value is a
+// secret's default or a credential, and the same text written anywhere
+// else in the file (a check's error_message, a comment) is masked too,
+// as one mark that a window cutting the line shows whole.
+func (r *Redaction) SourceSpans(name string, src []byte, offset func(hcl.Pos) int) []Span {
+	return mergeSpans(append(r.rangeSpans(name, offset), r.valueSpans(src)...))
+}
+
+// rangeSpans returns the byte spans of r's ranges of file name.
+func (r *Redaction) rangeSpans(name string, offset func(hcl.Pos) int) []Span {
 	var out []Span
 	for _, rng := range r.Ranges() {
 		if rng.Filename != name {
@@ -171,6 +190,54 @@ func (r *Redaction) Spans(name string, offset func(hcl.Pos) int) []Span {
 			out = append(out, sp)
 		}
 	}
+	return out
+}
+
+// valueSpans returns the spans of src where Scrub would replace a value:
+// every occurrence of a value scrubbed anywhere (overlapping ones too),
+// and every whole word that is a value scrubbed as a word.
+func (r *Redaction) valueSpans(src []byte) []Span {
+	if r == nil {
+		return nil
+	}
+	var out []Span
+	for _, v := range r.anywhere {
+		for at := 0; at < len(src); {
+			i := bytes.Index(src[at:], []byte(v))
+			if i < 0 {
+				break
+			}
+			out = append(out, Span{at + i, at + i + len(v)})
+			at += i + 1
+		}
+	}
+	if len(r.words) > 0 {
+		for i := 0; i < len(src); {
+			c, size := utf8.DecodeRune(src[i:])
+			if !wordRune(c) {
+				i += size
+				continue
+			}
+			start := i
+			plain := true
+			for i < len(src) {
+				c, size = utf8.DecodeRune(src[i:])
+				if !wordRune(c) {
+					break
+				}
+				plain = plain && c >= 'a' && c <= 'z'
+				i += size
+			}
+			if plain && i-start >= MinScrubLen && r.words[string(src[start:i])] {
+				out = append(out, Span{start, i})
+			}
+		}
+	}
+	return out
+}
+
+// mergeSpans sorts spans and merges those that overlap or touch.
+func mergeSpans(out []Span) []Span {
 	slices.SortFunc(out, func(x, y Span) int { return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.End, y.End)) })
 	merged := out[:0]
 	for _, sp := range out {
