@@ -620,3 +620,52 @@ func BenchmarkRedaction(b *testing.B) {
 		}
 	}
 }
+
+// TestCheckFailedFingerprint: a check keeps its AF110 fingerprint when it
+// goes from failing to not evaluating, so that code scanning and baselines
+// see the same finding, not one closed and another opened.
+func TestCheckFailedFingerprint(t *testing.T) {
+	const manifestText = `agent "a1" {
+  capabilities = ["fs"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude"
+  }
+}
+tool "t" {
+  kind         = "bash"
+  commands     = ["ls"]
+  capabilities = ["fs"]
+}
+check "c" {
+  assert {
+    condition     = !can_call("a1", "TOOL")
+    error_message = "no"
+  }
+}
+`
+	fingerprint := func(tool string) (string, string) {
+		t.Helper()
+		cfg, diags := manifest.LoadSources(t.TempDir(), map[string][]byte{"agent.acl": []byte(strings.Replace(manifestText, "TOOL", tool, 1))})
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		r := Run(planner.New(context.Background(), cfg, planner.Options{}), Options{Now: ruleTestNow})
+		found := ruleFindingsOf(r.Findings, RuleCheckFailed)
+		if len(found) != 1 {
+			t.Fatalf("can_call(%q) got:%s\nwant: one AF110 finding", tool, describeRuleFindings(found))
+		}
+		return found[0].Fingerprint, found[0].Message
+	}
+	failed, failedMsg := fingerprint("t")
+	broken, brokenMsg := fingerprint("tt")
+	if !strings.Contains(failedMsg, "failed") || !strings.Contains(brokenMsg, "cannot be evaluated") {
+		t.Fatalf("messages\ngot:  %q, %q\nwant: a failed check, then one that cannot be evaluated", failedMsg, brokenMsg)
+	}
+	if failed != broken {
+		t.Errorf("fingerprint of check.c\ngot:  %s once it cannot be evaluated\nwant: %s, as when it failed", broken, failed)
+	}
+}

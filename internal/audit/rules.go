@@ -629,7 +629,11 @@ func (a *auditor) checkFailedChecks() {
 		if !strings.HasSuffix(msg, ".") {
 			msg += "."
 		}
-		a.add(RuleCheckFailed, Finding{Target: "check." + c.Name, Range: c.Range, Message: msg}, c.Status)
+		// The check is the finding, not its status: one that goes from
+		// failing to not evaluating (a tool renamed) keeps its identity,
+		// so code scanning keeps one alert open rather than closing it
+		// and opening another.
+		a.add(RuleCheckFailed, Finding{Target: "check." + c.Name, Range: c.Range, Message: msg}, "")
 	}
 }
 
