@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/agentform/agentform/internal/render"
 )
 
@@ -184,14 +186,17 @@ func countNoun(n int, word string) string {
 }
 
 // findingLocation is "file:line" for a finding's range, "" without one.
-func findingLocation(f Finding) string {
-	if f.Range == nil || f.Range.Filename == "" {
+func findingLocation(f Finding) string { return rangeLocation(f.Range) }
+
+// rangeLocation is "file:line" for a range, "" without one.
+func rangeLocation(rng *hcl.Range) string {
+	if rng == nil || rng.Filename == "" {
 		return ""
 	}
-	if f.Range.Start.Line < 1 {
-		return f.Range.Filename
+	if rng.Start.Line < 1 {
+		return rng.Filename
 	}
-	return f.Range.Filename + ":" + strconv.Itoa(f.Range.Start.Line)
+	return rng.Filename + ":" + strconv.Itoa(rng.Start.Line)
 }
 
 // ruleIndex maps rule IDs to their rule, for help links and names.

@@ -43,6 +43,22 @@ type htmlData struct {
 	Rows        []htmlRow
 	Findings    []htmlFinding
 	Waived      bool
+	// Incomplete is set when the audit did not see the whole workspace;
+	// Failed when it saw none of it (the page then shows only that).
+	Incomplete *htmlIncomplete
+	Failed     bool
+}
+
+type htmlIncomplete struct {
+	Title  string
+	Line   string
+	Errors []htmlDiagnostic
+}
+
+type htmlDiagnostic struct {
+	Location string
+	Summary  string
+	Detail   string
 }
 
 type htmlRow struct {
@@ -95,6 +111,14 @@ func writeHTML(w io.Writer, r *Report, opts WriteOptions) error {
 		Gate:        htmlGate(r.Gate),
 		Waived:      len(r.Waived) > 0,
 	}
+	if inc := r.Incomplete; inc != nil {
+		d.Incomplete = newHTMLIncomplete(inc)
+		d.Failed = inc.Failed
+		d.Summary = incompleteTitle(inc)
+		if !inc.Failed {
+			d.Summary = summaryLine(r) + " · " + d.Summary
+		}
+	}
 	rows := orderedMatrix(r.Matrix)
 	tools := matrixTools(rows)
 	for _, t := range tools {
@@ -116,6 +140,19 @@ func writeHTML(w io.Writer, r *Report, opts WriteOptions) error {
 		d.Findings = append(d.Findings, newHTMLFinding(f, rules, src, opts, true))
 	}
 	return htmlTemplate().Execute(w, d)
+}
+
+// newHTMLIncomplete makes the errors of an incomplete audit printable.
+func newHTMLIncomplete(inc *Incomplete) *htmlIncomplete {
+	out := &htmlIncomplete{Title: incompleteTitle(inc), Line: incompleteLine(inc)}
+	for _, d := range orderedDiagnostics(inc.Errors) {
+		out.Errors = append(out.Errors, htmlDiagnostic{
+			Location: render.Printable(rangeLocation(d.Range)),
+			Summary:  render.Printable(d.Summary),
+			Detail:   render.Printable(d.Detail),
+		})
+	}
+	return out
 }
 
 func htmlAgentTitle(row MatrixRow) string {

@@ -21,6 +21,18 @@ type jsonReport struct {
 	Matrix           []MatrixRow      `json:"matrix"`
 	Counts           map[Severity]int `json:"counts"`
 	Gate             *Gate            `json:"gate,omitempty"`
+	Incomplete       *jsonIncomplete  `json:"incomplete,omitempty"`
+}
+
+// jsonIncomplete is Incomplete with each error's range.
+type jsonIncomplete struct {
+	Failed bool             `json:"failed"`
+	Errors []jsonDiagnostic `json:"errors"`
+}
+
+type jsonDiagnostic struct {
+	Diagnostic
+	Range *jsonRange `json:"range,omitempty"`
 }
 
 // jsonFinding adds the range that Finding leaves out of its own encoding.
@@ -83,6 +95,7 @@ func writeJSON(w io.Writer, r *Report) error {
 		Matrix:           jsonMatrix(r.Matrix),
 		Counts:           reportCounts(r),
 		Gate:             jsonGate(r.Gate),
+		Incomplete:       newJSONIncomplete(r.Incomplete),
 	}
 	if doc.FormatVersion == "" {
 		doc.FormatVersion = FormatVersion
@@ -130,4 +143,15 @@ func jsonGate(g *Gate) *Gate {
 	out.NewFindings = append([]string{}, g.NewFindings...)
 	out.Reasons = append([]string{}, g.Reasons...)
 	return &out
+}
+
+func newJSONIncomplete(inc *Incomplete) *jsonIncomplete {
+	if inc == nil {
+		return nil
+	}
+	out := &jsonIncomplete{Failed: inc.Failed, Errors: []jsonDiagnostic{}}
+	for _, d := range orderedDiagnostics(inc.Errors) {
+		out.Errors = append(out.Errors, jsonDiagnostic{Diagnostic: d, Range: newJSONRange(d.Range)})
+	}
+	return out
 }

@@ -42,8 +42,16 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Name      string        `xml:"name,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Error     *junitFailure `xml:"error,omitempty"`
 	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 }
+
+// The test case that says whether the audit saw the whole workspace: an
+// error (the test could not run, in JUnit's terms) when it did not.
+const (
+	junitAuditClass = "audit"
+	junitAuditName  = "the whole workspace is audited"
+)
 
 type junitFailure struct {
 	Type    string `xml:"type,attr"`
@@ -65,7 +73,8 @@ type junitPair struct {
 // failure (typed by the most severe unwaived finding) when any is unwaived,
 // skipped when all are waived. A rule of the report with no finding at all
 // is one passing case named "all targets", so a clean run still reports
-// what was checked.
+// what was checked. One more case says whether the audit saw the whole
+// workspace (newJUnitAuditCase); a failed audit has that case alone.
 func writeJUnit(w io.Writer, r *Report) error {
 	pairs := map[[2]string]*junitPair{}
 	get := func(f Finding) *junitPair {
@@ -93,6 +102,14 @@ func writeJUnit(w io.Writer, r *Report) error {
 	if r.AgentformVersion != "" {
 		suite.Properties = []junitProperty{{Name: "agentform.version", Value: r.AgentformVersion}}
 	}
+	suite.Cases = append(suite.Cases, newJUnitAuditCase(r.Incomplete))
+	if r.Incomplete != nil {
+		suite.Errors++
+		if r.Incomplete.Failed {
+			// Nothing was checked: no rule passed.
+			pairs, seenRule = nil, nil
+		}
+	}
 	for _, p := range pairs {
 		c := junitCase{Classname: p.rule, Name: p.target}
 		if len(p.open) > 0 {
@@ -105,7 +122,7 @@ func writeJUnit(w io.Writer, r *Report) error {
 		suite.Cases = append(suite.Cases, c)
 	}
 	for _, rule := range orderedRules(r.Rules) {
-		if !seenRule[rule.ID] {
+		if seenRule != nil && !seenRule[rule.ID] {
 			seenRule[rule.ID] = true
 			suite.Cases = append(suite.Cases, junitCase{Classname: rule.ID, Name: "all targets"})
 		}
@@ -119,7 +136,7 @@ func writeJUnit(w io.Writer, r *Report) error {
 	suite.Tests = len(suite.Cases)
 
 	doc := junitSuites{
-		Name: junitSuiteName, Tests: suite.Tests, Failures: suite.Failures, Skipped: suite.Skipped,
+		Name: junitSuiteName, Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Skipped: suite.Skipped,
 		Suites: []junitSuite{suite},
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
@@ -135,6 +152,31 @@ func writeJUnit(w io.Writer, r *Report) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// newJUnitAuditCase is the case of whether the audit saw the whole
+// workspace: passing, or an error typed "incomplete" or "failed" whose
+// text lists the errors that stopped it, one a line.
+func newJUnitAuditCase(inc *Incomplete) junitCase {
+	c := junitCase{Classname: junitAuditClass, Name: junitAuditName}
+	if inc == nil {
+		return c
+	}
+	e := &junitFailure{Type: "incomplete", Message: incompleteLine(inc)}
+	if inc.Failed {
+		e.Type = "failed"
+	}
+	var b strings.Builder
+	for _, d := range orderedDiagnostics(inc.Errors) {
+		b.WriteString("[error]")
+		if loc := rangeLocation(d.Range); loc != "" {
+			b.WriteString(" " + oneLine(loc))
+		}
+		b.WriteString(": " + oneLine(diagnosticText(d)) + "\n")
+	}
+	e.Text = b.String()
+	c.Error = e
+	return c
 }
 
 // newJUnitFailure types the failure by the most severe unwaived finding

@@ -25,7 +25,8 @@ const (
 	mdMaxMatrixTools  = 40
 	mdMaxMatrixRows   = 100
 	// Findings (and waived findings) past this many are counted, not
-	// listed; so are items of a gate list past mdMaxList.
+	// listed; so are items of a gate list, and errors of an incomplete
+	// audit, past mdMaxList.
 	mdMaxFindings = 100
 	mdMaxList     = 50
 	// Texts (messages, reasons) longer than mdMaxText bytes and names
@@ -93,11 +94,25 @@ func writeMarkdown(w io.Writer, r *Report, opts WriteOptions) error {
 	if g := r.Gate; g != nil {
 		summary = mdGateVerdict(g) + " · " + summary
 	}
+	switch inc := r.Incomplete; {
+	case inc != nil && inc.Failed:
+		// No counts: nothing was audited.
+		summary = mdFail + " **" + incompleteTitle(inc) + "**"
+	case inc != nil:
+		summary = mdFail + " **" + incompleteTitle(inc) + "** · " + summary
+	}
 	m.printf("%s\n", summary)
 
-	// The gate and the matrix, above the findings, stop at half the
-	// budget, so that findings are always listed.
+	// The errors, the gate and the matrix, above the findings, stop at
+	// half the budget, so that findings are always listed.
 	m.limit = mdBudget / 2
+	if inc := r.Incomplete; inc != nil {
+		mdIncomplete(&m, inc)
+		if inc.Failed {
+			_, err := io.WriteString(w, m.b.String())
+			return err
+		}
+	}
 	if r.Gate != nil {
 		mdGate(&m, r.Gate)
 	}
@@ -131,6 +146,22 @@ func writeMarkdown(w io.Writer, r *Report, opts WriteOptions) error {
 	}
 	_, err := io.WriteString(w, m.b.String())
 	return err
+}
+
+// mdIncomplete says what the report does not cover and lists the errors
+// that kept the audit from it.
+func mdIncomplete(m *mdWriter, inc *Incomplete) {
+	m.printf("\n### %s\n\n%s\n", incompleteTitle(inc), mdText(incompleteLine(inc)))
+	ds := orderedDiagnostics(inc.Errors)
+	if len(ds) == 0 {
+		return
+	}
+	m.printf("\n| Location | Error |\n| --- | --- |\n")
+	m.list(len(ds), mdMaxList, func(i int) string {
+		return fmt.Sprintf("| %s | %s |\n", mdCode(rangeLocation(ds[i].Range)), mdText(diagnosticText(ds[i])))
+	}, func(left int) string {
+		return fmt.Sprintf("\n…and %d more, not listed here: run `agentform audit` for all %d errors.\n", left, len(ds))
+	})
 }
 
 func mdGateVerdict(g *Gate) string {

@@ -35,9 +35,24 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool       sarifTool     `json:"tool"`
-	Results    []sarifResult `json:"results"`
-	ColumnKind string        `json:"columnKind"`
+	Tool        sarifTool         `json:"tool"`
+	Invocations []sarifInvocation `json:"invocations"`
+	Results     []sarifResult     `json:"results"`
+	ColumnKind  string            `json:"columnKind"`
+}
+
+// sarifInvocation says whether the audit saw the whole workspace: an
+// incomplete or failed audit is not a successful execution, and its
+// notifications are the errors that stopped it.
+type sarifInvocation struct {
+	ExecutionSuccessful        bool                `json:"executionSuccessful"`
+	ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications,omitempty"`
+}
+
+type sarifNotification struct {
+	Level     string          `json:"level"`
+	Message   sarifText       `json:"message"`
+	Locations []sarifLocation `json:"locations,omitempty"`
 }
 
 type sarifTool struct {
@@ -168,8 +183,9 @@ func writeSARIF(w io.Writer, r *Report, opts WriteOptions) error {
 		Schema:  sarifSchemaURI,
 		Version: sarifVersion,
 		Runs: []sarifRun{{
-			Tool:    sarifTool{Driver: driver},
-			Results: results,
+			Tool:        sarifTool{Driver: driver},
+			Invocations: []sarifInvocation{newSARIFInvocation(r.Incomplete, src, opts.RepoPath)},
+			Results:     results,
 			// Columns count code points, computed from each position's
 			// byte offset in the source (hcl.Pos.Column counts grapheme
 			// clusters, which differ on lines with flags, emoji
@@ -181,6 +197,28 @@ func writeSARIF(w io.Writer, r *Report, opts WriteOptions) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(doc)
+}
+
+// newSARIFInvocation is the run's one invocation: successful when the
+// audit saw the whole workspace, else unsuccessful with one error
+// notification per error that stopped it, located like results.
+func newSARIFInvocation(inc *Incomplete, src *sourceSet, repoPath string) sarifInvocation {
+	if inc == nil {
+		return sarifInvocation{ExecutionSuccessful: true}
+	}
+	inv := sarifInvocation{ToolExecutionNotifications: []sarifNotification{}}
+	for _, d := range orderedDiagnostics(inc.Errors) {
+		n := sarifNotification{Level: "error", Message: sarifText{Text: diagnosticText(d)}}
+		if loc, ok := newSARIFLocation(d.Range, "", src, repoPath); ok {
+			n.Locations = []sarifLocation{loc}
+		}
+		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, n)
+	}
+	if len(inv.ToolExecutionNotifications) == 0 {
+		// Say why all the same.
+		inv.ToolExecutionNotifications = []sarifNotification{{Level: "error", Message: sarifText{Text: incompleteLine(inc)}}}
+	}
+	return inv
 }
 
 func newSARIFResult(f Finding, index map[string]int, waived bool, src *sourceSet, repoPath string) sarifResult {

@@ -44,7 +44,8 @@ func writeTable(w io.Writer, r *Report, opts WriteOptions) error {
 		t.measure(waived)
 	}
 
-	if len(findings) == 0 {
+	failed := r.Incomplete != nil && r.Incomplete.Failed
+	if len(findings) == 0 && !failed {
 		t.line("No findings.")
 	}
 	for _, sev := range severities {
@@ -58,9 +59,31 @@ func writeTable(w io.Writer, r *Report, opts WriteOptions) error {
 	if r.Gate != nil {
 		t.gate(r.Gate)
 	}
+	if r.Incomplete != nil {
+		t.incomplete(r.Incomplete)
+	}
 	t.line("")
-	t.line(t.paint(tableBold, summaryLine(r)))
+	if !failed {
+		t.line(t.paint(tableBold, summaryLine(r)))
+	}
+	if line := incompleteLine(r.Incomplete); line != "" {
+		t.line(t.paint(tableBold+tableRed, line))
+	}
 	return t.w.Flush()
+}
+
+// incomplete lists the errors that kept the audit from the whole
+// workspace, one line each: `  agent.acl:15  Summary: detail`.
+func (t *tableWriter) incomplete(inc *Incomplete) {
+	t.gap()
+	t.line(t.paint(tableBold+tableRed, fmt.Sprintf("%s (%s)", incompleteTitle(inc), countNoun(len(inc.Errors), "error"))))
+	for _, d := range orderedDiagnostics(inc.Errors) {
+		loc := rangeLocation(d.Range)
+		if loc == "" {
+			loc = "-"
+		}
+		t.line("  " + t.paint(tableDim, oneLine(loc)) + "  " + oneLine(diagnosticText(d)))
+	}
 }
 
 func sectionTitle(s Severity) string {

@@ -824,9 +824,9 @@ func TestJUnit(t *testing.T) {
 	// AF102/agent.assistant (two findings), AF105/agent.assistant,
 	// AF101/agent.reviewer, AF101/agent.triage, AF103/agent.triage: 8
 	// failures; AF301/tool.shell waived: 1 skipped; AF402 has no finding:
-	// 1 passing case.
+	// 1 passing case; the audit saw the whole workspace: 1 passing case.
 	got := [4]int{s.Tests, s.Failures, s.Skipped, s.Errors}
-	if want := [4]int{10, 8, 1, 0}; got != want {
+	if want := [4]int{11, 8, 1, 0}; got != want {
 		t.Errorf("suite tests, failures, skipped, errors\ngot:  %v\nwant: %v", got, want)
 	}
 	if doc.Tests != s.Tests || doc.Failures != s.Failures || doc.Skipped != s.Skipped {
@@ -850,9 +850,9 @@ func TestJUnit(t *testing.T) {
 			if c.Skipped == nil || c.Skipped.Message != "waived: shell is sandboxed by the CI runner" {
 				t.Errorf("AF301 tool.shell\ngot:  %+v\nwant: skipped with the waiver's reason", c)
 			}
-		case "AF402 all targets":
+		case "AF402 all targets", junitAuditClass + " " + junitAuditName:
 			if c.Failure != nil || c.Skipped != nil {
-				t.Errorf("AF402\ngot:  %+v\nwant: a passing case", c)
+				t.Errorf("%s %s\ngot:  %+v\nwant: a passing case", c.Classname, c.Name, c)
 			}
 		case "AF202 tool.fetch":
 			if c.Failure == nil || c.Failure.Type != "error" {
@@ -989,6 +989,18 @@ func TestHTMLInChromium(t *testing.T) {
 		}
 		if !strings.Contains(dom, "showing 7 of 10") {
 			t.Errorf("shown count\ngot:\n%s\nwant: showing 7 of 10", dom)
+		}
+	})
+
+	// A failed audit's page has no findings table: its script still runs.
+	t.Run("failed", func(t *testing.T) {
+		failed := filepath.Join(dir, "failed.html")
+		if err := os.WriteFile(failed, writeReport(t, failedReport(), FormatHTML, sampleOptions()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dom := string(runChromium(t, "--dump-dom", "file://"+failed))
+		if !strings.Contains(dom, `data-js="ready"`) || !strings.Contains(dom, "The audit failed") {
+			t.Errorf("failed audit's page\ngot:\n%s\nwant: the script run to its end, and the failure", dom)
 		}
 	})
 

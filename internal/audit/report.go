@@ -113,6 +113,10 @@ type Report struct {
 	Counts map[Severity]int `json:"counts"`
 	// Gate is set by a baseline or -against=state comparison.
 	Gate *Gate `json:"gate,omitempty"`
+	// Incomplete is set when the audit did not see the whole workspace
+	// (MarkIncomplete, Failed); every format then says so and lists the
+	// errors. A report without it covers the whole workspace.
+	Incomplete *Incomplete `json:"incomplete,omitempty"`
 	// Redaction is what the report must not show of the manifest's text
 	// (see the package's Redaction): table and HTML snippets mask its
 	// ranges, and messages and waiver reasons are already scrubbed of its
@@ -140,4 +144,26 @@ type Gate struct {
 type Access struct {
 	Agent string `json:"agent"`
 	Tool  string `json:"tool"`
+}
+
+// Incomplete says why a report does not cover the whole workspace.
+type Incomplete struct {
+	// Failed is true when nothing was audited: the workspace (its
+	// manifest, lockfile or state) could not be read, and the report has
+	// no findings and no matrix. Otherwise the report covers what could
+	// be planned: errors no finding reports (a tool that cannot be
+	// resolved, a lockfile -lockfile=readonly refuses) kept the rest out.
+	Failed bool `json:"failed"`
+	// Errors are what stopped the audit, with the text standard error
+	// shows: scrubbed of the manifest's credentials, and with control
+	// characters and bidirectional overrides escaped.
+	Errors []Diagnostic `json:"errors"`
+}
+
+// Diagnostic is an error that kept the audit from seeing the whole
+// workspace: what it says and where.
+type Diagnostic struct {
+	Summary string     `json:"summary"`
+	Detail  string     `json:"detail"`
+	Range   *hcl.Range `json:"-"`
 }
