@@ -117,13 +117,25 @@ func ReadBaseline(path string) (*Report, error) {
 		Waived []struct {
 			Fingerprint string `json:"fingerprint"`
 		} `json:"waived"`
-		Matrix []MatrixRow `json:"matrix"`
+		Matrix     []MatrixRow `json:"matrix"`
+		Incomplete *struct {
+			Failed bool `json:"failed"`
+		} `json:"incomplete"`
 	}
 	if err := json.Unmarshal(b, &base); err != nil {
 		return nil, fmt.Errorf("%s is not an agentform audit report (audit -format=json): %w", path, err)
 	}
 	if base.FormatVersion == "" || base.Matrix == nil {
 		return nil, fmt.Errorf("%s is not an agentform audit report (audit -format=json): it has no format_version or matrix", path)
+	}
+	// A partial matrix would make every tool it lacks look granted since,
+	// and a failed audit's empty one every tool.
+	if inc := base.Incomplete; inc != nil {
+		what := "an incomplete audit, which covers only part of the workspace"
+		if inc.Failed {
+			what = "a failed audit, which covers nothing"
+		}
+		return nil, fmt.Errorf("%s is the report of %s: it cannot be a baseline; write one with an audit that completes", path, what)
 	}
 	out := &Report{FormatVersion: base.FormatVersion, Matrix: base.Matrix}
 	for _, f := range base.Findings {

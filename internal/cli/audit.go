@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/agentform/agentform/internal/audit"
+	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/resolve"
 	"github.com/agentform/agentform/planner"
 )
@@ -49,7 +49,10 @@ Usage: agentform [-chdir=DIR] audit [options]
 Options:
 
   -format=FORMAT     table (default), json, sarif, markdown, html or junit.
-  -out=FILE          Write the report to FILE instead of stdout.
+  -out=FILE          Write the report to FILE instead of stdout. When the
+                     audit cannot see the whole workspace, the report says
+                     so and lists the errors; when the workspace cannot be
+                     read, FILE still gets a report, saying the audit failed.
   -fail-on=LEVEL     Exit 1 when an unwaived finding is at LEVEL or above:
                      error (default), warning, note, or none.
   -show-waived       List waived findings too.
@@ -68,8 +71,9 @@ Options:
 Exit status: 0 when the audit passes, 1 when a finding at or above
 -fail-on is unwaived or the gate fails, or when the workspace cannot be
 read or wholly planned (a failed check is an AF110 finding; other plan
-errors are printed on standard error and fail the audit whatever
--fail-on says), 2 for usage errors.
+errors are printed on standard error, listed in the report, which then
+covers only what could be planned, and fail the audit whatever -fail-on
+says), 2 for usage errors.
 `) + "\n"
 }
 
@@ -125,12 +129,15 @@ func (c *AuditCommand) Run(args []string) int {
 	defer stop()
 
 	cfg, plan, prior, diags, err := c.planForReport(ctx, rf, *lockTimeout, "audit")
+	w := reportWriter{c: c, cfg: cfg, format: *format, out: *out, showWaived: *showWaived}
 	if err != nil {
 		c.showStateError(err)
+		w.write(audit.Failed(hcl.Diagnostics{stateDiagnostic(err)}, c.redaction(cfg)))
 		return ExitError
 	}
 	if plan == nil {
 		c.showManifestDiagnostics(diags, cfg)
+		w.write(audit.Failed(diags, c.redaction(cfg)))
 		return ExitError
 	}
 	// On standard error whatever the format: the report is on standard
@@ -143,37 +150,17 @@ func (c *AuditCommand) Run(args []string) int {
 	case base != nil:
 		audit.CompareBaseline(report, base, *baseline)
 	}
-
-	var buf bytes.Buffer
-	source := map[string][]byte{}
-	for name, f := range cfg.Files {
-		if f != nil {
-			source[name] = f.Bytes
-		}
-	}
-	opts := audit.WriteOptions{Color: *out == "" && c.color(), ShowWaived: *showWaived, Source: source, RepoPath: repoPath(c.Dir)}
-	if err := audit.Write(&buf, report, *format, opts); err != nil {
-		fmt.Fprintf(c.Stderr, "Error: writing the %s report: %s.\n", *format, err)
-		return ExitError
-	}
-	var w io.Writer = c.Stdout
-	if *out != "" {
-		if err := writeFileAtomic(c.path(*out), buf.Bytes()); err != nil {
-			fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
-			return ExitError
-		}
-		if *format != "table" {
-			fmt.Fprintf(c.Stdout, "Wrote the %s report to %s.\n", *format, *out)
-		}
-		w = io.Discard
-	}
-	_, _ = w.Write(buf.Bytes())
-
 	// Errors that no finding reports (a tool that cannot be resolved, a
 	// lockfile -lockfile=readonly refuses) mean the audit did not see the
-	// whole workspace. It fails whatever -fail-on says, so that it is never
-	// greener than the plan; failed checks and lock drift are findings.
-	if n := len(unreportedErrors(plan, diags)); n > 0 {
+	// whole workspace: the report says so, and the audit fails whatever
+	// -fail-on says, so that it is never greener than the plan; failed
+	// checks and lock drift are findings.
+	unreported := unreportedErrors(plan, diags)
+	report.MarkIncomplete(unreported)
+	if !w.write(report) {
+		return ExitError
+	}
+	if n := len(unreported); n > 0 {
 		what := "an error"
 		if n > 1 {
 			what = fmt.Sprintf("%d errors", n)
@@ -193,6 +180,48 @@ func (c *AuditCommand) Run(args []string) int {
 		}
 	}
 	return ExitOK
+}
+
+// reportWriter writes an audit report where audit -format and -out say.
+type reportWriter struct {
+	c          *AuditCommand
+	cfg        *manifest.Config
+	format     string
+	out        string
+	showWaived bool
+}
+
+// write renders report and writes it to -out (atomically: a reader sees
+// the previous file or the new one, whole) or to standard output; ok is
+// false, with the error on standard error, when it could not.
+func (w reportWriter) write(report *audit.Report) (ok bool) {
+	c := w.c
+	source := map[string][]byte{}
+	if w.cfg != nil {
+		for name, f := range w.cfg.Files {
+			if f != nil {
+				source[name] = f.Bytes
+			}
+		}
+	}
+	opts := audit.WriteOptions{Color: w.out == "" && c.color(), ShowWaived: w.showWaived, Source: source, RepoPath: repoPath(c.Dir)}
+	var buf bytes.Buffer
+	if err := audit.Write(&buf, report, w.format, opts); err != nil {
+		fmt.Fprintf(c.Stderr, "Error: writing the %s report: %s.\n", w.format, err)
+		return false
+	}
+	if w.out == "" {
+		_, _ = c.Stdout.Write(buf.Bytes())
+		return true
+	}
+	if err := writeFileAtomic(c.path(w.out), buf.Bytes()); err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+		return false
+	}
+	if w.format != "table" {
+		fmt.Fprintf(c.Stdout, "Wrote the %s report to %s.\n", w.format, w.out)
+	}
+	return true
 }
 
 // unreportedErrors are the errors of diags that no finding of the audit

@@ -211,3 +211,137 @@ func TestGraphExitCode(t *testing.T) {
 		}
 	}
 }
+
+// incompleteManifest has an MCP server that fails before answering and
+// prints, on its standard error, the literal credential the manifest
+// gives it in config: the audit cannot plan tool.h.
+const incompleteManifest = `agent "a1" {
+  version      = "0.1.0"
+  capabilities = ["m"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude"
+  }
+}
+
+tool "h" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = "/bin/sh"
+  args         = ["-c", "printf 'boom tok-0123456789abcdef \\033[2J\\n' >&2; exit 1"]
+  config       = { API_TOKEN = "tok-0123456789abcdef" }
+  capabilities = ["m"]
+}
+`
+
+// auditReportMarks are what each format of an incomplete or failed
+// report must hold: the verdict and the error's location.
+func auditReportMarks(format, title, loc string) []string {
+	return map[string][]string{
+		"table":    {title + " (1 error)", "  " + loc + "  "},
+		"json":     {`"incomplete": {`, `"filename": "agent.acl"`},
+		"sarif":    {`"executionSuccessful": false`, `"toolExecutionNotifications": [`, `"uri": "agent.acl"`},
+		"markdown": {"❌ **" + title + "**", "| `" + loc + "` |"},
+		"html":     {`id="incomplete"`, "<h2>" + title + "</h2>", "<code>" + loc + "</code>"},
+		"junit":    {`errors="1"`, `<error type=`, "[error] " + loc + ": "},
+	}[format]
+}
+
+// TestAuditIncompleteReport: an audit that cannot plan the whole
+// workspace (an MCP server that fails, a lockfile -lockfile=readonly
+// refuses) says so inside every format, with each error located and
+// scrubbed of credentials, and exits 1.
+func TestAuditIncompleteReport(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(incompleteManifest), 0o644))
+	for _, format := range auditFormats {
+		out := filepath.Join(dir, "report."+format)
+		code, stdout, stderr := run(t, "", "-chdir="+dir, "audit", "-no-color", "-format="+format, "-out="+out)
+		b, err := os.ReadFile(out)
+		must(t, err)
+		report := string(b)
+		if code != ExitError || !strings.Contains(stderr, "the audit is incomplete") {
+			t.Errorf("%s got: exit %d\n%s\nwant: exit 1, incomplete", format, code, stderr)
+		}
+		for _, want := range append(auditReportMarks(format, "Audit incomplete", "agent.acl:16"), "MCP server exited before answering") {
+			if !strings.Contains(report, want) {
+				t.Errorf("%s report lacks %q\ngot:\n%s", format, want, report)
+			}
+		}
+		if strings.Contains(stdout+stderr+report, "tok-0123456789abcdef") || strings.Contains(report, "\x1b") {
+			t.Errorf("%s prints the credential or a terminal escape\ngot:\n%s%s%s", format, stdout, stderr, report)
+		}
+	}
+
+	dir = copyTree(t, quickstart)
+	skill := filepath.Join(dir, "skills", "research", "SKILL.md")
+	src, err := os.ReadFile(skill)
+	must(t, err)
+	must(t, os.WriteFile(skill, append(src, "Cite every source.\n"...), 0o644))
+	code, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-lockfile=readonly", "-format=sarif")
+	if code != ExitError || !strings.Contains(stdout, `"executionSuccessful": false`) || !strings.Contains(stdout, "Lockfile out of date: -lockfile=readonly: skill.research differs") {
+		t.Errorf("-lockfile=readonly got: exit %d\n%s\nwant: exit 1, an unsuccessful run naming the lockfile error", code, stdout)
+	}
+}
+
+// TestAuditFailedReport: when the workspace does not load, audit -out
+// replaces a previous report with one that says the audit failed and
+// carries the located errors, in every format, so that a CI step that
+// uploads it afterwards never uploads a stale report; standard output
+// gets the same report without -out.
+func TestAuditFailedReport(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(strings.Replace(incompleteManifest, `  version      = "0.1.0"`, "  version      = \"0.1.0\"\n  bogus        = 1", 1)), 0o644))
+	for _, format := range auditFormats {
+		out := filepath.Join(dir, "report."+format)
+		must(t, os.WriteFile(out, []byte("stale report"), 0o644))
+		code, _, stderr := run(t, "", "-chdir="+dir, "audit", "-no-color", "-format="+format, "-out="+out)
+		b, err := os.ReadFile(out)
+		must(t, err)
+		report := string(b)
+		if code != ExitError || !strings.Contains(stderr, "Unsupported argument") {
+			t.Errorf("%s got: exit %d\n%s\nwant: exit 1, the error on stderr", format, code, stderr)
+		}
+		for _, want := range append(auditReportMarks(format, "Audit failed", "agent.acl:3"), "Unsupported argument") {
+			if !strings.Contains(report, want) {
+				t.Errorf("%s report lacks %q\ngot:\n%s", format, want, report)
+			}
+		}
+		if strings.Contains(report, "stale report") {
+			t.Errorf("%s: the previous report is still there", format)
+		}
+		if code, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-no-color", "-format="+format); code != ExitError || !strings.Contains(stdout, "Unsupported argument") {
+			t.Errorf("%s on standard output got: exit %d\n%s\nwant: exit 1, the failed report", format, code, stdout)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1+len(auditFormats) {
+		t.Errorf("files in the workspace: %v\nwant: the manifest and one report a format, no temporary file", entries)
+	}
+
+	// A state that cannot be read fails the audit the same way.
+	dir = copyTree(t, quickstart)
+	must(t, os.MkdirAll(filepath.Join(dir, ".agentform"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, ".agentform", "state.db"), []byte("not a database"), 0o644))
+	code, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-format=json")
+	if code != ExitError || !strings.Contains(stdout, `"failed": true`) || !strings.Contains(stdout, "Cannot read the state") {
+		t.Errorf("unreadable state got: exit %d\n%s\nwant: exit 1, a failed report naming the state", code, stdout)
+	}
+}
+
+// TestAuditRefusesIncompleteBaseline: a report of an audit that did not
+// complete cannot be a baseline: its matrix lacks what it could not plan.
+func TestAuditRefusesIncompleteBaseline(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(incompleteManifest), 0o644))
+	base := filepath.Join(dir, "base.json")
+	if code, _, _ := run(t, "", "-chdir="+dir, "audit", "-format=json", "-out="+base); code != ExitError {
+		t.Fatalf("incomplete baseline: exit %d, want 1", code)
+	}
+	code, _, stderr := run(t, "", "-chdir="+dir, "audit", "-baseline="+base)
+	if code != exitUsage || !strings.Contains(stderr, "is the report of an incomplete audit") {
+		t.Errorf("got: exit %d\n%s\nwant: exit 2, the baseline refused as incomplete", code, stderr)
+	}
+}
