@@ -66,6 +66,10 @@ func Run(p *planner.Plan, opts Options) *Report {
 		r.Counts[f.Severity]++
 	}
 	r.Matrix = matrixRows(p)
+	r.agentRanges = map[string]*hcl.Range{}
+	for _, ag := range a.cfg.Agents {
+		r.agentRanges[ag.Name] = capsRange(ag)
+	}
 	r.Redaction = a.redaction()
 	scrubFindings(r.Findings, r.Redaction)
 	scrubFindings(r.Waived, r.Redaction)

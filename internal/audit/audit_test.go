@@ -507,14 +507,14 @@ func TestRuleDocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rule := range Rules() {
+	for _, rule := range append(Rules(), NewAccessRule()) {
 		page, err := os.ReadFile(filepath.Join(docs, rule.ID+".md"))
 		if err != nil {
 			t.Errorf("%s has no help page: %v", rule.ID, err)
 			continue
 		}
 		waive := "waiver \"" + rule.ID + "\""
-		if rule.ID == RuleCheckFailed {
+		if rule.ID == RuleCheckFailed || rule.ID == RuleNewAccess {
 			waive = rule.ID + " cannot be waived"
 		}
 		for _, s := range []string{"# " + rule.ID, rule.Name, "```hcl", waive} {

@@ -73,7 +73,7 @@ type junitPair struct {
 // failure (typed by the most severe unwaived finding) when any is unwaived,
 // skipped when all are waived. A rule of the report with no finding at all
 // is one passing case named "all targets", so a clean run still reports
-// what was checked. One more case says whether the audit saw the whole
+// what was checked; so is a gate that passes (AF111). One more case says whether the audit saw the whole
 // workspace (newJUnitAuditCase); a failed audit has that case alone.
 func writeJUnit(w io.Writer, r *Report) error {
 	pairs := map[[2]string]*junitPair{}
@@ -87,7 +87,8 @@ func writeJUnit(w io.Writer, r *Report) error {
 		return p
 	}
 	seenRule := map[string]bool{}
-	for _, f := range orderedFindings(r.Findings) {
+	// A failing gate is a failing case per agent it grants access to.
+	for _, f := range append(orderedFindings(r.Findings), gateFindings(r)...) {
 		p := get(f)
 		p.open = append(p.open, f)
 		seenRule[f.RuleID] = true
@@ -121,7 +122,7 @@ func writeJUnit(w io.Writer, r *Report) error {
 		}
 		suite.Cases = append(suite.Cases, c)
 	}
-	for _, rule := range orderedRules(r.Rules) {
+	for _, rule := range reportRules(r) {
 		if seenRule != nil && !seenRule[rule.ID] {
 			seenRule[rule.ID] = true
 			suite.Cases = append(suite.Cases, junitCase{Classname: rule.ID, Name: "all targets"})

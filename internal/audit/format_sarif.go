@@ -138,11 +138,12 @@ type sarifWaiverDetail struct {
 }
 
 // writeSARIF writes one run whose driver declares every rule of the
-// report, sorted by ID; results are the findings, then the waived findings
-// with a suppression each.
+// report (and AF111 with a gate), sorted by ID; results are the findings,
+// then the access a failing gate found granted (gateFindings), then the
+// waived findings with a suppression each.
 func writeSARIF(w io.Writer, r *Report, opts WriteOptions) error {
 	src := newSourceSet(opts.Source, nil)
-	rules := orderedRules(r.Rules)
+	rules := reportRules(r)
 	index := map[string]int{}
 	driver := sarifDriver{
 		Name:           "agentform",
@@ -171,8 +172,14 @@ func writeSARIF(w io.Writer, r *Report, opts WriteOptions) error {
 		driver.Rules = append(driver.Rules, sr)
 	}
 
-	results := make([]sarifResult, 0, len(r.Findings)+len(r.Waived))
+	gate := gateFindings(r)
+	results := make([]sarifResult, 0, len(r.Findings)+len(gate)+len(r.Waived))
 	for _, f := range orderedFindings(r.Findings) {
+		results = append(results, newSARIFResult(f, index, false, src, opts.RepoPath))
+	}
+	// The gate is not a finding, but code scanning shows results only:
+	// each access granted since the baseline is an AF111 alert.
+	for _, f := range gate {
 		results = append(results, newSARIFResult(f, index, false, src, opts.RepoPath))
 	}
 	for _, f := range orderedFindings(r.Waived) {

@@ -168,6 +168,8 @@ func sampleReport() *Report {
 		Counts: map[Severity]int{SeverityError: 3, SeverityWarning: 3, SeverityNote: 3},
 		// The literal API_TOKEN, as Run would mark it.
 		Redaction: render.NewRedaction([]hcl.Range{*rng(f, 21, 17, 21, 37)}, nil),
+		// Where each agent's holds are written, as Run records them.
+		agentRanges: map[string]*hcl.Range{"assistant": rng(f, 4, 3, 4, 58), "reviewer": rng(f, 9, 3, 9, 34), "triage": rng(f, 14, 3, 14, 34)},
 		Gate: &Gate{
 			Against:     "baseline.json",
 			Pass:        false,
@@ -433,17 +435,17 @@ func TestSARIFContent(t *testing.T) {
 	}
 	run := log.Runs[0]
 	rules := run.Tool.Driver.Rules
-	if len(rules) != len(r.Rules) {
-		t.Errorf("declared rules\ngot:  %d\nwant: %d (every rule of the report)", len(rules), len(r.Rules))
+	if len(rules) != len(r.Rules)+1 {
+		t.Errorf("declared rules\ngot:  %d\nwant: %d (every rule of the report, and the gate's)", len(rules), len(r.Rules)+1)
 	}
 	for _, rule := range rules {
-		want := ruleIndex(r.Rules)[rule.ID]
+		want := ruleIndex(reportRules(r))[rule.ID]
 		if rule.Name != want.Name || rule.HelpURI != want.HelpURI || rule.ShortDescription.Text != want.Short ||
 			rule.FullDescription.Text != want.Full || rule.DefaultConfiguration.Level != string(want.Severity) {
 			t.Errorf("rule %s\ngot:  %+v\nwant: %+v", rule.ID, rule, want)
 		}
 	}
-	if got, want := len(run.Results), len(r.Findings)+len(r.Waived); got != want {
+	if got, want := len(run.Results), len(r.Findings)+len(r.Gate.Granted)+len(r.Waived); got != want {
 		t.Fatalf("results\ngot:  %d\nwant: %d", got, want)
 	}
 	suppressed := 0
@@ -822,11 +824,12 @@ func TestJUnit(t *testing.T) {
 	s := doc.Suites[0]
 	// Pairs: AF202/tool.fetch, AF306/tool.fetch, AF201/tool.search,
 	// AF102/agent.assistant (two findings), AF105/agent.assistant,
-	// AF101/agent.reviewer, AF101/agent.triage, AF103/agent.triage: 8
-	// failures; AF301/tool.shell waived: 1 skipped; AF402 has no finding:
-	// 1 passing case; the audit saw the whole workspace: 1 passing case.
+	// AF101/agent.reviewer, AF101/agent.triage, AF103/agent.triage, and
+	// the failing gate's AF111/agent.assistant: 9 failures;
+	// AF301/tool.shell waived: 1 skipped; AF402 has no finding: 1 passing
+	// case; the audit saw the whole workspace: 1 passing case.
 	got := [4]int{s.Tests, s.Failures, s.Skipped, s.Errors}
-	if want := [4]int{11, 8, 1, 0}; got != want {
+	if want := [4]int{12, 9, 1, 0}; got != want {
 		t.Errorf("suite tests, failures, skipped, errors\ngot:  %v\nwant: %v", got, want)
 	}
 	if doc.Tests != s.Tests || doc.Failures != s.Failures || doc.Skipped != s.Skipped {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 
 	"github.com/agentform/agentform/internal/safefile"
@@ -93,6 +94,45 @@ func compare(r *Report, against string, before map[Access]bool, knownFindings ma
 			countNoun(len(g.Granted), "permission"), against))
 	}
 	r.Gate = g
+}
+
+// gateFindings are the access the gate found granted as AF111 findings,
+// for the formats that report the gate only through results and test
+// cases (SARIF, JUnit): one per agent → tool, targeting the agent and
+// located at its capabilities, with a fingerprint of the agent and tool
+// alone. They are not r.Findings: the gate is not counted, waived or
+// judged by -fail-on. None without a gate or when it passes.
+func gateFindings(r *Report) []Finding {
+	g := r.Gate
+	if g == nil || g.Pass {
+		return nil
+	}
+	since := g.Against
+	if since == "state" {
+		since = "the last apply"
+	}
+	out := make([]Finding, 0, len(g.Granted))
+	for _, a := range g.Granted {
+		target := "agent." + a.Agent
+		out = append(out, Finding{
+			RuleID: RuleNewAccess, Severity: SeverityError, Target: target, Agent: a.Agent, Tool: a.Tool,
+			Message: fmt.Sprintf("Agent %q can call %q, which it could not call in %s, so the no-new-access gate fails. "+
+				"Review the grant; to accept it, apply the configuration (-against=state) or write a new baseline.", a.Agent, a.Tool, since),
+			Range:       r.agentRanges[a.Agent],
+			Fingerprint: Fingerprint(RuleNewAccess, target, a.Agent, a.Tool, ""),
+		})
+	}
+	return orderedFindings(out)
+}
+
+// reportRules are the rules of r, with NewAccessRule when r has a gate
+// (whose failures gateFindings reports under it).
+func reportRules(r *Report) []Rule {
+	rules := r.Rules
+	if r.Gate != nil && !slices.ContainsFunc(rules, func(x Rule) bool { return x.ID == RuleNewAccess }) {
+		rules = append(slices.Clone(rules), NewAccessRule())
+	}
+	return orderedRules(rules)
 }
 
 // maxBaselineSize is the largest baseline report ReadBaseline reads: it is

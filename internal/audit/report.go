@@ -123,6 +123,9 @@ type Report struct {
 	// values. A hand-built report that quotes source must set it too. It
 	// is never written out.
 	Redaction *render.Redaction `json:"-"`
+	// agentRanges maps each agent to where its capabilities are written
+	// (set by Run), where SARIF locates an access the gate finds granted.
+	agentRanges map[string]*hcl.Range
 }
 
 // Gate is the "no new access" comparison with a baseline: the access

@@ -35,6 +35,9 @@ const (
 	RuleRuntimeCapabilities  = "AF108"
 	RuleTransitiveDelegation = "AF109"
 	RuleCheckFailed          = "AF110"
+	// RuleNewAccess is the "no new access" gate's (NewAccessRule), not a
+	// rule of the catalog: Run never reports it.
+	RuleNewAccess = "AF111"
 
 	RuleUnresolvedRemote       = "AF201"
 	RuleLockDrift              = "AF202"
@@ -185,6 +188,20 @@ func Rules() []Rule {
 	}
 	slices.SortFunc(out, func(x, y Rule) int { return strings.Compare(x.ID, y.ID) })
 	return out
+}
+
+// NewAccessRule is the rule of the "no new access" gate (CompareState,
+// CompareBaseline): an agent can call a tool it could not call in the
+// baseline. It is not in the catalog, since Run does not check it and a
+// waiver cannot accept it; SARIF and JUnit, which have no place for the
+// gate of their own, report each access it finds granted under it.
+func NewAccessRule() Rule {
+	return Rule{
+		ID: RuleNewAccess, Name: "NewAccess", Severity: SeverityError,
+		Short:   "An agent can call a tool it could not call in the baseline.",
+		Full:    "With -against=state or -baseline=FILE, the audit is a \"no new access\" gate: every agent → tool permission granted since the last apply, or since the baseline report, fails it, whatever -fail-on says. Each one is a change of what an agent can do that someone should review before it ships.",
+		HelpURI: HelpBase + RuleNewAccess + ".md",
+	}
 }
 
 // RuleByID returns the catalog entry of a rule ID, and whether there is

@@ -83,7 +83,10 @@ func applyWaivers(findings []Finding, waivers []*manifest.Waiver, now time.Time)
 		}
 		w := act.w
 		why := fmt.Sprintf("no %s finding has the target %q", w.RuleID, w.Target.Value)
-		if _, ok := RuleByID(w.RuleID); !ok {
+		switch _, ok := RuleByID(w.RuleID); {
+		case w.RuleID == RuleNewAccess:
+			why = RuleNewAccess + ", the no-new-access gate, cannot be waived: access granted since the baseline is accepted by applying it or writing a new baseline"
+		case !ok:
 			why = fmt.Sprintf("%s is not an agentform rule", w.RuleID)
 		}
 		f := Finding{

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,6 +156,39 @@ func TestAuditNoNewAccessGates(t *testing.T) {
 	must(t, json.Unmarshal([]byte(stdout), &doc))
 	if doc.Gate.Pass || len(doc.Gate.Granted) != 1 || doc.Gate.Granted[0].Tool != "grep" {
 		t.Errorf("JSON gate got: %+v\nwant: failed, granted assistant → grep", doc.Gate)
+	}
+
+	// SARIF and JUnit, which have no gate section, say why too: an AF111
+	// result at the assistant's capabilities, a failing AF111 case.
+	code, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-format=sarif", "-against=state", "-fail-on=none")
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				RuleID    string `json:"ruleId"`
+				Message   struct{ Text string }
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string }
+						Region           struct{ StartLine int }
+					} `json:"physicalLocation"`
+				} `json:"locations"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	must(t, json.Unmarshal([]byte(stdout), &log))
+	var gate []string
+	for _, res := range log.Runs[0].Results {
+		if res.RuleID == "AF111" && len(res.Locations) == 1 {
+			pl := res.Locations[0].PhysicalLocation
+			gate = append(gate, fmt.Sprintf("%s:%d %s", pl.ArtifactLocation.URI, pl.Region.StartLine, res.Message.Text))
+		}
+	}
+	if code != ExitError || len(gate) != 1 || !strings.HasPrefix(gate[0], `agent.acl:29 Agent "assistant" can call "grep", which it could not call in the last apply`) {
+		t.Errorf("SARIF gate got: exit %d, AF111 results %q\nwant: exit 1, one for assistant → grep at agent.acl:29", code, gate)
+	}
+	code, stdout, _ = run(t, "", "-chdir="+dir, "audit", "-format=junit", "-against=state", "-fail-on=none")
+	if code != ExitError || !strings.Contains(stdout, `<testcase classname="AF111" name="agent.assistant">`+"\n"+`      <failure type="error"`) {
+		t.Errorf("JUnit gate got: exit %d\n%s\nwant: a failing AF111 case for agent.assistant", code, stdout)
 	}
 }
 

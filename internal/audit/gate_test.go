@@ -1,0 +1,154 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"strings"
+	"testing"
+
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/planner"
+)
+
+// TestGateInSARIFAndJUnit: the formats without a gate section of their own
+// report a failing "no new access" gate too: SARIF as one AF111 result per
+// access granted since the baseline, located at the agent's capabilities,
+// and JUnit as a failing AF111 case per agent; a passing gate is a
+// passing case and no result; no gate, no AF111 at all.
+func TestGateInSARIFAndJUnit(t *testing.T) {
+	failing := sampleReport()
+	failing.Gate.Granted = append(failing.Gate.Granted, Access{Agent: "triage", Tool: "search"}, Access{Agent: "assistant", Tool: "shell"})
+	passing := sampleReport()
+	passing.Gate = &Gate{Against: "state", Pass: true}
+	none := sampleReport()
+	none.Gate = nil
+
+	type result struct {
+		RuleID  string `json:"ruleId"`
+		Level   string `json:"level"`
+		Message struct{ Text string }
+		Locs    []struct {
+			Physical *struct {
+				ArtifactLocation struct{ URI string }
+				Region           struct{ StartLine int }
+			} `json:"physicalLocation"`
+			Logical []struct {
+				FullyQualifiedName string `json:"fullyQualifiedName"`
+			} `json:"logicalLocations"`
+		} `json:"locations"`
+		PartialFingerprints map[string]string `json:"partialFingerprints"`
+	}
+	sarif := func(r *Report) (declared bool, results []result) {
+		t.Helper()
+		var log struct {
+			Runs []struct {
+				Tool struct {
+					Driver struct {
+						Rules []struct{ ID string } `json:"rules"`
+					} `json:"driver"`
+				} `json:"tool"`
+				Results []result `json:"results"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal(writeReport(t, r, FormatSARIF, sampleOptions()), &log); err != nil {
+			t.Fatal(err)
+		}
+		for _, rule := range log.Runs[0].Tool.Driver.Rules {
+			declared = declared || rule.ID == RuleNewAccess
+		}
+		for _, res := range log.Runs[0].Results {
+			if res.RuleID == RuleNewAccess {
+				results = append(results, res)
+			}
+		}
+		return declared, results
+	}
+	type junitCase struct {
+		Classname string `xml:"classname,attr"`
+		Name      string `xml:"name,attr"`
+		Failure   *struct {
+			Text string `xml:",chardata"`
+		} `xml:"failure"`
+	}
+	junit := func(r *Report) []junitCase {
+		t.Helper()
+		var doc struct {
+			Suite struct {
+				Cases []junitCase `xml:"testcase"`
+			} `xml:"testsuite"`
+		}
+		if err := xml.Unmarshal(writeReport(t, r, FormatJUnit, sampleOptions()), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var out []junitCase
+		for _, c := range doc.Suite.Cases {
+			if c.Classname == RuleNewAccess {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+
+	declared, results := sarif(failing)
+	if !declared || len(results) != 3 {
+		t.Fatalf("SARIF of a failing gate\ngot:  declared %v, %d AF111 results\nwant: declared, 3 results", declared, len(results))
+	}
+	first := results[0]
+	if first.Level != "error" || !strings.Contains(first.Message.Text, `Agent "assistant" can call "fetch", which it could not call in baseline.json`) ||
+		len(first.Locs) != 1 || first.Locs[0].Physical == nil || first.Locs[0].Physical.ArtifactLocation.URI != "agentform.hcl" ||
+		first.Locs[0].Physical.Region.StartLine != 4 || len(first.Locs[0].Logical) != 1 || first.Locs[0].Logical[0].FullyQualifiedName != "agent.assistant" ||
+		first.PartialFingerprints[sarifFingerprint] != Fingerprint(RuleNewAccess, "agent.assistant", "assistant", "fetch", "") {
+		t.Errorf("first AF111 result\ngot:  %+v\nwant: an error for assistant → fetch at agentform.hcl:4 (the assistant's holds), fingerprinted by agent and tool", first)
+	}
+	if results[1].PartialFingerprints[sarifFingerprint] == first.PartialFingerprints[sarifFingerprint] {
+		t.Errorf("two granted accesses share a fingerprint: %+v", results[:2])
+	}
+	cases := junit(failing)
+	if len(cases) != 2 || cases[0].Name != "agent.assistant" || cases[0].Failure == nil || strings.Count(cases[0].Failure.Text, "[AF111]") != 2 ||
+		cases[1].Name != "agent.triage" || cases[1].Failure == nil {
+		t.Errorf("JUnit of a failing gate\ngot:  %+v\nwant: failing AF111 cases for agent.assistant (2 tools) and agent.triage", cases)
+	}
+
+	if declared, results := sarif(passing); !declared || len(results) != 0 {
+		t.Errorf("SARIF of a passing gate\ngot:  declared %v, %d results\nwant: declared, none", declared, len(results))
+	}
+	if cases := junit(passing); len(cases) != 1 || cases[0].Name != "all targets" || cases[0].Failure != nil {
+		t.Errorf("JUnit of a passing gate\ngot:  %+v\nwant: one passing AF111 case", cases)
+	}
+
+	if declared, results := sarif(none); declared || len(results) != 0 {
+		t.Errorf("SARIF without a gate\ngot:  declared %v, %d results\nwant: no AF111", declared, len(results))
+	}
+	if cases := junit(none); len(cases) != 0 {
+		t.Errorf("JUnit without a gate\ngot:  %+v\nwant: no AF111 case", cases)
+	}
+}
+
+// TestNewAccessWaiver: a waiver of AF111 accepts nothing, and says why.
+func TestNewAccessWaiver(t *testing.T) {
+	src := `agent "a1" {
+  capabilities = ["fs"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude"
+  }
+}
+waiver "AF111" {
+  target = "agent.a1"
+  reason = "reviewed"
+}
+`
+	cfg, diags := manifest.LoadSources(t.TempDir(), map[string][]byte{"agent.acl": []byte(src)})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	r := Run(planner.New(context.Background(), cfg, planner.Options{}), Options{Now: ruleTestNow})
+	unused := ruleFindingsOf(r.Findings, RuleUnusedWaiver)
+	if len(unused) != 1 || !strings.Contains(unused[0].Message, "AF111, the no-new-access gate, cannot be waived") {
+		t.Errorf("got:%s\nwant: one AF402 saying AF111 cannot be waived", describeRuleFindings(unused))
+	}
+}
