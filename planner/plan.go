@@ -150,13 +150,20 @@ const (
 // ResourceChange is the action planned for one address (agent.x, tool.y,
 // skill.z).
 type ResourceChange struct {
-	Address           string
-	Type              string
-	Name              string
-	Kind              string
-	Actions           []string
-	Reasons           []string
+	Address string
+	Type    string
+	Name    string
+	Kind    string
+	Actions []string
+	Reasons []string
+	// ChangedAttributes names the attributes that differ from the applied
+	// state, sorted ("commands", "definitions", "tools"); empty but for an
+	// update of the configuration (an update for drift alone changes no
+	// attribute).
 	ChangedAttributes []string
+	// AttributeChanges says how each of ChangedAttributes changed, in the
+	// same order.
+	AttributeChanges []AttributeChange
 }
 
 // RegisteredTool is one name a model sees: a column of the matrix.

@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -160,12 +159,11 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 			rc.Actions, rc.Reasons = []string{ActionCreate}, []string{"new"}
 		case old.Fingerprint != ad.Fingerprint:
 			rc.Actions, rc.Reasons = []string{ActionUpdate}, []string{"configuration changed"}
-			rc.ChangedAttributes = changedAttributes(old.Attributes, ad.Attributes)
-			if undescribed[ad.Address] {
-				for i, c := range rc.ChangedAttributes {
-					if strings.HasPrefix(c, "description: ") && strings.HasSuffix(c, " → (none)") {
-						rc.ChangedAttributes[i] = strings.TrimSuffix(c, "(none)") + "(not used)"
-					}
+			rc.AttributeChanges = changedAttributes(old.Attributes, ad.Attributes)
+			for i, c := range rc.AttributeChanges {
+				rc.ChangedAttributes = append(rc.ChangedAttributes, c.Name)
+				if undescribed[ad.Address] && c.Name == "description" && c.After == nil {
+					rc.AttributeChanges[i].Unused = true
 				}
 			}
 		default:
@@ -225,10 +223,12 @@ func artifactDrifted(dir string, art *AppliedArtifact) bool {
 	return err != nil || sum != art.SHA256
 }
 
-// changedAttributes renders the differences between two attribute sets:
-// "source: h1:ab… → h1:cd…", "capabilities: + fs::write", "+ export",
-// "- cwd".
-func changedAttributes(old, new Attributes) []string {
+// changedAttributes returns the attributes that differ between two
+// attribute sets, by name: a list attribute (isListAttribute) set on both
+// sides with the items it gained and lost, an agent's tools and skills
+// with nothing yet (nameChangedParts names them), any other attribute
+// with its values.
+func changedAttributes(old, new Attributes) []AttributeChange {
 	keys := map[string]bool{}
 	for k := range old {
 		keys[k] = true
@@ -243,24 +243,24 @@ func changedAttributes(old, new Attributes) []string {
 		}
 	}
 	sort.Strings(names)
-	out := []string{}
+	out := []AttributeChange{}
 	for _, k := range names {
 		o, okOld := old[k]
 		n, okNew := new[k]
+		c := AttributeChange{Name: k}
 		switch {
 		case k == "tools" || k == "skills":
-			// Named by nameChangedParts, from the tools' own changes.
-			out = append(out, k+changedPartsMarker)
-		case !okOld:
-			out = append(out, fmt.Sprintf("%s: (none) → %s", k, short(n)))
-		case !okNew:
-			out = append(out, fmt.Sprintf("%s: %s → (none)", k, short(o)))
-		case isListAttribute(k):
-			out = append(out, fmt.Sprintf("%s: %s", k, listDelta(o, n)))
+		case okOld && okNew && isListAttribute(k):
+			c.Added, c.Removed = listDelta(o, n)
 		default:
-			so, sn := shortPair(o, n)
-			out = append(out, fmt.Sprintf("%s: %s → %s", k, so, sn))
+			if okOld {
+				c.Before = &o
+			}
+			if okNew {
+				c.After = &n
+			}
 		}
+		out = append(out, c)
 	}
 	return out
 }
@@ -290,7 +290,10 @@ func isListAttribute(k string) bool {
 	return k == "capabilities" || k == "commands" || k == "expose" || k == "registered"
 }
 
-func listDelta(old, new string) string {
+// listDelta returns the items of a list attribute ("a, b") that new has
+// and old lacks, and those old has and new lacks; neither for a list
+// that was only reordered.
+func listDelta(old, new string) (added, removed []string) {
 	split := func(s string) []string {
 		if s == "" {
 			return nil
@@ -298,21 +301,17 @@ func listDelta(old, new string) string {
 		return strings.Split(s, ", ")
 	}
 	o, n := split(old), split(new)
-	var parts []string
 	for _, x := range n {
 		if !slices.Contains(o, x) {
-			parts = append(parts, "+ "+x)
+			added = append(added, x)
 		}
 	}
 	for _, x := range o {
 		if !slices.Contains(n, x) {
-			parts = append(parts, "- "+x)
+			removed = append(removed, x)
 		}
 	}
-	if len(parts) == 0 {
-		return "reordered"
-	}
-	return strings.Join(parts, ", ")
+	return added, removed
 }
 
 // capabilityChanges compares who may call what in after with before
@@ -363,56 +362,41 @@ func sortedSet(tools []string) []string {
 	return tools
 }
 
-// changedPartsMarker stands for "which tools (skills) changed" in an
-// agent's changed attributes until nameChangedParts fills in the names.
-const changedPartsMarker = " changed"
-
-// nameChangedParts replaces an agent's "tools changed" / "skills changed"
-// with the addresses that changed, taken from their own resource changes:
-// "tool.grep changed", "tool.new added".
+// nameChangedParts fills an agent's "tools" and "skills" changes with the
+// addresses that changed, taken from their own resource changes.
 func (p *Plan) nameChangedParts() {
-	var tools, skills []string
+	parts := map[string]AttributeChange{}
 	for _, rc := range p.ResourceChanges {
 		if rc.Actions[0] == ActionNoOp || rc.Type == "agent" {
 			continue
 		}
-		what := map[string]string{ActionCreate: "added", ActionUpdate: "changed", ActionDelete: "removed"}[rc.Actions[0]]
-		entry := rc.Address + " " + what
+		name := "tools"
 		if rc.Type == "skill" {
-			skills = append(skills, entry)
-		} else {
-			tools = append(tools, entry)
+			name = "skills"
 		}
+		c := parts[name]
+		switch rc.Actions[0] {
+		case ActionCreate:
+			c.Added = append(c.Added, rc.Address)
+		case ActionUpdate:
+			c.Changed = append(c.Changed, rc.Address)
+		case ActionDelete:
+			c.Removed = append(c.Removed, rc.Address)
+		}
+		parts[name] = c
 	}
-	for i, rc := range p.ResourceChanges {
+	for _, rc := range p.ResourceChanges {
 		if rc.Type != "agent" {
 			continue
 		}
-		var out []string
-		for _, attr := range rc.ChangedAttributes {
-			switch attr {
-			case "tools" + changedPartsMarker:
-				out = append(out, capList(tools)...)
-			case "skills" + changedPartsMarker:
-				out = append(out, capList(skills)...)
-			default:
-				out = append(out, attr)
+		for i, c := range rc.AttributeChanges {
+			if c.Name == "tools" || c.Name == "skills" {
+				part := parts[c.Name]
+				part.Name = c.Name
+				rc.AttributeChanges[i] = part
 			}
 		}
-		if out == nil {
-			out = []string{}
-		}
-		p.ResourceChanges[i].ChangedAttributes = out
 	}
-}
-
-// capList keeps long lists of changed parts readable.
-func capList(items []string) []string {
-	const most = 10
-	if len(items) <= most {
-		return items
-	}
-	return append(items[:most:most], fmt.Sprintf("... and %d more", len(items)-most))
 }
 
 // AppliedFromState reads what the last apply recorded in the state

@@ -67,6 +67,15 @@ func actionOf(p *Plan, addr string) ResourceChange {
 	return ResourceChange{}
 }
 
+// shownLines is what plan prints under rc's address.
+func shownLines(rc ResourceChange) []string {
+	var out []string
+	for _, c := range rc.AttributeChanges {
+		out = append(out, c.Shown(nil).Lines()...)
+	}
+	return out
+}
+
 func TestPlanAgainstState(t *testing.T) {
 	first := planSrc(t, stateBase, nil)
 	if got := actionOf(first, "tool.sh").Actions; !slices.Equal(got, []string{ActionCreate}) {
@@ -84,11 +93,12 @@ func TestPlanAgainstState(t *testing.T) {
 	changed = strings.Replace(changed, `capabilities = ["shell"]`, `capabilities = ["web"]`, 1)
 	p := planSrc(t, changed, applied)
 	sh := actionOf(p, "tool.sh")
-	if !slices.Equal(sh.Actions, []string{ActionUpdate}) || !slices.Contains(sh.ChangedAttributes, "commands: + cat") {
+	if !slices.Equal(sh.Actions, []string{ActionUpdate}) || !slices.Contains(shownLines(sh), "commands: + cat") || !slices.Equal(sh.ChangedAttributes, []string{"commands"}) {
 		t.Errorf("tool.sh got: %+v\nwant: update with commands: + cat", sh)
 	}
 	ag := actionOf(p, "agent.a")
-	if !slices.Equal(ag.Actions, []string{ActionUpdate}) || !slices.Contains(ag.ChangedAttributes, "capabilities: + web, - shell") || !slices.Contains(ag.ChangedAttributes, "tool.sh changed") {
+	if !slices.Equal(ag.Actions, []string{ActionUpdate}) || !slices.Contains(shownLines(ag), "capabilities: + web, - shell") || !slices.Contains(shownLines(ag), "tool.sh changed") ||
+		!slices.Equal(ag.ChangedAttributes, []string{"capabilities", "tools"}) {
 		t.Errorf("agent.a got: %+v\nwant: update naming the capability change and tool.sh", ag)
 	}
 	if len(p.CapabilityChanges) != 1 || p.CapabilityChanges[0] != (CapabilityChange{Agent: "a", Tool: "sh", Change: "revoked"}) {
@@ -200,7 +210,7 @@ func TestLockfileChangeUpdatesAgents(t *testing.T) {
 			r.Attributes, r.Fingerprint = attrs, attrs.fingerprint()
 			applied.Resources["agent.a"] = r
 			rc := actionOf(planSrc(t, stateBase, applied), "agent.a")
-			if !slices.Equal(rc.Actions, []string{ActionUpdate}) || !slices.ContainsFunc(rc.ChangedAttributes, func(s string) bool { return strings.HasPrefix(s, tc.want) }) {
+			if !slices.Equal(rc.Actions, []string{ActionUpdate}) || !slices.ContainsFunc(shownLines(rc), func(s string) bool { return strings.HasPrefix(s, tc.want) }) || !slices.Contains(rc.ChangedAttributes, "lockfile") {
 				t.Errorf("agent.a got: %+v\nwant: update, %q", rc, tc.want)
 			}
 		})
@@ -318,16 +328,16 @@ func TestUnusedDescriptionKeepsApplied(t *testing.T) {
 			if tc.after == "" {
 				want = "description: Lists. → (none)"
 			}
-			for _, c := range actionOf(p, "tool.sh").ChangedAttributes {
+			for _, c := range shownLines(actionOf(p, "tool.sh")) {
 				if strings.HasPrefix(c, "description:") && tc.unused && c != want {
 					t.Errorf("tool.sh changed attribute %q, want %q", c, want)
 				}
 			}
-			if tc.name == "removed as the tool describes itself" && !slices.Contains(actionOf(p, "tool.sh").ChangedAttributes, want) {
-				t.Errorf("tool.sh changed attributes %q: the removed description does not show", actionOf(p, "tool.sh").ChangedAttributes)
+			if tc.name == "removed as the tool describes itself" && !slices.Contains(shownLines(actionOf(p, "tool.sh")), want) {
+				t.Errorf("tool.sh changed attributes %q: the removed description does not show", shownLines(actionOf(p, "tool.sh")))
 			}
-			if tc.name == "not used from now on" && !slices.Contains(actionOf(p, "tool.sh").ChangedAttributes, "description: Lists. → (not used)") {
-				t.Errorf("tool.sh changed attributes %q: the description the model was told no longer shows", actionOf(p, "tool.sh").ChangedAttributes)
+			if tc.name == "not used from now on" && !slices.Contains(shownLines(actionOf(p, "tool.sh")), "description: Lists. → (not used)") {
+				t.Errorf("tool.sh changed attributes %q: the description the model was told no longer shows", shownLines(actionOf(p, "tool.sh")))
 			}
 			if tc.want == ActionNoOp {
 				for _, ad := range p.Addresses {

@@ -198,8 +198,7 @@ func (c *PlanCommand) Run(args []string) int {
 // A plan that simulates a session override says so, and is not
 // applyable: apply applies the configuration as written.
 func (c *PlanCommand) writePlanJSON(plan *planner.Plan, diags hcl.Diagnostics, red *render.Redaction, detailed bool, override string) int {
-	doc := render.PlanJSON(plan, diags)
-	doc.Scrub(red)
+	doc := render.PlanJSON(plan, diags, red)
 	if override != "" {
 		doc.CapabilityOverride, doc.Applyable = override, false
 	}
@@ -215,8 +214,7 @@ func (c *PlanCommand) writePlanJSON(plan *planner.Plan, diags hcl.Diagnostics, r
 // savePlan writes the plan to path with its JSON document and plain text.
 func (c *PlanCommand) savePlan(path string, plan *planner.Plan, diags hcl.Diagnostics) error {
 	red := c.redaction(plan.Config())
-	pd := render.PlanJSON(plan, diags)
-	pd.Scrub(red)
+	pd := render.PlanJSON(plan, diags, red)
 	doc, err := json.Marshal(pd)
 	if err != nil {
 		return err

@@ -651,3 +651,85 @@ func TestPlanOverrideGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanJSONChangedAttributeNames: plan -json, a saved plan and show
+// -json of it list in changed_attributes the names of the attributes that
+// changed, sorted, as DESIGN §9 and §10 have it, with how they changed
+// apart, in attribute_changes; the plan text shows the same changes.
+func TestPlanJSONChangedAttributeNames(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "agent.acl"))
+	must(t, err)
+	src = []byte(strings.Replace(string(src), `commands     = ["grep", "cat", "wc"]`, `commands     = ["grep", "cat", "wc", "head"]`, 1))
+	src = []byte(strings.Replace(string(src), `description = "Answers questions for the ${locals.team} team."`, `description = "Answers questions."`, 1))
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), src, 0o644))
+
+	type document struct {
+		ResourceChanges []struct {
+			Address           string   `json:"address"`
+			ChangedAttributes []string `json:"changed_attributes"`
+			AttributeChanges  []struct {
+				Name    string   `json:"name"`
+				Before  *string  `json:"before"`
+				After   *string  `json:"after"`
+				Added   []string `json:"added"`
+				Changed []string `json:"changed"`
+			} `json:"attribute_changes"`
+		} `json:"resource_changes"`
+	}
+	check := func(what, out string) {
+		t.Helper()
+		var doc document
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("%s is not JSON: %v\n%s", what, err, out)
+		}
+		got := map[string][]string{}
+		for _, rc := range doc.ResourceChanges {
+			if len(rc.ChangedAttributes) > 0 {
+				got[rc.Address] = rc.ChangedAttributes
+			}
+			for _, c := range rc.AttributeChanges {
+				switch rc.Address + " " + c.Name {
+				case "tool.grep commands":
+					if len(c.Added) != 1 || c.Added[0] != "head" {
+						t.Errorf("%s: tool.grep commands change\ngot:  %+v\nwant: head added", what, c)
+					}
+				case "agent.assistant description":
+					// Abbreviated from a little before the first difference,
+					// as the plan text shows them.
+					if c.Before == nil || c.After == nil || *c.Before != "…uestions for the…" || *c.After != "…uestions." {
+						t.Errorf("%s: agent.assistant description change\ngot:  %+v\nwant: before and after, abbreviated", what, c)
+					}
+				case "agent.assistant tools":
+					if len(c.Changed) != 1 || c.Changed[0] != "tool.grep" {
+						t.Errorf("%s: agent.assistant tools change\ngot:  %+v\nwant: tool.grep changed", what, c)
+					}
+				}
+			}
+		}
+		want := map[string][]string{
+			"agent.assistant":  {"description", "tools"},
+			"agent.researcher": {"tools"},
+			"tool.grep":        {"commands"},
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s changed_attributes\ngot:  %v\nwant: %v", what, got, want)
+		}
+	}
+	_, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-json")
+	check("plan -json", stdout+stderr)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-out=p.plan"); code != ExitOK {
+		t.Fatalf("plan -out: exit %d\n%s", code, stderr)
+	}
+	_, stdout, stderr = run(t, "", "-chdir="+dir, "show", "-json", "p.plan")
+	check("show -json p.plan", stdout+stderr)
+	_, stdout, _ = run(t, "", "-chdir="+dir, "plan", "-no-color")
+	for _, want := range []string{"      commands: + head\n", "      description: …uestions for the… → …uestions.\n", "      tool.grep changed\n"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plan text lacks %q\ngot:\n%s", want, stdout)
+		}
+	}
+}

@@ -319,8 +319,10 @@ func writeResourceChanges(w io.Writer, p *planner.Plan, st style) {
 				fmt.Fprintf(w, "      # (%s)\n", reason)
 			}
 		}
-		for _, attr := range rc.ChangedAttributes {
-			fmt.Fprintf(w, "      %s\n", Printable(attr))
+		for _, c := range rc.AttributeChanges {
+			for _, line := range c.Shown(st.red.Scrub).Lines() {
+				fmt.Fprintf(w, "      %s\n", Printable(line))
+			}
 		}
 	}
 	fmt.Fprintln(w)

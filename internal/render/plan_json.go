@@ -48,13 +48,32 @@ type JSONLockChange struct {
 
 // JSONResource is one entry of resource_changes.
 type JSONResource struct {
-	Address           string   `json:"address"`
-	Type              string   `json:"type"`
-	Name              string   `json:"name"`
-	Kind              string   `json:"kind"`
-	Actions           []string `json:"actions"`
-	Reasons           []string `json:"reasons"`
+	Address string   `json:"address"`
+	Type    string   `json:"type"`
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"`
+	Actions []string `json:"actions"`
+	Reasons []string `json:"reasons"`
+	// ChangedAttributes names the attributes that changed, sorted.
 	ChangedAttributes []string `json:"changed_attributes"`
+	// AttributeChanges says how each changed, in the same order, with
+	// values as the plan text shows them.
+	AttributeChanges []JSONAttributeChange `json:"attribute_changes"`
+}
+
+// JSONAttributeChange is how one attribute changed (planner.AttributeChange
+// as Shown): before and after, abbreviated and scrubbed, each absent when
+// the attribute was not set; unused when the value is still written but no
+// longer used; the items a list gained and lost (neither: reordered); the
+// addresses an agent's tools or skills added, changed and removed.
+type JSONAttributeChange struct {
+	Name    string   `json:"name"`
+	Before  *string  `json:"before,omitempty"`
+	After   *string  `json:"after,omitempty"`
+	Unused  bool     `json:"unused,omitempty"`
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+	Changed []string `json:"changed,omitempty"`
 }
 
 // JSONTool is one registered tool.
@@ -110,10 +129,10 @@ type JSONCheck struct {
 	Message string `json:"message"`
 }
 
-// Scrub replaces the manifest's credential values (red, which may be nil)
+// scrub replaces the manifest's credential values (red, which may be nil)
 // in the document's check messages and diagnostics: a check's
 // error_message can interpolate a local that feeds a credential.
-func (doc *PlanDocument) Scrub(red *Redaction) {
+func (doc *PlanDocument) scrub(red *Redaction) {
 	for i := range doc.Checks {
 		doc.Checks[i].Message = red.Scrub(doc.Checks[i].Message)
 	}
@@ -123,10 +142,19 @@ func (doc *PlanDocument) Scrub(red *Redaction) {
 	}
 }
 
-// PlanJSON builds the JSON plan document. p may be nil when the manifest
-// did not load; the document then carries only the diagnostics. Every list
-// is non-nil so consumers see [] rather than null.
-func PlanJSON(p *planner.Plan, diags hcl.Diagnostics) *PlanDocument {
+// PlanJSON builds the JSON plan document, with the manifest's credential
+// values (red, which may be nil) scrubbed from its text: check messages,
+// diagnostics and the values of changed attributes. p may be nil when the
+// manifest did not load; the document then carries only the diagnostics.
+// Every list is non-nil so consumers see [] rather than null.
+func PlanJSON(p *planner.Plan, diags hcl.Diagnostics, red *Redaction) *PlanDocument {
+	doc := planJSON(p, diags, red)
+	doc.scrub(red)
+	return doc
+}
+
+// planJSON is PlanJSON but for scrubbing checks and diagnostics.
+func planJSON(p *planner.Plan, diags hcl.Diagnostics, red *Redaction) *PlanDocument {
 	doc := &PlanDocument{
 		FormatVersion:     planner.FormatVersion,
 		AgentformVersion:  version.Version,
@@ -152,7 +180,15 @@ func PlanJSON(p *planner.Plan, diags hcl.Diagnostics) *PlanDocument {
 		}
 	}
 	for _, rc := range p.ResourceChanges {
-		doc.ResourceChanges = append(doc.ResourceChanges, JSONResource(rc))
+		jr := JSONResource{Address: rc.Address, Type: rc.Type, Name: rc.Name, Kind: rc.Kind, Actions: rc.Actions, Reasons: rc.Reasons,
+			ChangedAttributes: rc.ChangedAttributes, AttributeChanges: []JSONAttributeChange{}}
+		if jr.ChangedAttributes == nil {
+			jr.ChangedAttributes = []string{}
+		}
+		for _, c := range rc.AttributeChanges {
+			jr.AttributeChanges = append(jr.AttributeChanges, JSONAttributeChange(c.Shown(red.Scrub)))
+		}
+		doc.ResourceChanges = append(doc.ResourceChanges, jr)
 	}
 	for _, t := range p.Tools {
 		doc.Tools = append(doc.Tools, JSONTool{Name: t.Name, Block: t.Block, Kind: t.Kind, Requires: t.Requires,

@@ -50,7 +50,14 @@ tool "web" {
 // is "".
 func testPlan(t *testing.T, override string, applied *planner.Applied) *planner.Plan {
 	t.Helper()
-	cfg, diags := manifest.LoadSources("", map[string][]byte{"agent.acl": []byte(planSrc)})
+	return planOf(t, planSrc, override, applied)
+}
+
+// planOf plans the manifest src against applied, simulating override
+// unless it is "".
+func planOf(t *testing.T, src, override string, applied *planner.Applied) *planner.Plan {
+	t.Helper()
+	cfg, diags := manifest.LoadSources("", map[string][]byte{"agent.acl": []byte(src)})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -161,13 +168,13 @@ func TestPlanSimulatedOverride(t *testing.T) {
 // capability_changes.
 func TestPlanJSONSession(t *testing.T) {
 	first := testPlan(t, "", nil)
-	doc := PlanJSON(testPlan(t, "replace:web", appliedState(first, nil)), nil)
+	doc := PlanJSON(testPlan(t, "replace:web", appliedState(first, nil)), nil, nil)
 	if doc.Applyable || doc.CapabilityOverride != "replace:web" || len(doc.CapabilityChanges) != 0 || len(doc.SessionCapabilityChanges) != 2 ||
 		doc.SessionCapabilityChanges[0] != (JSONCapChange{Agent: "a", Tool: "sh", Change: "revoked"}) {
 		t.Errorf("got: applyable %v, override %q, changes %+v, session %+v\nwant: not applyable, replace:web, none, a's loss and gain",
 			doc.Applyable, doc.CapabilityOverride, doc.CapabilityChanges, doc.SessionCapabilityChanges)
 	}
-	if doc := PlanJSON(first, nil); !doc.Applyable || doc.CapabilityOverride != "" || doc.SessionCapabilityChanges == nil || len(doc.SessionCapabilityChanges) != 0 {
+	if doc := PlanJSON(first, nil, nil); !doc.Applyable || doc.CapabilityOverride != "" || doc.SessionCapabilityChanges == nil || len(doc.SessionCapabilityChanges) != 0 {
 		t.Errorf("a plain plan got: applyable %v, override %q, session %v\nwant: applyable, no override, []", doc.Applyable, doc.CapabilityOverride, doc.SessionCapabilityChanges)
 	}
 }
