@@ -42,15 +42,7 @@ func Run(p *planner.Plan, opts Options) *Report {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	r := &Report{
-		FormatVersion:    FormatVersion,
-		AgentformVersion: version.Version,
-		Findings:         []Finding{},
-		Waived:           []Finding{},
-		Rules:            Rules(),
-		Matrix:           []MatrixRow{},
-		Counts:           map[Severity]int{SeverityError: 0, SeverityWarning: 0, SeverityNote: 0},
-	}
+	r := newReport()
 	if p == nil || p.Config() == nil {
 		return r
 	}
@@ -74,6 +66,20 @@ func Run(p *planner.Plan, opts Options) *Report {
 	scrubFindings(r.Findings, r.Redaction)
 	scrubFindings(r.Waived, r.Redaction)
 	return r
+}
+
+// newReport returns a report of no findings: every rule, every list
+// empty, every severity counted 0.
+func newReport() *Report {
+	return &Report{
+		FormatVersion:    FormatVersion,
+		AgentformVersion: version.Version,
+		Findings:         []Finding{},
+		Waived:           []Finding{},
+		Rules:            Rules(),
+		Matrix:           []MatrixRow{},
+		Counts:           map[Severity]int{SeverityError: 0, SeverityWarning: 0, SeverityNote: 0},
+	}
 }
 
 // auditor holds what every rule reads, indexed once, and collects the

@@ -621,6 +621,16 @@ func BenchmarkRedaction(b *testing.B) {
 	}
 }
 
+// sourceReport audits the manifest src, planned without resolving.
+func sourceReport(t *testing.T, src string) *Report {
+	t.Helper()
+	cfg, diags := manifest.LoadSources(t.TempDir(), map[string][]byte{"agent.acl": []byte(src)})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	return Run(planner.New(context.Background(), cfg, planner.Options{}), Options{Now: ruleTestNow})
+}
+
 // TestCheckFailedFingerprint: a check keeps its AF110 fingerprint when it
 // goes from failing to not evaluating, so that code scanning and baselines
 // see the same finding, not one closed and another opened.
@@ -649,11 +659,7 @@ check "c" {
 `
 	fingerprint := func(tool string) (string, string) {
 		t.Helper()
-		cfg, diags := manifest.LoadSources(t.TempDir(), map[string][]byte{"agent.acl": []byte(strings.Replace(manifestText, "TOOL", tool, 1))})
-		if diags.HasErrors() {
-			t.Fatal(diags.Error())
-		}
-		r := Run(planner.New(context.Background(), cfg, planner.Options{}), Options{Now: ruleTestNow})
+		r := sourceReport(t, strings.Replace(manifestText, "TOOL", tool, 1))
 		found := ruleFindingsOf(r.Findings, RuleCheckFailed)
 		if len(found) != 1 {
 			t.Fatalf("can_call(%q) got:%s\nwant: one AF110 finding", tool, describeRuleFindings(found))

@@ -1,14 +1,10 @@
 package audit
 
 import (
-	"context"
 	"encoding/json"
 	"encoding/xml"
 	"strings"
 	"testing"
-
-	"github.com/agentform/agentform/internal/manifest"
-	"github.com/agentform/agentform/planner"
 )
 
 // TestGateInSARIFAndJUnit: the formats without a gate section of their own
@@ -142,12 +138,7 @@ waiver "AF111" {
   reason = "reviewed"
 }
 `
-	cfg, diags := manifest.LoadSources(t.TempDir(), map[string][]byte{"agent.acl": []byte(src)})
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
-	r := Run(planner.New(context.Background(), cfg, planner.Options{}), Options{Now: ruleTestNow})
-	unused := ruleFindingsOf(r.Findings, RuleUnusedWaiver)
+	unused := ruleFindingsOf(sourceReport(t, src).Findings, RuleUnusedWaiver)
 	if len(unused) != 1 || !strings.Contains(unused[0].Message, "AF111, the no-new-access gate, cannot be waived") {
 		t.Errorf("got:%s\nwant: one AF402 saying AF111 cannot be waived", describeRuleFindings(unused))
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/agentform/agentform/internal/render"
-	"github.com/agentform/agentform/internal/version"
 )
 
 // MarkIncomplete records that the errors of errs (its warnings are
@@ -29,17 +28,10 @@ func (r *Report) MarkIncomplete(errs hcl.Diagnostics) {
 // format, it says that the audit failed, so that a report a CI step
 // uploads afterwards is never a stale one or one that looks clean.
 func Failed(errs hcl.Diagnostics, red *render.Redaction) *Report {
-	return &Report{
-		FormatVersion:    FormatVersion,
-		AgentformVersion: version.Version,
-		Findings:         []Finding{},
-		Waived:           []Finding{},
-		Rules:            Rules(),
-		Matrix:           []MatrixRow{},
-		Counts:           map[Severity]int{SeverityError: 0, SeverityWarning: 0, SeverityNote: 0},
-		Incomplete:       &Incomplete{Failed: true, Errors: newDiagnostics(errs, red)},
-		Redaction:        red,
-	}
+	r := newReport()
+	r.Incomplete = &Incomplete{Failed: true, Errors: newDiagnostics(errs, red)}
+	r.Redaction = red
+	return r
 }
 
 // newDiagnostics returns the errors of diags as report diagnostics, in

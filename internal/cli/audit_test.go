@@ -271,6 +271,28 @@ tool "h" {
 }
 `
 
+// auditToFile runs audit in dir with -format=format -out=report.FORMAT
+// and checks that it exits 1, says stderrWant on standard error, and
+// writes a report that holds what auditReportMarks says for title and
+// loc, and errText; it returns the report and what audit printed.
+func auditToFile(t *testing.T, dir, format, stderrWant, title, loc, errText string) (report, printed string) {
+	t.Helper()
+	out := filepath.Join(dir, "report."+format)
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "audit", "-no-color", "-format="+format, "-out="+out)
+	b, err := os.ReadFile(out)
+	must(t, err)
+	report = string(b)
+	if code != ExitError || !strings.Contains(stderr, stderrWant) {
+		t.Errorf("%s got: exit %d\n%s\nwant: exit 1, %q on standard error", format, code, stderr, stderrWant)
+	}
+	for _, want := range append(auditReportMarks(format, title, loc), errText) {
+		if !strings.Contains(report, want) {
+			t.Errorf("%s report lacks %q\ngot:\n%s", format, want, report)
+		}
+	}
+	return report, stdout + stderr
+}
+
 // auditReportMarks are what each format of an incomplete or failed
 // report must hold: the verdict and the error's location.
 func auditReportMarks(format, title, loc string) []string {
@@ -292,21 +314,9 @@ func TestAuditIncompleteReport(t *testing.T) {
 	dir := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(incompleteManifest), 0o644))
 	for _, format := range auditFormats {
-		out := filepath.Join(dir, "report."+format)
-		code, stdout, stderr := run(t, "", "-chdir="+dir, "audit", "-no-color", "-format="+format, "-out="+out)
-		b, err := os.ReadFile(out)
-		must(t, err)
-		report := string(b)
-		if code != ExitError || !strings.Contains(stderr, "the audit is incomplete") {
-			t.Errorf("%s got: exit %d\n%s\nwant: exit 1, incomplete", format, code, stderr)
-		}
-		for _, want := range append(auditReportMarks(format, "Audit incomplete", "agent.acl:16"), "MCP server exited before answering") {
-			if !strings.Contains(report, want) {
-				t.Errorf("%s report lacks %q\ngot:\n%s", format, want, report)
-			}
-		}
-		if strings.Contains(stdout+stderr+report, "tok-0123456789abcdef") || strings.Contains(report, "\x1b") {
-			t.Errorf("%s prints the credential or a terminal escape\ngot:\n%s%s%s", format, stdout, stderr, report)
+		report, printed := auditToFile(t, dir, format, "the audit is incomplete", "Audit incomplete", "agent.acl:16", "MCP server exited before answering")
+		if strings.Contains(printed+report, "tok-0123456789abcdef") || strings.Contains(report, "\x1b") {
+			t.Errorf("%s prints the credential or a terminal escape\ngot:\n%s%s", format, printed, report)
 		}
 	}
 
@@ -330,20 +340,8 @@ func TestAuditFailedReport(t *testing.T) {
 	dir := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(strings.Replace(incompleteManifest, `  version      = "0.1.0"`, "  version      = \"0.1.0\"\n  bogus        = 1", 1)), 0o644))
 	for _, format := range auditFormats {
-		out := filepath.Join(dir, "report."+format)
-		must(t, os.WriteFile(out, []byte("stale report"), 0o644))
-		code, _, stderr := run(t, "", "-chdir="+dir, "audit", "-no-color", "-format="+format, "-out="+out)
-		b, err := os.ReadFile(out)
-		must(t, err)
-		report := string(b)
-		if code != ExitError || !strings.Contains(stderr, "Unsupported argument") {
-			t.Errorf("%s got: exit %d\n%s\nwant: exit 1, the error on stderr", format, code, stderr)
-		}
-		for _, want := range append(auditReportMarks(format, "Audit failed", "agent.acl:3"), "Unsupported argument") {
-			if !strings.Contains(report, want) {
-				t.Errorf("%s report lacks %q\ngot:\n%s", format, want, report)
-			}
-		}
+		must(t, os.WriteFile(filepath.Join(dir, "report."+format), []byte("stale report"), 0o644))
+		report, _ := auditToFile(t, dir, format, "Unsupported argument", "Audit failed", "agent.acl:3", "Unsupported argument")
 		if strings.Contains(report, "stale report") {
 			t.Errorf("%s: the previous report is still there", format)
 		}

@@ -7,25 +7,6 @@ import (
 	"testing"
 )
 
-// changeSrc is a workspace whose tool "sh" the test changes.
-const changeSrc = `
-agent "a" {
-  capabilities = ["shell"]
-  graph {
-    type = "react"
-  }
-  model {
-    provider = "anthropic"
-    name     = "claude-haiku-4-5"
-  }
-}
-tool "sh" {
-  kind         = "bash"
-  commands     = ["ls"]
-  capabilities = ["shell::exec"]
-}
-`
-
 // TestPlanJSONChangedAttributes: changed_attributes names the attributes
 // that changed, sorted (DESIGN §9, §10); attribute_changes says how, with
 // the values the plan text shows, a credential scrubbed before the value
@@ -33,8 +14,8 @@ tool "sh" {
 // text.
 func TestPlanJSONChangedAttributes(t *testing.T) {
 	const token = "tok-0123456789abcdef"
-	applied := appliedState(planOf(t, changeSrc, "", nil), nil)
-	changed := strings.Replace(changeSrc, `  commands     = ["ls"]`, `  commands     = ["ls", "cat"]
+	applied := appliedState(testPlan(t, "", nil), nil)
+	changed := strings.Replace(planSrc, `  commands     = ["ls"]`, `  commands     = ["ls", "cat"]
   description  = "Lists files."
   config       = { K = "`+token+`" }`, 1)
 	p := planOf(t, changed, "", applied)
