@@ -22,9 +22,6 @@ import (
 	"github.com/dop251/goja/parser"
 	"github.com/evanw/esbuild/pkg/api"
 	"github.com/hashicorp/hcl/v2"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/lockfile"
@@ -746,23 +743,10 @@ func jsParameters(r *jsRead, pkg *jsPackage, export string, subject *hcl.Range) 
 	if err != nil {
 		return bad("are not valid JSON: %s", err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(canon))
-	if err != nil {
-		return bad("are not valid JSON: %s", err)
-	}
-	if typ, ok := doc.(map[string]any)["type"]; ok && typ != "object" {
-		return bad("describe %s, but a tool's arguments are an object: set type to \"object\"", jsSchemaType(typ))
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	// No loader: a $ref to a file or URL must not make a plan read it.
-	c.UseLoader(jsonschema.SchemeURLLoader{})
-	const loc = "urn:agentform:parameters"
-	if err := c.AddResource(loc, doc); err != nil {
-		return bad("are not a valid JSON Schema: %s", err)
-	}
-	if _, err := c.Compile(loc); err != nil {
-		return bad("are not a valid JSON Schema: %s", jsSchemaError(err))
+	// A schema without "type" is taken as an object's, as it always was
+	// for javascript tools.
+	if err := checkInputSchema(canon, true); err != nil {
+		return bad("cannot describe the tool's arguments: %s", err)
 	}
 	return canon, nil
 }
@@ -947,40 +931,6 @@ func jsCanonicalJSON(b []byte) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// jsSchemaError reports a jsonschema compile error by its innermost
-// causes, each with the place in the schema it is about.
-func jsSchemaError(err error) string {
-	var sve *jsonschema.SchemaValidationError
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &sve) || !errors.As(sve.Err, &ve) {
-		return strings.ReplaceAll(err.Error(), "urn:agentform:parameters", "parameters")
-	}
-	p := message.NewPrinter(language.English)
-	var leaves []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			leaves = append(leaves, fmt.Sprintf("at %q: %s", "/"+strings.Join(e.InstanceLocation, "/"), e.ErrorKind.LocalizedString(p)))
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	sort.Strings(leaves)
-	if len(leaves) > 3 {
-		leaves = append(leaves[:3], fmt.Sprintf("and %d more", len(leaves)-3))
-	}
-	return strings.Join(leaves, "; ")
-}
-
-// jsSchemaType names a schema's type value for a message.
-func jsSchemaType(typ any) string {
-	b, _ := json.Marshal(typ)
-	return "type " + string(b)
 }
 
 // jsFieldType names the JavaScript type of a tool field for a message.

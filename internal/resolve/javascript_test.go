@@ -408,12 +408,12 @@ func TestResolveJavaScriptErrors(t *testing.T) {
 		{
 			name: "parameters not an object schema", fixture: "broken/params-not-object-schema", block: "tool",
 			wantSummary: "Invalid tool schema",
-			wantDetail:  []string{`describe type "string"`, `set type to "object"`},
+			wantDetail:  []string{`its "type" is "string"`, `set "type" to "object"`},
 		},
 		{
 			name: "invalid schema", fixture: "broken/invalid-schema", block: "tool",
 			wantSummary: "Invalid tool schema",
-			wantDetail:  []string{"are not a valid JSON Schema", "/properties/a/type"},
+			wantDetail:  []string{"is not a valid JSON Schema", "/properties/a/type"},
 		},
 		{
 			name: "missing name", fixture: "broken/missing-name", block: "tool",

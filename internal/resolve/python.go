@@ -19,7 +19,6 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/hashicorp/hcl/v2"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/lockfile"
@@ -310,8 +309,8 @@ func runPythonReader(ctx context.Context, req Request, dir string, pyFiles []str
 	if err := json.Compact(&compact, ans.Schema); err != nil {
 		return fail("Invalid tool schema", "The schema read from %s:%d is not JSON: %s.", ans.File, ans.Line, err)
 	}
-	if err := validateToolSchema(compact.Bytes()); err != nil {
-		return fail("Invalid tool schema", "The input schema of %s (%s:%d) is not a valid JSON Schema for tool arguments: %s. Fix it in the Python source, then plan again.", export, ans.File, ans.Line, err)
+	if err := checkInputSchema(compact.Bytes(), false); err != nil {
+		return fail("Invalid tool schema", "The input schema of %s (%s:%d) cannot describe the tool's arguments: %s. Fix it in the Python source, then plan again.", export, ans.File, ans.Line, err)
 	}
 	return pythonCacheEntry{Description: ans.Description, InputSchema: compact.String(), Warnings: ans.Warnings, File: ans.File, Attr: ans.Attr}, true, nil
 }
@@ -331,31 +330,6 @@ func isPythonToolFile(rel string) bool {
 	}
 	base := parts[len(parts)-1]
 	return !strings.HasPrefix(base, "test_") && !strings.HasSuffix(base, "_test.py") && base != "conftest.py"
-}
-
-// validateToolSchema checks that an input schema is a JSON object schema
-// ("type": "object", as MCP requires) that compiles as a JSON Schema.
-func validateToolSchema(schema []byte) error {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		return err
-	}
-	obj, ok := doc.(map[string]any)
-	if !ok {
-		return errors.New("it must be a JSON object")
-	}
-	if obj["type"] != "object" {
-		return errors.New(`its "type" must be "object": tool arguments are an object`)
-	}
-	c := jsonschema.NewCompiler()
-	const loc = "agentform:///input-schema.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return err
-	}
-	if _, err := c.Compile(loc); err != nil {
-		return err
-	}
-	return nil
 }
 
 // stderrTail returns the end of a subprocess's stderr as a sentence to add

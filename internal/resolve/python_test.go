@@ -554,7 +554,7 @@ func TestResolvePythonErrors(t *testing.T) {
 }`,
 			tool:    "lister",
 			summary: "Invalid tool schema",
-			detail:  `its "type" must be "object"`,
+			detail:  `its "type" is "array"`,
 			line:    4,
 		},
 		{

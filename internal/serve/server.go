@@ -35,6 +35,7 @@ import (
 
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/capability"
+	"github.com/agentform/agentform/internal/resolve"
 )
 
 // Options configure a Server.
@@ -734,15 +735,9 @@ func compileSchema(params artifact.JSON) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	// A $ref to a file or URL must not make serve read it.
-	c.UseLoader(jsonschema.SchemeURLLoader{})
-	const loc = "urn:agentform:parameters"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(loc)
+	// As plan compiled it: a $ref to a file or URL must not make serve
+	// read it.
+	return resolve.CompileSchema(doc)
 }
 
 // validateArgs checks arguments against a schema. The error names where

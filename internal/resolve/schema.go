@@ -1,0 +1,112 @@
+package resolve
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// schemaLocation is where a compiled input schema claims to live: a name
+// no loader resolves, so that errors name no real file.
+const schemaLocation = "urn:agentform:parameters"
+
+// CompileSchema compiles a tool's input schema, as jsonschema.UnmarshalJSON
+// decodes it, with draft 2020-12 unless its "$schema" names another. It
+// reads nothing: a "$ref" to a file or URL fails to compile instead of
+// making a plan (or serve) read it. It does not check that the schema
+// describes an object; checkInputSchema does.
+func CompileSchema(doc any) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	if err := c.AddResource(schemaLocation, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(schemaLocation)
+}
+
+// checkInputSchema checks that schema, the JSON text of a tool's input
+// schema, can describe the arguments of a tool, which are a JSON object:
+// it is a JSON object (not an array, a string or a boolean schema), its
+// "type" is "object" (MCP requires that it says so; with typeOptional a
+// schema without "type" passes too), and it compiles (CompileSchema). Every
+// kind of tool that reads a schema (javascript, python, mcp) checks it
+// here, so that what agent.json ships as a tool's parameters means the same
+// whatever the tool's kind.
+//
+// The error is a clause about the schema, to follow the caller's naming of
+// it: "it is an array, not a JSON object".
+func checkInputSchema(schema []byte, typeOptional bool) error {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return fmt.Errorf("it is not JSON: %v", err)
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return fmt.Errorf("it is %s, not a JSON object", jsonKind(doc))
+	}
+	typ, ok := obj["type"]
+	switch {
+	case !ok && !typeOptional:
+		return errors.New(`it has no "type": a tool's arguments are an object, so set "type" to "object"`)
+	case ok && typ != "object":
+		t, _ := json.Marshal(typ)
+		return fmt.Errorf(`its "type" is %s, but a tool's arguments are an object: set "type" to "object"`, t)
+	}
+	if _, err := CompileSchema(doc); err != nil {
+		return fmt.Errorf("it is not a valid JSON Schema: %s", schemaErrorText(err))
+	}
+	return nil
+}
+
+// jsonKind names the kind of a decoded JSON value, with an article.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return "a number"
+}
+
+// schemaErrorText reports a jsonschema compile error by its innermost
+// causes, each with the place in the schema it is about.
+func schemaErrorText(err error) string {
+	var sve *jsonschema.SchemaValidationError
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &sve) || !errors.As(sve.Err, &ve) {
+		return strings.ReplaceAll(err.Error(), schemaLocation, "parameters")
+	}
+	p := message.NewPrinter(language.English)
+	var leaves []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			leaves = append(leaves, fmt.Sprintf("at %q: %s", "/"+strings.Join(e.InstanceLocation, "/"), e.ErrorKind.LocalizedString(p)))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	sort.Strings(leaves)
+	if len(leaves) > 3 {
+		leaves = append(leaves[:3], fmt.Sprintf("and %d more", len(leaves)-3))
+	}
+	return strings.Join(leaves, "; ")
+}
