@@ -131,6 +131,9 @@ func TestJSReadScriptMatchesCommonJS(t *testing.T) {
 		{name: "missing name", fixture: "broken/missing-name", export: "tool", direct: true, wantErr: "has no name"},
 		{name: "invalid schema", fixture: "broken/invalid-schema", export: "tool", direct: true, wantErr: "not a valid JSON Schema"},
 		{name: "params not object", fixture: "broken/params-not-object", export: "tool", direct: true, wantErr: "Invalid tool schema"},
+		// Its JavaScript type is object, its JSON an array: refused, not a
+		// panic on the assumption that it is a JSON object.
+		{name: "params whose JSON is an array", files: map[string]string{"package.json": pkgJSON, "index.ts": "export const counter = { name: \"counter\", description: \"d\", parameters: { toJSON() { return [1, 2]; } } };\n"}, export: "counter", direct: true, wantErr: "it is an array, not a JSON object"},
 		{name: "throws", fixture: "broken/throws", export: "tool", wantErr: "index.ts:"},
 		{name: "top-level this", files: map[string]string{"package.json": pkgJSON, "index.ts": "export const counter = { name: String(typeof this) };\n"}, export: "counter", direct: true, wantErr: "Invalid tool schema"},
 		{name: "shadows module", files: map[string]string{"package.json": pkgJSON, "index.ts": jsBenchSource + "let module = 1;\nexport const m = module;\n"}, export: "counter"},
