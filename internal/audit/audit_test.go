@@ -66,7 +66,7 @@ func fakeMCPPin(served map[string]json.RawMessage) *lockfile.Tool {
 		if err != nil {
 			panic(fmt.Sprintf("fake.json: %s: %v", name, err))
 		}
-		def := fmt.Sprintf(`{"annotations":%s,"name":%s}`, compact.Bytes(), quoted)
+		def := fmt.Sprintf(`{"annotations":%s,"inputSchema":{"type":"object"},"name":%s}`, compact.Bytes(), quoted)
 		_, digest, err := resolve.MCPToolDigest(json.RawMessage(def))
 		if err != nil {
 			panic(fmt.Sprintf("fake.json: %s: %v", name, err))

@@ -214,7 +214,9 @@ tool "planner" {
 }
 
 // TestPlanEscapesServedToolNames: an MCP server naming a tool with ESC and
-// CR cannot hide its row or a grant in the plan on a terminal.
+// CR, or a newline and a tab, cannot hide its row or a grant in the plan
+// on a terminal, nor forge rows: such a name is refused, and the error
+// shows it escaped.
 func TestPlanEscapesServedToolNames(t *testing.T) {
 	bin := testMCPServer(t)
 	dir := t.TempDir()
@@ -246,16 +248,16 @@ tool "n" {
 }
 `, bin, bin)), 0o644))
 	code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color")
-	if code != ExitOK {
-		t.Fatalf("plan: exit %d\n%s", code, stderr)
+	if code != ExitError || strings.Count(stderr, "Error: Invalid MCP tool name") != 2 {
+		t.Fatalf("plan got: exit %d\n%s\nwant: exit 1, both names refused", code, stderr)
 	}
-	if strings.ContainsAny(stdout, "\x1b\r") || !strings.Contains(stdout, `m__ok\x1b[2K\rfine`) {
-		t.Errorf("plan printed:\n%q\nwant: the name with its control characters escaped", stdout)
+	if strings.ContainsAny(stdout+stderr, "\x1b\r") || !strings.Contains(stderr, `"ok\x1b[2K\rfine"`) {
+		t.Errorf("plan printed:\n%q\nwant: the name with its control characters escaped", stdout+stderr)
 	}
 	// A newline or a tab in a served name would forge a row or a column
 	// of the matrix and of the capability changes.
-	if strings.Contains(stdout, "\n  n__exfil") || !strings.Contains(stdout, `n__zz  yes\n  n__exfil  no\tx`) {
-		t.Errorf("plan printed:\n%s\nwant: the name on one line, its newline and tab escaped", stdout)
+	if strings.Contains(stdout+stderr, "\n  n__exfil") || !strings.Contains(stderr, `"zz  yes\n  n__exfil  no\tx"`) {
+		t.Errorf("plan printed:\n%s\nwant: the name on one line, its newline and tab escaped", stdout+stderr)
 	}
 }
 

@@ -153,6 +153,9 @@ func ResolveMCP(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	if d := s.secretInDefinitions(served, res.Tools, 4, false); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
 	}
+	if diags.HasErrors() {
+		return &Resolved{Unresolved: true}, diags
+	}
 	// The lock entry is shown beside this answer where they differ
 	// (MCPDrift), so it is shown with the text of its definitions that
 	// quotes a runtime value the block gives left out (as the answer is
@@ -307,15 +310,20 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, r
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,
 			Summary:  "Capabilities for a tool that is not served",
-			Detail:   fmt.Sprintf("tool_capabilities names %q, but %s, so the requirement never applies. Fix the name or remove it.", name, where),
-			Subject:  m.ToolCapabilities[name].Range.Ptr(),
+			Detail: fmt.Sprintf("tool_capabilities names %q, but %s, so its tags are required for no tool: every served tool of the block needs only the block's capabilities. Served tools: %s. Names are compared exactly, character for character: fix the name or remove it.",
+				name, where, mcpQuotedList(mcpSortedKeys(served), redact)),
+			Subject: m.ToolCapabilities[name].Range.Ptr(),
 		})
 	}
-	res := &Resolved{FromLock: fromLock}
+	var names []string
 	for _, name := range mcpSortedKeys(served) {
-		if exposed != nil && !exposed[name] {
-			continue
+		if exposed == nil || exposed[name] {
+			names = append(names, name)
 		}
+	}
+	diags = append(diags, mcpCheckRegistered(req, served, names, fromLock, redact)...)
+	res := &Resolved{FromLock: fromLock}
+	for _, name := range names {
 		st := served[name]
 		tl := Tool{
 			Name:         req.Tool.Name + "__" + name,
@@ -622,6 +630,9 @@ func mcpFallback(req Request, s *mcpSession, reason string, pinnable bool) (*Res
 	// values, and a "test" or "none" is no credential a lock could hold.
 	if d := s.lockedSecret(locked, served, 8); d != nil {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
+	}
+	if diags.HasErrors() {
+		return &Resolved{Unresolved: true}, diags
 	}
 	// The pin covers the registered tools, as a live one does: a tool
 	// expose no longer lists leaves the lock.

@@ -1,0 +1,229 @@
+package resolve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agentform/agentform/lockfile"
+)
+
+// mcpRawServer is a streamable HTTP MCP server written by hand, so that it
+// can answer what an SDK server never would. It answers initialize as a
+// server "raw" 1.0 serving tools, notifications with 202 Accepted and
+// DELETE with 200; list answers tools/list, given the request's id.
+func mcpRawServer(t *testing.T, list func(w http.ResponseWriter, id json.RawMessage)) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(body, &req)
+		switch {
+		case req.ID == nil:
+			w.WriteHeader(http.StatusAccepted)
+		case req.Method == "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1.0"}}}`, req.ID, req.Params.ProtocolVersion)
+		case req.Method == "tools/list":
+			list(w, req.ID)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, req.ID)
+		}
+	}))
+	// A client that stops reading an endless answer makes the handler's
+	// writes fail: not worth a log line.
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.Start()
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+	return srv
+}
+
+// mcpToolsAnswer answers tools/list with tools, the JSON text of the
+// array of tools, sent as it is.
+func mcpToolsAnswer(tools string) func(w http.ResponseWriter, id json.RawMessage) {
+	return func(w http.ResponseWriter, id json.RawMessage) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":%s}}`, id, tools)
+	}
+}
+
+// mcpSummaries lists diagnostics as "severity: summary".
+func mcpSummaries(diags hcl.Diagnostics) []string {
+	var out []string
+	for _, d := range diags {
+		sev := "error"
+		if d.Severity == hcl.DiagWarning {
+			sev = "warning"
+		}
+		out = append(out, sev+": "+d.Summary)
+	}
+	return out
+}
+
+// TestResolveMCPServedToolChecks: a registered served tool whose name
+// could read as another (a zero-width space, an escape, whitespace, bytes
+// that are not UTF-8) or whose inputSchema is no object schema is an
+// error naming the tool; names outside MCP's recommended characters are
+// a warning. A tool expose leaves out is not registered, and nothing about
+// it fails the plan.
+func TestResolveMCPServedToolChecks(t *testing.T) {
+	obj := `"inputSchema":{"type":"object"}`
+	long := strings.Repeat("x", 500)
+	for _, tc := range []struct {
+		name, tools, extra string
+		want               []string // "severity: summary", in order
+		details            []string // one substring per diagnostic
+		registered         []string
+		atExpose           bool // the first diagnostic points at expose's element
+	}{
+		{
+			name:    "a zero-width space",
+			tools:   `[{"name":"delete_all\u200b",` + obj + `},{"name":"ok",` + obj + `}]`,
+			want:    []string{"error: Invalid MCP tool name"},
+			details: []string{`a tool named "delete_all\u200b", which holds U+200B, a control, format or invisible character: it could read as another name`},
+		},
+		{
+			name:  "escapes, line breaks, bidirectional controls, spaces",
+			tools: `[{"name":"x\u001b[31mred",` + obj + `},{"name":"tool\nnewline",` + obj + `},{"name":"\u202eevil",` + obj + `},{"name":"a b",` + obj + `},{"name":"tab\there",` + obj + `}]`,
+			want:  []string{"error: Invalid MCP tool name", "error: Invalid MCP tool name", "error: Invalid MCP tool name", "error: Invalid MCP tool name", "error: Invalid MCP tool name"},
+			details: []string{
+				`"a b", which holds U+0020, a whitespace character`,
+				`"tab\there", which holds U+0009`,
+				`"tool\nnewline", which holds U+000A`,
+				`"x\x1b[31mred", which holds U+001B`,
+				`"\u202eevil", which holds U+202E`,
+			},
+		},
+		{
+			name:    "bytes that are not UTF-8",
+			tools:   "[{\"name\":\"bad\xffname\"," + obj + "}]",
+			want:    []string{"error: Invalid MCP tool name"},
+			details: []string{`"bad\ufffdname", which holds U+FFFD, the replacement character`},
+		},
+		{
+			name:       "names outside the recommended characters are registered, with a warning",
+			tools:      `[{"name":"../../etc",` + obj + `},{"name":"a\"q",` + obj + `},{"name":"` + long + `",` + obj + `},{"name":"fine.name-1_x",` + obj + `}]`,
+			want:       []string{"warning: MCP tool names outside the recommended characters"},
+			details:    []string{`serves 3 tools with a name outside what MCP recommends for tool names (1 to 128 ASCII letters, digits, "_", "-" and "."): "../../etc" (holds '/'), "a\"q" (holds '"'), "` + long[:64] + `"… (500 characters long)`},
+			registered: []string{"srv__../../etc", "srv__a\"q", "srv__fine.name-1_x", "srv__" + long},
+		},
+		{
+			name:  "input schemas that are no object schema, or none",
+			tools: `[{"name":"s1","inputSchema":[1,2]},{"name":"s2","inputSchema":"str"},{"name":"s3","inputSchema":{"type":"string"}},{"name":"s4"},{"name":"s5","inputSchema":{"properties":{}}},{"name":"s6","inputSchema":{"type":"object","properties":{"a":{"type":5}}}},{"name":"ok",` + obj + `}]`,
+			want:  []string{"error: Invalid MCP tool schema", "error: Invalid MCP tool schema", "error: Invalid MCP tool schema", "error: Invalid MCP tool schema", "error: Invalid MCP tool schema", "error: Invalid MCP tool schema"},
+			details: []string{
+				`the tool "s1" with an inputSchema that cannot describe its arguments: it is an array, not a JSON object`,
+				`the tool "s2" with an inputSchema that cannot describe its arguments: it is a string, not a JSON object`,
+				`the tool "s3" with an inputSchema that cannot describe its arguments: its "type" is "string"`,
+				`the tool "s4" without an inputSchema`,
+				`the tool "s5" with an inputSchema that cannot describe its arguments: it has no "type"`,
+				`the tool "s6" with an inputSchema that cannot describe its arguments: it is not a valid JSON Schema: at "/properties/a/type"`,
+			},
+		},
+		{
+			name:       "tools expose leaves out are not checked",
+			tools:      `[{"name":"delete_all\u200b",` + obj + `},{"name":"a b","inputSchema":"str"},{"name":"s4"},{"name":"../x",` + obj + `},{"name":"ok",` + obj + `}]`,
+			extra:      `expose = ["ok"]`,
+			registered: []string{"srv__ok"},
+		},
+		{
+			name:     "an exposed tool is pointed at in expose",
+			tools:    `[{"name":"s4"},{"name":"ok",` + obj + `}]`,
+			extra:    `expose = ["ok", "s4"]`,
+			want:     []string{"error: Invalid MCP tool schema"},
+			details:  []string{`the tool "s4" without an inputSchema`},
+			atExpose: true,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := mcpRawServer(t, mcpToolsAnswer(tc.tools))
+			req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n%s\n", srv.URL+"/mcp", tc.extra), nil)
+			res, diags := ResolveMCP(context.Background(), req)
+			if got := mcpSummaries(diags); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("diagnostics\ngot:  %v\nwant: %v\n%s", got, tc.want, diags.Error())
+			}
+			for i, want := range tc.details {
+				if !strings.Contains(diags[i].Detail, want) {
+					t.Errorf("diagnostic %d\ngot:  %s\nwant: it to contain %s", i, diags[i].Detail, want)
+				}
+			}
+			if tc.atExpose {
+				mcpSameRange(t, "error", diags[0].Subject, req.Tool.MCP.Expose.ElemRanges[1])
+			}
+			if diags.HasErrors() {
+				if !res.Unresolved || res.Pin != nil {
+					t.Errorf("result\ngot:  Unresolved=%v Pin=%v\nwant: unresolved, nothing pinned", res.Unresolved, res.Pin)
+				}
+				return
+			}
+			if got := mcpNames(res.Tools); !reflect.DeepEqual(got, tc.registered) {
+				t.Errorf("registered\ngot:  %q\nwant: %q", got, tc.registered)
+			}
+			if got := len(res.Pin.Served); got != len(tc.registered) {
+				t.Errorf("pinned tools\ngot:  %d\nwant: %d", got, len(tc.registered))
+			}
+		})
+	}
+}
+
+// TestResolveMCPLockedToolChecks: a lock entry an earlier agentform
+// pinned with a tool it would refuse now fails the plan that builds from
+// it, saying where the tool comes from.
+func TestResolveMCPLockedToolChecks(t *testing.T) {
+	def := `{"inputSchema":"str","name":"s2"}`
+	locked := &lockfile.Tool{Kind: "mcp", ServerName: "raw", ServerVersion: "1.0", HashedFields: MCPHashedFields,
+		Served: map[string]string{"s2": SHA256([]byte(def))}, Definitions: map[string]string{"s2": lockfile.ExactJSON(def)}}
+	req := mcpTestRequest(t, "transport = \"http\"\nurl = \"http://127.0.0.1:1/mcp\"\n", nil)
+	req.Refresh, req.Locked = false, locked
+	res, diags := ResolveMCP(context.Background(), req)
+	d := mcpDiag(t, diags, "Invalid MCP tool schema")
+	if want := `The entry for "srv" in agentform.lock.hcl, pinned by an earlier agentform, records the tool "s2" with an inputSchema that cannot describe its arguments: it is a string`; !strings.Contains(d.Detail, want) {
+		t.Errorf("detail\ngot:  %s\nwant: it to contain %s", d.Detail, want)
+	}
+	if !res.Unresolved {
+		t.Errorf("Unresolved\ngot:  false\nwant: true")
+	}
+}
+
+// TestResolveMCPCapabilitiesForUnservedTool: tool_capabilities naming a
+// tool the server does not serve stays a warning, which says that the
+// tags then apply to no tool and lists the names that are served.
+func TestResolveMCPCapabilitiesForUnservedTool(t *testing.T) {
+	srv := mcpRawServer(t, mcpToolsAnswer(`[{"name":"delete_all_v2","inputSchema":{"type":"object"}}]`))
+	req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\ntool_capabilities = { delete_all = [\"admin\"] }\n", srv.URL+"/mcp"), nil)
+	res, diags := ResolveMCP(context.Background(), req)
+	d := mcpDiag(t, diags, "Capabilities for a tool that is not served")
+	for _, want := range []string{
+		`tool_capabilities names "delete_all", but the MCP server does not serve it, so its tags are required for no tool`,
+		`Served tools: "delete_all_v2".`,
+		"character for character",
+	} {
+		if !strings.Contains(d.Detail, want) {
+			t.Errorf("detail\ngot:  %s\nwant: it to contain %s", d.Detail, want)
+		}
+	}
+	mcpSameRange(t, "warning", d.Subject, req.Tool.MCP.ToolCapabilities["delete_all"].Range)
+	if diags.HasErrors() || len(res.Tools) != 1 || res.Tools[0].Requires != nil {
+		t.Errorf("result\ngot:  %v %+v\nwant: delete_all_v2 registered, requiring nothing more", diags.Error(), res.Tools)
+	}
+}
