@@ -47,6 +47,21 @@ const mcpMaxPages = 1000
 // mcpClientVersion is the version agentform reports in initialize.
 const mcpClientVersion = "0.1.0"
 
+// mcpMaxMessage bounds one message of an MCP server: over stdio the SDK
+// refuses a longer line, and over HTTP it is the most agentform reads of
+// one response (mcpBody), since the SDK reads a JSON answer whole, and an
+// event whole, before it decodes it. The bound is per response, not per
+// event: an event stream answers one request, and what it carries besides
+// the answer (progress, log messages) counts towards it.
+const mcpMaxMessage = mcp.DefaultMaxLineLength
+
+// mcpMaxMessageText is mcpMaxMessage for messages.
+var mcpMaxMessageText = fmt.Sprintf("%d MiB", mcpMaxMessage>>20)
+
+// errMCPTooLarge ends the reading of an HTTP response longer than
+// mcpMaxMessage.
+var errMCPTooLarge = fmt.Errorf("the response is larger than %s", mcpMaxMessageText)
+
 // ResolveMCP resolves an mcp tool block by connecting to its server (stdio
 // subprocess or streamable HTTP), calling initialize and tools/list (all
 // pages), and registering one tool per served tool as "<block>__<served>"
@@ -977,7 +992,13 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 			}
 		}()
 	case manifest.TransportHTTP:
-		s.rt = &mcpRoundTripper{op: ctx, base: resolveTransport, headers: s.headers, token: s.token, capture: capture}
+		// A response over the bound ends the whole listing at once: an
+		// event stream the SDK stops reading without an answer would
+		// otherwise leave the call waiting until the timeout.
+		var abort context.CancelCauseFunc
+		ctx, abort = context.WithCancelCause(ctx)
+		defer abort(nil)
+		s.rt = &mcpRoundTripper{op: ctx, abort: abort, base: resolveTransport, headers: s.headers, token: s.token, capture: capture}
 		if u, err := url.Parse(s.endpoint); err == nil {
 			rt := s.rt
 			rt.trace, rt.blind = reachTrace(u, func() {
@@ -1224,6 +1245,14 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 			}
 			return f
 		}
+		// After the status: an error page too long says less than its
+		// status.
+		if s.rt.overLarge() {
+			return mcpFailure{summary: "MCP server answer too large",
+				detail: fmt.Sprintf("%s sent more than %s in one HTTP response, the most agentform reads of one (a JSON answer, or an event stream with all it carries), so agentform stopped reading. No tool list a model could be given is that large: check that url is the server's MCP endpoint.",
+					what, mcpMaxMessageText),
+				subject: subject}
+		}
 	}
 	if opCtx.Err() != nil && s.rt != nil && s.rt.brokenOff() {
 		// The SDK tries again after a stream that gave an event id broke
@@ -1307,7 +1336,9 @@ func (s *mcpSession) stderrNote() string {
 // mcpRoundTripper adds the block's headers and bearer token to every
 // request, and notes dial errors and error statuses for diagnostics.
 type mcpRoundTripper struct {
-	op      context.Context
+	op context.Context
+	// abort ends op, when a response is larger than mcpMaxMessage.
+	abort   context.CancelCauseFunc
 	base    http.RoundTripper
 	headers map[string]string
 	token   string
@@ -1325,6 +1356,8 @@ type mcpRoundTripper struct {
 	// hosts, which a URL given at runtime must not show.
 	tlsErr error
 	code   int
+	// tooLarge is set once a response went over mcpMaxMessage.
+	tooLarge bool
 	// reached is set once a request reached the server (reachTrace):
 	// until then, a timeout is a server out of reach (a firewall that
 	// drops packets), not one that did not answer. blind says that the
@@ -1376,6 +1409,7 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 		body := &mcpBody{ReadCloser: resp.Body, done: func() { stop(); cancel() }, ctx: ctx}
 		if record {
 			body.failed = rt.noteBroken
+			body.over = rt.noteTooLarge
 		}
 		resp.Body = body
 	}
@@ -1411,11 +1445,17 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 // resumes the stream from. Lines are read as the SDK reads them: split at
 // "\n", a trailing "\r" dropped, an event's id taken (trimmed) when the
 // blank line ends the event, and only if it has one.
+//
+// It delivers at most mcpMaxMessage bytes and one more: reading on fails
+// with errMCPTooLarge and tells over, so that a server answering without
+// end costs a bounded amount of memory.
 type mcpBody struct {
 	io.ReadCloser
 	once    sync.Once
 	done    func()
 	failed  func(err error, lastID string)
+	over    func()
+	read    int
 	ctx     context.Context
 	lastID  string
 	eventID string // the id of the event being read
@@ -1429,7 +1469,19 @@ const mcpMaxIDLine = 64 << 10
 
 // Read implements io.Reader.
 func (b *mcpBody) Read(p []byte) (int, error) {
+	if b.read > mcpMaxMessage {
+		return 0, errMCPTooLarge
+	}
+	if room := mcpMaxMessage + 1 - b.read; len(p) > room {
+		p = p[:room]
+	}
 	n, err := b.ReadCloser.Read(p)
+	if b.read += n; b.read > mcpMaxMessage {
+		if b.over != nil {
+			b.over()
+		}
+		return n, errMCPTooLarge
+	}
 	if b.failed == nil {
 		return n, err
 	}
@@ -1488,6 +1540,24 @@ func (rt *mcpRoundTripper) resumed(id string) {
 		rt.firstErr = err
 		rt.broken = true
 	}
+}
+
+// noteTooLarge records a response longer than mcpMaxMessage, which fails
+// the listing (abort).
+func (rt *mcpRoundTripper) noteTooLarge() {
+	rt.mu.Lock()
+	rt.tooLarge = true
+	rt.mu.Unlock()
+	if rt.abort != nil {
+		rt.abort(errMCPTooLarge)
+	}
+}
+
+// overLarge reports that a response was longer than mcpMaxMessage.
+func (rt *mcpRoundTripper) overLarge() bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.tooLarge
 }
 
 // brokenOff reports that the first failure was a response the server broke

@@ -10,7 +10,9 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -225,5 +227,53 @@ func TestResolveMCPCapabilitiesForUnservedTool(t *testing.T) {
 	mcpSameRange(t, "warning", d.Subject, req.Tool.MCP.ToolCapabilities["delete_all"].Range)
 	if diags.HasErrors() || len(res.Tools) != 1 || res.Tools[0].Requires != nil {
 		t.Errorf("result\ngot:  %v %+v\nwant: delete_all_v2 registered, requiring nothing more", diags.Error(), res.Tools)
+	}
+}
+
+// TestResolveMCPAnswerTooLarge: a server that answers without end, as one
+// JSON body, as one event-stream line, or as event after event, fails the
+// plan as soon as one response passes mcpMaxMessage, having read little
+// more than that, not at the timeout with gigabytes read.
+func TestResolveMCPAnswerTooLarge(t *testing.T) {
+	chunk := strings.Repeat("x", 64<<10)
+	for _, tc := range []struct {
+		name, contentType, start, repeat string
+	}{
+		{name: "JSON", contentType: "application/json", start: `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"a","description":"`, repeat: chunk},
+		{name: "one event-stream line", contentType: "text/event-stream", start: `data: {"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"a","description":"`, repeat: chunk},
+		{name: "event after event", contentType: "text/event-stream", start: ": %s\n\n", repeat: `data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + chunk + "\"}}\n\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var written atomic.Int64
+			srv := mcpRawServer(t, func(w http.ResponseWriter, id json.RawMessage) {
+				w.Header().Set("Content-Type", tc.contentType)
+				n, err := fmt.Fprintf(w, tc.start, id)
+				for ; err == nil; n, err = io.WriteString(w, tc.repeat) {
+					written.Add(int64(n))
+				}
+			})
+			req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", srv.URL+"/mcp"), nil)
+			req.Timeout = time.Minute
+			start := time.Now()
+			res, diags := ResolveMCP(context.Background(), req)
+			took := time.Since(start)
+			d := mcpDiag(t, diags, "MCP server answer too large")
+			if !strings.Contains(d.Detail, "sent more than 16 MiB in one HTTP response") {
+				t.Errorf("detail\ngot:  %s\nwant: it to name the 16 MiB bound", d.Detail)
+			}
+			mcpSameRange(t, "error", d.Subject, req.Tool.MCP.URL.Range)
+			if !res.Unresolved {
+				t.Errorf("Unresolved\ngot:  false\nwant: true")
+			}
+			if took > 20*time.Second {
+				t.Errorf("ResolveMCP took %s\nwant: it to stop at the bound, long before the 1m timeout", took)
+			}
+			srv.CloseClientConnections()
+			// What the server could write: the bound, and what the
+			// connection buffers.
+			if w := written.Load(); w > 64<<20 {
+				t.Errorf("the server wrote %d MiB\nwant: little more than 16 MiB read", w>>20)
+			}
+		})
 	}
 }
