@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -37,6 +38,7 @@ type Capture struct {
 	pending map[jsonrpc.ID]string
 	last    json.RawMessage
 	version string
+	readErr error
 }
 
 // NewCapture returns an empty capture.
@@ -65,6 +67,31 @@ func (c *Capture) ProtocolVersion() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.version
+}
+
+// ReadError returns the first error reading a message from the server
+// failed with that is not the connection ending (io.EOF, a message cut
+// off by the end, a closed pipe) or being given up (the context): over
+// stdio, what the server wrote was not a JSON-RPC message, or was one
+// longer than the transport reads.
+func (c *Capture) ReadError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.readErr
+}
+
+// readFailed keeps err for ReadError, when it is the first such.
+func (c *Capture) readFailed(err error) {
+	for _, end := range []error{io.EOF, io.ErrUnexpectedEOF, io.ErrClosedPipe, os.ErrClosed, net.ErrClosed, context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, end) {
+			return
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.readErr == nil {
+		c.readErr = err
+	}
 }
 
 // Sent notes an outgoing tools/list or initialize request.
@@ -133,8 +160,11 @@ type conn struct {
 // Read implements mcp.Connection.
 func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if err == nil {
+	switch {
+	case err == nil:
 		c.capture.Received(msg)
+	case ctx.Err() == nil:
+		c.capture.readFailed(err)
 	}
 	return msg, err
 }

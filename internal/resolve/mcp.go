@@ -695,6 +695,10 @@ type mcpSession struct {
 	token    string
 	rt       *mcpRoundTripper
 
+	// capture sees the session's messages, and the error reading one
+	// failed with.
+	capture *mcpwire.Capture
+
 	serverName    string
 	serverVersion string
 }
@@ -970,6 +974,7 @@ func (s *mcpSession) describeURL() string {
 // run connects, lists every tool and closes the session.
 func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error) {
 	capture := mcpwire.NewCapture()
+	s.capture = capture
 	var inner mcp.Transport
 	switch s.transport {
 	case manifest.TransportStdio:
@@ -1157,6 +1162,13 @@ func MCPToolDigest(raw json.RawMessage) (name, digest string, err error) {
 	return st.name, SHA256(st.canon), nil
 }
 
+// mcpLineTooLong reports the error the SDK's stdio transport fails with
+// on a message longer than its limit (mcpMaxMessage), which it does not
+// export: TestResolveMCPStdio holds it to the text.
+func mcpLineTooLong(err error) bool {
+	return strings.Contains(err.Error(), "exceeded the configured maximum line length")
+}
+
 // mcpCodeRejected is the JSON-RPC code the SDK gives a request its
 // transport could not deliver (jsonrpc2.ErrRejected, "rejected by
 // transport"): no answer from the server.
@@ -1252,6 +1264,19 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 				detail: fmt.Sprintf("%s sent more than %s in one HTTP response, the most agentform reads of one (a JSON answer, or an event stream with all it carries), so agentform stopped reading. No tool list a model could be given is that large: check that url is the server's MCP endpoint.",
 					what, mcpMaxMessageText),
 				subject: subject}
+		}
+	}
+	// What a stdio server wrote could not be read as messages: closing
+	// the session then stopped it, so it is not one that exited first.
+	if s.transport == manifest.TransportStdio && s.capture != nil {
+		if rerr := s.capture.ReadError(); rerr != nil {
+			detail := fmt.Sprintf("%s wrote something on its standard output that is not a JSON-RPC message (%s), so agentform stopped it. An MCP server over stdio writes only JSON-RPC messages there, one per line; logs belong on standard error.",
+				what, s.redact(rerr.Error()))
+			if mcpLineTooLong(rerr) {
+				detail = fmt.Sprintf("%s wrote a line longer than %s on its standard output, the most agentform reads of one message, so agentform stopped it. Check the server: no tool list a model could be given is that large.",
+					what, mcpMaxMessageText)
+			}
+			return mcpFailure{summary: "Invalid MCP answer", detail: detail + s.stderrNote(), subject: subject}
 		}
 	}
 	if opCtx.Err() != nil && s.rt != nil && s.rt.brokenOff() {

@@ -610,6 +610,22 @@ expose = ["tool1"]`, "", map[string]string{"MCPTEST_KEY": "k3y-value-unexposed"}
 				has:     []string{"answered tools/list, but the answer cannot be used", `tools/list lists the tool "a" twice`},
 			},
 			{
+				// Killed by agentform when the session closed: it did
+				// not exit on its own.
+				name:    "writes what is not JSON-RPC",
+				body:    "transport = \"stdio\"\ncommand = \"sh\"\nargs = [\"-c\", \"echo 'hello, not json'; echo 'starting up' >&2; exec sleep 60\"]\n",
+				summary: "Invalid MCP answer",
+				at:      func(m *manifest.MCPTool) hcl.Range { return m.Command.Range },
+				has:     []string{`The command "sh" wrote something on its standard output that is not a JSON-RPC message (invalid character 'h' looking for beginning of value), so agentform stopped it.`, "starting up"},
+			},
+			{
+				name:    "writes a line over the bound",
+				body:    "transport = \"stdio\"\ncommand = \"sh\"\nargs = [\"-c\", \"printf '{\\\"a\\\":\\\"'; head -c 17000000 /dev/zero | tr '\\\\0' x; printf '\\\"}\\\\n'; exec sleep 60\"]\n",
+				summary: "Invalid MCP answer",
+				at:      func(m *manifest.MCPTool) hcl.Range { return m.Command.Range },
+				has:     []string{`The command "sh" wrote a line longer than 16 MiB on its standard output, the most agentform reads of one message`},
+			},
+			{
 				name: "exits before answering",
 				body: `transport = "stdio"
 command = "sh"
