@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"mime"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -1257,6 +1258,16 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 			}
 			return f
 		}
+		if ct := s.rt.wrongType(); ct != "" {
+			shown := fmt.Sprintf("Content-Type %q", s.redact(ct))
+			if ct == "(none)" {
+				shown = "no Content-Type"
+			}
+			return mcpFailure{summary: "MCP server answered with another content type",
+				detail: fmt.Sprintf("%s answered with %s, not JSON (application/json) or an event stream (text/event-stream) as an MCP server over streamable HTTP does: the URL may be a web page, or something in front of the server (a login page, a proxy) answered instead. Set url to the server's streamable HTTP endpoint (often ending in /mcp), and check auth_token and headers.",
+					what, shown),
+				subject: subject}
+		}
 		// After the status: an error page too long says less than its
 		// status.
 		if s.rt.overLarge() {
@@ -1381,6 +1392,9 @@ type mcpRoundTripper struct {
 	// hosts, which a URL given at runtime must not show.
 	tlsErr error
 	code   int
+	// contentType is that of the first answer to a call that was neither
+	// JSON nor an event stream (mcpWrongType).
+	contentType string
 	// tooLarge is set once a response went over mcpMaxMessage.
 	tooLarge bool
 	// reached is set once a request reached the server (reachTrace):
@@ -1427,10 +1441,12 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	r = r.WithContext(ctx)
 	resp, err := rt.base.RoundTrip(r)
+	wrongType := ""
 	if err != nil {
 		stop()
 		cancel()
 	} else {
+		wrongType = mcpWrongType(r, resp)
 		body := &mcpBody{ReadCloser: resp.Body, done: func() { stop(); cancel() }, ctx: ctx}
 		if record {
 			body.failed = rt.noteBroken
@@ -1460,7 +1476,48 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	if resp.StatusCode >= 400 && r.Method == http.MethodPost && rt.code == 0 {
 		rt.code = resp.StatusCode
 	}
+	if record && wrongType != "" && rt.contentType == "" {
+		rt.contentType = wrongType
+	}
 	return resp, nil
+}
+
+// mcpWrongType returns the Content-Type of a successful answer to a
+// JSON-RPC call that is neither JSON nor an event stream, the two a
+// streamable HTTP server answers with ("" when it is one of them, or the
+// request was no call: a notification's answer has no body to read);
+// "(none)" when the answer has none. The SDK refuses such an answer
+// without saying why the call failed.
+func mcpWrongType(r *http.Request, resp *http.Response) string {
+	if r.Method != http.MethodPost || resp.StatusCode < 200 || resp.StatusCode > 299 ||
+		resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent || r.GetBody == nil {
+		return ""
+	}
+	ct := resp.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && (mt == "application/json" || mt == "text/event-stream") {
+		return ""
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return ""
+	}
+	defer body.Close()
+	raw, err := io.ReadAll(io.LimitReader(body, mcpMaxMessage))
+	if err != nil {
+		return ""
+	}
+	if msg, err := jsonrpc.DecodeMessage(raw); err != nil {
+		return ""
+	} else if call, ok := msg.(*jsonrpc.Request); !ok || !call.ID.IsValid() {
+		return ""
+	}
+	if ct == "" {
+		return "(none)"
+	}
+	if rs := []rune(ct); len(rs) > 64 {
+		ct = string(rs[:64]) + "…"
+	}
+	return ct
 }
 
 // mcpBody releases a request's context when its body is closed, and
@@ -1576,6 +1633,14 @@ func (rt *mcpRoundTripper) noteTooLarge() {
 	if rt.abort != nil {
 		rt.abort(errMCPTooLarge)
 	}
+}
+
+// wrongType returns the Content-Type of the first answer to a call that
+// was neither JSON nor an event stream, or "".
+func (rt *mcpRoundTripper) wrongType() string {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.contentType
 }
 
 // overLarge reports that a response was longer than mcpMaxMessage.

@@ -277,3 +277,71 @@ func TestResolveMCPAnswerTooLarge(t *testing.T) {
 		})
 	}
 }
+
+// TestResolveMCPWrongContentType: an answer to a call that is neither
+// JSON nor an event stream (a login page, a proxy's) is reported by its
+// Content-Type, at the url; a notification's answer is not looked at.
+func TestResolveMCPWrongContentType(t *testing.T) {
+	page := func(ct string) func(w http.ResponseWriter, id json.RawMessage) {
+		return func(w http.ResponseWriter, id json.RawMessage) {
+			if ct != "" {
+				w.Header().Set("Content-Type", ct)
+			} else {
+				w.Header()["Content-Type"] = nil
+			}
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, id)
+		}
+	}
+	t.Run("a login page for every request", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, "<html><body>Sign in</body></html>")
+		}))
+		t.Cleanup(srv.Close)
+		req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", srv.URL+"/mcp"), nil)
+		_, diags := ResolveMCP(context.Background(), req)
+		d := mcpDiag(t, diags, "MCP server answered with another content type")
+		if want := `answered with Content-Type "text/html; charset=utf-8", not JSON (application/json) or an event stream (text/event-stream)`; !strings.Contains(d.Detail, want) {
+			t.Errorf("detail\ngot:  %s\nwant: it to contain %s", d.Detail, want)
+		}
+		mcpSameRange(t, "error", d.Subject, req.Tool.MCP.URL.Range)
+	})
+	for _, tc := range []struct{ name, ct, want string }{
+		{"text/plain", "text/plain", `answered with Content-Type "text/plain"`},
+		{"no content type", "", "answered with no Content-Type"},
+	} {
+		t.Run("tools/list answered with "+tc.name, func(t *testing.T) {
+			srv := mcpRawServer(t, page(tc.ct))
+			req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", srv.URL+"/mcp"), nil)
+			_, diags := ResolveMCP(context.Background(), req)
+			if d := mcpDiag(t, diags, "MCP server answered with another content type"); !strings.Contains(d.Detail, tc.want) {
+				t.Errorf("detail\ngot:  %s\nwant: it to contain %s", d.Detail, tc.want)
+			}
+		})
+	}
+	t.Run("a notification answered with a page is not the failure", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			_ = json.Unmarshal(body, &msg)
+			switch {
+			case msg.ID == nil:
+				w.Header().Set("Content-Type", "text/html")
+				fmt.Fprint(w, "<html>ok</html>")
+			case msg.Method == "initialize":
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}}`, msg.ID)
+			default:
+				<-r.Context().Done()
+			}
+		}))
+		t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+		req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", srv.URL+"/mcp"), nil)
+		req.Timeout = time.Second
+		_, diags := ResolveMCP(context.Background(), req)
+		mcpDiag(t, diags, "MCP server did not answer")
+	})
+}
