@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentform/agentform/lockfile"
 )
 
 var (
@@ -131,6 +133,58 @@ skill "notes" {
 	}
 	if after, _ := os.ReadFile(lockPath); string(after) != string(before) {
 		t.Errorf("plan wrote the lockfile")
+	}
+}
+
+// TestServerIdentityChange: a server that reports another name or version
+// than the lock records is warned about, as the warning says: plain
+// apply records it (no lock -upgrade needed), and -lockfile=readonly
+// fails until then.
+func TestServerIdentityChange(t *testing.T) {
+	bin := testMCPServer(t)
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`agent "assistant" {
+  capabilities = ["search"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "search" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = %q
+  args         = ["-tools=1", runtime("SERVER_NAME", "-name=first")]
+  capabilities = ["search"]
+}
+`, bin)), 0o644))
+	lockPath := filepath.Join(dir, "agentform.lock.hcl")
+	if code, _, stderr := run(t, "", "-chdir="+dir, "lock"); code != ExitOK {
+		t.Fatalf("lock: exit %d\n%s", code, stderr)
+	}
+	t.Setenv("SERVER_NAME", "-name=second")
+	code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color")
+	if code != ExitOK || !strings.Contains(stderr, "Warning: MCP server name changed since lock") ||
+		!strings.Contains(stderr, `reported name "first" when it was locked and reports "second" now`) ||
+		!strings.Contains(stderr, "agentform apply (or agentform lock) records the new name") || strings.Contains(stderr, "-upgrade") {
+		t.Fatalf("plan got: exit %d\n%s\nwant: a warning naming the old and new name, saying apply records it", code, stderr)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-lockfile=readonly", "-no-color"); code != ExitError || !strings.Contains(stderr, "Error: Lockfile out of date") {
+		t.Errorf("readonly plan got: exit %d\n%s\nwant: Lockfile out of date", code, stderr)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	if lf, diags := lockfile.Read(lockPath); diags.HasErrors() || lf.Tools["search"] == nil || lf.Tools["search"].ServerName != "second" {
+		locked, _ := os.ReadFile(lockPath)
+		t.Errorf("lockfile after apply:\n%s\nwant: the new name recorded", locked)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-lockfile=readonly", "-no-color"); code != ExitOK || strings.Contains(stderr, "changed since lock") {
+		t.Errorf("readonly plan after apply got: exit %d\n%s\nwant: no warning, no error", code, stderr)
 	}
 }
 

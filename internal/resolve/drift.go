@@ -30,22 +30,16 @@ const mcpDriftAdvice = "An MCP server that changes a tool's definition after it 
 // shows old beside new: a unified diff of the description and of each
 // pretty-printed schema or annotations object that changed (or the whole
 // definition of an added or removed tool). A changed server name or
-// version is a warning, reported first. Diagnostics are ordered by served
-// tool name. Nothing is reported when locked or current is nil.
+// version is a warning, reported first (mcpIdentityChange). Diagnostics
+// are ordered by served tool name. Nothing is reported when locked or
+// current is nil.
 func MCPDrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.Diagnostics {
 	if locked == nil || current == nil {
 		return nil
 	}
 	var diags hcl.Diagnostics
-	if locked.ServerName != current.ServerName || locked.ServerVersion != current.ServerVersion {
-		diags = append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagWarning,
-			Summary:  "MCP server version changed since lock",
-			Detail: fmt.Sprintf("The MCP server behind tool %q reported %s when it was locked and reports %s now. Changes to its tools, if any, are reported separately. Run `agentform lock -upgrade` to record the new version.",
-				block, mcpIdentity(locked), mcpIdentity(current)),
-			Subject: rng.Ptr(),
-			Extra:   DriftDetail{Block: block},
-		})
+	if d := mcpIdentityChange(block, locked, current, rng); d != nil {
+		diags = append(diags, d)
 	}
 	sameFields := slices.Equal(locked.HashedFields, current.HashedFields)
 	names := map[string]bool{}
@@ -112,6 +106,39 @@ func MCPDrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 		}
 	}
 	return diags
+}
+
+// mcpIdentityChange warns that the server's self-reported name or version
+// (serverInfo) is not the one locked, saying which changed; nil when
+// neither did. It is no drift error: what a server says of itself pins
+// none of its tools, whose definitions MCPDrift compares one by one, so
+// the plan stays applyable and apply or lock records the new identity
+// (under -lockfile=readonly, the planner's lock comparison fails on it).
+func mcpIdentityChange(block string, locked, current *lockfile.Tool, rng hcl.Range) *hcl.Diagnostic {
+	nameChanged := locked.ServerName != current.ServerName
+	versionChanged := locked.ServerVersion != current.ServerVersion
+	var what, was, now string
+	switch {
+	case nameChanged && versionChanged:
+		what = "name and version"
+		was, now = mcpIdentity(locked), mcpIdentity(current)
+	case nameChanged:
+		what = "name"
+		was, now = fmt.Sprintf("name %q", locked.ServerName), fmt.Sprintf("%q", current.ServerName)
+	case versionChanged:
+		what = "version"
+		was, now = fmt.Sprintf("version %q", locked.ServerVersion), fmt.Sprintf("%q", current.ServerVersion)
+	default:
+		return nil
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagWarning,
+		Summary:  fmt.Sprintf("MCP server %s changed since lock", what),
+		Detail: fmt.Sprintf("The MCP server behind tool %q reported %s when it was locked and reports %s now. A server's name and version are what it says of itself and pin none of its tools: each tool's definition is compared with the lock on its own, and a change to one is reported separately, as an error. agentform apply (or agentform lock) records the new %s in %s; under -lockfile=readonly the difference fails the plan until that is done and committed.",
+			block, was, now, what, lockfile.FileName),
+		Subject: rng.Ptr(),
+		Extra:   DriftDetail{Block: block},
+	}
 }
 
 // mcpIdentity renders a server's self-reported name and version.

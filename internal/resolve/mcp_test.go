@@ -1101,8 +1101,13 @@ func TestMCPDrift(t *testing.T) {
 	def := func(desc, schema string) string {
 		return fmt.Sprintf(`{"description":%q,"inputSchema":%s,"name":"a"}`, desc, schema)
 	}
-	pin := func(version string, defs map[string]string) *lockfile.Tool {
-		p := &lockfile.Tool{Kind: "mcp", ServerName: "s", ServerVersion: version, HashedFields: MCPHashedFields, Served: map[string]string{}, Definitions: defs}
+	// identity is the server's version, or "name@version".
+	pin := func(identity string, defs map[string]string) *lockfile.Tool {
+		name, version, ok := strings.Cut(identity, "@")
+		if !ok {
+			name, version = "s", identity
+		}
+		p := &lockfile.Tool{Kind: "mcp", ServerName: name, ServerVersion: version, HashedFields: MCPHashedFields, Served: map[string]string{}, Definitions: defs}
 		for k, v := range defs {
 			p.Served[k] = SHA256([]byte(v))
 		}
@@ -1116,7 +1121,18 @@ func TestMCPDrift(t *testing.T) {
 		has     []string
 	}{
 		{name: "unchanged", current: base},
-		{name: "version only", current: pin("2", base.Definitions), want: []string{"MCP server version changed since lock"}},
+		{
+			name: "version only", current: pin("2", base.Definitions), want: []string{"MCP server version changed since lock"},
+			has: []string{`reported version "1" when it was locked and reports "2" now`, "agentform apply (or agentform lock) records the new version in agentform.lock.hcl"},
+		},
+		{
+			name: "name only", current: pin("other@1", base.Definitions), want: []string{"MCP server name changed since lock"},
+			has: []string{`reported name "s" when it was locked and reports "other" now`, "records the new name in"},
+		},
+		{
+			name: "name and version", current: pin("other@2", base.Definitions), want: []string{"MCP server name and version changed since lock"},
+			has: []string{`reported name "s" version "1" when it was locked and reports name "other" version "2" now`, "records the new name and version in"},
+		},
 		{
 			name:    "schema changed",
 			current: pin("1", map[string]string{"a": def("Adds.", `{"type":"object","properties":{"x":{"type":"string"}}}`)}),
@@ -1138,6 +1154,10 @@ func TestMCPDrift(t *testing.T) {
 				if !strings.Contains(diags[0].Detail, s) {
 					t.Errorf("detail\ngot:  %s\nwant: it to contain %q", diags[0].Detail, s)
 				}
+			}
+			// A warning, which plain apply records: no -upgrade needed.
+			if len(diags) > 0 && diags[0].Severity == hcl.DiagWarning && strings.Contains(diags[0].Detail, "-upgrade") {
+				t.Errorf("identity warning\ngot:  %s\nwant: no advice to run lock -upgrade, which the change does not need", diags[0].Detail)
 			}
 		})
 	}
