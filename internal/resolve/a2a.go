@@ -531,7 +531,7 @@ func a2aDecodeJSON(body []byte) (any, error) {
 func a2aParseCard(tree any) (card *a2aCard, problem string) {
 	obj, ok := tree.(map[string]any)
 	if !ok {
-		return nil, fmt.Sprintf("is %s, not a JSON object", a2aJSONKind(tree))
+		return nil, fmt.Sprintf("is %s, not a JSON object", jsonKind(tree))
 	}
 	str := func(m map[string]any, key, where string) (string, string) {
 		v, ok := m[key]
@@ -540,7 +540,7 @@ func a2aParseCard(tree any) (card *a2aCard, problem string) {
 		}
 		s, ok := v.(string)
 		if !ok {
-			return "", fmt.Sprintf("has %s%q set to %s; it must be a string", where, key, a2aJSONKind(v))
+			return "", fmt.Sprintf("has %s%q set to %s; it must be a string", where, key, jsonKind(v))
 		}
 		return s, ""
 	}
@@ -564,12 +564,12 @@ func a2aParseCard(tree any) (card *a2aCard, problem string) {
 	if raw, ok := obj["skills"]; ok && raw != nil {
 		list, ok := raw.([]any)
 		if !ok {
-			return nil, fmt.Sprintf("has \"skills\" set to %s; it must be an array", a2aJSONKind(raw))
+			return nil, fmt.Sprintf("has \"skills\" set to %s; it must be an array", jsonKind(raw))
 		}
 		for i, item := range list {
 			m, ok := item.(map[string]any)
 			if !ok {
-				return nil, fmt.Sprintf("has skills[%d] set to %s; each skill must be an object", i, a2aJSONKind(item))
+				return nil, fmt.Sprintf("has skills[%d] set to %s; each skill must be an object", i, jsonKind(item))
 			}
 			var sk a2aSkill
 			for _, f := range []struct {
@@ -586,24 +586,6 @@ func a2aParseCard(tree any) (card *a2aCard, problem string) {
 		}
 	}
 	return card, ""
-}
-
-func a2aJSONKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case json.Number:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // a2aCanonicalJSON encodes a decoded JSON value with object keys sorted at

@@ -38,7 +38,7 @@ func FuzzA2ACard(f *testing.F) {
 			return
 		}
 		_, _ = a2aParseCard(tree)
-		_ = a2aJSONKind(tree)
+		_ = jsonKind(tree)
 		scrubbed := a2aScrub(tree, secrets)
 		_, _ = a2aParseCard(scrubbed)
 		canon, err := a2aCanonicalJSON(scrubbed)

@@ -66,13 +66,17 @@ func checkInputSchema(schema []byte, typeOptional bool) error {
 	return nil
 }
 
-// jsonKind names the kind of a decoded JSON value, with an article.
+// jsonKind names the kind of a JSON value decoded with numbers as
+// json.Number (mcpwire.DecodeJSON, jsonschema.UnmarshalJSON), with an
+// article: "an array".
 func jsonKind(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"
 	case bool:
 		return "a boolean"
+	case json.Number:
+		return "a number"
 	case string:
 		return "a string"
 	case []any:
@@ -80,7 +84,7 @@ func jsonKind(v any) string {
 	case map[string]any:
 		return "an object"
 	}
-	return "a number"
+	return fmt.Sprintf("%T", v)
 }
 
 // schemaErrorText reports a jsonschema compile error by its innermost
