@@ -37,7 +37,7 @@ func (m *Meta) showStateError(err error) {
 		fmt.Fprintf(m.Stderr, "Error: Error acquiring the state lock\n\n%s\n", err)
 		if le.Info != nil {
 			fmt.Fprintf(m.Stderr, "\nLock Info:\n  ID:        %s\n  Operation: %s\n  Who:       %s\n  PID:       %d\n  Version:   %s\n  Created:   %s\n",
-				le.Info.ID, le.Info.Operation, le.Info.Who, le.Info.PID, le.Info.Version, le.Info.Created)
+				le.Info.ID, le.Info.Operation, le.Info.Who, le.Info.PID, le.Info.Version, le.Info.Created.UTC().Format(time.RFC3339))
 		}
 		fmt.Fprintf(m.Stderr, "\nagentform acquires a state lock to protect the state from being written by\nmultiple users at the same time. Wait for the other operation to finish, or\nretry with a longer -lock-timeout (for example -lock-timeout=30s).\n")
 		return

@@ -109,7 +109,7 @@ func Open(workspace string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("opening %s: %w: %s", path, ErrCorrupt, damagedPages)
 	}
 	if err != nil {
-		return nil, openError(dir, path, opts.ReadOnly, err)
+		return nil, openError(dir, path, opts, err)
 	}
 	if !boltfile.Fits(bdb) {
 		_ = bdb.Close()
@@ -158,11 +158,11 @@ func checkPlace(dir, path string) error {
 const damagedPages = "the file is shorter than the pages it records, or a page is damaged (was it truncated or copied while written?)"
 
 // openError classifies an error from bbolt.Open.
-func openError(dir, path string, readOnly bool, err error) error {
+func openError(dir, path string, opts Options, err error) error {
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
-		return &LockError{Path: path, Info: readLockInfo(dir), Err: err}
-	case readOnly && errors.Is(err, fs.ErrNotExist):
+		return &LockError{Path: path, Info: readLockInfo(dir), Err: err, Waited: max(opts.LockTimeout, 0)}
+	case opts.ReadOnly && errors.Is(err, fs.ErrNotExist):
 		// Removed between the Stat and the open.
 		return fmt.Errorf("opening %s: %w", path, ErrNoState)
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch),

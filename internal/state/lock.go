@@ -54,17 +54,24 @@ type LockError struct {
 	Info *LockInfo
 	// Err is bbolt's timeout error.
 	Err error
+	// Waited is how long Open waited for the lock (Options.LockTimeout);
+	// 0 when it gave up at once.
+	Waited time.Duration
 }
 
-// Error describes the lock and its holder on one line.
+// Error describes the lock and its holder on one line, and how long Open
+// waited for it.
 func (e *LockError) Error() string {
-	if e.Info == nil {
-		return "state is locked by another process (it recorded no lock info: a reader such as plan, or a writer that is starting)"
+	msg := "state is locked by another process (it recorded no lock info: a reader such as plan, or a writer that is starting)"
+	if i := e.Info; i != nil {
+		msg = fmt.Sprintf("state is locked by %s (ID %s) by %s, pid %d, agentform %s, since %s",
+			orUnknown(i.Operation), orUnknown(i.ID), orUnknown(i.Who), i.PID, orUnknown(i.Version),
+			i.Created.UTC().Format(time.RFC3339))
 	}
-	i := e.Info
-	return fmt.Sprintf("state is locked by %s (ID %s) by %s, pid %d, agentform %s, since %s",
-		orUnknown(i.Operation), orUnknown(i.ID), orUnknown(i.Who), i.PID, orUnknown(i.Version),
-		i.Created.UTC().Format(time.RFC3339))
+	if e.Waited > 0 {
+		msg += fmt.Sprintf("; waited %s for it", e.Waited)
+	}
+	return msg
 }
 
 // Unwrap returns ErrLocked and bbolt's timeout error.

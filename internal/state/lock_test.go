@@ -195,3 +195,29 @@ func TestWriterClearsLockInfoTemps(t *testing.T) {
 		t.Errorf("workspace after close\ngot:  %q\nwant: %q", got, want)
 	}
 }
+
+// TestLockErrorSaysHowLongItWaited: an open that waited for the lock says
+// for how long, in the duration's own form; one that gave up at once
+// says nothing of waiting.
+func TestLockErrorSaysHowLongItWaited(t *testing.T) {
+	ws := committedWorkspace(t)
+	c := startChild(t, "writer", ws)
+	c.next(t, "ready")
+	defer c.release(t)
+	for _, tt := range []struct {
+		timeout time.Duration
+		want    string
+	}{
+		{0, ""},
+		{300 * time.Millisecond, "; waited 300ms for it"},
+	} {
+		_, err := state.Open(ws, state.Options{ReadOnly: true, LockTimeout: tt.timeout})
+		var le *state.LockError
+		if !errors.As(err, &le) {
+			t.Fatalf("open with -lock-timeout=%s\ngot:  %v\nwant: a *state.LockError", tt.timeout, err)
+		}
+		if got := err.Error(); strings.Contains(got, "waited") != (tt.want != "") || !strings.HasSuffix(got, tt.want) {
+			t.Errorf("open with -lock-timeout=%s\ngot:  %s\nwant: ending %q", tt.timeout, got, tt.want)
+		}
+	}
+}
