@@ -41,6 +41,13 @@ Usage: agentform [-chdir=DIR] serve ARTIFACT [options]
   (every missing variable is listed in one error). Calls are recorded in
   .agentform/runtime.db (see agentform calls); arguments only as a digest.
 
+  When the workspace's state records an agent's artifact at ARTIFACT, the
+  file must be the one the last apply wrote. serve does not start when it
+  cannot tell: the state is locked by an apply (waiting at its prompt, say)
+  for longer than -lock-timeout, or cannot be read. A workspace with no
+  state (an artifact served away from the workspace that built it) has
+  nothing to compare with: the artifact's own checks apply.
+
   Over stdio (the default) the server speaks MCP on standard input and
   output and logs to standard error. When standard input ends it answers
   every request already read, then exits; SIGINT or SIGTERM stops it at
@@ -62,6 +69,9 @@ Options:
                                "extensible"; ignored with a warning otherwise.
   -session=ID                  stdio only: the session whose state calls
                                read and update (default: a new session).
+  -lock-timeout=D              How long to wait for an apply's lock on the
+                               state before refusing to start (default 0s:
+                               refuse at once).
   -no-color                    Disable colour in messages.
   -chdir=DIR                   Use DIR as the workspace (runtime database;
                                a relative ARTIFACT is found there too).
@@ -74,6 +84,7 @@ func (c *ServeCommand) Run(args []string) int {
 	listen := fs.String("listen", "", "HTTP listen address")
 	override := fs.String("capability-override", "", "capability override")
 	session := fs.String("session", "", "stdio session id")
+	lockTimeout := fs.Duration("lock-timeout", 0, "state lock timeout")
 	operands, ok := c.parseInterspersed(fs, args, c.Help())
 	if !ok {
 		return ExitError
@@ -96,7 +107,7 @@ func (c *ServeCommand) Run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv, code := c.openServer(ctx, operands[0], *override)
+	srv, code := c.openServer(ctx, "serve", operands[0], *override, *lockTimeout)
 	if srv == nil {
 		return code
 	}
@@ -119,7 +130,9 @@ func (c *ServeCommand) Run(args []string) int {
 }
 
 // openServer opens the artifact for serving, printing startup errors.
-func (m *Meta) openServer(ctx context.Context, path, override string) (*serve.Server, int) {
+// operation ("serve", "invoke") names the command; lockTimeout is how long
+// it waits for a writer's lock on the state (-lock-timeout).
+func (m *Meta) openServer(ctx context.Context, operation, path, override string, lockTimeout time.Duration) (*serve.Server, int) {
 	// What serve logs quotes upstream servers and agents (names,
 	// versions, messages): it reaches the terminal as text, never as
 	// control sequences.
@@ -136,10 +149,19 @@ func (m *Meta) openServer(ctx context.Context, path, override string) (*serve.Se
 		return nil, ExitError
 	}
 	// The check against the state that verify makes, on the bytes served:
-	// what serve cannot read it reports itself.
+	// what serve cannot read it reports itself. Unlike verify, serve does
+	// not run an artifact it could not compare: a state locked by an
+	// apply (at its prompt, say) or unreadable is a refusal, not a
+	// warning, or a repackaged artifact would run whenever it is.
 	if arch, err := artifact.Read(bytes.NewReader(data)); err == nil {
 		if agent, err := artifact.ParseAgent(arch.Files[artifact.AgentName]); err == nil {
-			if problems, _ := m.appliedProblems(m.path(path), agent.Name, data); len(problems) > 0 {
+			problems, _, err := m.appliedProblems(m.path(path), agent.Name, data, lockTimeout, operation)
+			if err != nil {
+				fmt.Fprintf(m.Stderr, "Error: cannot start %s: it was not compared with the artifact the last apply wrote, because the workspace's state cannot be read now.\n\n", path)
+				m.showStateError(err)
+				return nil, ExitError
+			}
+			if len(problems) > 0 {
 				fmt.Fprintf(m.Stderr, "Error: cannot start %s:\n", path)
 				for _, p := range problems {
 					fmt.Fprintf(m.Stderr, "  - %s\n", p)
@@ -184,9 +206,10 @@ func (c *InvokeCommand) Help() string {
 Usage: agentform [-chdir=DIR] invoke ARTIFACT TOOL [options]
 
   Runs one call of TOOL from dist/<agent>.agent.tgz exactly as serve would:
-  the artifact is verified, the agent must be allowed to call the tool, the
-  arguments must match its schema, and the call is recorded. Prints the
-  output, the session state after the call, and the call record.
+  the artifact is verified (against the workspace's state too, as serve
+  does), the agent must be allowed to call the tool, the arguments must
+  match its schema, and the call is recorded. Prints the output, the
+  session state after the call, and the call record.
 
   Exit status: 0 when the call succeeded (or partially succeeded), 1 when
   it failed, was blocked or skipped, or could not start.
@@ -201,6 +224,8 @@ Options:
   -timeout=DURATION            Stop the call after DURATION (default: as
                                serve does, 5m, and 30s for a javascript
                                tool).
+  -lock-timeout=D              As for serve: how long to wait for an
+                               apply's lock on the state (default 0s).
   -json                        Print {output, state, record} as JSON.
   -no-color                    Disable colour.
   -chdir=DIR                   Use DIR as the workspace.
@@ -214,6 +239,7 @@ func (c *InvokeCommand) Run(args []string) int {
 	session := fs.String("session", "default", "session id")
 	override := fs.String("capability-override", "", "capability override")
 	timeout := fs.Duration("timeout", 0, "call timeout")
+	lockTimeout := fs.Duration("lock-timeout", 0, "state lock timeout")
 	asJSON := fs.Bool("json", false, "JSON output")
 	operands, ok := c.parseInterspersed(fs, args, c.Help())
 	if !ok {
@@ -233,7 +259,7 @@ func (c *InvokeCommand) Run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv, code := c.openServer(ctx, operands[0], *override)
+	srv, code := c.openServer(ctx, "invoke", operands[0], *override, *lockTimeout)
 	if srv == nil {
 		return code
 	}

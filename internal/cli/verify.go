@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/resolve"
@@ -100,7 +101,10 @@ func (c *VerifyCommand) Run(args []string) int {
 			problems = append(problems, err.Error())
 		} else {
 			var more []string
-			more, applied = c.appliedProblems(c.path(path), agent.Name, data)
+			more, applied, err = c.appliedProblems(c.path(path), agent.Name, data, 0, "verify")
+			if err != nil {
+				fmt.Fprintf(c.Stderr, "Warning: the artifact was not compared with the state: %s.\n", err)
+			}
 			problems = append(problems, more...)
 		}
 	}
@@ -123,16 +127,18 @@ func (c *VerifyCommand) Run(args []string) int {
 }
 
 // appliedProblems checks the artifact file at path, which holds agent,
-// against the workspace's state. When the state records an agent's
-// artifact at this very path, the file must hold that agent and be the
-// file the last apply wrote there: anything else (another agent's artifact
-// copied over it, one repackaged with an edited agent.json) is the drift
-// plan reports. applied is true when it is that file. A file the state
-// does not know (a copy elsewhere) is checked on its own. A state that
-// cannot be read is reported as a warning: the artifact's own checks
-// still stand.
-func (m *Meta) appliedProblems(path, agent string, data []byte) (problems []string, applied bool) {
-	db, err := m.openState(true, 0, "verify")
+// against the workspace's state, waiting up to timeout for a writer's
+// lock. When the state records an agent's artifact at this very path, the
+// file must hold that agent and be the file the last apply wrote there:
+// anything else (another agent's artifact copied over it, one repackaged
+// with an edited agent.json) is the drift plan reports. applied is true
+// when it is that file. A file the state does not know (a copy
+// elsewhere), or a workspace with no state at all, is checked on its own.
+// err is set when the state could not be read (locked past timeout, or
+// corrupt): the comparison was not made, and the caller decides whether
+// the artifact's own checks are enough (verify) or not (serve).
+func (m *Meta) appliedProblems(path, agent string, data []byte, timeout time.Duration, operation string) (problems []string, applied bool, err error) {
+	db, err := m.openState(true, timeout, operation)
 	var prior *planner.Applied
 	if err == nil && db != nil {
 		prior, err = planner.AppliedFromState(db)
@@ -140,12 +146,8 @@ func (m *Meta) appliedProblems(path, agent string, data []byte) (problems []stri
 	if db != nil {
 		db.Close()
 	}
-	if err != nil {
-		fmt.Fprintf(m.Stderr, "Warning: the artifact was not compared with the state: %s.\n", err)
-		return nil, false
-	}
-	if prior == nil {
-		return nil, false
+	if err != nil || prior == nil {
+		return nil, false, err
 	}
 	for _, addr := range slices.Sorted(maps.Keys(prior.Resources)) {
 		res := prior.Resources[addr]
@@ -155,14 +157,14 @@ func (m *Meta) appliedProblems(path, agent string, data []byte) (problems []stri
 		}
 		switch sum := resolve.SHA256(data); {
 		case res.Name != agent:
-			return []string{fmt.Sprintf("the last apply wrote the artifact of agent.%s here, but this file holds agent %q", res.Name, agent)}, false
+			return []string{fmt.Sprintf("the last apply wrote the artifact of agent.%s here, but this file holds agent %q", res.Name, agent)}, false, nil
 		case sum != rec.SHA256:
 			return []string{fmt.Sprintf("it is not the artifact the last apply wrote for agent.%s (%s, recorded %s): agentform plan shows the drift and agentform apply rebuilds it",
-				agent, shortDigest(sum), shortDigest(rec.SHA256))}, false
+				agent, shortDigest(sum), shortDigest(rec.SHA256))}, false, nil
 		}
-		return nil, true
+		return nil, true, nil
 	}
-	return nil, false
+	return nil, false, nil
 }
 
 // sameFile reports whether a and b name the same existing file.
