@@ -93,8 +93,11 @@ func (c *ServeCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: serve needs one artifact file.\n\n%s", c.Help())
 		return ExitError
 	}
-	if *listen != "" && *session != "" {
+	if *listen != "" && isSet(fs, "session") {
 		fmt.Fprintf(c.Stderr, "Error: -session is for stdio; over HTTP every MCP session has its own state.\n")
+		return ExitError
+	}
+	if isSet(fs, "session") && !c.checkSession(*session) {
 		return ExitError
 	}
 	addr := *listen
@@ -249,6 +252,9 @@ func (c *InvokeCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: invoke needs an artifact file and a tool name.\n\n%s", c.Help())
 		return ExitError
 	}
+	if !c.checkSession(*session) {
+		return ExitError
+	}
 	if !json.Valid([]byte(*argsJSON)) {
 		fmt.Fprintf(c.Stderr, "Error: -args is not valid JSON; pass an object such as -args='{\"text\": \"hello\"}'.\n")
 		return ExitError
@@ -313,6 +319,16 @@ func (c *InvokeCommand) Run(args []string) int {
 	return ExitError
 }
 
+// checkSession reports whether id, given with -session, can name a
+// session, and says why not.
+func (m *Meta) checkSession(id string) bool {
+	if err := serve.CheckSessionID(id); err != nil {
+		fmt.Fprintf(m.Stderr, "Error: -session: %s.\n", err)
+		return false
+	}
+	return true
+}
+
 // printableText is a tool's text output as render.Printable shows it, with
 // CRLF line ends read as line ends: only a carriage return that is not
 // part of one is shown escaped (\r), since on a terminal it would
@@ -349,14 +365,22 @@ Usage: agentform [-chdir=DIR] calls [options]
   Lists the calls recorded in .agentform/runtime.db, oldest first: time,
   agent, tool, session, status (success, partial_success, error, blocked,
   skipped), duration, whether a state update was applied, and why a call
-  failed. Arguments are recorded only as a digest, never raw.
+  failed. Arguments are recorded only as a digest, never raw. The table
+  cuts long cells (80 characters, an error 120); -json shows them whole.
+
+  The database keeps every record until it is pruned: -prune=AGE removes
+  the records of calls older than AGE (720h is 30 days) and lists nothing.
+  Sessions' states are kept, and the file does not shrink (later records
+  reuse its space).
 
 Options:
 
-  -json        Print the records as a JSON array.
-  -last=N      Only the last N calls (default: all).
-  -no-color    Disable colour.
-  -chdir=DIR   Use DIR as the workspace.
+  -json         Print the records as a JSON array.
+  -last=N       Only the last N calls (default: all).
+  -prune=AGE    Remove the records of calls that started more than AGE
+                ago (a duration such as 720h), then print how many.
+  -no-color     Disable colour.
+  -chdir=DIR    Use DIR as the workspace.
 `) + "\n"
 }
 
@@ -365,7 +389,12 @@ func (c *CallsCommand) Run(args []string) int {
 	fs := c.flagSet("calls")
 	asJSON := fs.Bool("json", false, "JSON output")
 	last := fs.Int("last", 0, "last N calls")
+	prune := fs.Duration("prune", 0, "remove records older than")
 	if !c.parseFlags(fs, args, c.Help()) {
+		return ExitError
+	}
+	if isSet(fs, "prune") && (*prune <= 0 || isSet(fs, "json") || isSet(fs, "last")) {
+		fmt.Fprintf(c.Stderr, "Error: -prune takes a positive age (such as 720h), and lists nothing: not with -json or -last.\n")
 		return ExitError
 	}
 	if *last < 0 {
@@ -380,6 +409,16 @@ func (c *CallsCommand) Run(args []string) int {
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 		return ExitError
+	}
+	if *prune > 0 {
+		before := time.Now().Add(-*prune)
+		n, err := db.Prune(before)
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+			return ExitError
+		}
+		fmt.Fprintf(c.Stdout, "Removed %d call records from before %s.\n", n, before.UTC().Format(time.RFC3339))
+		return ExitOK
 	}
 	records, err := db.Calls(*last)
 	if err != nil && !errors.Is(err, serve.ErrNoRuntimeDB) {
@@ -405,20 +444,27 @@ func (c *CallsCommand) Run(args []string) int {
 		if r.PatchApplied {
 			patch = "updated"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%.1f ms\t%s\t%s\n", r.Time.Format(time.RFC3339), cell(r.Agent), cell(r.Tool), cell(r.Session), cell(r.Via), cell(string(r.Status)), r.DurationMS, patch, oneLine(r.Error))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%.1f ms\t%s\t%s\n", r.Time.Format(time.RFC3339), shortCell(r.Agent, nameWidth), shortCell(r.Tool, nameWidth), shortCell(r.Session, nameWidth), shortCell(r.Via, nameWidth), shortCell(r.Status, nameWidth), r.DurationMS, patch, shortCell(r.Error, errorWidth))
 	}
 	w.Flush()
 	return ExitOK
 }
 
-// oneLine shortens an error to one printable line of at most 120
-// characters (runes, as text/tabwriter counts them) for the table (an
-// error may quote a remote server). A shortened line ends at a whole
-// character as a reader sees it, a grapheme cluster of the error: never
-// inside an escape sequence cell writes for one (\x1b, \u202e), nor
-// between a letter and the accent that combines with it.
-func oneLine(s string) string {
-	const width = 120
+// The widths of the calls table's cells: text/tabwriter pads every row to
+// the widest cell of its column, so one long value (a tool name a client
+// made up, an old record's session id) would widen every row.
+const (
+	nameWidth  = 80
+	errorWidth = 120
+)
+
+// shortCell shortens s to one printable cell of at most width characters
+// (runes, as text/tabwriter counts them) for the table (an error may quote
+// a remote server). A shortened cell ends at a whole character as a
+// reader sees it, a grapheme cluster of s: never inside an escape
+// sequence cell writes for one (\x1b, \u202e), nor between a letter and
+// the accent that combines with it.
+func shortCell(s string, width int) string {
 	line := cell(s)
 	if utf8.RuneCountInString(line) <= width {
 		return line

@@ -473,20 +473,23 @@ func TestServeInspector(t *testing.T) {
 }
 
 // TestInvokeAndCallsPrintable: what invoke and calls print for people
-// (a session name, a tool's state, an error) reaches the terminal as text:
+// (a tool name, a tool's state, an error) reaches the terminal as text:
 // an ESC or a bidirectional override is written as an escape, and -json
-// keeps the values as they are.
+// keeps the values as they are. A session id with such characters is
+// refused up front.
 func TestInvokeAndCallsPrintable(t *testing.T) {
 	dir := serveWorkspace(t)
-	session := "s\x1b]0;pwned\x07"
-	r := e2eMust(t, dir, e2eOpts{}, 0, "invoke", "dist/assistant.agent.tgz", "remember", "-args", `{"note": "a\u202eb"}`, "-session", session)
+	if r := e2eMust(t, dir, e2eOpts{}, 1, "invoke", "dist/assistant.agent.tgz", "remember", "-args", `{"note": "a"}`, "-session", "s\x1b]0;pwned\x07"); strings.Contains(r.stderr, "\x1b") {
+		t.Errorf("invoke with an ESC in its session printed it raw:\n%s", r)
+	}
+	r := e2eMust(t, dir, e2eOpts{}, 0, "invoke", "dist/assistant.agent.tgz", "remember", "-args", `{"note": "a\u202eb"}`, "-session", "s1")
 	for _, bad := range []string{"\x1b", "\x07", "\u202e"} {
 		if strings.Contains(r.stdout, bad) || strings.Contains(r.stderr, bad) {
 			t.Errorf("invoke printed %q raw:\n%s", bad, r)
 		}
 	}
-	if !strings.Contains(r.stdout, `s\x1b]0;pwned\a`) || !strings.Contains(r.stdout, `a\u202eb`) {
-		t.Errorf("invoke output does not show the session and the note escaped:\n%s", r.stdout)
+	if !strings.Contains(r.stdout, `a\u202eb`) {
+		t.Errorf("invoke output does not show the note escaped:\n%s", r.stdout)
 	}
 	// Text output with CRLF line ends prints as lines; a carriage return
 	// on its own, which would overwrite the line, is still escaped.
@@ -494,33 +497,33 @@ func TestInvokeAndCallsPrintable(t *testing.T) {
 	if strings.Contains(crlf.stdout, "\r") || !strings.Contains(crlf.stdout, "Output:\nONE\nTWO\\rTHREE\n\n") {
 		t.Errorf("invoke of a tool whose output has CRLF line ends:\n%s", crlf)
 	}
-	j := e2eMust(t, dir, e2eOpts{}, 0, "invoke", "-json", "dist/assistant.agent.tgz", "remember", "-args", `{"note": "c"}`, "-session", session)
-	var out struct {
-		Record struct {
-			Session string `json:"session"`
-		} `json:"record"`
+	tool := "t\x1b]0;pwned\x07"
+	e2eMust(t, dir, e2eOpts{}, 1, "invoke", "dist/assistant.agent.tgz", tool)
+	j := e2eMust(t, dir, e2eOpts{}, 0, "calls", "-json")
+	var recs []struct {
+		Tool string `json:"tool"`
 	}
-	if err := json.Unmarshal([]byte(j.stdout), &out); err != nil || out.Record.Session != session {
-		t.Errorf("invoke -json: session %q, want %q as it is (%v)", out.Record.Session, session, err)
+	if err := json.Unmarshal([]byte(j.stdout), &recs); err != nil || len(recs) == 0 || recs[len(recs)-1].Tool != tool {
+		t.Errorf("calls -json: %+v, want the last tool %q as it is (%v)", recs, tool, err)
 	}
 	table := e2eMust(t, dir, e2eOpts{}, 0, "calls")
-	if strings.Contains(table.stdout, "\x1b") || !strings.Contains(table.stdout, `s\x1b]0;pwned\a`) {
-		t.Errorf("calls table does not show the session escaped:\n%s", table.stdout)
+	if strings.Contains(table.stdout, "\x1b") || !strings.Contains(table.stdout, `t\x1b]0;pwned\a`) {
+		t.Errorf("calls table does not show the tool name escaped:\n%s", table.stdout)
 	}
 }
 
-func TestOneLine(t *testing.T) {
+func TestShortCell(t *testing.T) {
 	long := strings.Repeat("é", 130)
-	got := oneLine(long)
+	got := shortCell(long, errorWidth)
 	if !utf8.ValidString(got) || utf8.RuneCountInString(got) != 120 || !strings.HasSuffix(got, "...") {
 		t.Errorf("oneLine of 130 × é: %q (%d runes), want 117 of them and ...", got, utf8.RuneCountInString(got))
 	}
 	// A CRLF line end is a line end; a carriage return on its own is
 	// shown escaped.
-	if got, want := oneLine("first line\r\nsecond\rthird"), `first line second\rthird`; got != want {
+	if got, want := shortCell("first line\r\nsecond\rthird", errorWidth), `first line second\rthird`; got != want {
 		t.Errorf("oneLine:\ngot:  %q\nwant: %q", got, want)
 	}
-	if got, want := oneLine("line one\nline\ttwo \x1b[2K\u202e"), `line one line two \x1b[2K\u202e`; got != want {
+	if got, want := shortCell("line one\nline\ttwo \x1b[2K\u202e", errorWidth), `line one line two \x1b[2K\u202e`; got != want {
 		t.Errorf("oneLine:\ngot:  %q\nwant: %q", got, want)
 	}
 	// A letter and the accent that combines with it (e + U+0301) are one
@@ -528,7 +531,7 @@ func TestOneLine(t *testing.T) {
 	// it lands.
 	for pad := 110; pad < 114; pad++ {
 		s := strings.Repeat("a", pad) + strings.Repeat("e\u0301", 10)
-		got := oneLine(s)
+		got := shortCell(s, errorWidth)
 		want := strings.Repeat("a", pad) + strings.Repeat("e\u0301", (117-pad)/2) + "..."
 		if got != want {
 			t.Errorf("oneLine of %d × a, 10 × e and U+0301:\ngot:  %+q\nwant: %+q", pad, got, want)
@@ -537,7 +540,7 @@ func TestOneLine(t *testing.T) {
 	// Shortened where an escape would have been cut: it is left out whole.
 	for pad := 110; pad < 118; pad++ {
 		s := strings.Repeat("a", pad) + "\x1b\u202e" + strings.Repeat("b", 20)
-		got := oneLine(s)
+		got := shortCell(s, errorWidth)
 		want := strings.Repeat("a", pad)
 		if pad+4 <= 117 {
 			want += `\x1b`

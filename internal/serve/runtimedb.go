@@ -207,6 +207,10 @@ func (r *RuntimeDB) Commit(rec *Record, update func(state json.RawMessage) (json
 				rec.PatchApplied = true
 			}
 		}
+		// Bounded whoever filled them (a tool name a client chose, a
+		// schema error naming its arguments' properties).
+		rec.Tool = cutText(rec.Tool, maxRecordedTool)
+		rec.Error = cutText(rec.Error, maxRecordedError)
 		b, err := json.Marshal(rec)
 		if err != nil {
 			return err
@@ -240,4 +244,45 @@ func (r *RuntimeDB) Calls(limit int) ([]Record, error) {
 		return nil
 	})
 	return out, err
+}
+
+// Prune removes the records of calls that started before before and
+// returns how many it removed. Sessions' states stay: a session has no
+// time of its own, and its next call reads its state. The file does not
+// shrink: bbolt reuses the pages freed for later records.
+func (r *RuntimeDB) Prune(before time.Time) (int, error) {
+	if _, err := os.Stat(r.path); errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	n := 0
+	err := r.update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCalls)
+		// Deleting under a cursor makes it skip the next key: collect
+		// first. A record's own time decides, not its key's order.
+		var old [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			var rec Record
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("reading a call record: %w", err)
+			}
+			if rec.Time.Before(before) {
+				old = append(old, bytes.Clone(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range old {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(old)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }

@@ -568,6 +568,9 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 	if req.Session == "" {
 		req.Session = "default"
 	}
+	if err := CheckSessionID(req.Session); err != nil {
+		return nil, err
+	}
 	sum := sha256.Sum256(req.Args)
 	rec := &Record{
 		Time: start.UTC(), Agent: s.agent.Name, Tool: req.Tool, Session: req.Session, Via: req.Via,
@@ -593,7 +596,8 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 
 	tool, ok := s.tools[req.Tool]
 	if !ok {
-		return refuse(StatusBlocked, "agent %q has no enabled tool %q", s.agent.Name, req.Tool)
+		// Any name a client sends: quoted cut, as Commit records it.
+		return refuse(StatusBlocked, "agent %q has no enabled tool %q", s.agent.Name, cutText(req.Tool, maxRecordedTool))
 	}
 	if reason, gone := s.Withdrawn()[req.Tool]; gone {
 		return refuse(StatusBlocked, "tool %q was withdrawn: %s", req.Tool, reason)

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// appliedQuickstart returns a copy of the quickstart workspace, applied.
+func appliedQuickstart(t *testing.T) string {
+	t.Helper()
+	dir := copyTree(t, quickstart)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	return dir
+}
+
+// TestSessionIDsChecked: -session of invoke and serve is checked before
+// anything runs: empty, too long, or with characters beyond the allowed
+// ones is an error (invoke -session= used to mean "default").
+func TestSessionIDsChecked(t *testing.T) {
+	dir := appliedQuickstart(t)
+	invoke := []string{"-chdir=" + dir, "invoke", "dist/assistant.agent.tgz", "word_count", `-args={"text": "a b"}`}
+	for _, tt := range []struct {
+		cmd  []string
+		want string
+	}{
+		{append(invoke, "-session="), "a session id cannot be empty"},
+		{append(invoke, "-session="+strings.Repeat("s", 40000)), "at most 128 characters, not 40000"},
+		{append(invoke, "-session=s\x1b]0;pwned\x07"), "ASCII letters, digits"},
+		{[]string{"-chdir=" + dir, "serve", "-session=", "dist/assistant.agent.tgz"}, "a session id cannot be empty"},
+		{[]string{"-chdir=" + dir, "serve", "-session=a b", "dist/assistant.agent.tgz"}, "ASCII letters, digits"},
+	} {
+		code, stdout, stderr := run(t, "", tt.cmd...)
+		if code != ExitError || !strings.HasPrefix(stderr, "Error: -session: a session id") || !strings.Contains(stderr, tt.want) || stdout != "" || strings.Contains(stderr, "\x1b") {
+			t.Errorf("%s %.60q…\ngot:  exit %d\n%s%.300s\nwant: exit 1, %q", tt.cmd[1], tt.cmd[len(tt.cmd)-1], code, stdout, stderr, tt.want)
+		}
+	}
+	if code, _, stdout := run(t, "", "-chdir="+dir, "calls"); code != ExitOK || strings.TrimSpace(stdout) != "" && !strings.Contains(stdout, "No calls") {
+		t.Errorf("calls after refused sessions: exit %d\n%s\nwant: none recorded", code, stdout)
+	}
+	if code, stdout, stderr := run(t, "", append(invoke, "-session=alice@example.com/run:1")...); code != ExitOK {
+		t.Errorf("invoke with a valid session got: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestCallsTableBounded: a tool name a caller made up is recorded cut,
+// and every cell of the calls table is cut (text/tabwriter pads each row
+// to its column's widest cell), while -json shows the record as stored.
+func TestCallsTableBounded(t *testing.T) {
+	dir := appliedQuickstart(t)
+	long := strings.Repeat("t", 100000)
+	code, _, stderr := run(t, "", "-chdir="+dir, "invoke", "dist/assistant.agent.tgz", long)
+	if code != ExitError || len(stderr) > 1000 || !strings.Contains(stderr, "…[99872 more bytes]") {
+		t.Errorf("invoke of a 100,000-character tool name got: exit %d, %d bytes of stderr\n%.400s\nwant: blocked, the name quoted cut", code, len(stderr), stderr)
+	}
+	escaped := "t\x1b]0;pwned\x07"
+	run(t, "", "-chdir="+dir, "invoke", "dist/assistant.agent.tgz", escaped)
+	code, stdout, _ := run(t, "", "-chdir="+dir, "calls")
+	if code != ExitOK || len(stdout) > 2000 {
+		t.Fatalf("calls got: exit %d, %d bytes\n%.600s\nwant: a short table", code, len(stdout), stdout)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		if n := utf8.RuneCountInString(line); n > 400 {
+			t.Errorf("calls table line of %d characters:\n%s", n, line)
+		}
+	}
+	if strings.Contains(stdout, "\x1b") || !strings.Contains(stdout, `t\x1b]0;pwned\a`) {
+		t.Errorf("calls table does not show the tool name escaped:\n%s", stdout)
+	}
+	_, stdout, _ = run(t, "", "-chdir="+dir, "calls", "-json")
+	var recs []struct{ Tool, Error string }
+	if err := json.Unmarshal([]byte(stdout), &recs); err != nil || len(recs) != 2 {
+		t.Fatalf("calls -json: %v\n%.400s", err, stdout)
+	}
+	if r := recs[0]; len(r.Tool) > 200 || !strings.HasSuffix(r.Tool, "…[99872 more bytes]") || len(r.Error) > 400 {
+		t.Errorf("record of the long name: tool %d bytes, error %d bytes\n%.300s\nwant: both cut", len(r.Tool), len(r.Error), r.Error)
+	}
+	if recs[1].Tool != escaped {
+		t.Errorf("calls -json: tool %q, want %q as recorded", recs[1].Tool, escaped)
+	}
+}
+
+// TestCallsPrune: calls -prune removes old records and says how many; it
+// refuses a non-positive age and the listing options.
+func TestCallsPrune(t *testing.T) {
+	dir := appliedQuickstart(t)
+	run(t, "", "-chdir="+dir, "invoke", "dist/assistant.agent.tgz", "word_count", `-args={"text": "a"}`)
+	for _, args := range [][]string{{"-prune=0s"}, {"-prune=-1h"}, {"-prune=1h", "-json"}, {"-prune=1h", "-last=1"}} {
+		if code, _, stderr := run(t, "", append([]string{"-chdir=" + dir, "calls"}, args...)...); code != ExitError || !strings.Contains(stderr, "-prune takes a positive age") {
+			t.Errorf("calls %v got: exit %d\n%s\nwant: refused", args, code, stderr)
+		}
+	}
+	if code, stdout, _ := run(t, "", "-chdir="+dir, "calls", "-prune=1h"); code != ExitOK || !strings.HasPrefix(stdout, "Removed 0 call records from before ") {
+		t.Errorf("calls -prune=1h got: exit %d\n%s\nwant: nothing removed", code, stdout)
+	}
+	if code, stdout, _ := run(t, "", "-chdir="+dir, "calls", "-prune=1ns"); code != ExitOK || !strings.HasPrefix(stdout, "Removed 1 call records from before ") {
+		t.Errorf("calls -prune=1ns got: exit %d\n%s\nwant: the call removed", code, stdout)
+	}
+	if _, stdout, _ := run(t, "", "-chdir="+dir, "calls"); !strings.Contains(stdout, "No calls recorded.") {
+		t.Errorf("calls after the prune:\n%s\nwant: none", stdout)
+	}
+}

@@ -1,0 +1,136 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+func TestCheckSessionID(t *testing.T) {
+	for _, tt := range []struct {
+		id   string
+		want string // "" = accepted
+	}{
+		{"default", ""},
+		{"stdio-0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", ""},
+		{"ABCDEFGHIJKLMNOPQRSTUVWXYZ", ""},
+		{"alice@example.com/run:1+b64=", ""},
+		{strings.Repeat("a", MaxSessionID), ""},
+		{"", "cannot be empty"},
+		{strings.Repeat("a", MaxSessionID+1), "at most 128"},
+		{strings.Repeat("a", 40000), "at most 128"},
+		{"s\x1b]0;pwned\x07", "ASCII letters, digits"},
+		{"a b", "ASCII letters, digits"},
+		{"caf\u00e9", "ASCII letters, digits"},
+		{"a\u202eb", "ASCII letters, digits"},
+		{"a\xffb", "ASCII letters, digits"},
+	} {
+		err := CheckSessionID(tt.id)
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("CheckSessionID(%.40q)\ngot:  %v\nwant: %q", tt.id, err, tt.want)
+		}
+	}
+}
+
+func TestCutText(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		max  int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"abcdefghij", 10, "abcdefghij"},
+		{"abcdefghijk", 10, "abcdefghij…[1 more bytes]"},
+		// Never inside a character: é is two bytes.
+		{"abcdefghi\u00e9", 10, "abcdefghi…[2 more bytes]"},
+	} {
+		if got := cutText(tt.s, tt.max); got != tt.want {
+			t.Errorf("cutText(%q, %d)\ngot:  %q\nwant: %q", tt.s, tt.max, got, tt.want)
+		}
+	}
+}
+
+// TestCallRecordBounded: what a client chooses cannot fill the record: a
+// tool name that is no registered tool is recorded (and quoted in the
+// error) cut, an error naming the arguments' properties is cut, and a
+// session id that is not one is refused before anything runs.
+func TestCallRecordBounded(t *testing.T) {
+	dir := serverWorkspace(t)
+	s := openTestServer(t, dir, "open", "")
+	ctx := context.Background()
+	huge := strings.Repeat("x", 1<<20)
+	r, err := s.Call(ctx, Request{Tool: huge, Args: []byte(`{}`), Held: s.Held(), Via: "stdio"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != StatusBlocked || len(r.Record.Tool) > maxRecordedTool+32 || !strings.HasSuffix(r.Record.Tool, "…[1048448 more bytes]") ||
+		len(r.Error) > 300 || !strings.Contains(r.Error, "…[1048448 more bytes]") {
+		t.Errorf("call of a 1 MiB tool name\ngot:  status %s, tool %d bytes (%q), error %q\nwant: blocked, both cut with a marker", r.Status, len(r.Record.Tool), r.Record.Tool[100:], r.Error)
+	}
+	// "untyped" has properties n only, and no additionalProperties: a
+	// schema error naming a huge property name takes another tool.
+	r, err = s.Call(ctx, Request{Tool: "coded", Args: []byte(fmt.Sprintf(`{"code": 1, "%s": 2}`, huge)), Held: s.Held(), Via: "stdio"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Record.Error) > maxRecordedError+32 {
+		t.Errorf("call with a 1 MiB property name: error of %d bytes recorded, want at most %d and a marker", len(r.Record.Error), maxRecordedError)
+	}
+	recs, err := s.db.Calls(0)
+	if err != nil || len(recs) != 2 || len(recs[0].Tool) > maxRecordedTool+32 || !utf8.ValidString(recs[0].Tool) {
+		t.Errorf("stored records: %v, %d of them, want 2 with the tool name cut", err, len(recs))
+	}
+	for _, id := range []string{strings.Repeat("s", 40000), "s\x1b[2J"} {
+		if _, err := s.Call(ctx, Request{Tool: "untyped", Args: []byte(`{"n": 1}`), Session: id, Held: s.Held(), Via: "invoke"}); err == nil || !strings.Contains(err.Error(), "session id") {
+			t.Errorf("call with session %.20q…: %v, want refused", id, err)
+		}
+	}
+	if recs, _ := s.db.Calls(0); len(recs) != 2 {
+		t.Errorf("calls with invalid session ids were recorded: %d records, want 2", len(recs))
+	}
+}
+
+// TestRuntimeDBPrune: records of calls older than the limit go; younger
+// ones and the sessions' states stay.
+func TestRuntimeDBPrune(t *testing.T) {
+	dir := t.TempDir()
+	db, err := OpenRuntimeDB(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.Prune(time.Now()); n != 0 || err != nil {
+		t.Errorf("Prune without a database: %d, %v; want 0, nil", n, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".agentform")); !os.IsNotExist(err) {
+		t.Errorf("Prune without a database created .agentform: %v", err)
+	}
+	now := time.Now().UTC()
+	patch, _ := contextPatch([]byte(`[{"op": "add", "path": "/context/n", "value": 1}]`))
+	for i, age := range []time.Duration{72 * time.Hour, 48 * time.Hour, time.Hour, 0} {
+		rec := &Record{Time: now.Add(-age), Agent: "a", Tool: "t", Session: "s", Status: StatusSuccess}
+		var update func(json.RawMessage) (json.RawMessage, error)
+		if i == 0 {
+			update = func(st json.RawMessage) (json.RawMessage, error) { return patch.Apply(st) }
+		}
+		if _, err := db.Commit(rec, update); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := db.Prune(now.Add(-24 * time.Hour))
+	if n != 2 || err != nil {
+		t.Errorf("Prune of records older than 24h: %d, %v; want 2", n, err)
+	}
+	recs, _ := db.Calls(0)
+	if len(recs) != 2 || recs[0].Time.Before(now.Add(-24*time.Hour)) {
+		t.Errorf("records after the prune: %+v, want the two younger ones", recs)
+	}
+	if st, _ := db.State("s"); !strings.Contains(string(st), `"n":1`) {
+		t.Errorf("session state after the prune: %s, want it kept", st)
+	}
+}
