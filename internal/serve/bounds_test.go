@@ -134,3 +134,28 @@ func TestRuntimeDBPrune(t *testing.T) {
 		t.Errorf("session state after the prune: %s, want it kept", st)
 	}
 }
+
+// TestCommitKeepsRecordWhenStateFails: one record per call, even when the
+// session's new state cannot be written (bbolt refuses a key over 32 KiB,
+// which a session id of an earlier agentform could be): the record says
+// so and the state is unchanged.
+func TestCommitKeepsRecordWhenStateFails(t *testing.T) {
+	db, err := OpenRuntimeDB(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, _ := contextPatch([]byte(`[{"op": "add", "path": "/context/n", "value": 1}]`))
+	session := strings.Repeat("s", 40000)
+	rec := &Record{Agent: "a", Tool: "t", Session: session, Status: StatusSuccess}
+	state, err := db.Commit(rec, func(st json.RawMessage) (json.RawMessage, error) { return patch.Apply(st) })
+	if err != nil {
+		t.Fatalf("Commit of a state that cannot be written: %v, want the record written", err)
+	}
+	if rec.Status != StatusError || rec.PatchApplied || !strings.Contains(rec.Error, "the session state could not be saved") || string(state) != string(emptyState) {
+		t.Errorf("record: %+v, state %s\nwant: error, no patch applied, the state unchanged", rec, state)
+	}
+	recs, err := db.Calls(0)
+	if err != nil || len(recs) != 1 || recs[0].ID != rec.ID || recs[0].Status != StatusError {
+		t.Errorf("stored records: %v %+v, want the one call as an error", err, recs)
+	}
+}

@@ -179,6 +179,11 @@ func (r *RuntimeDB) State(session string) (json.RawMessage, error) {
 // transaction, so that concurrent calls of a session do not lose each
 // other's patches. update's error is recorded in the record instead of
 // failing the commit; applied reports whether the state changed.
+//
+// There is one record per call: when the new state cannot be written (the
+// transaction that holds it fails), the record alone is written, as an
+// error saying so, and the state stays as it was. Commit fails only when
+// the record itself cannot be written.
 func (r *RuntimeDB) Commit(rec *Record, update func(state json.RawMessage) (json.RawMessage, error)) (state json.RawMessage, err error) {
 	if rec.ID == "" {
 		id, err := uuid.NewV7()
@@ -187,6 +192,13 @@ func (r *RuntimeDB) Commit(rec *Record, update func(state json.RawMessage) (json
 		}
 		rec.ID = id.String()
 	}
+	// Bounded whoever filled them (a tool name a client chose, a schema
+	// error naming its arguments' properties).
+	rec.Tool = cutText(rec.Tool, maxRecordedTool)
+	rec.Error = cutText(rec.Error, maxRecordedError)
+	orig := *rec
+	// withState is set when the transaction writes a new state.
+	withState := false
 	err = r.update(func(tx *bolt.Tx) error {
 		sessions := tx.Bucket(bucketSessions)
 		state = bytes.Clone(sessions.Get([]byte(rec.Session)))
@@ -195,11 +207,13 @@ func (r *RuntimeDB) Commit(rec *Record, update func(state json.RawMessage) (json
 		}
 		if update != nil {
 			next, uerr := update(state)
-			if uerr != nil {
+			switch {
+			case uerr != nil:
 				rec.Status = StatusError
-				rec.Error = uerr.Error()
+				rec.Error = cutText(uerr.Error(), maxRecordedError)
 				rec.PatchApplied = false
-			} else {
+			default:
+				withState = true
 				if err := sessions.Put([]byte(rec.Session), next); err != nil {
 					return err
 				}
@@ -207,17 +221,33 @@ func (r *RuntimeDB) Commit(rec *Record, update func(state json.RawMessage) (json
 				rec.PatchApplied = true
 			}
 		}
-		// Bounded whoever filled them (a tool name a client chose, a
-		// schema error naming its arguments' properties).
-		rec.Tool = cutText(rec.Tool, maxRecordedTool)
-		rec.Error = cutText(rec.Error, maxRecordedError)
-		b, err := json.Marshal(rec)
-		if err != nil {
-			return err
+		return putRecord(tx, rec)
+	})
+	if err == nil || !withState {
+		return state, err
+	}
+	// The transaction with the new state failed: record the call without
+	// it.
+	*rec = orig
+	rec.Status, rec.PatchApplied = StatusError, false
+	rec.Error = cutText("the session state could not be saved, so the tool's state update was not applied: "+err.Error(), maxRecordedError)
+	err = r.update(func(tx *bolt.Tx) error {
+		state = bytes.Clone(tx.Bucket(bucketSessions).Get([]byte(rec.Session)))
+		if state == nil {
+			state = bytes.Clone(emptyState)
 		}
-		return tx.Bucket(bucketCalls).Put([]byte(rec.ID), b)
+		return putRecord(tx, rec)
 	})
 	return state, err
+}
+
+// putRecord stores a call record under its id.
+func putRecord(tx *bolt.Tx, rec *Record) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketCalls).Put([]byte(rec.ID), b)
 }
 
 // Calls returns the recorded calls, oldest first; limit > 0 keeps only the
