@@ -278,8 +278,9 @@ func (c *InvokeCommand) Run(args []string) int {
 		callCtx, cancel = context.WithTimeout(ctx, *timeout)
 		defer cancel()
 	}
+	grant := srv.Grant()
 	resp, err := srv.Call(callCtx, serve.Request{
-		Tool: operands[1], Args: json.RawMessage(*argsJSON), Session: *session, Via: "invoke", Held: srv.Held(),
+		Tool: operands[1], Args: json.RawMessage(*argsJSON), Session: *session, Via: "invoke", Held: grant.Held, Override: grant.Override,
 		Event: func(kind string, data any) {
 			b, _ := json.Marshal(data)
 			fmt.Fprintln(c.Stderr, render.Printable(fmt.Sprintf("[%s] %s", kind, b)))

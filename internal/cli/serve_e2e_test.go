@@ -498,13 +498,19 @@ func TestInvokeAndCallsPrintable(t *testing.T) {
 		t.Errorf("invoke of a tool whose output has CRLF line ends:\n%s", crlf)
 	}
 	tool := "t\x1b]0;pwned\x07"
-	e2eMust(t, dir, e2eOpts{}, 1, "invoke", "dist/assistant.agent.tgz", tool)
+	e2eMust(t, dir, e2eOpts{}, 1, "invoke", "-capability-override=extend:text::write", "dist/assistant.agent.tgz", tool)
 	j := e2eMust(t, dir, e2eOpts{}, 0, "calls", "-json")
 	var recs []struct {
-		Tool string `json:"tool"`
+		Tool     string `json:"tool"`
+		Override string `json:"capability_override"`
 	}
-	if err := json.Unmarshal([]byte(j.stdout), &recs); err != nil || len(recs) == 0 || recs[len(recs)-1].Tool != tool {
-		t.Errorf("calls -json: %+v, want the last tool %q as it is (%v)", recs, tool, err)
+	if err := json.Unmarshal([]byte(j.stdout), &recs); err != nil || len(recs) != 3 || recs[2].Tool != tool {
+		t.Fatalf("calls -json: %+v, want the last tool %q as it is (%v)", recs, tool, err)
+	}
+	// The override of the shout call is recorded; the locked assistant
+	// ignored its own.
+	if recs[1].Override != "extend:text::write" || recs[0].Override != "" || recs[2].Override != "" {
+		t.Errorf("capability_override of the calls: %q, %q, %q; want \"\", \"extend:text::write\", \"\"", recs[0].Override, recs[1].Override, recs[2].Override)
 	}
 	table := e2eMust(t, dir, e2eOpts{}, 0, "calls")
 	if strings.Contains(table.stdout, "\x1b") || !strings.Contains(table.stdout, `t\x1b]0;pwned\a`) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +158,42 @@ func TestCommitKeepsRecordWhenStateFails(t *testing.T) {
 	recs, err := db.Calls(0)
 	if err != nil || len(recs) != 1 || recs[0].ID != rec.ID || recs[0].Status != StatusError {
 		t.Errorf("stored records: %v %+v, want the one call as an error", err, recs)
+	}
+}
+
+// TestGrantRecorded: the override a session's tags came from is recorded
+// with each call, its tags sorted; an override a locked agent ignores is
+// not. Over HTTP, "inherit" keeps the server's grant: with an operator's
+// -capability-override=replace:… it gave the agent's own tags back.
+func TestGrantRecorded(t *testing.T) {
+	dir := serverWorkspace(t)
+	ctx := context.Background()
+	open := openTestServer(t, dir, "open", "extend:write,read::q,write")
+	g := open.Grant()
+	if g.Override != "extend:read::q,write" {
+		t.Errorf("grant of -capability-override=extend:write,read::q,write: %+v, want the override as extend:read::q,write", g)
+	}
+	r, err := open.Call(ctx, Request{Tool: "writer", Args: []byte(`{}`), Held: g.Held, Override: g.Override, Via: "invoke"})
+	if err != nil || r.Status != StatusSuccess || r.Record.CapabilityOverride != "extend:read::q,write" {
+		t.Errorf("call with the override: %v %+v, want success recording extend:read::q,write", err, r)
+	}
+	closed := openTestServer(t, dir, "closed", "extend:write")
+	if g := closed.Grant(); g.Override != "" {
+		t.Errorf("grant of a locked agent with an override: %+v, want none recorded (it is ignored)", g)
+	}
+
+	narrowed := openTestServer(t, dir, "open", "replace:read::x")
+	for _, header := range []string{"", "inherit"} {
+		g, err := narrowed.GrantFor(header)
+		if err != nil || !slices.Equal(g.Held, []string{"read::x"}) || g.Override != "replace:read::x" {
+			t.Errorf("GrantFor(%q) under replace:read::x: %+v %v, want the server's grant", header, g, err)
+		}
+	}
+	if _, err := narrowed.GrantFor("extend:write"); err == nil {
+		t.Error("GrantFor(extend:write) under an operator's override: accepted, want refused")
+	}
+	plain := openTestServer(t, dir, "open", "")
+	if g, err := plain.GrantFor("replace:write,read"); err != nil || g.Override != "replace:read,write" || !slices.Equal(g.Held, []string{"read", "write"}) {
+		t.Errorf("GrantFor(replace:write,read): %+v %v", g, err)
 	}
 }

@@ -32,11 +32,11 @@ type mcpSession struct {
 	held   []string
 }
 
-// MCPServer returns an MCP server exposing exactly the tools held allows.
-// via is recorded in each call record; session, when not "", is the
-// session id for every call (stdio: one session per process unless
+// MCPServer returns an MCP server exposing exactly the tools the grant
+// allows. via is recorded in each call record; session, when not "", is
+// the session id for every call (stdio: one session per process unless
 // -session names one); otherwise the MCP session id is used.
-func (s *Server) MCPServer(held []string, via, session string) *mcp.Server {
+func (s *Server) MCPServer(g Grant, via, session string) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "agentform-" + s.agent.Name, Version: version.Version}, &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("Tools of the agent %q, served by agentform with its capabilities enforced.", s.agent.Name),
 		Capabilities: &mcp.ServerCapabilities{
@@ -63,7 +63,7 @@ func (s *Server) MCPServer(held []string, via, session string) *mcp.Server {
 	s.mu.Unlock()
 	mu.Lock()
 	defer mu.Unlock()
-	for _, t := range s.Allowed(held) {
+	for _, t := range s.Allowed(g.Held) {
 		if gone[t.Name] {
 			continue
 		}
@@ -80,7 +80,7 @@ func (s *Server) MCPServer(held []string, via, session string) *mcp.Server {
 			}
 			token := req.Params.GetProgressToken()
 			resp, err := s.Call(ctx, Request{
-				Tool: name, Args: req.Params.Arguments, Session: sid, Via: via, Held: held,
+				Tool: name, Args: req.Params.Arguments, Session: sid, Via: via, Held: g.Held, Override: g.Override,
 				Event: func(kind string, data any) {
 					_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "agentform/" + kind, Data: data})
 				},
@@ -119,7 +119,7 @@ func (s *Server) MCPServer(held []string, via, session string) *mcp.Server {
 			if sid == "" {
 				sid = req.GetSession().ID()
 			}
-			resp, err := s.Call(ctx, Request{Tool: params.Name, Args: params.Arguments, Session: sid, Via: via, Held: held})
+			resp, err := s.Call(ctx, Request{Tool: params.Name, Args: params.Arguments, Session: sid, Via: via, Held: g.Held, Override: g.Override})
 			if err != nil {
 				return nil, err
 			}
@@ -206,7 +206,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, se
 	}
 	conn := newDrainConn(ctx, inner, stdioDrainTimeout)
 	defer conn.Close()
-	srv := s.MCPServer(s.held, "stdio", session)
+	srv := s.MCPServer(s.Grant(), "stdio", session)
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx, conn) }()
 	select {
@@ -242,37 +242,38 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// maxOverrideServers bounds the distinct capability sets HTTP sessions
-// may ask for: each gets its own MCP server, kept for the life of serve.
+// maxOverrideServers bounds the distinct grants HTTP sessions may ask
+// for: each gets its own MCP server, kept for the life of serve.
 const maxOverrideServers = 64
 
 // Handler returns the streamable HTTP handler: one MCP server per distinct
-// set of held tags (sessions with the same override share it), each HTTP
-// session with its own session state.
+// grant (sessions with the same override share it; the override is part
+// of the grant, as calls record it), each HTTP session with its own
+// session state.
 func (s *Server) Handler() http.Handler {
 	var mu sync.Mutex
 	servers := map[string]*mcp.Server{}
-	// serverFor returns the MCP server of a held set, building it once.
-	serverFor := func(held []string) (*mcp.Server, error) {
+	// serverFor returns the MCP server of a grant, building it once.
+	serverFor := func(g Grant) (*mcp.Server, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		key := strings.Join(held, ",")
+		key := strings.Join(g.Held, ",") + " " + g.Override
 		if srv, ok := servers[key]; ok {
 			return srv, nil
 		}
 		if len(servers) >= maxOverrideServers {
 			return nil, fmt.Errorf("too many distinct capability overrides (%d) on this server", maxOverrideServers)
 		}
-		srv := s.MCPServer(held, "http", "")
+		srv := s.MCPServer(g, "http", "")
 		servers[key] = srv
 		return srv, nil
 	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		held, err := s.HeldFor(strings.TrimSpace(r.Header.Get(OverrideHeader)))
+		g, err := s.GrantFor(strings.TrimSpace(r.Header.Get(OverrideHeader)))
 		if err != nil {
 			return nil
 		}
-		srv, err := serverFor(held)
+		srv, err := serverFor(g)
 		if err != nil {
 			return nil
 		}
@@ -281,12 +282,12 @@ func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The SDK picks the server per session; a bad header is refused
 		// here with the reason instead of its bare "no server".
-		held, err := s.HeldFor(strings.TrimSpace(r.Header.Get(OverrideHeader)))
+		g, err := s.GrantFor(strings.TrimSpace(r.Header.Get(OverrideHeader)))
 		if err != nil {
 			http.Error(w, "invalid "+OverrideHeader+": "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		if _, err := serverFor(held); err != nil {
+		if _, err := serverFor(g); err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}

@@ -40,6 +40,10 @@ type Record struct {
 	Session string `json:"session"`
 	// Via is "stdio", "http" or "invoke".
 	Via string `json:"via"`
+	// CapabilityOverride is the override the session's tags came from,
+	// "extend:a,b" or "replace:a,b" (Grant.Override); "" when the agent's
+	// own tags applied.
+	CapabilityOverride string `json:"capability_override,omitempty"`
 	// Status is success, partial_success, error, blocked or skipped.
 	Status string `json:"status"`
 	// DurationMS is how long the call took, in milliseconds.

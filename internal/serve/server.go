@@ -60,9 +60,10 @@ type Server struct {
 	host   *Host
 	db     *RuntimeDB
 	policy capability.Policy
-	// held are the tags the agent holds, with the command-line override;
-	// baseHeld without any override.
+	// held are the tags the agent holds, with the command-line override
+	// (override, as recorded); baseHeld without any override.
 	held, baseHeld []string
+	override       string
 	// tools are the enabled registered tools by name; names is sorted.
 	tools   map[string]*artifact.Tool
 	names   []string
@@ -202,7 +203,7 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 		}
 	}
 	s.baseHeld = held
-	s.held, err = s.effective(held, opts.Override)
+	s.held, s.override, err = s.effective(held, opts.Override)
 	if err != nil {
 		problems = append(problems, err.Error())
 	}
@@ -335,17 +336,17 @@ func refsIn(v any, all []artifact.RuntimeRef) []artifact.RuntimeRef {
 	return refs
 }
 
-// effective returns the tags held with an override applied: refused
-// (error) when malformed, ignored with a log line unless the agent is
-// extensible.
-func (s *Server) effective(held []string, override string) ([]string, error) {
+// effective returns the tags held with an override applied, and the
+// override as recorded (Grant.Override): refused (error) when malformed,
+// ignored with a log line unless the agent is extensible.
+func (s *Server) effective(held []string, override string) ([]string, string, error) {
 	if override == "" {
 		tags, _ := capability.Effective(held, s.policy, nil)
-		return tags, nil
+		return tags, "", nil
 	}
 	o, err := capability.ParseOverride(override)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	tags, warning := capability.Effective(held, s.policy, &o)
 	if warning != "" {
@@ -359,7 +360,29 @@ func (s *Server) effective(held []string, override string) ([]string, error) {
 			}
 		}
 	}
-	return tags, nil
+	return tags, s.applied(o), nil
+}
+
+// applied is an override as recorded: "extend:a,b" or "replace:a,b" with
+// its tags sorted, or "" when it changes nothing (inherit) or is ignored
+// (the agent is not extensible).
+func (s *Server) applied(o capability.Override) string {
+	if s.policy != capability.Extensible || o.Strategy != capability.Extend && o.Strategy != capability.Replace {
+		return ""
+	}
+	tags := slices.Compact(slices.Sorted(slices.Values(o.Capabilities)))
+	return capability.Override{Strategy: o.Strategy, Capabilities: tags}.String()
+}
+
+// Grant is what a session may call.
+type Grant struct {
+	// Held are the tags the session holds, sorted.
+	Held []string
+	// Override is the capability override that changed them, as
+	// "extend:a,b" or "replace:a,b" with the tags sorted; "" when the
+	// agent's own tags apply (no override, inherit, or one ignored for a
+	// locked agent). Each call records it.
+	Override string
 }
 
 // Agent returns the served agent.
@@ -368,33 +391,42 @@ func (s *Server) Agent() *artifact.Agent { return s.agent }
 // Held returns the tags the agent holds with the command-line override.
 func (s *Server) Held() []string { return slices.Clone(s.held) }
 
+// Grant returns the server's grant: the agent's tags with the
+// command-line override.
+func (s *Server) Grant() Grant { return Grant{Held: s.Held(), Override: s.override} }
+
 // Policy returns the agent's capability policy.
 func (s *Server) Policy() capability.Policy { return s.policy }
 
-// HeldFor returns the tags held in a session that asked for override (the
-// HTTP header); "" means the server's set. The header is honoured only for
-// extensible agents (otherwise it is ignored, with one warning), and it is
-// refused when the operator fixed the capabilities with
-// -capability-override: a client may not undo the operator's choice.
-func (s *Server) HeldFor(override string) ([]string, error) {
+// GrantFor returns the grant of a session that asked for override (the
+// HTTP header); "" and "inherit" mean the server's grant. The header is
+// honoured only for extensible agents (otherwise it is ignored, with one
+// warning), and it is refused when the operator fixed the capabilities
+// with -capability-override: a client may not undo the operator's choice.
+func (s *Server) GrantFor(override string) (Grant, error) {
 	if override == "" {
-		return s.Held(), nil
+		return s.Grant(), nil
 	}
 	o, err := capability.ParseOverride(override)
 	if err != nil {
-		return nil, err
+		return Grant{}, err
 	}
 	if s.policy != capability.Extensible {
 		s.lockedWarning.Do(func() {
 			s.opts.Logf("Warning: a client sent %s, ignored: agent %q has capability_policy %q", OverrideHeader, s.agent.Name, s.policy)
 		})
-		return s.Held(), nil
+		return s.Grant(), nil
 	}
-	if s.opts.Override != "" && o.Strategy != capability.Inherit {
-		return nil, fmt.Errorf("this server's capabilities were set with -capability-override; a client may not change them")
+	if o.Strategy == capability.Inherit {
+		// The server's set, -capability-override included: inherit
+		// gave the agent's own tags, undoing an operator's replace.
+		return s.Grant(), nil
+	}
+	if s.opts.Override != "" {
+		return Grant{}, fmt.Errorf("this server's capabilities were set with -capability-override; a client may not change them")
 	}
 	tags, _ := capability.Effective(s.baseHeld, s.policy, &o)
-	return tags, nil
+	return Grant{Held: tags, Override: s.applied(o)}, nil
 }
 
 // Missing returns the tags of tool that held does not satisfy.
@@ -543,6 +575,9 @@ type Request struct {
 	Via string
 	// Held are the tags held in the call's session.
 	Held []string
+	// Override is the capability override that gave them (Grant.Override),
+	// recorded.
+	Override string
 	// Event and Progress forward notifications; nil drops them.
 	Event    func(kind string, data any)
 	Progress func(progress, total float64, message string)
@@ -573,7 +608,7 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 	}
 	sum := sha256.Sum256(req.Args)
 	rec := &Record{
-		Time: start.UTC(), Agent: s.agent.Name, Tool: req.Tool, Session: req.Session, Via: req.Via,
+		Time: start.UTC(), Agent: s.agent.Name, Tool: req.Tool, Session: req.Session, Via: req.Via, CapabilityOverride: req.Override,
 		ArgsDigest: "sha256:" + hex.EncodeToString(sum[:]),
 	}
 	resp := &Response{Output: json.RawMessage("null")}

@@ -46,7 +46,7 @@ func TestServerWithdrawsChangedUpstream(t *testing.T) {
 	})
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	go s.MCPServer(s.Held(), "stdio", "t").Run(ctx, st)
+	go s.MCPServer(s.Grant(), "stdio", "t").Run(ctx, st)
 	cs, err := client.Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -232,7 +232,7 @@ func TestServerForwardsEvents(t *testing.T) {
 	})
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	go s.MCPServer(s.Held(), "stdio", "events").Run(ctx, st)
+	go s.MCPServer(s.Grant(), "stdio", "events").Run(ctx, st)
 	cs, err := client.Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
