@@ -366,8 +366,10 @@ Usage: agentform [-chdir=DIR] calls [options]
   Lists the calls recorded in .agentform/runtime.db, oldest first: time,
   agent, tool, session, status (success, partial_success, error, blocked,
   skipped), duration, whether a state update was applied, and why a call
-  failed. Arguments are recorded only as a digest, never raw. The table
-  cuts long cells (80 characters, an error 120); -json shows them whole.
+  failed. Arguments are recorded only as a digest, never raw, but a
+  digest confirms a guess of them: runtime.db is as sensitive as the
+  arguments. The table cuts long cells (80 characters, an error 120);
+  -json shows them whole.
 
   The database keeps every record until it is pruned: -prune=AGE removes
   the records of calls older than AGE (720h is 30 days) and lists nothing.

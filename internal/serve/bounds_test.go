@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentform/agentform/internal/resolve"
 )
 
 func TestCheckSessionID(t *testing.T) {
@@ -195,5 +197,29 @@ func TestGrantRecorded(t *testing.T) {
 	plain := openTestServer(t, dir, "open", "")
 	if g, err := plain.GrantFor("replace:write,read"); err != nil || g.Override != "replace:read,write" || !slices.Equal(g.Held, []string{"read", "write"}) {
 		t.Errorf("GrantFor(replace:write,read): %+v %v", g, err)
+	}
+}
+
+// TestArgsDigest: the digest is of the arguments' canonical JSON, so the
+// same arguments with other spacing, key order or string escapes give
+// the same digest, and it is sha256 of that text (anyone can recompute it
+// for arguments they guess).
+func TestArgsDigest(t *testing.T) {
+	want := resolve.SHA256([]byte(`{"a":1,"b":"x<y"}`))
+	for _, args := range []string{`{"a":1,"b":"x<y"}`, "{ \"b\" : \"x\\u003cy\",\n\t\"a\": 1 }"} {
+		if got := argsDigest(json.RawMessage(args)); got != want {
+			t.Errorf("argsDigest(%q)\ngot:  %s\nwant: %s", args, got, want)
+		}
+	}
+	if got, want := argsDigest(nil), resolve.SHA256([]byte("{}")); got != want {
+		t.Errorf("argsDigest of no arguments\ngot:  %s\nwant: %s (of {})", got, want)
+	}
+	// Numbers are kept as sent: 1 and 1.0 are different arguments to a
+	// tool that reads the text.
+	if argsDigest(json.RawMessage(`{"a":1}`)) == argsDigest(json.RawMessage(`{"a":1.0}`)) {
+		t.Error("argsDigest of 1 and 1.0: equal, want the numbers as sent")
+	}
+	if got, want := argsDigest(json.RawMessage(`{not json`)), resolve.SHA256([]byte(`{not json`)); got != want {
+		t.Errorf("argsDigest of text that is not JSON\ngot:  %s\nwant: %s", got, want)
 	}
 }

@@ -52,7 +52,9 @@ type Record struct {
 	Error string `json:"error,omitempty"`
 	// PatchApplied reports whether the tool's state update was applied.
 	PatchApplied bool `json:"patch_applied"`
-	// ArgsDigest is "sha256:<hex>" of the arguments as received.
+	// ArgsDigest is "sha256:<hex>" of the canonical JSON of the arguments
+	// (argsDigest). It is unkeyed: a guess of the arguments can be
+	// confirmed against it.
 	ArgsDigest string `json:"args_digest"`
 }
 

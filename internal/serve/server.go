@@ -13,8 +13,6 @@ package serve
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +33,7 @@ import (
 
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/capability"
+	"github.com/agentform/agentform/internal/mcpwire"
 	"github.com/agentform/agentform/internal/resolve"
 )
 
@@ -606,10 +605,9 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 	if err := CheckSessionID(req.Session); err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(req.Args)
 	rec := &Record{
 		Time: start.UTC(), Agent: s.agent.Name, Tool: req.Tool, Session: req.Session, Via: req.Via, CapabilityOverride: req.Override,
-		ArgsDigest: "sha256:" + hex.EncodeToString(sum[:]),
+		ArgsDigest: argsDigest(req.Args),
 	}
 	resp := &Response{Output: json.RawMessage("null")}
 	finish := func(update func(json.RawMessage) (json.RawMessage, error)) (*Response, error) {
@@ -717,6 +715,24 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 		}
 		return next, nil
 	})
+}
+
+// argsDigest is "sha256:" and the hex digest of the canonical JSON of a
+// call's arguments (mcpwire.CanonicalJSON: object keys sorted, no
+// insignificant whitespace, strings re-escaped, numbers as sent), so that
+// the same arguments sent with other spacing or key order give the same
+// digest. No arguments are {}; arguments that are not JSON are digested
+// as received.
+func argsDigest(args json.RawMessage) string {
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if v, err := mcpwire.DecodeJSON(args); err == nil {
+		if canonical, err := mcpwire.CanonicalJSON(v); err == nil {
+			args = canonical
+		}
+	}
+	return resolve.SHA256(args)
 }
 
 // DefaultCallTimeout bounds a call whose context has no deadline (an MCP
