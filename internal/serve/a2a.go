@@ -363,10 +363,23 @@ type a2aRPCResponse struct {
 }
 
 // errorResult turns a JSON-RPC error of the agent into an error result:
-// the tool ran, and the agent refused.
+// the tool ran, and the agent refused. The agent's message is the output;
+// the record keeps the method and the code.
 func (e *a2aExecutor) errorResult(method string, code int, message string) *Result {
 	out, _ := json.Marshal(fmt.Sprintf("the A2A agent answered %s with error %d: %s", method, code, e.scrub.text(message)))
-	return &Result{Output: out, Status: StatusError}
+	return &Result{Output: out, Status: StatusError,
+		Reason: fmt.Sprintf("the A2A agent answered %s with JSON-RPC error %d%s", method, code, rpcCode(code, a2aCodes))}
+}
+
+// a2aCodes name the error codes the A2A protocol defines.
+var a2aCodes = map[int]string{
+	-32001: "task not found",
+	-32002: "task not cancelable",
+	-32003: "push notifications not supported",
+	-32004: "unsupported operation",
+	-32005: "content type not supported",
+	-32006: "invalid agent response",
+	-32007: "authenticated extended card not configured",
 }
 
 // post sends one JSON-RPC request and returns the HTTP response, which
@@ -887,11 +900,14 @@ func a2aFinal(s string) bool {
 // a2aTaskResult is the result of a call that returned a task: an error
 // result when the agent failed or rejected it.
 func a2aTaskResult(t *a2aTask) (*Result, error) {
-	status := StatusSuccess
 	if t.State == "failed" || t.State == "rejected" {
-		status = StatusError
+		res, err := a2aJSONResult(t, StatusError)
+		if res != nil {
+			res.Reason = "the A2A agent's task ended " + t.State
+		}
+		return res, err
 	}
-	return a2aJSONResult(t, status)
+	return a2aJSONResult(t, StatusSuccess)
 }
 
 func a2aJSONResult(v any, status string) (*Result, error) {

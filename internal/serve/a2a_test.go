@@ -62,6 +62,7 @@ func a2aTestServer(t *testing.T, flags ...string) string {
 type a2aTestRun struct {
 	out      map[string]any
 	status   string
+	reason   string
 	progress []string
 	events   []any
 }
@@ -98,7 +99,7 @@ func a2aTestCall(t *testing.T, ex Executor, a *artifact.Agent, tool, args string
 	if err != nil {
 		return nil, err
 	}
-	run.status = res.Status
+	run.status, run.reason = res.Status, res.Reason
 	if err := json.Unmarshal(res.Output, &run.out); err != nil {
 		var s string
 		if json.Unmarshal(res.Output, &s) != nil {
@@ -238,6 +239,11 @@ tool "slow" {
 			run, err = a2aTestCall(t, ex, a, tool("get_task"), `{"task_id": "no-such-task"}`, false)
 			if err != nil || run.status != StatusError || !strings.Contains(fmt.Sprint(run.out["text"]), "error -32001") {
 				t.Errorf("get_task of an unknown task\ngot:  %v %v\nwant: an error result with the agent's TaskNotFound (-32001)", run, err)
+			}
+			// The record says why in agentform's words: the code, not the
+			// agent's message (which may quote the task id).
+			if run != nil && (!strings.HasSuffix(run.reason, "with JSON-RPC error -32001 (task not found)") || strings.Contains(run.reason, "no-such-task")) {
+				t.Errorf("reason of get_task of an unknown task\ngot:  %q\nwant: the method and the code's name", run.reason)
 			}
 
 			// A long task: the stream is canceled after its first event,

@@ -245,7 +245,9 @@ func (e *bashExecutor) Call(ctx context.Context, call *Call) (*Result, error) {
 	}
 	file, err := syntax.NewParser().Parse(strings.NewReader(*args.Script), "script")
 	if err != nil {
-		return shellResult(&shellOutcome{Stderr: err.Error() + "\n", ExitCode: 2})
+		// The parser's message quotes the script: the record says only
+		// that it did not parse.
+		return shellResult(&shellOutcome{Stderr: err.Error() + "\n", ExitCode: 2, reason: "the script could not be parsed (exit status 2)"})
 	}
 	root, cleanup, err := bt.sandbox()
 	if err != nil {
@@ -635,20 +637,27 @@ type shellOutcome struct {
 	Stdout   string `json:"stdout"`
 	Stderr   string `json:"stderr"`
 	ExitCode int    `json:"exit_code"`
+	// reason is agentform's account of a non-zero exit it caused (a
+	// refused command), recorded; "" for the script's own exit status.
+	reason string
 }
 
 // shellResult turns an outcome into a Result: status error for a non-zero
-// exit.
+// exit, with its reason (Result.Reason): what agentform refused, or the
+// exit status; never the script's output.
 func shellResult(out *shellOutcome) (*Result, error) {
 	b, err := json.Marshal(out)
 	if err != nil {
 		return nil, err
 	}
-	status := StatusSuccess
+	res := &Result{Output: b, Status: StatusSuccess}
 	if out.ExitCode != 0 {
-		status = StatusError
+		res.Status, res.Reason = StatusError, out.reason
+		if res.Reason == "" {
+			res.Reason = fmt.Sprintf("the script exited with status %d", out.ExitCode)
+		}
 	}
-	return &Result{Output: b, Status: status}, nil
+	return res, nil
 }
 
 // run interprets the script. It returns the outcome when the script ran to
@@ -678,7 +687,7 @@ func (j *shellJob) run(ctx context.Context) (*shellOutcome, error) {
 		if j.file.Name != "" {
 			msg = j.file.Name + ":" + ps.Pos().String() + ": " + msg
 		}
-		return &shellOutcome{Stderr: msg + "\n", ExitCode: 2}, nil
+		return &shellOutcome{Stderr: msg + "\n", ExitCode: 2, reason: msg}, nil
 	}
 
 	fsys, err := os.OpenRoot(j.root)
@@ -768,7 +777,7 @@ func (j *shellJob) run(ctx context.Context) (*shellOutcome, error) {
 	switch {
 	case errors.As(cause, &refused):
 		stderr.note("agentform: " + refused.msg + "\n")
-		out.ExitCode = 126
+		out.ExitCode, out.reason = 126, refused.msg
 	case runErr == nil:
 	case errors.As(runErr, &status):
 		out.ExitCode = int(status)

@@ -98,14 +98,14 @@ func TestBashBuiltinsAndAllowedCommands(t *testing.T) {
 
 	// A failing command gives its exit code and status error, not a Go error.
 	res, out = bashMustRun(t, ex, a, `echo oops >&2; printf 'a\n' | grep zzz`)
-	if out.ExitCode != 1 || res.Status != StatusError || out.Stderr != "oops\n" {
-		t.Fatalf("got:  exit %d status %q stderr %q\nwant: exit 1 status error stderr %q", out.ExitCode, res.Status, out.Stderr, "oops\n")
+	if out.ExitCode != 1 || res.Status != StatusError || out.Stderr != "oops\n" || res.Reason != "the script exited with status 1" {
+		t.Fatalf("got:  exit %d status %q stderr %q reason %q\nwant: exit 1 status error stderr %q, the exit status as the reason", out.ExitCode, res.Status, out.Stderr, res.Reason, "oops\n")
 	}
 
 	// A syntax error is the script's failure.
 	res, out = bashMustRun(t, ex, a, `if then fi (`)
-	if out.ExitCode != 2 || res.Status != StatusError || out.Stderr == "" {
-		t.Fatalf("got:  exit %d status %q stderr %q\nwant: exit 2, status error and the parse error", out.ExitCode, res.Status, out.Stderr)
+	if out.ExitCode != 2 || res.Status != StatusError || out.Stderr == "" || res.Reason != "the script could not be parsed (exit status 2)" {
+		t.Fatalf("got:  exit %d status %q stderr %q reason %q\nwant: exit 2, status error and the parse error, not quoted in the reason", out.ExitCode, res.Status, out.Stderr, res.Reason)
 	}
 }
 
@@ -130,6 +130,10 @@ func TestBashRefusesCommandNotAllowed(t *testing.T) {
 			wantMsg := `command "touch" is not allowed: the tool's commands are grep, sort`
 			if res.Status != StatusError || out.ExitCode != 126 || !strings.Contains(out.Stderr, wantMsg) {
 				t.Fatalf("got:  status %q exit %d stderr %q\nwant: status error, exit 126, stderr with %q", res.Status, out.ExitCode, out.Stderr, wantMsg)
+			}
+			// agentform's refusal is why the call failed: recorded.
+			if !strings.HasSuffix(res.Reason, wantMsg) {
+				t.Errorf("reason\ngot:  %q\nwant: %q", res.Reason, wantMsg)
 			}
 			if strings.Contains(out.Stdout, "after") {
 				t.Errorf("the run went on after the refusal: stdout %q", out.Stdout)

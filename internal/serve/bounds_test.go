@@ -223,3 +223,28 @@ func TestArgsDigest(t *testing.T) {
 		t.Errorf("argsDigest of text that is not JSON\ngot:  %s\nwant: %s", got, want)
 	}
 }
+
+// TestRecordedErrorIsAgentforms: a tool's own error text (a thrown
+// exception's message, which here quotes a secret and could quote the
+// arguments) is shown to the caller, scrubbed, but the record keeps only
+// agentform's account: where the tool threw.
+func TestRecordedErrorIsAgentforms(t *testing.T) {
+	dir := serverWorkspace(t)
+	s := openTestServer(t, dir, "open", "")
+	r, err := s.Call(context.Background(), Request{Tool: "leaky", Args: []byte(`{}`), Held: s.Held(), Via: "invoke"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Error, "cannot reach https://api.example/(value of LEAKY_TOKEN)/hook") {
+		t.Errorf("error shown\ngot:  %q\nwant: the exception's message, scrubbed", r.Error)
+	}
+	if rec := r.Record.Error; !strings.HasPrefix(rec, `the tool "leaky" threw: an exception (at `) || strings.Contains(rec, "cannot reach") {
+		t.Errorf("error recorded\ngot:  %q\nwant: where the tool threw, without its message", rec)
+	}
+	// "failing" returns status error with an output of its own: nothing
+	// of agentform's to say but that.
+	r, err = s.Call(context.Background(), Request{Tool: "failing", Args: []byte(`{}`), Held: s.Held(), Via: "invoke"})
+	if err != nil || r.Record.Error != "the tool reported an error" {
+		t.Errorf("failing: %v, recorded %q; want \"the tool reported an error\"", err, r.Record.Error)
+	}
+}

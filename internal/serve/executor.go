@@ -63,6 +63,46 @@ type Result struct {
 	// Status is "success" (also when empty), "partial_success" or
 	// "error" (the tool ran and reported a failure; Output says why).
 	Status string
+	// Reason is agentform's own account of an error status, recorded as
+	// the call's error: a command the sandbox refused, the exit status, a
+	// JSON-RPC error's code. Never text the tool, an upstream server or a
+	// remote agent wrote (Output carries that), which can quote the
+	// call's arguments. "" records "the tool reported an error".
+	Reason string
+}
+
+// toolError is an executor's error whose text quotes what the tool, its
+// upstream server or its remote agent wrote: a thrown exception's
+// message, a JSON-RPC error's message. The client is shown all of it; the
+// call record keeps only reason, agentform's own words, as the quoted
+// text can repeat the call's arguments.
+type toolError struct {
+	reason, text string
+}
+
+func (e *toolError) Error() string { return e.text }
+
+// jsonRPCCodes name the error codes JSON-RPC 2.0 reserves.
+var jsonRPCCodes = map[int]string{
+	-32700: "parse error",
+	-32600: "invalid request",
+	-32601: "method not found",
+	-32602: "invalid params",
+	-32603: "internal error",
+}
+
+// rpcCode is " (name)" of a JSON-RPC error code from names, or from the
+// codes JSON-RPC reserves; "" for another code. Only the code, a number
+// the remote chose from its protocol's list, is agentform's to record.
+func rpcCode(code int, names map[int]string) string {
+	name, ok := names[code]
+	if !ok {
+		name, ok = jsonRPCCodes[code]
+	}
+	if !ok {
+		return ""
+	}
+	return " (" + name + ")"
 }
 
 // Status values of a call record.

@@ -505,21 +505,27 @@ var jsFrameRE = regexp.MustCompile(`([^\s()]+):(\d+):(\d+)`)
 // position when the stack has one outside the prelude.
 func (r *jsRun) thrown(what string, v goja.Value) error {
 	t := r.describe(v)
-	where := ""
+	at, where := "", ""
 	for _, line := range strings.Split(t.stack, "\n") {
 		m := jsFrameRE.FindStringSubmatch(line)
 		if m == nil || m[1] == jsPreludeName || !strings.HasSuffix(m[1], ".js") && !strings.Contains(m[1], "/") {
 			continue
 		}
 		n, _ := strconv.Atoi(m[2])
-		where = fmt.Sprintf(" (at %s:%s:%s", m[1], m[2], m[3])
+		at = fmt.Sprintf(" (at %s:%s:%s", m[1], m[2], m[3])
+		where = at
 		if src := r.prog.sourceAt(n); src != "" && m[1] == r.prog.file {
 			where += ", in " + src
 		}
-		where += ")"
+		at, where = at+")", where+")"
 		break
 	}
-	return fmt.Errorf("the tool %q %s: %s%s", r.call.Tool.Name, what, t.message, where)
+	// The message is the tool's own (it often quotes its arguments):
+	// the record keeps where it was thrown.
+	return &toolError{
+		reason: fmt.Sprintf("the tool %q %s: an exception%s", r.call.Tool.Name, what, at),
+		text:   fmt.Sprintf("the tool %q %s: %s%s", r.call.Tool.Name, what, t.message, where),
+	}
 }
 
 // jsParse parses JSON into a JavaScript value; empty input is null.

@@ -516,7 +516,12 @@ func (e *mcpExecutor) Call(ctx context.Context, call *Call) (*Result, error) {
 	if err != nil {
 		var werr *jsonrpc.Error
 		if errors.As(err, &werr) {
-			return nil, fmt.Errorf("the MCP server answered the call of %q with error %d: %s", t.MCP.Served, werr.Code, e.scrub.text(werr.Message))
+			// Its message can quote the arguments: the record keeps the
+			// code.
+			return nil, &toolError{
+				reason: fmt.Sprintf("the MCP server answered the call of %q with JSON-RPC error %d%s", t.MCP.Served, werr.Code, rpcCode(int(werr.Code), nil)),
+				text:   fmt.Sprintf("the MCP server answered the call of %q with error %d: %s", t.MCP.Served, werr.Code, e.scrub.text(werr.Message)),
+			}
 		}
 		return nil, fmt.Errorf("calling %q on the MCP server of block %q failed: %s", t.MCP.Served, e.block, e.scrub.text(mcpErrText(ctx, err)))
 	}
@@ -524,11 +529,10 @@ func (e *mcpExecutor) Call(ctx context.Context, call *Call) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the answer of the MCP server to the call of %q cannot be encoded: %v", t.MCP.Served, err)
 	}
-	status := StatusSuccess
 	if res.IsError {
-		status = StatusError
+		return &Result{Output: out, Status: StatusError, Reason: fmt.Sprintf("the MCP server's tool %q returned an error result", t.MCP.Served)}, nil
 	}
-	return &Result{Output: out, Status: status}, nil
+	return &Result{Output: out, Status: StatusSuccess}, nil
 }
 
 // mcpOutput turns a tools/call result into a call's output.

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -299,7 +300,13 @@ func (e *pythonExecutor) Call(ctx context.Context, call *Call) (*Result, error) 
 			return nil, fmt.Errorf("the python tool cannot be loaded: %s%s", msg, hint)
 		}
 		out, _ := json.Marshal(msg)
-		return &Result{Output: out, Status: StatusError}, nil
+		// The message is the tool's (it can quote the arguments); the
+		// record names the exception's class when it is a plain name.
+		reason := "the python tool raised an exception"
+		if pythonClassRE.MatchString(x.Type) {
+			reason = "the python tool raised " + x.Type
+		}
+		return &Result{Output: out, Status: StatusError, Reason: reason}, nil
 	}
 	res := &Result{Output: orJSON(ans.Output, "null"), Status: ans.Status}
 	if s := bytes.TrimSpace(ans.StateUpdate); len(s) > 0 && !bytes.Equal(s, []byte("null")) {
@@ -307,6 +314,10 @@ func (e *pythonExecutor) Call(ctx context.Context, call *Call) (*Result, error) 
 	}
 	return res, nil
 }
+
+// pythonClassRE matches an exception class name worth recording: a
+// dotted identifier ("ValueError", "requests.HTTPError").
+var pythonClassRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,7}$`)
 
 // scrubPaths removes the directories dirs (and their real paths) from s:
 // the paths of private temporary directories mean nothing to the client.

@@ -610,6 +610,9 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 		ArgsDigest: argsDigest(req.Args),
 	}
 	resp := &Response{Output: json.RawMessage("null")}
+	// shown, when set, is the error the client is shown in place of the
+	// recorded one: it quotes the tool (toolError).
+	shown := ""
 	finish := func(update func(json.RawMessage) (json.RawMessage, error)) (*Response, error) {
 		rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 		if rec.Status == "" {
@@ -620,6 +623,9 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 			return nil, fmt.Errorf("recording the call: %w", err)
 		}
 		resp.Status, resp.Error, resp.State, resp.Record = rec.Status, rec.Error, state, *rec
+		if shown != "" {
+			resp.Error = shown
+		}
 		return resp, nil
 	}
 	refuse := func(status, format string, args ...any) (*Response, error) {
@@ -675,6 +681,11 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 		defer cancel()
 	}
 	res, err := runExecutor(ctx, ex, call)
+	var quoted *toolError
+	if errors.As(err, &quoted) {
+		shown = s.scrubber.text(quoted.text)
+		return refuse(StatusError, "%s", quoted.reason)
+	}
 	if err != nil {
 		return refuse(StatusError, "%s", err)
 	}
@@ -690,6 +701,9 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 	default:
 		rec.Status = StatusError
 		rec.Error = fmt.Sprintf("the tool returned the unknown status %q", res.Status)
+	}
+	if rec.Status == StatusError && rec.Error == "" {
+		rec.Error = res.Reason
 	}
 	if rec.Status == StatusError && rec.Error == "" {
 		rec.Error = "the tool reported an error"

@@ -192,7 +192,7 @@ func (e *skillsExecutor) runScript(ctx context.Context, s *artifact.Skill, scrip
 	if ext == ".sh" {
 		file, err := syntax.NewParser().Parse(strings.NewReader(string(e.host.Files[full])), script)
 		if err != nil {
-			return shellResult(&shellOutcome{Stderr: err.Error() + "\n", ExitCode: 2})
+			return shellResult(&shellOutcome{Stderr: err.Error() + "\n", ExitCode: 2, reason: "the skill script could not be parsed (exit status 2)"})
 		}
 		job := &shellJob{
 			file:       file,
