@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/render"
+	"github.com/agentform/agentform/internal/safefile"
 	"github.com/agentform/agentform/internal/serve"
 )
 
@@ -220,6 +222,10 @@ Usage: agentform [-chdir=DIR] invoke ARTIFACT TOOL [options]
 Options:
 
   -args=JSON                   The arguments, a JSON object (default {}).
+                               -args=@FILE reads them from a regular file
+                               (relative to -chdir), -args=- from standard
+                               input: at most 16 MiB, beyond the system's
+                               limit on a command line.
   -session=ID                  The session whose state the call reads and
                                updates (default "default").
   -capability-override=SPEC    As for serve: extend:a,b, replace:a,b or
@@ -255,8 +261,13 @@ func (c *InvokeCommand) Run(args []string) int {
 	if !c.checkSession(*session) {
 		return ExitError
 	}
-	if !json.Valid([]byte(*argsJSON)) {
-		fmt.Fprintf(c.Stderr, "Error: -args is not valid JSON; pass an object such as -args='{\"text\": \"hello\"}'.\n")
+	callArgs, err := c.readArgs(*argsJSON)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: -args: %s.\n", err)
+		return ExitError
+	}
+	if !json.Valid(callArgs) {
+		fmt.Fprintf(c.Stderr, "Error: -args is not valid JSON; pass an object such as -args='{\"text\": \"hello\"}', -args=@FILE or -args=- (standard input).\n")
 		return ExitError
 	}
 	if *timeout < 0 || isSet(fs, "timeout") && *timeout == 0 {
@@ -280,7 +291,7 @@ func (c *InvokeCommand) Run(args []string) int {
 	}
 	grant := srv.Grant()
 	resp, err := srv.Call(callCtx, serve.Request{
-		Tool: operands[1], Args: json.RawMessage(*argsJSON), Session: *session, Via: "invoke", Held: grant.Held, Override: grant.Override,
+		Tool: operands[1], Args: json.RawMessage(callArgs), Session: *session, Via: "invoke", Held: grant.Held, Override: grant.Override,
 		Event: func(kind string, data any) {
 			b, _ := json.Marshal(data)
 			fmt.Fprintln(c.Stderr, render.Printable(fmt.Sprintf("[%s] %s", kind, b)))
@@ -318,6 +329,41 @@ func (c *InvokeCommand) Run(args []string) int {
 		return ExitOK
 	}
 	return ExitError
+}
+
+// maxArgs bounds the arguments invoke reads from a file or standard input.
+const maxArgs = 16 << 20
+
+// readArgs returns the arguments -args gives: the JSON itself, the
+// content of a regular file for @FILE (relative to the workspace), or
+// standard input for "-", at most maxArgs bytes.
+func (m *Meta) readArgs(value string) ([]byte, error) {
+	switch {
+	case value == "-":
+		in := m.Stdin
+		if in == nil {
+			in = os.Stdin
+		}
+		b, err := io.ReadAll(io.LimitReader(in, maxArgs+1))
+		if err != nil {
+			return nil, fmt.Errorf("reading standard input: %w", err)
+		}
+		if len(b) > maxArgs {
+			return nil, fmt.Errorf("standard input holds more than the %d bytes allowed", maxArgs)
+		}
+		return b, nil
+	case strings.HasPrefix(value, "@"):
+		name := strings.TrimPrefix(value, "@")
+		if name == "" {
+			return nil, errors.New("@ needs a file name, as in -args=@args.json")
+		}
+		b, err := safefile.Read(m.path(name), maxArgs)
+		if err != nil {
+			return nil, errors.New(readError(name, err))
+		}
+		return b, nil
+	}
+	return []byte(value), nil
 }
 
 // checkSession reports whether id, given with -session, can name a

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -101,5 +103,39 @@ func TestCallsPrune(t *testing.T) {
 	}
 	if _, stdout, _ := run(t, "", "-chdir="+dir, "calls"); !strings.Contains(stdout, "No calls recorded.") {
 		t.Errorf("calls after the prune:\n%s\nwant: none", stdout)
+	}
+}
+
+// TestInvokeArgsFromFileOrStdin: arguments beyond the system's limit on a
+// command line come from a file (-args=@FILE, relative to -chdir) or
+// standard input (-args=-), at most 16 MiB.
+func TestInvokeArgsFromFileOrStdin(t *testing.T) {
+	dir := appliedQuickstart(t)
+	text := strings.TrimSpace(strings.Repeat("w ", 150000))
+	args := `{"text": "` + text + `"}`
+	must(t, os.WriteFile(filepath.Join(dir, "args.json"), []byte(args), 0o644))
+	invoke := []string{"-chdir=" + dir, "invoke", "dist/assistant.agent.tgz", "word_count"}
+	if code, stdout, stderr := run(t, "", append(invoke, "-args=@args.json")...); code != ExitOK || !strings.Contains(stdout, "Output:\n150000\n") {
+		t.Errorf("invoke -args=@args.json got: exit %d\n%.300s%s\nwant: 150000 words counted", code, stdout, stderr)
+	}
+	if code, stdout, stderr := run(t, args, append(invoke, "-args=-")...); code != ExitOK || !strings.Contains(stdout, "Output:\n150000\n") {
+		t.Errorf("invoke -args=- got: exit %d\n%.300s%s\nwant: 150000 words counted", code, stdout, stderr)
+	}
+	huge, err := os.Create(filepath.Join(dir, "huge.json"))
+	must(t, err)
+	must(t, huge.Truncate(16<<20+1))
+	must(t, huge.Close())
+	for _, tt := range []struct{ arg, stdin, want string }{
+		{"-args=@", "", "@ needs a file name"},
+		{"-args=@missing.json", "", "missing.json"},
+		{"-args=@huge.json", "", "more than the 16777216 allowed"},
+		{"-args=@dist", "", "dist"},
+		{"-args=-", "{not json", "-args is not valid JSON"},
+		{"-args=-", strings.Repeat(" ", 16<<20+1), "more than the 16777216 bytes allowed"},
+	} {
+		code, stdout, stderr := run(t, tt.stdin, append(invoke, tt.arg)...)
+		if code != ExitError || !strings.HasPrefix(stderr, "Error: -args") || !strings.Contains(stderr, tt.want) || stdout != "" {
+			t.Errorf("invoke %s got: exit %d\n%s%s\nwant: exit 1, %q", tt.arg, code, stdout, stderr, tt.want)
+		}
 	}
 }
