@@ -689,7 +689,7 @@ func (a *auditor) checkUnresolvedRemotes() {
 				continue
 			}
 			a.add(RuleUnresolvedRemote, Finding{
-				Message: fmt.Sprintf("MCP tool %q is unresolved: its server could not be listed and %s has no entry for it, so nobody has reviewed which tools it serves or what they say. Run agentform plan where the server is reachable (with its runtime values set), review the tools, and commit the lockfile.", t.Name, lockfile.FileName),
+				Message: fmt.Sprintf("MCP tool %q is unresolved: its server could not be listed and %s has no entry for it, so nobody has reviewed which tools it serves or what they say. Run agentform lock where the server is reachable (with its runtime values set), review the tools it pins, and commit the lockfile.", t.Name, lockfile.FileName),
 				Target:  "tool." + t.Name, Range: t.DeclRange.Ptr(),
 			}, "")
 		case manifest.KindA2A:
@@ -697,7 +697,7 @@ func (a *auditor) checkUnresolvedRemotes() {
 				continue
 			}
 			a.add(RuleUnresolvedRemote, Finding{
-				Message: fmt.Sprintf("A2A tool %q has no pinned agent card: neither this plan nor %s holds one, so a card that changes cannot be detected. Run agentform plan where the agent is reachable (with its runtime URL set) and commit the lockfile.", t.Name, lockfile.FileName),
+				Message: fmt.Sprintf("A2A tool %q has no pinned agent card: neither this plan nor %s holds one, so a card that changes cannot be detected. Run agentform lock where the agent is reachable (with its runtime URL set), review the card it pins, and commit the lockfile.", t.Name, lockfile.FileName),
 				Target:  "tool." + t.Name, Range: t.DeclRange.Ptr(),
 			}, "")
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -33,6 +34,12 @@ Usage: agentform [-chdir=DIR] lock [options]
   written. A remote definition that changed since the lock (an MCP tool's
   description or schema, an A2A card) is refused: review the change that
   "agentform plan" shows, then accept it with -upgrade.
+
+  An mcp or a2a block the lockfile has no entry for, whose server is not
+  reached (-refresh=false, or out of reach), leaves the lockfile out of
+  date: lock writes what it could resolve, names the block and exits 1.
+  A block whose address is a runtime() value left unset is not counted
+  (nothing here could pin it), as under plan -lockfile=readonly.
 
   The state's lock is held (shared, as plan holds it) while the tools
   resolve and the lockfile is written, so that an apply running at the
@@ -115,22 +122,38 @@ func (c *LockCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stderr, "%s was not changed.\n", lockfile.FileName)
 		return ExitError
 	}
-	if len(plan.LockChanges) == 0 {
+	// A remote block lock could pin, had it reached the server, leaves
+	// the lockfile out of date whatever else was written: an error, as
+	// under plan -lockfile=readonly, so that a CI gate does not pass.
+	var unpinned []string
+	for _, name := range slices.Sorted(maps.Keys(ws.Tools)) {
+		if ws.Tools[name].Unpinned {
+			unpinned = append(unpinned, "tool."+name)
+		}
+	}
+	if len(plan.LockChanges) == 0 && len(unpinned) == 0 {
 		fmt.Fprintf(c.Stdout, "%s is up to date.\n", lockfile.FileName)
 		return ExitOK
 	}
-	if err := lockfile.WriteDir(c.Dir, plan.Lock); err != nil {
-		fmt.Fprintf(c.Stderr, "Error: writing %s: %s\n", lockfile.FileName, err)
-		return ExitError
-	}
-	fmt.Fprintf(c.Stdout, "%s updated:\n", lockfile.FileName)
-	for _, ch := range plan.LockChanges {
-		sym := map[string]string{"add": "+", "remove": "-", "update": "~"}[ch.Action]
-		line := fmt.Sprintf("  %s %s", sym, ch.Address)
-		if ch.Action == lockfile.ActionUpdate && len(ch.Attributes) > 0 {
-			line += " (" + strings.Join(ch.Attributes, ", ") + ")"
+	if len(plan.LockChanges) > 0 {
+		if err := lockfile.WriteDir(c.Dir, plan.Lock); err != nil {
+			fmt.Fprintf(c.Stderr, "Error: writing %s: %s\n", lockfile.FileName, err)
+			return ExitError
 		}
-		fmt.Fprintln(c.Stdout, line)
+		fmt.Fprintf(c.Stdout, "%s updated:\n", lockfile.FileName)
+		for _, ch := range plan.LockChanges {
+			sym := map[string]string{"add": "+", "remove": "-", "update": "~"}[ch.Action]
+			line := fmt.Sprintf("  %s %s", sym, ch.Address)
+			if ch.Action == lockfile.ActionUpdate && len(ch.Attributes) > 0 {
+				line += " (" + strings.Join(ch.Attributes, ", ") + ")"
+			}
+			fmt.Fprintln(c.Stdout, line)
+		}
+	}
+	if len(unpinned) > 0 {
+		fmt.Fprintf(c.Stderr, "Error: %s is not up to date: it has no entry for %s, whose server was not reached (see the warnings above). Run agentform lock where it can be reached, without -refresh=false and with the block's runtime values set, then review and commit %s.\n",
+			lockfile.FileName, strings.Join(unpinned, ", "), lockfile.FileName)
+		return ExitError
 	}
 	return ExitOK
 }

@@ -398,3 +398,32 @@ func TestReadonlyLockWithoutServers(t *testing.T) {
 		t.Errorf("an exposed tool the lock lacks got: exit %d\n%s\nwant: a warning, located at expose", code, stderr)
 	}
 }
+
+// TestLockUnpinnedIsNotUpToDate: lock that cannot pin a remote block it
+// could pin by reaching it (-refresh=false, here) does not call the
+// lockfile up to date: it pins what it can, says which block it lacks,
+// and exits 1, so that a CI gate does not pass. A block whose address is
+// a runtime value left unset is not counted, as under plan
+// -lockfile=readonly.
+func TestLockUnpinnedIsNotUpToDate(t *testing.T) {
+	dir := mcpTestWorkspace(t, t.TempDir(), `"-tools=2"`, "", "")
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "lock", "-refresh=false", "-no-color")
+	if code != ExitError || strings.Contains(stdout, "up to date") || !strings.Contains(stderr, "agentform.lock.hcl is not up to date: it has no entry for tool.m") ||
+		!strings.Contains(stderr, "Run agentform lock where the server can be reached") || strings.Contains(stderr, "Run agentform plan") {
+		t.Errorf("lock -refresh=false of an unpinned mcp block got: exit %d\n%s%s\nwant: exit 1, not up to date, naming tool.m", code, stdout, stderr)
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "lock", "-no-color"); code != ExitOK || !strings.Contains(stdout, "+ tool.m") {
+		t.Fatalf("lock got: exit %d\n%s%s\nwant: tool.m pinned", code, stdout, stderr)
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "lock", "-refresh=false", "-no-color"); code != ExitOK || !strings.Contains(stdout, "is up to date") {
+		t.Errorf("lock -refresh=false once pinned got: exit %d\n%s%s\nwant: up to date", code, stdout, stderr)
+	}
+
+	// The quickstart's a2a block has its URL from an unset runtime value:
+	// nothing here could pin it.
+	t.Setenv("RESEARCH_AGENT_URL", "")
+	must(t, os.Unsetenv("RESEARCH_AGENT_URL"))
+	if code, stdout, stderr := run(t, "", "-chdir="+copyTree(t, quickstart), "lock", "-refresh=false", "-no-color"); code != ExitOK || !strings.Contains(stdout, "is up to date") {
+		t.Errorf("lock -refresh=false of the quickstart got: exit %d\n%s%s\nwant: up to date", code, stdout, stderr)
+	}
+}

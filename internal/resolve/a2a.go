@@ -203,6 +203,7 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		} else {
 			detail += " Its four tools are registered from the A2A protocol, but no card is pinned, so a changed card cannot be detected until agentform fetches it."
 			res.Tools = a2aTools(t, nil, "")
+			res.Unpinned = req.Locked == nil && pinnable
 		}
 		return res, hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: summary, Detail: detail, Subject: rng.Ptr()}}
 	}

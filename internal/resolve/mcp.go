@@ -619,11 +619,11 @@ func mcpFallback(req Request, s *mcpSession, reason string, pinnable bool) (*Res
 		if locked != nil {
 			entry = fmt.Sprintf("Its entry in %s is for %s tool", lockfile.FileName, manifest.KindWithArticle(locked.Kind))
 		}
-		return &Resolved{Unresolved: true}, hcl.Diagnostics{{
+		return &Resolved{Unresolved: true, Unpinned: pinnable && locked == nil}, hcl.Diagnostics{{
 			Severity: hcl.DiagWarning,
 			Summary:  "MCP tools unresolved",
-			Detail: fmt.Sprintf("Served tools of %q could not be listed. %s %s, so the plan shows the block as one unresolved tool. Run agentform plan where the server can be reached so that its tools are listed and pinned.",
-				req.Tool.Name, sentence(reason), entry),
+			Detail: fmt.Sprintf("Served tools of %q could not be listed. %s %s, so the plan shows the block as one unresolved tool. Run agentform lock where the server can be reached, with the block's runtime values set, so that its tools are listed and pinned in %s; review them and commit it.",
+				req.Tool.Name, sentence(reason), entry, lockfile.FileName),
 			Subject: req.Tool.DeclRange.Ptr(),
 		}}
 	}

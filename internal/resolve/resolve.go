@@ -68,6 +68,11 @@ type Resolved struct {
 	// Unresolved is set when the tools could not be determined at all:
 	// the planner shows the block as one unresolved column.
 	Unresolved bool
+	// Unpinned is set for a remote block (mcp, a2a) that the lockfile has
+	// no entry for and that a run reaching it would pin, its address
+	// being known: the lockfile is out of date (an error under
+	// -lockfile=readonly, and for agentform lock).
+	Unpinned bool
 	// Unpinnable are the served tools of an mcp block left out because
 	// the lockfile cannot hold their names, by the names it would hold
 	// them under (MCPLockedWithout).
