@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/agentform/agentform/internal/render"
 	"github.com/agentform/agentform/internal/state"
 	"github.com/agentform/agentform/internal/version"
 )
@@ -87,9 +89,12 @@ Subcommands:
   rm ADDRESS    Forget an address: the next plan creates it again. Nothing
                 on disk besides the state changes.
 
+  An ADDRESS is agent.NAME, tool.NAME or skill.NAME.
+
 Options:
 
-  -json              With show: JSON output.
+  -json              show only: JSON output. The other subcommands
+                     refuse it.
   -lock-timeout=D    How long to wait for the state lock (default 0s).
   -no-color          Disable colour.
   -chdir=DIR         Use DIR as the workspace.
@@ -103,36 +108,55 @@ func (c *StateCommand) Run(args []string) int {
 		return ExitError
 	}
 	sub := args[0]
+	if sub != "list" && sub != "show" && sub != "rm" {
+		fmt.Fprintf(c.Stderr, "Error: unknown state subcommand %q: use list, show or rm.\n", sub)
+		return ExitError
+	}
+	// Each subcommand takes only its own options: -json is show's.
 	fs := c.flagSet("state " + sub)
-	jsonOut := fs.Bool("json", false, "JSON output")
 	timeout := fs.Duration("lock-timeout", 0, "lock timeout")
+	var jsonOut *bool
+	if sub == "show" {
+		jsonOut = fs.Bool("json", false, "JSON output")
+	}
 	// Options may follow the address: state show ADDRESS -json.
 	operands, ok := c.parseInterspersed(fs, args[1:], c.Help())
 	if !ok {
 		return ExitError
 	}
-	switch sub {
-	case "list":
+	if sub == "list" {
 		if len(operands) != 0 {
 			fmt.Fprintf(c.Stderr, "Error: state list takes no address.\n")
 			return ExitError
 		}
 		return c.list(*timeout)
-	case "show":
-		if len(operands) != 1 {
-			fmt.Fprintf(c.Stderr, "Error: state show needs one address, like agent.assistant.\n")
-			return ExitError
-		}
-		return c.show(operands[0], *jsonOut, *timeout)
-	case "rm":
-		if len(operands) != 1 {
-			fmt.Fprintf(c.Stderr, "Error: state rm needs one address, like tool.adder.\n")
-			return ExitError
-		}
-		return c.rm(operands[0], *timeout)
 	}
-	fmt.Fprintf(c.Stderr, "Error: unknown state subcommand %q: use list, show or rm.\n", sub)
-	return ExitError
+	if len(operands) != 1 {
+		fmt.Fprintf(c.Stderr, "Error: state %s needs one address, like tool.adder.\n", sub)
+		return ExitError
+	}
+	if err := checkStateAddress(operands[0]); err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+		return ExitError
+	}
+	if sub == "show" {
+		return c.show(operands[0], *jsonOut, *timeout)
+	}
+	return c.rm(operands[0], *timeout)
+}
+
+// stateTypes are the types of the addresses in state (DESIGN §9).
+var stateTypes = []string{"agent", "tool", "skill"}
+
+// checkStateAddress says why address is not one a state records:
+// TYPE.NAME with TYPE agent, tool or skill and a name. The message shows
+// the address escaped, as it came from the command line.
+func checkStateAddress(address string) error {
+	typ, name, ok := strings.Cut(address, ".")
+	if !ok || name == "" || !slices.Contains(stateTypes, typ) {
+		return fmt.Errorf("\"%s\" is not a state address: an address is agent.NAME, tool.NAME or skill.NAME, as agentform state list prints them", render.PrintableName(address))
+	}
+	return nil
 }
 
 func (c *StateCommand) list(timeout time.Duration) int {
@@ -152,7 +176,7 @@ func (c *StateCommand) list(timeout time.Duration) int {
 		return ExitError
 	}
 	for _, r := range resources {
-		fmt.Fprintln(c.Stdout, r.Address)
+		fmt.Fprintln(c.Stdout, render.PrintableName(r.Address))
 	}
 	return ExitOK
 }
@@ -164,7 +188,7 @@ func (c *StateCommand) show(address string, jsonOut bool, timeout time.Duration)
 		return ExitError
 	}
 	if db == nil {
-		fmt.Fprintf(c.Stderr, "Error: no state: %s has not been applied.\n", address)
+		fmt.Fprintf(c.Stderr, "Error: no state: %s has not been applied.\n", render.PrintableName(address))
 		return ExitError
 	}
 	defer db.Close()
@@ -174,7 +198,7 @@ func (c *StateCommand) show(address string, jsonOut bool, timeout time.Duration)
 		return ExitError
 	}
 	if !ok {
-		fmt.Fprintf(c.Stderr, "Error: %s is not in state; agentform state list shows what is.\n", address)
+		fmt.Fprintf(c.Stderr, "Error: %s is not in state; agentform state list shows what is.\n", render.PrintableName(address))
 		return ExitError
 	}
 	if jsonOut {
@@ -183,7 +207,7 @@ func (c *StateCommand) show(address string, jsonOut bool, timeout time.Duration)
 		_ = enc.Encode(r)
 		return ExitOK
 	}
-	fmt.Fprintf(c.Stdout, "# %s\n%s %q {\n", r.Address, r.Type, r.Name)
+	fmt.Fprintf(c.Stdout, "# %s\n%s %q {\n", render.PrintableName(r.Address), render.PrintableName(r.Type), r.Name)
 	keys := make([]string, 0, len(r.Attributes))
 	width := len("fingerprint")
 	for k := range r.Attributes {
@@ -209,7 +233,7 @@ func (c *StateCommand) rm(address string, timeout time.Duration) int {
 	// A workspace without state has nothing to remove, and the writer's
 	// open would create the database.
 	if _, err := os.Stat(filepath.Join(c.Dir, state.DirName, state.FileName)); errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(c.Stderr, "Error: %s is not in state: nothing has been applied in this workspace yet.\n", address)
+		fmt.Fprintf(c.Stderr, "Error: %s is not in state: nothing has been applied in this workspace yet.\n", render.PrintableName(address))
 		return ExitError
 	}
 	db, err := c.openState(false, timeout, "state rm")
@@ -220,14 +244,14 @@ func (c *StateCommand) rm(address string, timeout time.Duration) int {
 	defer db.Close()
 	meta, err := db.Remove(address)
 	if errors.Is(err, state.ErrNoResource) {
-		fmt.Fprintf(c.Stderr, "Error: %s is not in state; agentform state list shows what is.\n", address)
+		fmt.Fprintf(c.Stderr, "Error: %s is not in state; agentform state list shows what is.\n", render.PrintableName(address))
 		return ExitError
 	}
 	if err != nil {
 		c.showStateError(err)
 		return ExitError
 	}
-	fmt.Fprintf(c.Stdout, "Removed %s from state (serial %d). The next plan creates it again.\n", address, meta.Serial)
+	fmt.Fprintf(c.Stdout, "Removed %s from state (serial %d). The next plan creates it again.\n", render.PrintableName(address), meta.Serial)
 	return ExitOK
 }
 
