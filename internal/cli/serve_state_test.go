@@ -19,10 +19,7 @@ import (
 // running an artifact that may be another agent's. -lock-timeout waits
 // for the lock.
 func TestServeFailsClosedOnState(t *testing.T) {
-	dir := copyTree(t, quickstart)
-	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
-		t.Fatalf("apply: exit %d\n%s", code, stderr)
-	}
+	dir := appliedQuickstart(t)
 	art := filepath.Join(dir, "dist", "assistant.agent.tgz")
 	applied, err := os.ReadFile(art)
 	must(t, err)

@@ -271,9 +271,9 @@ func (r *RuntimeDB) Calls(limit int) ([]Record, error) {
 			raw = append(raw, bytes.Clone(v))
 		}
 		for i := len(raw) - 1; i >= 0; i-- {
-			var rec Record
-			if err := json.Unmarshal(raw[i], &rec); err != nil {
-				return fmt.Errorf("reading a call record: %w", err)
+			rec, err := decodeRecord(raw[i])
+			if err != nil {
+				return err
 			}
 			out = append(out, rec)
 		}
@@ -297,9 +297,9 @@ func (r *RuntimeDB) Prune(before time.Time) (int, error) {
 		// first. A record's own time decides, not its key's order.
 		var old [][]byte
 		err := b.ForEach(func(k, v []byte) error {
-			var rec Record
-			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("reading a call record: %w", err)
+			rec, err := decodeRecord(v)
+			if err != nil {
+				return err
 			}
 			if rec.Time.Before(before) {
 				old = append(old, bytes.Clone(k))
@@ -321,4 +321,13 @@ func (r *RuntimeDB) Prune(before time.Time) (int, error) {
 		return 0, err
 	}
 	return n, nil
+}
+
+// decodeRecord decodes a stored call record.
+func decodeRecord(v []byte) (Record, error) {
+	var rec Record
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return Record{}, fmt.Errorf("reading a call record: %w", err)
+	}
+	return rec, nil
 }
