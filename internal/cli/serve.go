@@ -71,6 +71,8 @@ Options:
                                "extensible"; ignored with a warning otherwise.
   -session=ID                  stdio only: the session whose state calls
                                read and update (default: a new session).
+                               1 to 128 ASCII letters, digits and
+                               . _ - : @ / + =.
   -lock-timeout=D              How long to wait for an apply's lock on the
                                state before refusing to start (default 0s:
                                refuse at once).
@@ -227,7 +229,8 @@ Options:
                                input: at most 16 MiB, beyond the system's
                                limit on a command line.
   -session=ID                  The session whose state the call reads and
-                               updates (default "default").
+                               updates (default "default"): 1 to 128 ASCII
+                               letters, digits and . _ - : @ / + =.
   -capability-override=SPEC    As for serve: extend:a,b, replace:a,b or
                                inherit, for extensible agents only.
   -timeout=DURATION            Stop the call after DURATION (default: as
