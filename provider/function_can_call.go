@@ -38,7 +38,8 @@ func (f *canCallFunction) Definition(_ context.Context, _ function.DefinitionReq
 			"like the `can_call` function of agentform's `check` blocks. `matrix` is " +
 			"`data.agentform_workspace.matrix` or `agentform_build.capability_matrix`: a list of objects with at " +
 			"least the string attributes `agent`, `tool` and `decision`; other attributes are ignored. An agent " +
-			"or a tool that has no cell in the matrix is an error, so a typo does not read as a denial, and so are a " +
+			"or a tool that has no cell in the matrix is an error, so a typo does not read as a denial, and so are an " +
+			"agent and a tool that have cells but no cell together (a matrix built by hand that leaves cells out), a " +
 			"cell with a null attribute, a decision other than `allow` or `deny` and two cells for the same agent and " +
 			"tool; a tool whose block has `enabled = false` is no column of the matrix.",
 		Parameters: []function.Parameter{
@@ -70,7 +71,7 @@ func (f *canCallFunction) Run(ctx context.Context, req function.RunRequest, resp
 		resp.Error = err
 		return
 	}
-	var agents, tools []string
+	var agents, tools, agentTools []string
 	found := -1
 	for i, c := range cells {
 		if c.Agent == agent && c.Tool == tool {
@@ -82,14 +83,22 @@ func (f *canCallFunction) Run(ctx context.Context, req function.RunRequest, resp
 		}
 		agents = append(agents, c.Agent)
 		tools = append(tools, c.Tool)
+		if c.Agent == agent {
+			agentTools = append(agentTools, c.Tool)
+		}
 	}
 	switch {
 	case found >= 0:
 		resp.Error = resp.Result.Set(ctx, cells[found].Decision == decisionAllow)
 	case !slices.Contains(agents, agent):
 		resp.Error = function.NewArgumentFuncError(1, fmt.Sprintf("There is no agent named %q in the matrix (agents: %s)", agent, nameList(agents)))
-	default:
+	case !slices.Contains(tools, tool):
 		resp.Error = function.NewArgumentFuncError(2, fmt.Sprintf("There is no tool named %q in the matrix (tools: %s); a disabled tool is no column of the matrix", tool, nameList(tools)))
+	default:
+		// Both names are in the matrix, but not together: a matrix built
+		// by hand (or filtered) that leaves cells out. agentform's have a
+		// cell for every agent and enabled tool.
+		resp.Error = function.NewArgumentFuncError(0, fmt.Sprintf("There is no cell for agent %q and tool %q in the matrix (agent %q has cells for: %s); a matrix from agentform has a cell for every agent and enabled tool", agent, tool, agent, nameList(agentTools)))
 	}
 }
 

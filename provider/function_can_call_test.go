@@ -40,6 +40,9 @@ func TestCanCallFunction_Run(t *testing.T) {
 		{name: "other agent", agent: "researcher", tool: "grep", want: true},
 		{name: "unknown agent", agent: "nobody", tool: "grep", err: `There is no agent named "nobody" in the matrix (agents: assistant, researcher)`},
 		{name: "unknown tool", agent: "assistant", tool: "rm", err: `There is no tool named "rm" in the matrix (tools: grep, word_count); a disabled tool is no column of the matrix`},
+		// Both names have cells, but not together: the matrix leaves the
+		// cell out, which says nothing about either name.
+		{name: "missing cell", agent: "researcher", tool: "word_count", err: `There is no cell for agent "researcher" and tool "word_count" in the matrix (agent "researcher" has cells for: grep); a matrix from agentform has a cell for every agent and enabled tool`},
 		{name: "control characters", matrix: hostile, agent: "a\u202e", tool: "t\x1b", err: `There is no tool named "t\x1b" in the matrix (tools: evil\x1b[2K\rok)`},
 		{name: "bidi override", matrix: hostile, agent: "b", tool: "t", err: `There is no agent named "b" in the matrix (agents: a\u202e)`},
 	}
