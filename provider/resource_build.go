@@ -884,8 +884,15 @@ func operationName(op string) string {
 }
 
 // ImportState implements resource.ResourceWithImportState: the import ID
-// is the workspace directory, which must have been applied.
+// is the workspace directory, which must have been applied. An empty or
+// blank ID is refused before anything is read: as a path it would name
+// Terraform's working directory (or a directory of spaces).
 func (r *buildResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if strings.TrimSpace(req.ID) == "" {
+		resp.Diagnostics.AddError("Cannot Import Workspace",
+			fmt.Sprintf("The import ID is the workspace directory to import, and %q names none. Give the directory that holds the *.acl files, absolute or relative to Terraform's working directory (\".\" for that directory itself): terraform import agentform_build.NAME DIR.", req.ID))
+		return
+	}
 	prior, err := readApplied(req.ID)
 	if err == nil && prior.Serial == 0 {
 		err = fmt.Errorf("%s has no agentform state (%s)", req.ID, filepath.Join(req.ID, state.DirName, state.FileName))

@@ -382,6 +382,35 @@ func TestBuildResource_importSpelling(t *testing.T) {
 	})
 }
 
+// TestBuildResource_importBlankID imports with an empty or blank ID from
+// inside an applied workspace: the ID names no directory, so the import
+// is refused, rather than taking Terraform's working directory for it.
+func TestBuildResource_importBlankID(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	applyLikeCLI(t, dir)
+	t.Chdir(dir)
+	s := buildSchema(t)
+	for _, id := range []string{"", " ", "\t\n"} {
+		t.Run(fmt.Sprintf("%q", id), func(t *testing.T) {
+			ctx := t.Context()
+			resp := &fwresource.ImportStateResponse{State: tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}}
+			newPrivate(&resp.Private)
+			newBuildResource().(*buildResource).ImportState(ctx, fwresource.ImportStateRequest{ID: id}, resp)
+			var got []string
+			for _, d := range resp.Diagnostics.Errors() {
+				got = append(got, d.Summary()+": "+d.Detail())
+			}
+			want := fmt.Sprintf("Cannot Import Workspace: The import ID is the workspace directory to import, and %q names none.", id)
+			if len(got) != 1 || !strings.HasPrefix(got[0], want) {
+				t.Fatalf("got:\n%q\nwant:\none error starting %q", got, want)
+			}
+			if !resp.State.Raw.IsNull() {
+				t.Errorf("state after the refused import\ngot:\n%v\nwant:\nnull", resp.State.Raw)
+			}
+		})
+	}
+}
+
 // applyLikeCLI applies dir as "agentform apply -auto-approve" does, with
 // the engine the CLI and the provider share.
 func applyLikeCLI(t *testing.T, dir string) {
