@@ -122,7 +122,10 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"Terraform and the `agentform` CLI share the workspace's state database (`.agentform/state.db`): either can " +
 			"apply, and the other sees the result. Destroying the resource removes the artifacts it recorded (and " +
 			"`out_dir` when that leaves it empty); the state database and the lockfile stay, and the next apply sees the " +
-			"missing artifacts and rebuilds them. Artifacts that a later apply recorded as its build stay: creating the " +
+			"missing artifacts and rebuilds them. A state database removed by hand leaves the resource in place while an " +
+			"artifact it recorded is on disk: the plan shows an update that rebuilds the artifacts and records them in a new " +
+			"state database, and destroying the resource removes them; only with none of them left is the resource gone " +
+			"from Terraform's state. Artifacts that a later apply recorded as its build stay: creating the " +
 			"resource always commits the workspace's state (a history entry, even with nothing to build), so that with " +
 			"`create_before_destroy` the replaced object leaves the new object's artifacts alone; so does a destroy that " +
 			"did not refresh after an `agentform apply`, with a warning.\n\n" +
@@ -598,7 +601,11 @@ func sameArtifacts(ctx context.Context, planned, predicted types.Map) bool {
 // Read implements resource.Resource: it reads what the workspace's state
 // database records and the artifacts on disk, so an artifact changed or
 // removed outside Terraform, or an apply by the CLI, shows in the next
-// plan. A workspace that is gone, or has no state, removes the resource.
+// plan. A workspace that is gone removes the resource. So does one
+// without state (its .agentform/state.db removed) once none of the
+// artifacts the object recorded is on disk; while one is, the object
+// stays with those artifacts and a fingerprint of no build, so that the
+// plan rebuilds and records them again and a destroy removes them.
 func (r *buildResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var m buildModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
@@ -615,9 +622,15 @@ func (r *buildResource) Read(ctx context.Context, req resource.ReadRequest, resp
 		resp.Diagnostics.Append(stateDiagnostic(dir, path.Root("dir"), err))
 		return
 	}
-	if prior.Serial == 0 {
-		resp.State.RemoveResource(ctx)
-		return
+	// What this object owns is what the workspace's state records; with
+	// no state (.agentform/state.db removed), what the object recorded.
+	recorded := appliedArtifacts(prior)
+	stateless := prior.Serial == 0
+	if stateless {
+		recorded = modelArtifacts(ctx, dir, m.Artifacts, &resp.Diagnostics)
+		if resp.Diagnostics.HasError() {
+			return
+		}
 	}
 
 	// Attributes an import leaves null take their defaults; out_dir is
@@ -634,7 +647,7 @@ func (r *buildResource) Read(ctx context.Context, req resource.ReadRequest, resp
 	}
 
 	onDisk := map[string]state.Artifact{}
-	for agent, a := range appliedArtifacts(prior) {
+	for agent, a := range recorded {
 		digest, err := fileDigest(artifactFile(dir, a.Path))
 		if err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("artifacts").AtMapKey(agent), "Cannot Read Artifact",
@@ -645,6 +658,17 @@ func (r *buildResource) Read(ctx context.Context, req resource.ReadRequest, resp
 			continue // removed outside Terraform: the next plan recreates it
 		}
 		onDisk[agent] = state.Artifact{Path: a.Path, SHA256: digest}
+	}
+	if stateless {
+		if len(onDisk) == 0 {
+			// Nothing the object built is left to destroy.
+			resp.State.RemoveResource(ctx)
+			return
+		}
+		resp.Diagnostics.AddAttributeWarning(path.Root("dir"), "Workspace State Missing",
+			fmt.Sprintf("The state database of %s (%s) is gone, but artifacts this resource built are still on disk. "+
+				"The next apply rebuilds every artifact and records the build again; destroying the resource removes them.",
+				dir, filepath.Join(dir, state.DirName, state.FileName)))
 	}
 	m.Artifacts = artifactsValue(ctx, dir, onDisk, &resp.Diagnostics)
 
@@ -660,8 +684,13 @@ func (r *buildResource) Read(ctx context.Context, req resource.ReadRequest, resp
 	}
 	m.Fingerprint = types.StringValue(appliedFingerprint(prior))
 	// An apply by the CLI may have granted or revoked since: the matrix is
-	// read again, like every other attribute.
-	m.CapabilityMatrix = cellsValue(ctx, appliedCells(dir, prior, onDisk, matrixTools(ctx, m.CapabilityMatrix)), &resp.Diagnostics)
+	// read again, like every other attribute. Without state, the rows are
+	// those the artifacts left on disk carry.
+	cells := artifactCells(dir, onDisk)
+	if !stateless {
+		cells = appliedCells(dir, prior, onDisk, matrixTools(ctx, m.CapabilityMatrix))
+	}
+	m.CapabilityMatrix = cellsValue(ctx, cells, &resp.Diagnostics)
 	if m.CapabilityChanges.IsNull() || m.CapabilityChanges.IsUnknown() {
 		m.CapabilityChanges = listValue(ctx, changeType, []changeModel{}, &resp.Diagnostics)
 	}
@@ -985,6 +1014,28 @@ func artifactFile(dir, rel string) string {
 		return filepath.FromSlash(rel)
 	}
 	return filepath.Join(dir, filepath.FromSlash(rel))
+}
+
+// modelArtifacts converts an artifacts attribute back into artifacts
+// recorded relative to dir, as artifactsValue takes them: a path inside
+// dir is made relative again, any other stays as it is.
+func modelArtifacts(ctx context.Context, dir string, v types.Map, diags *diag.Diagnostics) map[string]state.Artifact {
+	out := map[string]state.Artifact{}
+	if v.IsNull() || v.IsUnknown() {
+		return out
+	}
+	var models map[string]artifactModel
+	if diags.Append(v.ElementsAs(ctx, &models, false)...); diags.HasError() {
+		return out
+	}
+	for agent, a := range models {
+		p := a.Path
+		if rel, err := filepath.Rel(dir, p); err == nil && filepath.IsLocal(rel) {
+			p = filepath.ToSlash(rel)
+		}
+		out[agent] = state.Artifact{Path: p, SHA256: a.SHA256}
+	}
+	return out
 }
 
 // recordedOutDir is the artifact directory of the artifacts state records,

@@ -436,6 +436,84 @@ func editFile(t *testing.T, file, old, new string) {
 	}
 }
 
+// removeFiles removes each file, which must exist.
+func removeFiles(t *testing.T, files ...string) {
+	t.Helper()
+	for _, f := range files {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBuildResource_stateRemoved removes the workspace's state database
+// behind Terraform's back. While an artifact the resource recorded is on
+// disk, the resource stays: the plan rebuilds and records the build again,
+// and a destroy removes the artifacts. With none left, the resource is
+// gone and the plan creates it.
+func TestBuildResource_stateRemoved(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	db := filepath.Join(dir, state.DirName, state.FileName)
+	assistant := filepath.Join(dir, "dist", "assistant.agent.tgz")
+	researcher := filepath.Join(dir, "dist", "researcher.agent.tgz")
+	var digest string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: buildConfig(dir, ""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(buildAddr, artifactAttr("assistant", "sha256"), capture(&digest)),
+				},
+			},
+			{
+				// Same inputs, same bytes: only the record is missing.
+				PreConfig: func() { removeFiles(t, db) },
+				Config:    buildConfig(dir, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(buildAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(buildAddr, artifactAttr("assistant", "sha256"), equals(&digest)),
+				}},
+				Check: resource.ComposeTestCheckFunc(checkFilesMatchState(dir), func(*terraform.State) error {
+					if prior, err := readApplied(dir); err != nil || len(appliedArtifacts(prior)) != 2 {
+						return fmt.Errorf("workspace state after apply\ngot:\n%v (error %v)\nwant:\nboth artifacts recorded", prior, err)
+					}
+					return nil
+				}),
+			},
+			{
+				// Nothing the resource recorded is left: it is gone.
+				PreConfig: func() { removeFiles(t, db, assistant, researcher) },
+				Config:    buildConfig(dir, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(buildAddr, plancheck.ResourceActionCreate),
+				}},
+				Check: checkFilesMatchState(dir),
+			},
+			{
+				// Destroyed without state (the TestCase's CheckDestroy only
+				// runs when a resource is left after the steps).
+				PreConfig: func() { removeFiles(t, db) },
+				Config:    buildConfig(dir, ""),
+				Destroy:   true,
+				Check:     checkArtifactsRemoved(dir),
+			},
+		},
+	})
+}
+
+// checkArtifactsRemoved checks that dir's dist, with the artifacts in it,
+// is gone, for a destroy step's Check. (Such a Check makes the step
+// refresh before it plans the destroy.)
+func checkArtifactsRemoved(dir string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if _, err := os.Stat(filepath.Join(dir, "dist")); !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("dist after destroy\ngot:\nerror %v\nwant:\nno such directory", err)
+		}
+		return nil
+	}
+}
+
 // TestBuildResource_cliApply revokes a grant with an apply outside
 // Terraform: refreshing reads the new matrix, the next plan is empty, and
 // destroying removes the artifacts the CLI wrote.
