@@ -119,6 +119,13 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"since the lockfile and, with `lockfile_mode = \"readonly\"`, any lockfile difference are errors. Files an " +
 			"interrupted apply left that no resource in the workspace's state owns (the leftovers `agentform plan` lists) " +
 			"are a warning and alone plan no change: any apply of this resource removes them, as `agentform apply` does.\n\n" +
+			"Those errors, and every other error that keeps the workspace from being planned (a manifest that does not " +
+			"load, say), are errors when the resource is created or replaced. For a resource that exists they are warnings, " +
+			"and the plan shows an update whose apply stops with the error and writes nothing: before `terraform destroy` " +
+			"destroys anything, Terraform plans every resource in a way the provider cannot tell from `terraform plan`, and " +
+			"destroying the resource must not need a workspace that plans. So a broken workspace can still be destroyed, " +
+			"and its artifacts are removed; a data source that reads the same workspace (`agentform_workspace`) still fails " +
+			"on it, so destroy such a configuration with `-refresh=false`.\n\n" +
 			"Terraform and the `agentform` CLI share the workspace's state database (`.agentform/state.db`): either can " +
 			"apply, and the other sees the result. Destroying the resource removes the artifacts it recorded (and " +
 			"`out_dir` when that leaves it empty); the state database and the lockfile stay, and the next apply sees the " +
@@ -263,6 +270,14 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 		return
 	}
 	dir, opts := planned.Dir.ValueString(), planned.options()
+	// A replacement destroys first, which removes every artifact, so the
+	// create that follows rebuilds them all.
+	replacing := prior != nil && (!prior.Dir.Equal(planned.Dir) || !prior.OutDir.Equal(planned.OutDir))
+	// An object kept as it is (no create, no replacement) whose workspace
+	// cannot be planned is planned to fail at apply: see planFailed.
+	failed := func(diags diag.Diagnostics) {
+		planFailed(ctx, &planned, prior != nil && !replacing, diags, resp)
+	}
 	ws := planWorkspace(ctx, dir, opts)
 	if len(planned.Triggers.Elements()) == 0 {
 		for _, d := range ws.diags {
@@ -271,28 +286,31 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 			}
 		}
 	}
-	resp.Diagnostics.Append(engineDiagnostics(ws, path.Root("dir"), nil)...)
-	if resp.Diagnostics.HasError() {
+	diags := engineDiagnostics(ws, path.Root("dir"), nil)
+	if diags.HasError() {
+		failed(diags)
 		return
 	}
+	resp.Diagnostics.Append(diags...)
 	plan := ws.plan
 	resp.Diagnostics.Append(denialWarnings(plan, path.Root("capability_matrix"))...)
 	resp.Diagnostics.Append(driftWarnings(dir, plan, prior == nil)...)
 	resp.Diagnostics.Append(leftoverWarnings(plan)...)
 
-	// A replacement destroys first, which removes every artifact, so the
-	// create that follows rebuilds them all.
-	replacing := prior != nil && (!prior.Dir.Equal(planned.Dir) || !prior.OutDir.Equal(planned.OutDir))
 	arts, err := predictArtifacts(plan, replacing, true)
 	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("dir"), "Cannot Build Artifacts",
+		diags = nil
+		diags.AddAttributeError(path.Root("dir"), "Cannot Build Artifacts",
 			fmt.Sprintf("agentform could not build the artifacts of %s to plan their digests. Run \"agentform plan\" in the workspace for details, fix the cause and plan again.\n\n%s", dir, err))
+		failed(diags)
 		return
 	}
 	lockDigest, err := predictLockDigest(dir, plan, opts)
 	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("lock_sha256"), "Cannot Read Lockfile",
+		diags = nil
+		diags.AddAttributeError(path.Root("lock_sha256"), "Cannot Read Lockfile",
 			fmt.Sprintf("agentform could not read %s. Check its permissions and plan again.\n\n%s", filepath.Join(dir, lockfile.FileName), err))
+		failed(diags)
 		return
 	}
 	// Capability changes are those of the last apply: they stand until
@@ -307,6 +325,45 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &planned)...)
 }
+
+// planFailed reports diags, which hold errors, for a workspace that
+// cannot be planned. For a new object (or a replacement) they are errors,
+// as they would be for "agentform plan".
+//
+// For an object that exists and is kept, they are warnings, and every
+// computed attribute is left unknown: the plan shows an update, and the
+// apply plans the workspace again and stops with the same errors, writing
+// nothing. Errors here would also stop "terraform destroy": before it
+// plans the destroy, Terraform refreshes with a normal plan, which asks
+// this provider to plan the object as if it stayed, and nothing in that
+// request tells it apart from "terraform plan". Destroying the object
+// needs no manifest that plans (Delete removes the artifacts it
+// recorded), so a broken workspace must not keep it from being destroyed.
+func planFailed(ctx context.Context, planned *buildModel, existing bool, diags diag.Diagnostics, resp *resource.ModifyPlanResponse) {
+	if !existing {
+		resp.Diagnostics.Append(diags...)
+		return
+	}
+	for _, d := range diags {
+		if d.Severity() != diag.SeverityError {
+			resp.Diagnostics.Append(d)
+			continue
+		}
+		detail := strings.TrimSpace(d.Detail()) + "\n\n" + applyFailsNote
+		if at, ok := d.(diag.DiagnosticWithPath); ok {
+			resp.Diagnostics.AddAttributeWarning(at.Path(), d.Summary(), detail)
+		} else {
+			resp.Diagnostics.AddWarning(d.Summary(), detail)
+		}
+	}
+	planned.setUnknown()
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, planned)...)
+}
+
+// applyFailsNote ends each error planFailed turns into a warning.
+const applyFailsNote = "Until this is fixed, applying this agentform_build stops with this error and writes nothing. " +
+	"It is a warning only so that \"terraform destroy\" works: Terraform plans every resource before destroying it, " +
+	"in a way the provider cannot tell from \"terraform plan\", and destroying needs no workspace that plans."
 
 // leftoverWarnings warns about the leftovers of an interrupted apply:
 // artifact files it wrote, or meant to remove, that no resource in the

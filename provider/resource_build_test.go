@@ -436,6 +436,87 @@ func editFile(t *testing.T, file, old, new string) {
 	}
 }
 
+// TestBuildResource_destroyBroken breaks the manifest of an applied
+// workspace. Planning the resource warns and plans an update whose apply
+// fails with the error, writing nothing; destroying it works, with the
+// refresh that plans it first, and removes the artifacts.
+func TestBuildResource_destroyBroken(t *testing.T) {
+	for _, tc := range []struct {
+		name, appended string
+		err            *regexp.Regexp
+	}{
+		{name: "syntax error", appended: "\ngarbage {\n", err: regexp.MustCompile(`Unclosed configuration block`)},
+		{name: "failing check", appended: `
+check "researcher_never_shells" {
+  assert {
+    condition     = !can_call("researcher", "grep")
+    error_message = "researcher must never reach the shell"
+  }
+}
+`, err: regexp.MustCompile(`(?s)Check failed.*researcher must never reach the shell`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := fixture(t, "TestBuildResource")
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6ProviderFactories,
+				Steps: []resource.TestStep{
+					{Config: buildConfig(dir, "")},
+					{
+						PreConfig: func() {
+							f, err := os.OpenFile(filepath.Join(dir, "agent.acl"), os.O_APPEND|os.O_WRONLY, 0)
+							if err == nil {
+								_, err = f.WriteString(tc.appended)
+								err = errors.Join(err, f.Close())
+							}
+							if err != nil {
+								t.Fatal(err)
+							}
+						},
+						Config: buildConfig(dir, ""),
+						ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+							plancheck.ExpectResourceAction(buildAddr, plancheck.ResourceActionUpdate),
+							plancheck.ExpectUnknownValue(buildAddr, tfjsonpath.New("fingerprint")),
+						}},
+						ExpectError: tc.err,
+					},
+					{
+						PreConfig: func() {
+							// The failed apply wrote nothing.
+							if prior, err := readApplied(dir); err != nil || prior.Serial != 1 {
+								t.Fatalf("workspace state after the failed apply\ngot:\n%v (error %v)\nwant:\nserial 1, the create's", prior, err)
+							}
+						},
+						Config:  buildConfig(dir, ""),
+						Destroy: true,
+						Check:   checkArtifactsRemoved(dir),
+					},
+				},
+			})
+		})
+	}
+}
+
+// TestBuildResource_brokenWarns plans an existing agentform_build of a
+// workspace that cannot be planned: the engine's error is a warning that
+// says the apply fails, and the same workspace for a new object is an
+// error.
+func TestBuildResource_brokenWarns(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	editFile(t, filepath.Join(dir, "agent.acl"), `check "assistant_never_shells" {`, `garbage {
+check "assistant_never_shells" {`)
+	diags := planDiags(t, dir, nil, true)
+	warnings := diags.Warnings()
+	if diags.HasError() || len(warnings) != 1 || warnings[0].Summary() != "Unclosed configuration block" || !strings.HasSuffix(warnings[0].Detail(), applyFailsNote) {
+		t.Fatalf("update\ngot:\n%v\nwant:\none Unclosed configuration block warning ending %q", diags, applyFailsNote)
+	}
+	if !strings.Contains(warnings[0].Detail(), "agent.acl line ") {
+		t.Errorf("got:\n%s\nwant:\nthe manifest line of the error", warnings[0].Detail())
+	}
+	if errs := planDiags(t, dir, nil, false).Errors(); len(errs) != 1 || errs[0].Summary() != "Unclosed configuration block" {
+		t.Errorf("create\ngot:\n%v\nwant:\none Unclosed configuration block error", errs)
+	}
+}
+
 // removeFiles removes each file, which must exist.
 func removeFiles(t *testing.T, files ...string) {
 	t.Helper()
@@ -1359,9 +1440,14 @@ func TestBuildResource_triggersHint(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			diags := planDiags(t, tc.dir, tc.triggers, tc.update)
-			errs := diags.Errors()
+			// An existing object is planned to fail at apply, with a
+			// warning (planFailed).
+			errs, kind := diags.Errors(), "error"
+			if tc.update {
+				errs, kind = diags.Warnings(), "warning"
+			}
 			if len(errs) != 1 || errs[0].Summary() != tc.summary {
-				t.Fatalf("got:\n%v\nwant:\none %s error", diags, tc.summary)
+				t.Fatalf("got:\n%v\nwant:\none %s %s", diags, tc.summary, kind)
 			}
 			detail := errs[0].Detail()
 			if got := strings.Contains(detail, triggersHint); got != tc.hint {
