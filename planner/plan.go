@@ -266,8 +266,14 @@ type Options struct {
 	// OutDir is where artifacts go (-out-dir), relative to the workspace
 	// unless absolute. "" keeps each agent's artifact where it was applied
 	// (new agents beside the others, else DefaultOutDir); a directory
-	// given moves artifacts that live elsewhere.
+	// given moves artifacts that live elsewhere. A directory the source
+	// of a tool or skill holds, so that its hash would take the artifacts
+	// in, is an error (SummaryOutDirInSource), and so is one state has
+	// the artifacts in when OutDir is "".
 	OutDir string
+	// OutDirName is how the caller's user sets OutDir, for messages:
+	// DefaultOutDirName (the CLI's -out-dir) when empty.
+	OutDirName string
 	// EncodeLock encodes the lockfile (LockBytes, LockDigest) in the
 	// background as soon as it is known, while the rest of the plan is
 	// computed: apply writes it, and every artifact waits for its digest.
@@ -304,6 +310,7 @@ func New(ctx context.Context, cfg *manifest.Config, opts Options) *Plan {
 		p.Session.Changes = capabilityChanges(asConfigured, reachableByAgent(p.Agents, p.matrix))
 	}
 	p.diffState(cfg, opts.Resolution, opts.Applied, asConfigured)
+	p.checkOutDirs(cfg, opts.OutDirName)
 	p.Checks = p.evaluateChecks(cfg)
 	p.Applyable = !p.Diagnostics.HasErrors() && p.Session == nil
 	return p

@@ -43,6 +43,9 @@ func engineDiagnostics(ws *workspacePlan, at path.Path, warn func(*hcl.Diagnosti
 		if d.Summary == summaryNoManifest {
 			detail = strings.Replace(detail, cliNoManifestAdvice, providerNoManifestAdvice, 1)
 		}
+		if d.Summary == planner.SummaryOutDirInSource && ws.outDirSet {
+			where = path.Root(outDirAttr)
+		}
 		detail = render.Printable(red.Scrub(detail))
 		if loc := location(ws, d.Subject, red); loc != "" {
 			detail = strings.TrimSpace(detail) + "\n\n" + loc

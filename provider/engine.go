@@ -58,10 +58,17 @@ type engineOptions struct {
 	operation string
 }
 
+// outDirAttr is agentform_build's attribute for engineOptions.outDir.
+const outDirAttr = "out_dir"
+
 // workspacePlan is one workspace loaded and planned.
 type workspacePlan struct {
 	dir string
-	cfg *manifest.Config
+	// outDirSet says the caller gave an artifact directory
+	// (engineOptions.outDir): agentform_build's out_dir, where a problem
+	// with it belongs.
+	outDirSet bool
+	cfg       *manifest.Config
 	// plan is nil when the manifest, the lockfile or the state could not
 	// be read; diags then say why.
 	plan *planner.Plan
@@ -77,7 +84,7 @@ type workspacePlan struct {
 // database's shared lock only while reading it. It writes nothing in the
 // workspace besides the resolve cache (.agentform/cache).
 func planWorkspace(ctx context.Context, dir string, opts engineOptions) *workspacePlan {
-	ws := &workspacePlan{dir: dir}
+	ws := &workspacePlan{dir: dir, outDirSet: opts.outDir != ""}
 	ws.cfg, ws.diags = manifest.Load(dir)
 	if ws.diags.HasErrors() {
 		return ws
@@ -115,7 +122,7 @@ type applyResult struct {
 // anything is written; when it returns a mismatch or an error, nothing is
 // applied, and res.mismatch or ws.failure says why.
 func applyWorkspace(ctx context.Context, dir, outDir string, opts engineOptions, verify func(*planner.Plan) (string, error)) *applyResult {
-	res := &applyResult{workspacePlan: &workspacePlan{dir: dir}}
+	res := &applyResult{workspacePlan: &workspacePlan{dir: dir, outDirSet: opts.outDir != ""}}
 	ws := res.workspacePlan
 	ws.cfg, ws.diags = manifest.Load(dir)
 	if ws.diags.HasErrors() {
@@ -205,7 +212,7 @@ func (ws *workspacePlan) resolveAndPlan(ctx context.Context, opts engineOptions,
 		}
 		return nil
 	}
-	plan := planner.New(ctx, ws.cfg, planner.Options{Resolution: resolution, Lock: lock, LockReadonly: opts.lockReadonly, Applied: prior, OutDir: opts.outDir})
+	plan := planner.New(ctx, ws.cfg, planner.Options{Resolution: resolution, Lock: lock, LockReadonly: opts.lockReadonly, Applied: prior, OutDir: opts.outDir, OutDirName: outDirAttr})
 	ws.diags = append(ws.diags, plan.Diagnostics...)
 	return plan
 }

@@ -313,6 +313,12 @@ func TestBuildResource_errors(t *testing.T) {
 				Config:      buildConfig(workspace(t, "unlocked"), `lockfile_mode = "sometimes"`),
 				ExpectError: regexp.MustCompile(`must be "update" or "readonly"`),
 			},
+			{
+				// Inside a package the plan hashes: on out_dir, in its
+				// name rather than the CLI's flag.
+				Config:      buildConfig(fixture(t, "TestBuildResource"), `out_dir = "tools/word_count/out"`),
+				ExpectError: regexp.MustCompile(`(?s)Artifact directory inside a source.*\d+:\s+out_dir = "tools/word_count/out"\s+The artifact directory\s+"tools/word_count/out" \(out_dir\) is inside the source\s+of tool.word_count`),
+			},
 		},
 	})
 }

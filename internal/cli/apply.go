@@ -61,6 +61,8 @@ Options:
                        (dist for the first apply); a new directory moves
                        them. A saved plan applies to the directory it was
                        planned with; -out-dir with one must be the same.
+                       A directory inside the source of a tool or skill
+                       (which agentform hashes) is an error.
   -refresh=false       Contact no MCP server or A2A agent.
   -resolve-timeout=D   Timeout for each remote operation (default 10s).
   -no-color            Disable colour.

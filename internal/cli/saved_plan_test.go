@@ -239,3 +239,33 @@ func TestApplyOutDirThroughLink(t *testing.T) {
 		t.Errorf("artifacts in dist/ after -out-dir=%s\ngot:  %d\nwant: %d, all kept", abs, len(got), len(before))
 	}
 }
+
+// TestOutDirInSource checks that plan and apply refuse an -out-dir inside
+// a skill's directory, which the skill's hash would take the artifacts
+// into, however it is spelled, and name the flag and the block; nothing
+// is written.
+func TestOutDirInSource(t *testing.T) {
+	dir := savedPlanWorkspace(t)
+	if err := os.Symlink(filepath.Join("skills", "greeting"), filepath.Join(dir, "link")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	for _, outDir := range []string{"skills/greeting/out", "./tools/../skills/greeting/out", "link/out", filepath.Join(dir, "skills", "greeting")} {
+		want := `The artifact directory "` + outDir + `" (-out-dir) is inside the source of skill.greeting ("./skills/greeting")`
+		for _, cmd := range [][]string{{"plan", "-no-color"}, {"apply", "-auto-approve", "-no-color"}} {
+			args := append([]string{"-chdir=" + dir}, append(cmd, "-out-dir="+outDir)...)
+			code, stdout, stderr := run(t, "", args...)
+			if code != ExitError || !strings.Contains(stderr, "Artifact directory inside a source") || !strings.Contains(stderr, want) {
+				t.Errorf("%s -out-dir=%s\ngot:  exit %d\n%s%s\nwant: exit 1 and an error containing %q", cmd[0], outDir, code, stdout, stderr, want)
+			}
+		}
+	}
+	if got, _ := filepath.Glob(filepath.Join(dir, "skills", "greeting", "*", "*.agent.tgz")); len(got) != 0 {
+		t.Errorf("artifacts in the skill\ngot:  %v\nwant: none", got)
+	}
+	// Inside the skill's dist, which its hash leaves out, converges.
+	for i := range 2 {
+		if code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color", "-out-dir=skills/greeting/dist"); code != ExitOK || i == 1 && !strings.Contains(stdout, "No changes") {
+			t.Fatalf("apply %d -out-dir=skills/greeting/dist\ngot:  exit %d\n%s%s\nwant: applied, then no changes", i+1, code, stdout, stderr)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -153,6 +154,27 @@ func hashFiles(dir string, files []string) (string, error) {
 		}
 		return f, nil
 	})
+}
+
+// InPackage reports whether the package hash of the directory pkg
+// (HashPackage) covers files written to dir: dir is pkg or inside it, and
+// no directory on the way down from pkg is one the hash leaves out
+// (BuildOutputDirs). Both must be clean absolute paths with symbolic links
+// resolved.
+func InPackage(pkg, dir string) bool {
+	if !within(pkg, dir) {
+		return false
+	}
+	rel, _ := filepath.Rel(pkg, dir)
+	if rel == "." {
+		return true
+	}
+	for _, name := range strings.Split(rel, string(filepath.Separator)) {
+		if slices.Contains(BuildOutputDirs, name) {
+			return false
+		}
+	}
+	return true
 }
 
 // within reports whether path is root or inside it. Both must be clean

@@ -1,0 +1,47 @@
+package resolve
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestInPackage writes a file into directories inside and beside a
+// package: InPackage must say whether that changes the package's hash.
+func TestInPackage(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := filepath.Join(root, "pkg")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pkg, "package.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"pkg", "pkg/out", "pkg/a/b", "pkg/dist", "pkg/dist/x", "pkg/a/node_modules/b", "pkg/distant", "pkg-out", "other"} {
+		t.Run(rel, func(t *testing.T) {
+			dir := filepath.Join(root, filepath.FromSlash(rel))
+			before, err := HashPackage(pkg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(dir, "agent.tgz")
+			if err := os.WriteFile(file, []byte(rel), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(file)
+			after, err := HashPackage(pkg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := InPackage(pkg, dir), before != after; got != want {
+				t.Errorf("InPackage(%s)\ngot:\n%v\nwant:\n%v (whether writing there changes the hash)", rel, got, want)
+			}
+		})
+	}
+}

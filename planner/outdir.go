@@ -1,0 +1,157 @@
+package planner
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/resolve"
+)
+
+// SummaryOutDirInSource is the summary of the error for an artifact
+// directory inside the source directory of a tool or skill. It has no
+// location in the manifest: the directory comes from Options.OutDir (a
+// flag, a provider attribute) or from state.
+const SummaryOutDirInSource = "Artifact directory inside a source"
+
+// DefaultOutDirName is how messages name Options.OutDir when
+// Options.OutDirName is empty: the CLI's flag.
+const DefaultOutDirName = "-out-dir"
+
+// hashedSource is the source directory of a tool or skill block whose
+// files the plan hashes (resolve.HashPackage): a javascript or python
+// package, a skill directory.
+type hashedSource struct {
+	block string // "tool.word_count", "skill.research"
+	value string // the source argument as written
+	real  string // absolute, symbolic links resolved
+}
+
+// hashedSources lists the source directories the plan hashes, resolved
+// as resolution resolves them (resolve.SourceDir): relative to the
+// workspace ws, symbolic links followed. A source that cannot be resolved
+// is resolution's error, and is left out. Disabled tools are not
+// resolved, so not hashed.
+func hashedSources(cfg *manifest.Config, ws string) []hashedSource {
+	var out []hashedSource
+	add := func(block string, src manifest.String) {
+		p := src.Value
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(ws, p)
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			out = append(out, hashedSource{block: block, value: src.Value, real: real})
+		}
+	}
+	for _, t := range cfg.Tools {
+		if t.Enabled.Known() && !t.Enabled.Value {
+			continue
+		}
+		switch {
+		case t.JavaScript != nil:
+			add("tool."+t.Name, t.JavaScript.Source)
+		case t.Python != nil:
+			add("tool."+t.Name, t.Python.Source)
+		}
+	}
+	for _, s := range cfg.Skills {
+		if !s.Inline() {
+			add("skill."+s.Name, s.Source)
+		}
+	}
+	return out
+}
+
+// realDir resolves the symbolic links of dir, an absolute and clean path
+// that may not exist yet (an artifact directory apply will create): those
+// of its longest existing ancestor, with the rest joined on. It resolves
+// as writing to the lexically cleaned path does, the way apply writes.
+func realDir(dir string) string {
+	var rest []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...)
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+		rest = append([]string{filepath.Base(d)}, rest...)
+	}
+}
+
+// checkOutDirs refuses an artifact directory that is, or is inside, a
+// source directory the plan hashes (hashedSources), unless the hash leaves
+// it out (resolve.InPackage): each apply would write artifacts into the
+// source, change its hash and so the next plan, which would never be
+// empty, and each artifact would carry the ones before it. name is how
+// the caller's user sets outDir (DefaultOutDirName, or a provider's
+// attribute).
+func (p *Plan) checkOutDirs(cfg *manifest.Config, name string) {
+	ws, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return
+	}
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = real
+	}
+	sources := hashedSources(cfg, ws)
+	if len(sources) == 0 {
+		return
+	}
+	if name == "" {
+		name = DefaultOutDirName
+	}
+	// Each directory the plan writes artifacts to, with what puts them
+	// there: the -out-dir given, else where state has them.
+	type target struct {
+		shown string // as written
+		agent string // "" for the -out-dir given
+	}
+	targets := map[string]target{}
+	if p.outDir != "" {
+		targets[filepath.Clean(p.outDir)] = target{shown: p.outDir}
+	} else {
+		for _, a := range cfg.Agents {
+			d := filepath.Dir(filepath.FromSlash(p.ArtifactPath(a.Name)))
+			if _, ok := targets[d]; !ok {
+				targets[d] = target{shown: filepath.ToSlash(d), agent: a.Name}
+			}
+		}
+	}
+	dirs := make([]string, 0, len(targets))
+	for d := range targets {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		abs := d
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(ws, abs)
+		}
+		real := realDir(abs)
+		for _, src := range sources {
+			if !resolve.InPackage(src.real, real) {
+				continue
+			}
+			t := targets[d]
+			where := fmt.Sprintf("The artifact directory %q (%s)", t.shown, name)
+			advice := fmt.Sprintf("Choose a directory outside the source of every tool and skill, such as %q.", DefaultOutDir)
+			if t.agent != "" {
+				where = fmt.Sprintf("The artifacts of agent.%s are in %q, where an earlier apply put them: that directory", t.agent, t.shown)
+				advice = fmt.Sprintf("Apply with %s set to a directory outside the source of every tool and skill, such as %q, to move them there.", name, DefaultOutDir)
+			}
+			p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  SummaryOutDirInSource,
+				Detail: fmt.Sprintf("%s is inside the source of %s (%q), whose files agentform hashes: %s is inside %s. "+
+					"Every apply would write artifacts into %s and so change it, no plan would ever be empty, and each artifact "+
+					"would hold the ones before it. %s",
+					where, src.block, src.value, real, src.real, src.block, advice),
+			})
+			break
+		}
+	}
+}
