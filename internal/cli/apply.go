@@ -74,7 +74,7 @@ Options:
 func (c *ApplyCommand) Run(args []string) int {
 	fs := c.flagSet("apply")
 	autoApprove := fs.Bool("auto-approve", false, "skip confirmation")
-	lockTimeout := fs.Duration("lock-timeout", 0, "state lock timeout")
+	lockTimeout := lockTimeoutVar(fs)
 	outDir := fs.String("out-dir", "", "artifact directory")
 	var rf resolveFlags
 	c.addResolveFlags(fs, &rf)

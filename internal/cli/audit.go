@@ -88,7 +88,7 @@ func (c *AuditCommand) Run(args []string) int {
 	showWaived := fs.Bool("show-waived", false, "list waived findings")
 	against := fs.String("against", "", "gate against state")
 	baseline := fs.String("baseline", "", "gate against a previous report")
-	lockTimeout := fs.Duration("lock-timeout", 0, "state lock timeout")
+	lockTimeout := lockTimeoutVar(fs)
 	var rf resolveFlags
 	c.addResolveFlags(fs, &rf)
 	if !c.parseFlags(fs, args, c.Help()) {

@@ -892,3 +892,36 @@ check "c" {
 		})
 	}
 }
+
+// TestTimeoutFlags checks the checks -resolve-timeout and -lock-timeout
+// share with the provider's resolve_timeout and lock_timeout: a
+// resolution timeout must be positive, a lock timeout must not be
+// negative (0 fails at once).
+func TestTimeoutFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string // "" for accepted
+	}{
+		{args: []string{"plan", "-resolve-timeout=0s"}, want: "Error: -resolve-timeout must be positive."},
+		{args: []string{"plan", "-resolve-timeout=-1s"}, want: "Error: -resolve-timeout must be positive."},
+		{args: []string{"plan", "-lock-timeout=-1s"}, want: `invalid value "-1s" for flag -lock-timeout: must not be negative`},
+		{args: []string{"apply", "-lock-timeout=-5m"}, want: `invalid value "-5m" for flag -lock-timeout: must not be negative`},
+		{args: []string{"show", "-lock-timeout=soon"}, want: `invalid value "soon" for flag -lock-timeout: parse error`},
+		{args: []string{"plan", "-lock-timeout=0s"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, tc.args...)...)
+			if tc.want == "" {
+				// Accepted: what fails is the empty workspace.
+				if strings.Contains(stderr, "-lock-timeout") || strings.Contains(stderr, "-resolve-timeout") {
+					t.Errorf("got:\n%s%s\nwant:\nthe flag accepted", stdout, stderr)
+				}
+				return
+			}
+			if code != ExitError || !strings.Contains(stderr, tc.want) {
+				t.Errorf("got:\nexit %d\n%s%s\nwant:\nexit 1 and %q", code, stdout, stderr, tc.want)
+			}
+		})
+	}
+}

@@ -48,7 +48,7 @@ Options:
 func (c *GraphCommand) Run(args []string) int {
 	fs := c.flagSet("graph")
 	denied := fs.Bool("denied", true, "draw denied edges")
-	lockTimeout := fs.Duration("lock-timeout", 0, "state lock timeout")
+	lockTimeout := lockTimeoutVar(fs)
 	var rf resolveFlags
 	c.addResolveFlags(fs, &rf)
 	if !c.parseFlags(fs, args, c.Help()) {

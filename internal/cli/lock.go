@@ -60,7 +60,7 @@ Options:
 func (c *LockCommand) Run(args []string) int {
 	fs := c.flagSet("lock")
 	upgrade := fs.Bool("upgrade", false, "accept remote changes")
-	lockTimeout := fs.Duration("lock-timeout", 0, "state lock timeout")
+	lockTimeout := lockTimeoutVar(fs)
 	var rf resolveFlags
 	fs.BoolVar(&rf.refresh, "refresh", true, "contact remote servers")
 	fs.DurationVar(&rf.timeout, "resolve-timeout", resolve.DefaultTimeout, "timeout")

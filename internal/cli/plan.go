@@ -96,7 +96,7 @@ func (c *PlanCommand) Run(args []string) int {
 	matrix := fs.String("matrix", "auto", "matrix mode")
 	out := fs.String("out", "", "save the plan")
 	outDir := fs.String("out-dir", "", "artifact directory")
-	lockTimeout := fs.Duration("lock-timeout", 0, "state lock timeout")
+	lockTimeout := lockTimeoutVar(fs)
 	if !c.parseFlags(fs, args, c.Help()) {
 		return ExitError
 	}

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/internal/state"
 	"github.com/agentform/agentform/lockfile"
 )
 
@@ -38,9 +41,36 @@ func (rf *resolveFlags) validate() error {
 	if rf.lockMode != "update" && rf.lockMode != "readonly" {
 		return fmt.Errorf("-lockfile must be update or readonly, not %q", rf.lockMode)
 	}
-	if rf.timeout <= 0 {
-		return fmt.Errorf("-resolve-timeout must be positive")
+	if err := resolve.CheckTimeout(rf.timeout); err != nil {
+		return fmt.Errorf("-resolve-timeout %w", err)
 	}
+	return nil
+}
+
+// lockTimeoutVar defines -lock-timeout on fs: a duration, as flag.Duration
+// reads it, that state.CheckLockTimeout accepts; the flag package reports
+// one it refuses as an invalid value.
+func lockTimeoutVar(fs *flag.FlagSet) *time.Duration {
+	d := new(time.Duration)
+	fs.Var((*lockTimeout)(d), "lock-timeout", "state lock timeout")
+	return d
+}
+
+// lockTimeout is the flag.Value of -lock-timeout.
+type lockTimeout time.Duration
+
+func (v *lockTimeout) String() string { return time.Duration(*v).String() }
+
+func (v *lockTimeout) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		// What flag.Duration says.
+		return errors.New("parse error")
+	}
+	if err := state.CheckLockTimeout(d); err != nil {
+		return err
+	}
+	*v = lockTimeout(d)
 	return nil
 }
 

@@ -39,7 +39,7 @@ Options:
 func (c *ShowCommand) Run(args []string) int {
 	fs := c.flagSet("show")
 	jsonOut := fs.Bool("json", false, "JSON output")
-	timeout := fs.Duration("lock-timeout", 0, "state lock timeout")
+	timeout := lockTimeoutVar(fs)
 	if !c.parseFlagsAnywhere(fs, args, c.Help()) {
 		return ExitError
 	}

@@ -114,7 +114,7 @@ func (c *StateCommand) Run(args []string) int {
 	}
 	// Each subcommand takes only its own options: -json is show's.
 	fs := c.flagSet("state " + sub)
-	timeout := fs.Duration("lock-timeout", 0, "lock timeout")
+	timeout := lockTimeoutVar(fs)
 	var jsonOut *bool
 	if sub == "show" {
 		jsonOut = fs.Bool("json", false, "JSON output")

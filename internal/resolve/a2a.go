@@ -332,8 +332,8 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 					t.Name, where(path), reasonOf(err)),
 				Subject: rng.Ptr()})
 		case errors.Is(err, context.DeadlineExceeded) && reached.Load():
-			detail := fmt.Sprintf("The agent behind tool %q accepted the request for %s but sent no answer within %s. Check that url is the agent's base URL and that the agent is healthy, or raise -resolve-timeout.",
-				t.Name, where(path), timeout)
+			detail := fmt.Sprintf("The agent behind tool %q accepted the request for %s but sent no answer within %s. Check that url is the agent's base URL and that the agent is healthy, or %s.",
+				t.Name, where(path), timeout, req.raiseTimeout())
 			if len(missing) > 0 {
 				detail += " " + missingEnvDetail(missing)
 			}

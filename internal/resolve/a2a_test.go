@@ -768,14 +768,16 @@ func TestResolveA2ATimeout(t *testing.T) {
 	t.Run("silent agent", func(t *testing.T) {
 		req := a2aRequest(t, fmt.Sprintf("url = %q", srv.URL), nil)
 		req.Timeout = 200 * time.Millisecond
+		// The caller's name for the timeout (the provider's attribute).
+		req.TimeoutName = "the provider's resolve_timeout"
 		start := time.Now()
 		res, diags := ResolveA2A(context.Background(), req)
 		if elapsed := time.Since(start); elapsed > 3*time.Second {
 			t.Errorf("elapsed:\ngot:  %s\nwant: about %s", elapsed, req.Timeout)
 		}
 		d := oneDiag(t, diags, hcl.DiagError, "A2A agent did not answer", req.Tool.A2A.URL.Range)
-		if !strings.Contains(d.Detail, "/.well-known/agent-card.json but sent no answer within 200ms") {
-			t.Errorf("detail:\ngot:  %s\nwant: says no answer within 200ms", d.Detail)
+		if !strings.Contains(d.Detail, "/.well-known/agent-card.json but sent no answer within 200ms") || !strings.Contains(d.Detail, "or raise the provider's resolve_timeout.") {
+			t.Errorf("detail:\ngot:  %s\nwant: says no answer within 200ms, and to raise the provider's resolve_timeout", d.Detail)
 		}
 		if res != nil {
 			t.Errorf("resolved %+v, want nothing", res)

@@ -1294,11 +1294,11 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 		// The SDK tries again after a stream that gave an event id broke
 		// off, until the time is up.
 		return mcpFailure{summary: "MCP server broke off its answer",
-			detail:  fmt.Sprintf("%s broke off an answer it had started and did not take the request again within %s. Check that the server is healthy, or raise the timeout.", what, timeout),
+			detail:  fmt.Sprintf("%s broke off an answer it had started and did not take the request again within %s. Check that the server is healthy, or %s.", what, timeout, s.req.raiseTimeout()),
 			subject: subject}
 	}
 	if opCtx.Err() != nil {
-		detail := fmt.Sprintf("%s did not answer initialize and tools/list within %s, so agentform stopped it. Check that it is an MCP server speaking the %s transport, or raise the timeout.", what, timeout, s.transport)
+		detail := fmt.Sprintf("%s did not answer initialize and tools/list within %s, so agentform stopped it. Check that it is an MCP server speaking the %s transport, or %s.", what, timeout, s.transport, s.req.raiseTimeout())
 		if s.transport == manifest.TransportStdio {
 			detail += s.stderrNote()
 		}

@@ -551,8 +551,8 @@ expose = ["tool1"]`, "", map[string]string{"MCPTEST_KEY": "k3y-value-unexposed"}
 		res, diags := ResolveMCP(context.Background(), req)
 		elapsed := time.Since(start)
 		d := mcpDiag(t, diags, "MCP server did not answer")
-		if d.Severity != hcl.DiagError || !strings.Contains(d.Detail, "1s") {
-			t.Errorf("hang diagnostic\ngot:  %v %s\nwant: an error naming the 1s timeout", d.Severity, d.Detail)
+		if d.Severity != hcl.DiagError || !strings.Contains(d.Detail, "1s") || !strings.Contains(d.Detail, "or raise -resolve-timeout.") {
+			t.Errorf("hang diagnostic\ngot:  %v %s\nwant: an error naming the 1s timeout and the flag that sets it", d.Severity, d.Detail)
 		}
 		mcpSameRange(t, "hang error", d.Subject, req.Tool.MCP.Command.Range)
 		if !res.Unresolved {

@@ -280,7 +280,7 @@ func runPythonReader(ctx context.Context, req Request, dir string, pyFiles []str
 	case ctx.Err() != nil:
 		return fail("Reading python tool cancelled", "Reading the tool in %q was cancelled: %s.", py.Source.Value, ctx.Err())
 	case runCtx.Err() != nil:
-		return fail("Reading python tool timed out", "python3 did not finish reading the tool in %q within %s. Large packages take longer: raise the timeout, or move files that are not part of the tool out of the package.", py.Source.Value, timeout)
+		return fail("Reading python tool timed out", "python3 did not finish reading the tool in %q within %s. Large packages take longer: %s, or move files that are not part of the tool out of the package.", py.Source.Value, timeout, req.raiseTimeout())
 	case runErr != nil:
 		return fail("Cannot read python tool", "Running %s to read the tool in %q failed: %s.%s", python, py.Source.Value, runErr, stderrTail(stderr.Bytes()))
 	}

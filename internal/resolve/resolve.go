@@ -8,6 +8,7 @@ package resolve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -20,6 +21,22 @@ import (
 // DefaultTimeout bounds each remote operation (an MCP session, an A2A card
 // fetch) and each embedded evaluation.
 const DefaultTimeout = 10 * time.Second
+
+// DefaultTimeoutName is how a diagnostic's advice names the setting of
+// the timeout when Options.TimeoutName is empty: the CLI's flag.
+const DefaultTimeoutName = "-resolve-timeout"
+
+// CheckTimeout returns an error, to follow the setting's name ("must be
+// positive"), when d cannot be a timeout for resolution: Options.Timeout
+// takes 0 for DefaultTimeout, so a setting that means "no time" must be
+// refused where it is read, by the CLI's -resolve-timeout and the
+// provider's resolve_timeout alike.
+func CheckTimeout(d time.Duration) error {
+	if d <= 0 {
+		return errors.New("must be positive")
+	}
+	return nil
+}
 
 // Request is what a kind resolver gets for one tool block.
 type Request struct {
@@ -35,6 +52,9 @@ type Request struct {
 	Env func(name string) (string, bool)
 	// Timeout bounds each remote operation.
 	Timeout time.Duration
+	// TimeoutName names the setting of Timeout in advice
+	// (Options.TimeoutName).
+	TimeoutName string
 	// Locked is this block's current lock entry, or nil.
 	Locked *lockfile.Tool
 	// Refresh is false under -refresh=false: no remote contact; remote
@@ -50,6 +70,15 @@ type Request struct {
 	// dirsReal says Dir and Root have their symbolic links resolved
 	// already (Run does), which spares every tool resolving them again.
 	dirsReal bool
+}
+
+// raiseTimeout is the advice to give remote operations more time, naming
+// the setting (TimeoutName): "raise -resolve-timeout".
+func (r Request) raiseTimeout() string {
+	if r.TimeoutName == "" {
+		return "raise " + DefaultTimeoutName
+	}
+	return "raise " + r.TimeoutName
 }
 
 // Resolved is what resolving one tool block produced.

@@ -23,6 +23,10 @@ type Options struct {
 	Env func(name string) (string, bool)
 	// Timeout bounds each remote operation; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// TimeoutName is how the caller's user sets Timeout, for the advice
+	// of a diagnostic about a timeout ("raise -resolve-timeout"):
+	// DefaultTimeoutName when empty.
+	TimeoutName string
 	// Refresh is false under -refresh=false: no remote contact.
 	Refresh bool
 	// LockReadonly is set under -lockfile=readonly: what the lockfile
@@ -113,7 +117,7 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 		if !ok {
 			continue
 		}
-		req := Request{Config: cfg, Tool: t, Dir: dir, Root: root, Env: env, Timeout: timeout,
+		req := Request{Config: cfg, Tool: t, Dir: dir, Root: root, Env: env, Timeout: timeout, TimeoutName: opts.TimeoutName,
 			Locked: lock.Tools[t.Name], Refresh: opts.Refresh, LockReadonly: opts.LockReadonly, Cache: opts.Cache, dirsReal: true}
 		if t.Kind == manifest.KindJavaScript {
 			// Javascript blocks are bundled together, below.

@@ -39,12 +39,24 @@ type Options struct {
 	// A read-only DB refuses Commit and Remove with ErrReadOnly.
 	ReadOnly bool
 	// LockTimeout is how long to wait for the lock; 0 fails at once if another
-	// process holds it.
+	// process holds it. A setting that gives it is checked with
+	// CheckLockTimeout.
 	LockTimeout time.Duration
 	// Operation ("apply", "state rm", ...) and Version (agentform version) are
 	// recorded in the lock info of a writer, and are the defaults of the
 	// history entries it writes.
 	Operation, Version string
+}
+
+// CheckLockTimeout returns an error, to follow the setting's name ("must
+// not be negative"), when d cannot be Options.LockTimeout as a user means
+// it: 0 fails at once, and a negative wait is a mistake that would do the
+// same. The CLI's -lock-timeout and the provider's lock_timeout share it.
+func CheckLockTimeout(d time.Duration) error {
+	if d < 0 {
+		return errors.New("must not be negative")
+	}
+	return nil
 }
 
 // DB is an open state database. Its methods are safe for concurrent use by

@@ -52,11 +52,11 @@ type LockError struct {
 	// recorded none: a reader (plan) holding the shared lock, or a writer
 	// between taking the lock and recording its info.
 	Info *LockInfo
+	// Waited is how long Open waited for the lock (Options.LockTimeout):
+	// 0 when it failed at once.
+	Waited time.Duration
 	// Err is bbolt's timeout error.
 	Err error
-	// Waited is how long Open waited for the lock (Options.LockTimeout);
-	// 0 when it gave up at once.
-	Waited time.Duration
 }
 
 // Error describes the lock and its holder on one line, and how long Open

@@ -33,10 +33,12 @@ func TestLockContention(t *testing.T) {
 		holder   string // helper mode of the child holding the state
 		readOnly bool   // how this process opens
 		wantInfo bool   // whether the LockError names the holder
+		timeout  time.Duration
 	}{
-		{"writer blocks writer", "writer", false, true},
-		{"writer blocks reader", "writer", true, true},
-		{"reader blocks writer", "reader", false, false},
+		{"writer blocks writer", "writer", false, true, 0},
+		{"writer blocks reader", "writer", true, true, 0},
+		{"reader blocks writer", "reader", false, false, 0},
+		{"writer blocks writer that waits", "writer", false, true, 100 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,7 +46,7 @@ func TestLockContention(t *testing.T) {
 			c := startChild(t, tt.holder, ws)
 			c.next(t, "ready")
 
-			db, err := state.Open(ws, state.Options{ReadOnly: tt.readOnly, Operation: "apply"})
+			db, err := state.Open(ws, state.Options{ReadOnly: tt.readOnly, LockTimeout: tt.timeout, Operation: "apply"})
 			if db != nil {
 				_ = db.Close()
 			}
@@ -54,6 +56,9 @@ func TestLockContention(t *testing.T) {
 			var le *state.LockError
 			if !errors.As(err, &le) {
 				t.Fatalf("error type\ngot:  %T\nwant: *state.LockError", err)
+			}
+			if le.Waited != tt.timeout {
+				t.Errorf("waited\ngot:  %s\nwant: %s", le.Waited, tt.timeout)
 			}
 			if !tt.wantInfo {
 				if le.Info != nil {
