@@ -14,14 +14,26 @@ import (
 	"github.com/agentform/agentform/planner"
 )
 
-var _ datasource.DataSource = (*workspaceDataSource)(nil)
+var (
+	_ datasource.DataSource              = (*workspaceDataSource)(nil)
+	_ datasource.DataSourceWithConfigure = (*workspaceDataSource)(nil)
+)
 
 // workspaceDataSource is data "agentform_workspace": a workspace planned
 // without applying it, as "agentform plan" shows it; like the CLI's plan,
 // it writes the workspace's resolution cache and nothing else.
-type workspaceDataSource struct{}
+type workspaceDataSource struct {
+	// settings are the provider's (Configure); nil for the defaults.
+	settings *settings
+}
 
 func newWorkspaceDataSource() datasource.DataSource { return &workspaceDataSource{} }
+
+// Configure implements datasource.DataSourceWithConfigure: it takes the
+// provider's settings.
+func (d *workspaceDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.settings = configuredSettings(req.ProviderData, &resp.Diagnostics)
+}
 
 // workspaceModel is the data source's configuration and result.
 type workspaceModel struct {
@@ -156,7 +168,7 @@ func (d *workspaceDataSource) Read(ctx context.Context, req datasource.ReadReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ws := planWorkspace(ctx, dir.ValueString(), engineOptions{refresh: true})
+	ws := planWorkspace(ctx, dir.ValueString(), engineOptions{refresh: true, settings: d.settings})
 	// Reading changes nothing, so a remote definition that moved since the
 	// lockfile is worth a warning here; agentform_build makes it an error.
 	resp.Diagnostics.Append(engineDiagnostics(ws, path.Root("dir"), isDrift(ws.plan))...)

@@ -32,9 +32,51 @@ import (
 // and one lockfile per workspace.
 
 // stateLockTimeout is how long the engine waits for the workspace's state
-// lock: long enough to queue behind a concurrent agentform command or a
-// second resource on the same workspace, short enough to fail clearly.
+// lock unless the provider's lock_timeout says otherwise: long enough to
+// queue behind a concurrent agentform command or a second resource on the
+// same workspace, short enough to fail clearly.
 const stateLockTimeout = 30 * time.Second
+
+// settings are the provider's configuration (agentformProvider.Configure),
+// which every resource and data source gets: how long the engine waits. A
+// nil *settings (an object not configured, as in unit tests) gives the
+// defaults.
+type settings struct {
+	// resolveTimeout bounds each remote operation of resolution
+	// (resolve_timeout).
+	resolveTimeout time.Duration
+	// lockTimeout is how long to wait for the workspace's state lock
+	// (lock_timeout); 0 fails at once.
+	lockTimeout time.Duration
+}
+
+// defaultSettings are the settings of a provider configured with none.
+func defaultSettings() settings {
+	return settings{resolveTimeout: resolve.DefaultTimeout, lockTimeout: stateLockTimeout}
+}
+
+// resolveWait is s's resolution timeout, the default's for nil.
+func (s *settings) resolveWait() time.Duration {
+	if s == nil {
+		return defaultSettings().resolveTimeout
+	}
+	return s.resolveTimeout
+}
+
+// lockWait is s's state lock timeout, the default's for nil.
+func (s *settings) lockWait() time.Duration {
+	if s == nil {
+		return defaultSettings().lockTimeout
+	}
+	return s.lockTimeout
+}
+
+// Advice names for the provider's settings, as resolve and the lock error
+// say them ("... or raise the provider's resolve_timeout").
+const (
+	resolveTimeoutAdvice = "the provider's resolve_timeout"
+	lockTimeoutAdvice    = "the provider's lock_timeout"
+)
 
 // engineOptions are the resolve and lockfile settings of one run, the
 // provider's counterparts of the CLI's -refresh and -lockfile flags.
@@ -56,6 +98,8 @@ type engineOptions struct {
 	// operation is what the state's history records as the writer;
 	// terraformApply when empty. Tests apply as the CLI does ("apply").
 	operation string
+	// settings are the provider's; nil for the defaults.
+	settings *settings
 }
 
 // outDirAttr is agentform_build's attribute for engineOptions.outDir.
@@ -89,7 +133,7 @@ func planWorkspace(ctx context.Context, dir string, opts engineOptions) *workspa
 	if ws.diags.HasErrors() {
 		return ws
 	}
-	prior, err := readApplied(dir)
+	prior, err := readApplied(dir, opts.settings)
 	if err != nil {
 		ws.failure = err
 		return ws
@@ -132,7 +176,7 @@ func applyWorkspace(ctx context.Context, dir, outDir string, opts engineOptions,
 	if operation == "" {
 		operation = terraformApply
 	}
-	db, err := state.Open(dir, state.Options{LockTimeout: stateLockTimeout, Operation: operation, Version: version.Version})
+	db, err := state.Open(dir, state.Options{LockTimeout: opts.settings.lockWait(), Operation: operation, Version: version.Version})
 	if err != nil {
 		ws.failure = err
 		return res
@@ -197,7 +241,8 @@ func (ws *workspacePlan) resolveAndPlan(ctx context.Context, opts engineOptions,
 	}
 	resolution, diags := resolve.Run(ctx, ws.cfg, resolve.Options{
 		Env:          os.LookupEnv,
-		Timeout:      resolve.DefaultTimeout,
+		Timeout:      opts.settings.resolveWait(),
+		TimeoutName:  resolveTimeoutAdvice,
 		Refresh:      opts.refresh,
 		LockReadonly: opts.lockReadonly,
 		Lock:         lock,
@@ -218,9 +263,10 @@ func (ws *workspacePlan) resolveAndPlan(ctx context.Context, opts engineOptions,
 }
 
 // readApplied reads what the last apply in dir recorded, under the shared
-// state lock. A workspace without state yields an empty Applied.
-func readApplied(dir string) (*planner.Applied, error) {
-	db, err := state.Open(dir, state.Options{ReadOnly: true, LockTimeout: stateLockTimeout})
+// state lock, waiting for it as s says. A workspace without state yields
+// an empty Applied.
+func readApplied(dir string, s *settings) (*planner.Applied, error) {
+	db, err := state.Open(dir, state.Options{ReadOnly: true, LockTimeout: s.lockWait()})
 	if errors.Is(err, state.ErrNoState) {
 		return planner.AppliedFromState(nil)
 	}

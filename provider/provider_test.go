@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/agentform/agentform/internal/state"
 )
 
 // TestMain makes "go test ./provider/" run the acceptance tests without
@@ -146,4 +150,49 @@ func TestProviderSchema(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("got:\n%q\nwant:\n%q", got, want)
 	}
+}
+
+// providerBlock is a provider "agentform" block with the given settings.
+func providerBlock(settings string) string {
+	return "\nprovider \"agentform\" {\n  " + settings + "\n}\n"
+}
+
+// TestProviderSettings checks resolve_timeout and lock_timeout: values the
+// CLI's -resolve-timeout and -lock-timeout refuse are invalid here too,
+// and the values given are how long planning waits, which the errors say,
+// naming the attribute to raise.
+func TestProviderSettings(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	silent := workspace(t, "silent_mcp")
+	// A writer holds the workspace's state lock throughout.
+	db, err := state.Open(dir, state.Options{Operation: "apply", Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:      buildConfig(dir, "") + providerBlock(`resolve_timeout = "0s"`),
+				ExpectError: regexp.MustCompile(`(?s)resolve_timeout.*The value must be positive, not "0s"`),
+			},
+			{
+				Config:      buildConfig(dir, "") + providerBlock(`resolve_timeout = "soon"`),
+				ExpectError: regexp.MustCompile(`(?s)resolve_timeout.*The value must be a duration such as "30s" or "2m"`),
+			},
+			{
+				Config:      buildConfig(dir, "") + providerBlock(`lock_timeout = "-1s"`),
+				ExpectError: regexp.MustCompile(`(?s)lock_timeout.*The value must not be negative, not "-1s"`),
+			},
+			{
+				Config:      buildConfig(dir, "") + providerBlock(`lock_timeout = "1s"`),
+				ExpectError: regexp.MustCompile(`(?s)Workspace State Locked.*agentform waited 1s for it.*raise the\s+provider's\s+lock_timeout`),
+			},
+			{
+				Config:      buildConfig(silent, "") + providerBlock(`resolve_timeout = "1s"`),
+				ExpectError: regexp.MustCompile(`(?s)MCP server did not answer.*within 1s.*raise the\s+provider's\s+resolve_timeout`),
+			},
+		},
+	})
 }

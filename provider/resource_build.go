@@ -38,6 +38,7 @@ var (
 	_ resource.Resource                = (*buildResource)(nil)
 	_ resource.ResourceWithModifyPlan  = (*buildResource)(nil)
 	_ resource.ResourceWithImportState = (*buildResource)(nil)
+	_ resource.ResourceWithConfigure   = (*buildResource)(nil)
 )
 
 // buildResource is resource "agentform_build": "agentform apply" for one
@@ -49,9 +50,18 @@ var (
 // lockfile stay: they are the workspace's, shared with the CLI, and the
 // next apply (Terraform or CLI) sees the removed artifacts as drift and
 // rebuilds them. Artifacts that a later apply recorded stay (see Delete).
-type buildResource struct{}
+type buildResource struct {
+	// settings are the provider's (Configure); nil for the defaults.
+	settings *settings
+}
 
 func newBuildResource() resource.Resource { return &buildResource{} }
+
+// Configure implements resource.ResourceWithConfigure: it takes the
+// provider's settings.
+func (r *buildResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.settings = configuredSettings(req.ProviderData, &resp.Diagnostics)
+}
 
 // buildModel is the resource's configuration and state.
 type buildModel struct {
@@ -224,9 +234,10 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 	}
 }
 
-// options returns the engine options m configures; m must be known.
-func (m *buildModel) options() engineOptions {
-	return engineOptions{refresh: m.Refresh.ValueBool(), lockReadonly: m.LockfileMode.ValueString() == lockfileReadonly, outDir: m.OutDir.ValueString()}
+// options returns the engine options m configures, with the provider's
+// settings s; m must be known.
+func (m *buildModel) options(s *settings) engineOptions {
+	return engineOptions{refresh: m.Refresh.ValueBool(), lockReadonly: m.LockfileMode.ValueString() == lockfileReadonly, outDir: m.OutDir.ValueString(), settings: s}
 }
 
 // ModifyPlan implements resource.ResourceWithModifyPlan: it plans the
@@ -269,7 +280,7 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &planned)...)
 		return
 	}
-	dir, opts := planned.Dir.ValueString(), planned.options()
+	dir, opts := planned.Dir.ValueString(), planned.options(r.settings)
 	// A replacement destroys first, which removes every artifact, so the
 	// create that follows rebuilds them all.
 	replacing := prior != nil && (!prior.Dir.Equal(planned.Dir) || !prior.OutDir.Equal(planned.OutDir))
@@ -563,7 +574,7 @@ func (r *buildResource) Update(ctx context.Context, req resource.UpdateRequest, 
 // serial after the run.
 func (r *buildResource) apply(ctx context.Context, m *buildModel, priorChanges types.List, claim bool) (state.Meta, diag.Diagnostics) {
 	dir := m.Dir.ValueString()
-	opts := m.options()
+	opts := m.options(r.settings)
 	opts.claim = claim
 	verify := func(plan *planner.Plan) (string, error) { return m.mismatch(ctx, plan, opts, priorChanges) }
 	res := applyWorkspace(ctx, dir, m.OutDir.ValueString(), opts, verify)
@@ -674,7 +685,7 @@ func (r *buildResource) Read(ctx context.Context, req resource.ReadRequest, resp
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	prior, err := readApplied(dir)
+	prior, err := readApplied(dir, r.settings)
 	if err != nil {
 		resp.Diagnostics.Append(stateDiagnostic(dir, path.Root("dir"), err))
 		return
@@ -796,7 +807,7 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 	var liveFiles []os.FileInfo // and the files at them
 	since := ""                 // what wrote the state since the claim, unless Terraform
 	if _, err := os.Stat(filepath.Join(dir, state.DirName, state.FileName)); err == nil {
-		db, err := state.Open(dir, state.Options{LockTimeout: stateLockTimeout, Operation: "terraform destroy", Version: version.Version})
+		db, err := state.Open(dir, state.Options{LockTimeout: r.settings.lockWait(), Operation: "terraform destroy", Version: version.Version})
 		if err != nil {
 			resp.Diagnostics.Append(stateDiagnostic(dir, path.Root("dir"), err))
 			return
@@ -979,7 +990,7 @@ func (r *buildResource) ImportState(ctx context.Context, req resource.ImportStat
 			fmt.Sprintf("The import ID is the workspace directory to import, and %q names none. Give the directory that holds the *.acl files, absolute or relative to Terraform's working directory (\".\" for that directory itself): terraform import agentform_build.NAME DIR.", req.ID))
 		return
 	}
-	prior, err := readApplied(req.ID)
+	prior, err := readApplied(req.ID, r.settings)
 	if err == nil && prior.Serial == 0 {
 		err = fmt.Errorf("%s has no agentform state (%s)", req.ID, filepath.Join(req.ID, state.DirName, state.FileName))
 	}

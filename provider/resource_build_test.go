@@ -488,7 +488,7 @@ check "researcher_never_shells" {
 					{
 						PreConfig: func() {
 							// The failed apply wrote nothing.
-							if prior, err := readApplied(dir); err != nil || prior.Serial != 1 {
+							if prior, err := readApplied(dir, nil); err != nil || prior.Serial != 1 {
 								t.Fatalf("workspace state after the failed apply\ngot:\n%v (error %v)\nwant:\nserial 1, the create's", prior, err)
 							}
 						},
@@ -562,7 +562,7 @@ func TestBuildResource_stateRemoved(t *testing.T) {
 					plancheck.ExpectKnownValue(buildAddr, artifactAttr("assistant", "sha256"), equals(&digest)),
 				}},
 				Check: resource.ComposeTestCheckFunc(checkFilesMatchState(dir), func(*terraform.State) error {
-					if prior, err := readApplied(dir); err != nil || len(appliedArtifacts(prior)) != 2 {
+					if prior, err := readApplied(dir, nil); err != nil || len(appliedArtifacts(prior)) != 2 {
 						return fmt.Errorf("workspace state after apply\ngot:\n%v (error %v)\nwant:\nboth artifacts recorded", prior, err)
 					}
 					return nil
@@ -799,7 +799,7 @@ func TestBuildResource_changedSincePlan(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "dist")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("dist after the refused apply\ngot:\n%v\nwant:\nno such directory", err)
 	}
-	if prior, err := readApplied(dir); err != nil || prior.Serial != 0 {
+	if prior, err := readApplied(dir, nil); err != nil || prior.Serial != 0 {
 		t.Errorf("state after the refused apply\ngot:\n%v (error %v)\nwant:\nno apply recorded", prior, err)
 	}
 }

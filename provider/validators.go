@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 )
@@ -62,6 +63,26 @@ func oneOf(values ...string) validator.String {
 				return ""
 			}
 			return fmt.Sprintf("The value must be %s, not %q.", list, s)
+		},
+	}
+}
+
+// duration accepts a duration as the CLI's duration flags read it
+// (time.ParseDuration: "30s", "2m", "1h30m") that check accepts, which is
+// the CLI's own check of the same setting (resolve.CheckTimeout,
+// state.CheckLockTimeout).
+func duration(check func(time.Duration) error) validator.String {
+	return stringValidator{
+		description: "value must be a duration such as \"30s\" or \"2m\"",
+		check: func(s string) string {
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				return fmt.Sprintf("The value must be a duration such as \"30s\" or \"2m\" (numbers with the units ms, s, m or h), not %q.", s)
+			}
+			if err := check(d); err != nil {
+				return fmt.Sprintf("The value %s, not %q.", err, s)
+			}
+			return ""
 		},
 	}
 }
