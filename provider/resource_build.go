@@ -298,6 +298,12 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 		}
 	}
 	diags := engineDiagnostics(ws, path.Root("dir"), nil)
+	if diags.HasError() && ws.failure != nil {
+		// The state database could not be read (locked, corrupt): Read
+		// and Delete need it too, so it stays an error.
+		resp.Diagnostics.Append(diags...)
+		return
+	}
 	if diags.HasError() {
 		failed(diags)
 		return

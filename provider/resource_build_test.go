@@ -521,6 +521,19 @@ check "assistant_never_shells" {`)
 	if errs := planDiags(t, dir, nil, false).Errors(); len(errs) != 1 || errs[0].Summary() != "Unclosed configuration block" {
 		t.Errorf("create\ngot:\n%v\nwant:\none Unclosed configuration block error", errs)
 	}
+
+	// A state database that cannot be read is no broken workspace:
+	// Read and Delete need it too, so it stays an error.
+	corrupt := fixture(t, "TestBuildResource")
+	if err := os.MkdirAll(filepath.Join(corrupt, state.DirName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(corrupt, state.DirName, state.FileName), []byte("not a database"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if errs := planDiags(t, corrupt, nil, true).Errors(); len(errs) != 1 || errs[0].Summary() != "Corrupt Workspace State" {
+		t.Errorf("update with a corrupt state\ngot:\n%v\nwant:\none Corrupt Workspace State error", errs)
+	}
 }
 
 // removeFiles removes each file, which must exist.
