@@ -131,13 +131,10 @@ func stateDiagnostic(dir string, at path.Path, err error) diag.Diagnostic {
 	var le *state.LockError
 	switch {
 	case errors.As(err, &le):
-		waited := fmt.Sprintf("agentform waited %s for it", le.Waited)
-		if le.Waited == 0 {
-			waited = "agentform did not wait for it"
-		}
+		// The error itself says how long agentform waited.
 		return diag.NewAttributeErrorDiagnostic(at, "Workspace State Locked",
-			fmt.Sprintf("Another agentform command or Terraform run holds the state lock of %s, and %s. Wait for it to finish, then run Terraform again, or raise %s to wait longer.\n\n%s",
-				dir, waited, lockTimeoutAdvice, why))
+			fmt.Sprintf("Another agentform command or Terraform run holds the state lock of %s. Wait for it to finish, then run Terraform again, or raise %s to wait longer.\n\n%s",
+				dir, lockTimeoutAdvice, why))
 	case errors.Is(err, state.ErrCorrupt):
 		return diag.NewAttributeErrorDiagnostic(at, "Corrupt Workspace State",
 			fmt.Sprintf("The state database of %s cannot be read. Restore %s from a backup, or remove it to let the next apply rebuild every artifact.\n\n%s",

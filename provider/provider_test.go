@@ -187,7 +187,7 @@ func TestProviderSettings(t *testing.T) {
 			},
 			{
 				Config:      buildConfig(dir, "") + providerBlock(`lock_timeout = "1s"`),
-				ExpectError: regexp.MustCompile(`(?s)Workspace State Locked.*agentform waited 1s for it.*raise the\s+provider's\s+lock_timeout`),
+				ExpectError: regexp.MustCompile(`(?s)Workspace State Locked.*raise the\s+provider's\s+lock_timeout.*waited\s+1s\s+for\s+it`),
 			},
 			{
 				Config:      buildConfig(silent, "") + providerBlock(`resolve_timeout = "1s"`),
