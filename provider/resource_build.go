@@ -130,12 +130,11 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"interrupted apply left that no resource in the workspace's state owns (the leftovers `agentform plan` lists) " +
 			"are a warning and alone plan no change: any apply of this resource removes them, as `agentform apply` does.\n\n" +
 			"Those errors, and every other error that keeps the workspace from being planned (a manifest that does not " +
-			"load, say), are errors when the resource is created or replaced. For a resource that exists they are warnings, " +
-			"and the plan shows an update whose apply stops with the error and writes nothing: before `terraform destroy` " +
-			"destroys anything, Terraform plans every resource in a way the provider cannot tell from `terraform plan`, and " +
-			"destroying the resource must not need a workspace that plans. So a broken workspace can still be destroyed, " +
-			"and its artifacts are removed; a data source that reads the same workspace (`agentform_workspace`) still fails " +
-			"on it, so destroy such a configuration with `-refresh=false`.\n\n" +
+			"load, say), fail `terraform plan`, as they fail `agentform plan`: a failing check is the gate a plan holds. " +
+			"They also fail `terraform destroy`, which plans every resource as if it stayed before destroying anything " +
+			"(in a way the provider cannot tell from `terraform plan`); destroying needs no workspace that plans, so " +
+			"destroy a build whose workspace is broken with `terraform destroy -refresh=false`, which removes its " +
+			"artifacts. The error says so.\n\n" +
 			"Terraform and the `agentform` CLI share the workspace's state database (`.agentform/state.db`): either can " +
 			"apply, and the other sees the result. Destroying the resource removes the artifacts it recorded (and " +
 			"`out_dir` when that leaves it empty); the state database and the lockfile stay, and the next apply sees the " +
@@ -285,9 +284,9 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	// create that follows rebuilds them all.
 	replacing := prior != nil && (!prior.Dir.Equal(planned.Dir) || !prior.OutDir.Equal(planned.OutDir))
 	// An object kept as it is (no create, no replacement) whose workspace
-	// cannot be planned is planned to fail at apply: see planFailed.
+	// cannot be planned says how to destroy it: see planFailed.
 	failed := func(diags diag.Diagnostics) {
-		planFailed(ctx, &planned, prior != nil && !replacing, diags, resp)
+		planFailed(prior != nil && !replacing, diags, resp)
 	}
 	ws := planWorkspace(ctx, dir, opts)
 	if len(planned.Triggers.Elements()) == 0 {
@@ -344,19 +343,14 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 }
 
 // planFailed reports diags, which hold errors, for a workspace that
-// cannot be planned. For a new object (or a replacement) they are errors,
-// as they would be for "agentform plan".
-//
-// For an object that exists and is kept, they are warnings, and every
-// computed attribute is left unknown: the plan shows an update, and the
-// apply plans the workspace again and stops with the same errors, writing
-// nothing. Errors here would also stop "terraform destroy": before it
-// plans the destroy, Terraform refreshes with a normal plan, which asks
-// this provider to plan the object as if it stayed, and nothing in that
-// request tells it apart from "terraform plan". Destroying the object
-// needs no manifest that plans (Delete removes the artifacts it
-// recorded), so a broken workspace must not keep it from being destroyed.
-func planFailed(ctx context.Context, planned *buildModel, existing bool, diags diag.Diagnostics, resp *resource.ModifyPlanResponse) {
+// cannot be planned: as errors, as "agentform plan" reports them, for a
+// failing check is the gate a plan exists to hold. For an object that
+// exists and is kept, each error also says how to destroy it anyway:
+// before it plans a destroy, Terraform refreshes with a normal plan, which
+// asks this provider to plan the object as if it stayed, and nothing in
+// that request tells it apart from "terraform plan"; Delete itself needs
+// no manifest that plans.
+func planFailed(existing bool, diags diag.Diagnostics, resp *resource.ModifyPlanResponse) {
 	if !existing {
 		resp.Diagnostics.Append(diags...)
 		return
@@ -366,21 +360,19 @@ func planFailed(ctx context.Context, planned *buildModel, existing bool, diags d
 			resp.Diagnostics.Append(d)
 			continue
 		}
-		detail := strings.TrimSpace(d.Detail()) + "\n\n" + applyFailsNote
+		detail := strings.TrimSpace(d.Detail()) + "\n\n" + destroyBrokenNote
 		if at, ok := d.(diag.DiagnosticWithPath); ok {
-			resp.Diagnostics.AddAttributeWarning(at.Path(), d.Summary(), detail)
+			resp.Diagnostics.AddAttributeError(at.Path(), d.Summary(), detail)
 		} else {
-			resp.Diagnostics.AddWarning(d.Summary(), detail)
+			resp.Diagnostics.AddError(d.Summary(), detail)
 		}
 	}
-	planned.setUnknown()
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, planned)...)
 }
 
-// applyFailsNote ends each error planFailed turns into a warning.
-const applyFailsNote = "Until this is fixed, applying this agentform_build stops with this error and writes nothing. " +
-	"It is a warning only so that \"terraform destroy\" works: Terraform plans every resource before destroying it, " +
-	"in a way the provider cannot tell from \"terraform plan\", and destroying needs no workspace that plans."
+// destroyBrokenNote ends each error planFailed reports for an existing
+// object.
+const destroyBrokenNote = "To destroy this agentform_build while its workspace does not plan, run \"terraform destroy -refresh=false\": " +
+	"before destroying, Terraform plans every resource as if it stayed, and this one cannot be planned."
 
 // leftoverWarnings warns about the leftovers of an interrupted apply:
 // artifact files it wrote, or meant to remove, that no resource in the

@@ -443,9 +443,11 @@ func editFile(t *testing.T, file, old, new string) {
 }
 
 // TestBuildResource_destroyBroken breaks the manifest of an applied
-// workspace. Planning the resource warns and plans an update whose apply
-// fails with the error, writing nothing; destroying it works, with the
-// refresh that plans it first, and removes the artifacts.
+// workspace. Planning the resource fails with the engine's error (a
+// failing check is the gate a plan holds), which says how to destroy the
+// build anyway (-refresh=false, which the test framework cannot pass:
+// checked by hand); the failed apply wrote nothing, and once the manifest
+// is mended the destroy removes the artifacts.
 func TestBuildResource_destroyBroken(t *testing.T) {
 	for _, tc := range []struct {
 		name, appended string
@@ -463,6 +465,10 @@ check "researcher_never_shells" {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := fixture(t, "TestBuildResource")
+			manifest, err := os.ReadFile(filepath.Join(dir, "agent.acl"))
+			if err != nil {
+				t.Fatal(err)
+			}
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: protoV6ProviderFactories,
 				Steps: []resource.TestStep{
@@ -478,18 +484,23 @@ check "researcher_never_shells" {
 								t.Fatal(err)
 							}
 						},
-						Config: buildConfig(dir, ""),
-						ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-							plancheck.ExpectResourceAction(buildAddr, plancheck.ResourceActionUpdate),
-							plancheck.ExpectUnknownValue(buildAddr, tfjsonpath.New("fingerprint")),
-						}},
+						Config:      buildConfig(dir, ""),
 						ExpectError: tc.err,
+					},
+					{
+						// The plan fails, and says how to destroy anyway.
+						Config:      buildConfig(dir, ""),
+						PlanOnly:    true,
+						ExpectError: regexp.MustCompile(`terraform destroy\s+-refresh=false`),
 					},
 					{
 						PreConfig: func() {
 							// The failed apply wrote nothing.
 							if prior, err := readApplied(dir, nil); err != nil || prior.Serial != 1 {
 								t.Fatalf("workspace state after the failed apply\ngot:\n%v (error %v)\nwant:\nserial 1, the create's", prior, err)
+							}
+							if err := os.WriteFile(filepath.Join(dir, "agent.acl"), manifest, 0o644); err != nil {
+								t.Fatal(err)
 							}
 						},
 						Config:  buildConfig(dir, ""),
@@ -502,24 +513,22 @@ check "researcher_never_shells" {
 	}
 }
 
-// TestBuildResource_brokenWarns plans an existing agentform_build of a
-// workspace that cannot be planned: the engine's error is a warning that
-// says the apply fails, and the same workspace for a new object is an
-// error.
-func TestBuildResource_brokenWarns(t *testing.T) {
+// TestBuildResource_brokenFails plans an agentform_build of a workspace
+// that cannot be planned: the engine's error is an error, which for an
+// existing build says how to destroy it anyway.
+func TestBuildResource_brokenFails(t *testing.T) {
 	dir := fixture(t, "TestBuildResource")
 	editFile(t, filepath.Join(dir, "agent.acl"), `check "assistant_never_shells" {`, `garbage {
 check "assistant_never_shells" {`)
-	diags := planDiags(t, dir, nil, true)
-	warnings := diags.Warnings()
-	if diags.HasError() || len(warnings) != 1 || warnings[0].Summary() != "Unclosed configuration block" || !strings.HasSuffix(warnings[0].Detail(), applyFailsNote) {
-		t.Fatalf("update\ngot:\n%v\nwant:\none Unclosed configuration block warning ending %q", diags, applyFailsNote)
+	errs := planDiags(t, dir, nil, true).Errors()
+	if len(errs) != 1 || errs[0].Summary() != "Unclosed configuration block" || !strings.HasSuffix(errs[0].Detail(), destroyBrokenNote) {
+		t.Fatalf("update\ngot:\n%v\nwant:\none Unclosed configuration block error ending %q", errs, destroyBrokenNote)
 	}
-	if !strings.Contains(warnings[0].Detail(), "agent.acl line ") {
-		t.Errorf("got:\n%s\nwant:\nthe manifest line of the error", warnings[0].Detail())
+	if !strings.Contains(errs[0].Detail(), "agent.acl line ") {
+		t.Errorf("got:\n%s\nwant:\nthe manifest line of the error", errs[0].Detail())
 	}
-	if errs := planDiags(t, dir, nil, false).Errors(); len(errs) != 1 || errs[0].Summary() != "Unclosed configuration block" {
-		t.Errorf("create\ngot:\n%v\nwant:\none Unclosed configuration block error", errs)
+	if errs := planDiags(t, dir, nil, false).Errors(); len(errs) != 1 || errs[0].Summary() != "Unclosed configuration block" || strings.Contains(errs[0].Detail(), destroyBrokenNote) {
+		t.Errorf("create\ngot:\n%v\nwant:\none Unclosed configuration block error, without the destroy note", errs)
 	}
 
 	// A state database that cannot be read is no broken workspace:
