@@ -1468,16 +1468,16 @@ func TestBuildResource_triggersHint(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			diags := planDiags(t, tc.dir, tc.triggers, tc.update)
-			// An existing object is planned to fail at apply, with a
-			// warning (planFailed).
-			errs, kind := diags.Errors(), "error"
-			if tc.update {
-				errs, kind = diags.Warnings(), "warning"
-			}
+			errs := diags.Errors()
 			if len(errs) != 1 || errs[0].Summary() != tc.summary {
-				t.Fatalf("got:\n%v\nwant:\none %s %s", diags, tc.summary, kind)
+				t.Fatalf("got:\n%v\nwant:\none %s error", diags, tc.summary)
 			}
+			// An existing object's error says how to destroy it anyway
+			// (planFailed).
 			detail := errs[0].Detail()
+			if got := strings.HasSuffix(detail, destroyBrokenNote); got != tc.update {
+				t.Errorf("destroy note in\n%s\ngot:\n%v\nwant:\n%v", detail, got, tc.update)
+			}
 			if got := strings.Contains(detail, triggersHint); got != tc.hint {
 				t.Errorf("triggers hint in\n%s\ngot:\n%v\nwant:\n%v", detail, got, tc.hint)
 			}
