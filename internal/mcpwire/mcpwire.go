@@ -1,7 +1,8 @@
 // Package mcpwire holds what agentform's two MCP clients share: the lock's
 // (internal/resolve, at plan time) and serve's proxy (internal/serve). Both
 // must compute tool digests from exactly the JSON a server sent, so both
-// watch the wire with a Capture; both start stdio servers in their own
+// watch the wire with a Capture; both bound what one answer of a server
+// may make them read (MaxAnswer); both start stdio servers in their own
 // process group, find their command on the server's PATH, and keep the end
 // of its standard error for messages.
 package mcpwire

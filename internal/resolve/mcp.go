@@ -48,20 +48,12 @@ const mcpMaxPages = 1000
 // mcpClientVersion is the version agentform reports in initialize.
 const mcpClientVersion = "0.1.0"
 
-// mcpMaxMessage bounds one message of an MCP server: over stdio the SDK
-// refuses a longer line, and over HTTP it is the most agentform reads of
-// one response (mcpBody), since the SDK reads a JSON answer whole, and an
-// event whole, before it decodes it. The bound is per response, not per
-// event: an event stream answers one request, and what it carries besides
-// the answer (progress, log messages) counts towards it.
-const mcpMaxMessage = mcp.DefaultMaxLineLength
-
-// mcpMaxMessageText is mcpMaxMessage for messages.
-var mcpMaxMessageText = fmt.Sprintf("%d MiB", mcpMaxMessage>>20)
-
-// errMCPTooLarge ends the reading of an HTTP response longer than
-// mcpMaxMessage.
-var errMCPTooLarge = fmt.Errorf("the response is larger than %s", mcpMaxMessageText)
+// mcpMaxMessage bounds one message of an MCP server (mcpwire.MaxAnswer):
+// over stdio the SDK refuses a longer line, and over HTTP it is the most
+// agentform reads of one response (mcpBody). The bound is per response,
+// not per event: an event stream answers one request, and what it carries
+// besides the answer (progress, log messages) counts towards it.
+const mcpMaxMessage = mcpwire.MaxAnswer
 
 // ResolveMCP resolves an mcp tool block by connecting to its server (stdio
 // subprocess or streamable HTTP), calling initialize and tools/list (all
@@ -1163,13 +1155,6 @@ func MCPToolDigest(raw json.RawMessage) (name, digest string, err error) {
 	return st.name, SHA256(st.canon), nil
 }
 
-// mcpLineTooLong reports the error the SDK's stdio transport fails with
-// on a message longer than its limit (mcpMaxMessage), which it does not
-// export: TestResolveMCPStdio holds it to the text.
-func mcpLineTooLong(err error) bool {
-	return strings.Contains(err.Error(), "exceeded the configured maximum line length")
-}
-
 // mcpCodeRejected is the JSON-RPC code the SDK gives a request its
 // transport could not deliver (jsonrpc2.ErrRejected, "rejected by
 // transport"): no answer from the server.
@@ -1273,7 +1258,7 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 		if s.rt.overLarge() {
 			return mcpFailure{summary: "MCP server answer too large",
 				detail: fmt.Sprintf("%s sent more than %s in one HTTP response, the most agentform reads of one (a JSON answer, or an event stream with all it carries), so agentform stopped reading. No tool list a model could be given is that large: check that url is the server's MCP endpoint.",
-					what, mcpMaxMessageText),
+					what, mcpwire.MaxAnswerText),
 				subject: subject}
 		}
 	}
@@ -1283,9 +1268,9 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 		if rerr := s.capture.ReadError(); rerr != nil {
 			detail := fmt.Sprintf("%s wrote something on its standard output that is not a JSON-RPC message (%s), so agentform stopped it. An MCP server over stdio writes only JSON-RPC messages there, one per line; logs belong on standard error.",
 				what, s.redact(rerr.Error()))
-			if mcpLineTooLong(rerr) {
+			if mcpwire.LineTooLong(rerr) {
 				detail = fmt.Sprintf("%s wrote a line longer than %s on its standard output, the most agentform reads of one message, so agentform stopped it. Check the server: no tool list a model could be given is that large.",
-					what, mcpMaxMessageText)
+					what, mcpwire.MaxAnswerText)
 			}
 			return mcpFailure{summary: "Invalid MCP answer", detail: detail + s.stderrNote(), subject: subject}
 		}
@@ -1528,16 +1513,17 @@ func mcpWrongType(r *http.Request, resp *http.Response) string {
 // "\n", a trailing "\r" dropped, an event's id taken (trimmed) when the
 // blank line ends the event, and only if it has one.
 //
-// It delivers at most mcpMaxMessage bytes and one more: reading on fails
-// with errMCPTooLarge and tells over, so that a server answering without
-// end costs a bounded amount of memory.
+// It delivers at most mcpMaxMessage bytes and one more (mcpwire.Limit):
+// reading on fails with mcpwire.ErrTooLarge and tells over, so that a
+// server answering without end costs a bounded amount of memory.
 type mcpBody struct {
 	io.ReadCloser
-	once    sync.Once
-	done    func()
-	failed  func(err error, lastID string)
-	over    func()
-	read    int
+	once   sync.Once
+	done   func()
+	failed func(err error, lastID string)
+	over   func()
+	// limit reads ReadCloser; the first Read makes it.
+	limit   *mcpwire.Limit
 	ctx     context.Context
 	lastID  string
 	eventID string // the id of the event being read
@@ -1551,18 +1537,12 @@ const mcpMaxIDLine = 64 << 10
 
 // Read implements io.Reader.
 func (b *mcpBody) Read(p []byte) (int, error) {
-	if b.read > mcpMaxMessage {
-		return 0, errMCPTooLarge
+	if b.limit == nil {
+		b.limit = &mcpwire.Limit{R: b.ReadCloser, Max: mcpMaxMessage, Over: b.over}
 	}
-	if room := mcpMaxMessage + 1 - b.read; len(p) > room {
-		p = p[:room]
-	}
-	n, err := b.ReadCloser.Read(p)
-	if b.read += n; b.read > mcpMaxMessage {
-		if b.over != nil {
-			b.over()
-		}
-		return n, errMCPTooLarge
+	n, err := b.limit.Read(p)
+	if errors.Is(err, mcpwire.ErrTooLarge) {
+		return n, err
 	}
 	if b.failed == nil {
 		return n, err
@@ -1631,7 +1611,7 @@ func (rt *mcpRoundTripper) noteTooLarge() {
 	rt.tooLarge = true
 	rt.mu.Unlock()
 	if rt.abort != nil {
-		rt.abort(errMCPTooLarge)
+		rt.abort(mcpwire.ErrTooLarge)
 	}
 }
 
