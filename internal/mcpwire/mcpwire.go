@@ -196,6 +196,34 @@ func TapRequest(c *Capture, r *http.Request) error {
 	return nil
 }
 
+// CallID returns the id of the JSON-RPC call an HTTP request posts, and
+// false when it posts none (a notification, an answer, a GET): only a call
+// gets an answer in the response. It reads the body through GetBody, which
+// the SDK's requests have, so that the request can still be sent.
+func CallID(r *http.Request) (jsonrpc.ID, bool) {
+	if r.Method != http.MethodPost || r.GetBody == nil {
+		return jsonrpc.ID{}, false
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	defer body.Close()
+	raw, err := io.ReadAll(io.LimitReader(body, MaxAnswer))
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	msg, err := jsonrpc.DecodeMessage(raw)
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	call, ok := msg.(*jsonrpc.Request)
+	if !ok || !call.IsCall() {
+		return jsonrpc.ID{}, false
+	}
+	return call.ID, true
+}
+
 // TapResponse wraps a JSON or event-stream response body so that the
 // capture sees its messages as they are read.
 func TapResponse(c *Capture, resp *http.Response) {

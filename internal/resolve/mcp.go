@@ -1482,18 +1482,7 @@ func mcpWrongType(r *http.Request, resp *http.Response) string {
 	if mt, _, err := mime.ParseMediaType(ct); err == nil && (mt == "application/json" || mt == "text/event-stream") {
 		return ""
 	}
-	body, err := r.GetBody()
-	if err != nil {
-		return ""
-	}
-	defer body.Close()
-	raw, err := io.ReadAll(io.LimitReader(body, mcpMaxMessage))
-	if err != nil {
-		return ""
-	}
-	if msg, err := jsonrpc.DecodeMessage(raw); err != nil {
-		return ""
-	} else if call, ok := msg.(*jsonrpc.Request); !ok || !call.ID.IsValid() {
+	if _, call := mcpwire.CallID(r); !call {
 		return ""
 	}
 	if ct == "" {

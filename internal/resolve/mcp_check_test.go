@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -16,48 +15,18 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/agentform/agentform/internal/mcpwire/mcpwiretest"
 	"github.com/agentform/agentform/lockfile"
 )
 
-// mcpRawServer is a streamable HTTP MCP server written by hand, so that it
-// can answer what an SDK server never would. It answers initialize as a
-// server "raw" 1.0 serving tools, notifications with 202 Accepted and
-// DELETE with 200; list answers tools/list, given the request's id.
+// mcpRawServer is a streamable HTTP MCP server written by hand
+// (mcpwiretest), so that it can answer what an SDK server never would;
+// list answers tools/list, given the request's id.
 func mcpRawServer(t *testing.T, list func(w http.ResponseWriter, id json.RawMessage)) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusOK)
-			return
-		}
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				ProtocolVersion string `json:"protocolVersion"`
-			} `json:"params"`
-		}
-		body, _ := io.ReadAll(r.Body)
-		_ = json.Unmarshal(body, &req)
-		switch {
-		case req.ID == nil:
-			w.WriteHeader(http.StatusAccepted)
-		case req.Method == "initialize":
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1.0"}}}`, req.ID, req.Params.ProtocolVersion)
-		case req.Method == "tools/list":
-			list(w, req.ID)
-		default:
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, req.ID)
-		}
-	}))
-	// A client that stops reading an endless answer makes the handler's
-	// writes fail: not worth a log line.
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	srv.Start()
-	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
-	return srv
+	return mcpwiretest.NewServer(t, map[string]mcpwiretest.Answer{
+		"tools/list": func(w http.ResponseWriter, req *mcpwiretest.Request) { list(w, req.ID) },
+	})
 }
 
 // mcpToolsAnswer answers tools/list with tools, the JSON text of the
