@@ -15,7 +15,8 @@ import (
 // StreamableClientTransport's MaxEventSize of 0 as no limit at all, not
 // its 16 MiB default, so that one endless data: line grows the reader
 // until memory runs out. agentform bounds what it hands the library
-// itself (Limit).
+// itself (Limit): plan each HTTP response, serve each JSON answer and each
+// event of a stream.
 const MaxAnswer = mcp.DefaultMaxLineLength
 
 // MaxAnswerText is MaxAnswer as messages name it.

@@ -337,12 +337,16 @@ func (e *mcpExecutor) list(ctx context.Context) (map[string]string, error) {
 	}
 	seen := map[string]bool{}
 	cursor := ""
+	ctx, answer := withMCPAnswer(ctx)
 	for page := 0; ; page++ {
 		if page >= mcpMaxPages {
 			return nil, fmt.Errorf("tools/list returned more than %d pages", mcpMaxPages)
 		}
 		e.capture.Reset()
 		if _, err := e.session.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}); err != nil {
+			if terr := mcpTooLarge(answer, err); terr != nil {
+				return nil, terr
+			}
 			return nil, err
 		}
 		raw := e.capture.Take()
@@ -512,8 +516,17 @@ func (e *mcpExecutor) Call(ctx context.Context, call *Call) (*Result, error) {
 	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
 		args = json.RawMessage(`{}`)
 	}
+	// The call's requests end with it: the SDK reads on what an event
+	// stream sends after the answer until its request ends, and an
+	// upstream may send without end.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ctx, answer := withMCPAnswer(ctx)
 	res, err := e.session.CallTool(ctx, &mcp.CallToolParams{Name: t.MCP.Served, Arguments: args})
 	if err != nil {
+		if terr := mcpTooLarge(answer, err); terr != nil {
+			return nil, fmt.Errorf("calling %q on the MCP server of block %q failed: %w", t.MCP.Served, e.block, terr)
+		}
 		var werr *jsonrpc.Error
 		if errors.As(err, &werr) {
 			// Its message can quote the arguments: the record keeps the
@@ -595,6 +608,25 @@ func (e *mcpExecutor) stderrNote() string {
 func (e *mcpExecutor) kill() {
 	_ = mcpwire.KillGroup(e.cmd)
 }
+
+// mcpTooLarge returns why a request of the upstream failed with err when
+// a message of the server was over the bound (mcpwire.MaxAnswer), or nil.
+// Over HTTP that was the request's own answer, and it failed the request
+// alone (mcpBound); over stdio the SDK refuses a longer line, which ends
+// the connection, so that every later request fails the same way.
+func mcpTooLarge(a *mcpAnswer, err error) error {
+	switch {
+	case a.tooLarge():
+		return mcpwire.ErrTooLarge
+	case mcpwire.LineTooLong(err):
+		return errMCPLineTooLong
+	}
+	return nil
+}
+
+// errMCPLineTooLong is why requests of a stdio server fail once it wrote
+// a line over the bound.
+var errMCPLineTooLong = fmt.Errorf("the MCP server wrote a message larger than %s on its standard output, which ends the connection to it; restart agentform serve once the server is fixed", mcpwire.MaxAnswerText)
 
 // mcpErrText describes an error of the upstream session, saying so when
 // the operation ran out of time.
@@ -693,6 +725,9 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The capture sees what the SDK gets: an answer over the bound is
+	// never read whole.
+	mcpBound(r, resp)
 	mcpwire.TapResponse(rt.capture, resp)
 	return resp, nil
 }

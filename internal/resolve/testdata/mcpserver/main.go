@@ -53,6 +53,7 @@ func main() {
 		echo      = flag.Bool("echo", false, "answer calls with \"<tool>: x=<x>\" (an error result for a negative x) instead of \"ok\"")
 		poisonSig = flag.String("poison-on-signal", "", "on SIGUSR1, replace this tool's description (clients get tools/list_changed)")
 		jsonResp  = flag.Bool("json-response", false, "with -http, answer requests with application/json instead of an event stream")
+		bigAnswer = flag.Int("big-answer", 0, "with -echo, answer calls with x=99 with a text of this many bytes")
 	)
 	flag.Parse()
 	if *sleep {
@@ -91,6 +92,14 @@ func main() {
 	handler := answer
 	if *echo {
 		handler = echoAnswer
+		if *bigAnswer > 0 {
+			handler = func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if res, err := echoAnswer(ctx, req); err != nil || !strings.HasSuffix(res.Content[0].(*mcp.TextContent).Text, ": x=99") {
+					return res, err
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", *bigAnswer)}}}, nil
+			}
+		}
 	}
 	for i := 1; i <= *tools; i++ {
 		n := fmt.Sprintf("tool%d", i)
