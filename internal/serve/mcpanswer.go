@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -26,7 +27,14 @@ import (
 //
 // A stream is not bounded as a whole: serve reads a call's stream only
 // until the call returns (mcpExecutor.Call ends the request then), and the
-// SDK decodes each event as it comes.
+// SDK decodes each event as it comes. It does queue each notification for
+// its handlers, though, without bound, and a handler can be slower than
+// the reader (a log message's data is decoded whole): a server that sends
+// log messages or progress without end grows that queue for as long as it
+// sends. serve uses none of them (it passes no upstream logs or progress
+// on), so it hands the SDK only the messages it acts on: answers, the
+// server's requests (ping), tools/list_changed and cancellations
+// (mcpUnused).
 
 // mcpAnswerKey is the context key of the *mcpAnswer of a request of the
 // upstream.
@@ -148,8 +156,9 @@ const mcpEventChunk = 32 << 10
 // event being read is complete too. An event longer than max bytes (its
 // lines with their ends) is never handed on: the stream ends with over's
 // answer in its place, or, without over, fails with mcpwire.ErrTooLarge.
-// It holds at most the event being read, max bytes and one more, besides
-// the events read with it and not yet handed on.
+// An event whose message serve does not use is handed on without its data
+// (mcpUnused). It holds at most the event being read, max bytes and one
+// more, besides the events read with it and not yet handed on.
 type mcpEvents struct {
 	io.ReadCloser
 	max  int
@@ -235,9 +244,20 @@ func (e *mcpEvents) fill() {
 	}
 }
 
-// complete hands on a complete event.
+// complete hands on a complete event: as it is, or without its data
+// lines when serve does not use its message.
 func (e *mcpEvents) complete(event []byte) {
-	e.out = append(e.out, event)
+	if !mcpUnused(event) {
+		e.out = append(e.out, event)
+		return
+	}
+	var kept []byte
+	for line := range bytes.Lines(event) {
+		if field, _, _ := bytes.Cut(line, []byte(":")); string(field) != "data" {
+			kept = append(kept, line...)
+		}
+	}
+	e.out = append(e.out, kept)
 }
 
 // tooLarge drops the event being read, over the bound, and ends the
@@ -250,4 +270,42 @@ func (e *mcpEvents) tooLarge() {
 	}
 	e.out = append(e.out, []byte("data: "), e.over(), []byte("\n\n"))
 	e.err = io.EOF
+}
+
+// mcpUnused reports that event, a complete event of a stream, carries a
+// message the SDK would only queue for no one: a notification other than
+// tools/list_changed and cancelled (a log message, progress, a resource or
+// prompt change), for which serve registers no handler. Anything else,
+// even what is no message at all, the SDK judges for itself.
+func mcpUnused(event []byte) bool {
+	var data [][]byte
+	for line := range bytes.Lines(event) {
+		field, value, ok := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(":"))
+		switch {
+		case !ok:
+		case string(field) == "event" && string(bytes.TrimSpace(value)) != "message":
+			return false // not a message: the SDK skips it
+		case string(field) == "data":
+			data = append(data, bytes.TrimSpace(value))
+		}
+	}
+	if len(data) == 0 {
+		return false
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	joined := data[0]
+	if len(data) > 1 {
+		joined = bytes.Join(data, []byte("\n"))
+	}
+	if json.Unmarshal(joined, &msg) != nil || msg.ID != nil || msg.Method == "" {
+		return false
+	}
+	switch msg.Method {
+	case "notifications/tools/list_changed", "notifications/cancelled":
+		return false
+	}
+	return true
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -119,8 +120,8 @@ func mcpRawAnswer(w *mcpCappedWriter, id json.RawMessage, mode string) {
 // status error and the reason, having been read little past the 16 MiB
 // bound; the upstream session goes on, and the next call gets its answer.
 // Many small events are no answer too large, however many: the call gets
-// the answer they come before, and serve stops reading the stream with
-// the call.
+// the answer they come before, serve holds none of the log messages, and
+// it stops reading the stream with the call.
 func TestServeMCPAnswerTooLarge(t *testing.T) {
 	var written atomic.Int64
 	up := mcpRawUpstream(t, &written, mcpRawAnswer)
@@ -166,14 +167,28 @@ func TestServeMCPAnswerTooLarge(t *testing.T) {
 		// most is the most the upstream may write: what serve reads, and
 		// what the connection buffers.
 		most int64
+		// heap, when set, is the most the live heap may grow by during
+		// the call.
+		heap uint64
 	}{
 		{mode: "json", wantErr: `calling "fetch" on the MCP server of block "srv" failed: the MCP server's answer was larger than 16 MiB`, most: 32 << 20},
 		{mode: "line", wantErr: `calling "fetch" on the MCP server of block "srv" failed: the MCP server's answer was larger than 16 MiB`, most: 32 << 20},
-		{mode: "events", most: mcpRawEvents + 16<<20},
+		{mode: "events", most: mcpRawEvents + 16<<20, heap: 12 << 20},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			s := open(t)
 			written.Store(0)
+			var grew uint64
+			if tc.heap > 0 {
+				stop := mcpHeapGrowth(&grew)
+				defer func() {
+					stop()
+					t.Logf("the live heap grew by %.1f MiB", float64(grew)/(1<<20))
+					if grew > tc.heap {
+						t.Errorf("the live heap grew by %d MiB during the call\nwant: at most %d MiB", grew>>20, tc.heap>>20)
+					}
+				}()
+			}
 			start := time.Now()
 			resp := call(t, s, tc.mode)
 			if tc.wantErr != "" {
@@ -241,6 +256,33 @@ func TestServeMCPListTooLarge(t *testing.T) {
 	}
 }
 
+// mcpHeapGrowth measures, until stop is called, how far the live heap
+// grows above what it is now, into grew.
+func mcpHeapGrowth(grew *uint64) (stop func()) {
+	live := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	base := live()
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			if l := live(); l > base && l-base > *grew {
+				*grew = l - base
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
 // TestServeMCPAnswerTooLargeStdio: over stdio the MCP library bounds a
 // message of the server (one line) to the same 16 MiB, and fails the call
 // that meets a longer one with the reason; it cannot skip the line, so
@@ -273,10 +315,11 @@ func TestServeMCPAnswerTooLargeStdio(t *testing.T) {
 // TestMCPEvents: an event stream is handed on event by event as the SDK
 // splits it, whatever the chunks it arrives in; an event over the bound
 // is never handed on, the answer in its place ends the stream (or, for no
-// call, an error).
+// call, an error); a message serve has no use for loses its data.
 func TestMCPEvents(t *testing.T) {
 	const max = 128
 	over := func() []byte { return []byte(`{"over":true}`) }
+	log := `data: {"jsonrpc":"2.0","method":"notifications/message","params":{}}`
 	long := "data: " + strings.Repeat("x", max) + "\n\n"
 	for _, tc := range []struct {
 		name, stream string
@@ -293,6 +336,11 @@ func TestMCPEvents(t *testing.T) {
 		{name: "an event a byte over", stream: "data: {}\n\ndata: " + strings.Repeat("x", max-7) + "\n\ndata: {}\n\n", want: "data: {}\n\ndata: {\"over\":true}\n\n"},
 		{name: "an endless line", stream: "data: {}\n\n" + long[:len(long)-2], want: "data: {}\n\ndata: {\"over\":true}\n\n"},
 		{name: "an event over the bound, for no call", stream: "data: {}\n\n" + long, noOver: true, want: "data: {}\n\n", wantErr: mcpwire.ErrTooLarge},
+		{name: "a log message", stream: "id: 7\n" + log + "\n\n", want: "id: 7\n\n"},
+		{name: "a log message over data lines", stream: "data: {\"jsonrpc\":\"2.0\",\ndata: \"method\":\"notifications/progress\"}\r\n\r\n", want: "\r\n"},
+		{name: "tools/list_changed", stream: "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n", want: "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"},
+		{name: "a request of the server", stream: "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n", want: "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n"},
+		{name: "an event of another name", stream: "event: other\n" + log + "\n\n", want: "event: other\n" + log + "\n\n"},
 		{name: "broken off", stream: "data: {}\n\ndata: {\"a\"", broken: true, want: "data: {}\n\n", wantErr: io.ErrUnexpectedEOF},
 	} {
 		for _, chunk := range []int{1, 2, 7, 4096} {
