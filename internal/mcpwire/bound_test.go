@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/agentform/agentform/internal/mcpwire/mcpwiretest"
 )
 
 // TestLimit: Limit hands on an answer of Max bytes as it is, and of a
@@ -24,7 +26,7 @@ func TestLimit(t *testing.T) {
 		for _, chunk := range []int{1, 3, 4096} {
 			overs := 0
 			l := &Limit{R: strings.NewReader(strings.Repeat("x", tc.size)), Max: 10, Over: func() { overs++ }}
-			got, err := io.ReadAll(&chunked{r: l, n: chunk})
+			got, err := io.ReadAll(&mcpwiretest.Chunked{R: l, N: chunk})
 			if len(got) != tc.wantRead || !errors.Is(err, tc.wantErr) {
 				t.Errorf("%s, reads of %d\ngot:  %d bytes, %v\nwant: %d bytes, %v", tc.name, chunk, len(got), err, tc.wantRead, tc.wantErr)
 			}
@@ -40,11 +42,3 @@ func TestLimit(t *testing.T) {
 		t.Errorf("ErrTooLarge\ngot:  %s\nwant: %s", got, want)
 	}
 }
-
-// chunked reads r at most n bytes at a time.
-type chunked struct {
-	r io.Reader
-	n int
-}
-
-func (c *chunked) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }

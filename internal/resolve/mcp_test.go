@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 	"unicode"
 
@@ -30,6 +31,7 @@ import (
 
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/mcpwire"
+	"github.com/agentform/agentform/internal/mcpwire/mcpwiretest"
 	"github.com/agentform/agentform/lockfile"
 )
 
@@ -1819,7 +1821,7 @@ func TestMCPBodyLastEventID(t *testing.T) {
 			var got string
 			var broken bool
 			b := &mcpBody{
-				ReadCloser: io.NopCloser(&chunkedBreak{data: []byte(tc.stream), chunk: chunk}),
+				ReadCloser: io.NopCloser(io.MultiReader(&mcpwiretest.Chunked{R: strings.NewReader(tc.stream), N: chunk}, iotest.ErrReader(io.ErrUnexpectedEOF))),
 				ctx:        context.Background(),
 				failed:     func(_ error, id string) { got, broken = id, true },
 			}
@@ -1829,22 +1831,6 @@ func TestMCPBodyLastEventID(t *testing.T) {
 			}
 		}
 	}
-}
-
-// chunkedBreak reads data in chunks of chunk bytes, then fails as a
-// connection broken off does.
-type chunkedBreak struct {
-	data  []byte
-	chunk int
-}
-
-func (c *chunkedBreak) Read(p []byte) (int, error) {
-	if len(c.data) == 0 {
-		return 0, io.ErrUnexpectedEOF
-	}
-	n := copy(p[:min(len(p), c.chunk)], c.data)
-	c.data = c.data[n:]
-	return n, nil
 }
 
 // mcpDuplicateServer writes a stdio MCP server (python3) whose tools/list

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/agentform/agentform/internal/artifact"
@@ -344,9 +345,9 @@ func TestMCPEvents(t *testing.T) {
 		{name: "broken off", stream: "data: {}\n\ndata: {\"a\"", broken: true, want: "data: {}\n\n", wantErr: io.ErrUnexpectedEOF},
 	} {
 		for _, chunk := range []int{1, 2, 7, 4096} {
-			var r io.Reader = &mcpChunked{data: []byte(tc.stream), n: chunk}
+			var r io.Reader = &mcpwiretest.Chunked{R: strings.NewReader(tc.stream), N: chunk}
 			if tc.broken {
-				r = io.MultiReader(r, &mcpFailedReader{io.ErrUnexpectedEOF})
+				r = io.MultiReader(r, iotest.ErrReader(io.ErrUnexpectedEOF))
 			}
 			e := &mcpEvents{ReadCloser: io.NopCloser(r), max: max, over: over}
 			if tc.noOver {
@@ -358,21 +359,6 @@ func TestMCPEvents(t *testing.T) {
 			}
 		}
 	}
-}
-
-// mcpChunked reads data n bytes at a time.
-type mcpChunked struct {
-	data []byte
-	n    int
-}
-
-func (c *mcpChunked) Read(p []byte) (int, error) {
-	if len(c.data) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p[:min(len(p), c.n)], c.data)
-	c.data = c.data[n:]
-	return n, nil
 }
 
 // TestMCPWhole: a body is handed on once it is read whole; one over the
@@ -392,9 +378,9 @@ func TestMCPWhole(t *testing.T) {
 		{name: "a byte over, for no call", body: strings.Repeat("x", 17), noOver: true, wantErr: mcpwire.ErrTooLarge},
 		{name: "broken off", body: "{\"a\"", broken: true, want: "{\"a\"", wantErr: io.ErrUnexpectedEOF},
 	} {
-		var r io.Reader = &mcpChunked{data: []byte(tc.body), n: 3}
+		var r io.Reader = &mcpwiretest.Chunked{R: strings.NewReader(tc.body), N: 3}
 		if tc.broken {
-			r = io.MultiReader(r, &mcpFailedReader{io.ErrUnexpectedEOF})
+			r = io.MultiReader(r, iotest.ErrReader(io.ErrUnexpectedEOF))
 		}
 		w := &mcpWhole{ReadCloser: io.NopCloser(r), max: 16, over: over}
 		if tc.noOver {

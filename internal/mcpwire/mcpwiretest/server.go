@@ -71,3 +71,13 @@ func NewServer(t testing.TB, answers map[string]Answer) *httptest.Server {
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
 	return srv
 }
+
+// Chunked reads R at most N bytes at a time, as a network connection may
+// deliver what a server wrote.
+type Chunked struct {
+	R io.Reader
+	N int
+}
+
+// Read implements io.Reader.
+func (c *Chunked) Read(p []byte) (int, error) { return c.R.Read(p[:min(len(p), c.N)]) }
