@@ -344,7 +344,7 @@ func (e *mcpExecutor) list(ctx context.Context) (map[string]string, error) {
 		}
 		e.capture.Reset()
 		if _, err := e.session.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}); err != nil {
-			if terr := mcpTooLarge(answer, err); terr != nil {
+			if terr := e.tooLarge(answer, err); terr != nil {
 				return nil, terr
 			}
 			return nil, err
@@ -524,7 +524,7 @@ func (e *mcpExecutor) Call(ctx context.Context, call *Call) (*Result, error) {
 	ctx, answer := withMCPAnswer(ctx)
 	res, err := e.session.CallTool(ctx, &mcp.CallToolParams{Name: t.MCP.Served, Arguments: args})
 	if err != nil {
-		if terr := mcpTooLarge(answer, err); terr != nil {
+		if terr := e.tooLarge(answer, err); terr != nil {
 			return nil, fmt.Errorf("calling %q on the MCP server of block %q failed: %w", t.MCP.Served, e.block, terr)
 		}
 		var werr *jsonrpc.Error
@@ -609,16 +609,18 @@ func (e *mcpExecutor) kill() {
 	_ = mcpwire.KillGroup(e.cmd)
 }
 
-// mcpTooLarge returns why a request of the upstream failed with err when
-// a message of the server was over the bound (mcpwire.MaxAnswer), or nil.
+// tooLarge returns why a request of the upstream failed with err when a
+// message of the server was over the bound (mcpwire.MaxAnswer), or nil.
 // Over HTTP that was the request's own answer, and it failed the request
 // alone (mcpBound); over stdio the SDK refuses a longer line, which ends
-// the connection, so that every later request fails the same way.
-func mcpTooLarge(a *mcpAnswer, err error) error {
+// the connection, so that every later request fails the same way. An
+// error the server answered with is never one of these, whatever it says.
+func (e *mcpExecutor) tooLarge(a *mcpAnswer, err error) error {
+	var werr *jsonrpc.Error
 	switch {
 	case a.tooLarge():
 		return mcpwire.ErrTooLarge
-	case mcpwire.LineTooLong(err):
+	case e.cmd != nil && !errors.As(err, &werr) && mcpwire.LineTooLong(err):
 		return errMCPLineTooLong
 	}
 	return nil
