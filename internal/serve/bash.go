@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -515,16 +516,24 @@ func (c *commandSet) lookup(dir, name string) (string, bool) {
 	return p, c.paths[p]
 }
 
-// refusal is the message for a command that may not run.
+// refusal is the message for a command that may not run; with name ""
+// it does not name the command (for the call record).
 func (c *commandSet) refusal(name string) string {
-	if c.list == "" {
-		return fmt.Sprintf("command %q is not allowed: the tool allows shell builtins only", name)
+	what := "a command"
+	if name != "" {
+		what = fmt.Sprintf("command %q", name)
 	}
-	return fmt.Sprintf("command %q is not allowed: the tool's commands are %s", name, c.list)
+	if c.list == "" {
+		return what + " is not allowed: the tool allows shell builtins only"
+	}
+	return what + " is not allowed: the tool's commands are " + c.list
 }
 
-// refusedError stops a run at a command that may not run.
-type refusedError struct{ msg string }
+// refusedError stops a run at a command that may not run. msg is shown
+// to the caller; record, when set, is what the call record keeps instead
+// (see Result.Reason): agentform's words only, never a word of the script,
+// which can be the output of $(cat file) or an argument.
+type refusedError struct{ msg, record string }
 
 func (e *refusedError) Error() string { return e.msg }
 
@@ -777,7 +786,7 @@ func (j *shellJob) run(ctx context.Context) (*shellOutcome, error) {
 	switch {
 	case errors.As(cause, &refused):
 		stderr.note("agentform: " + refused.msg + "\n")
-		out.ExitCode, out.reason = 126, refused.msg
+		out.ExitCode, out.reason = 126, cmp.Or(refused.record, refused.msg)
 	case runErr == nil:
 	case errors.As(runErr, &status):
 		out.ExitCode = int(status)
@@ -866,12 +875,12 @@ prefixes:
 			break // the interpreter reports it
 		}
 		if ps := findProcSubst(f); ps != nil {
-			return nil, &refusedError{"eval: " + procSubstRefusal(ps)}
+			return nil, &refusedError{msg: "eval: " + procSubstRefusal(ps)}
 		}
 		if j.loops != nil && j.instrumentLoops(f, true) > 0 {
 			var b strings.Builder
 			if err := syntax.NewPrinter().Print(&b, f); err != nil {
-				return nil, &refusedError{"eval: cannot count the loops of this code: " + err.Error()}
+				return nil, &refusedError{"eval: cannot count the loops of this code: " + err.Error(), "eval: cannot count the loops of this code"}
 			}
 			core = []string{"eval", b.String()}
 			return out(), nil
@@ -902,14 +911,14 @@ prefixes:
 			break
 		}
 		if ps := findProcSubst(f); ps != nil {
-			return nil, &refusedError{"trap: " + procSubstRefusal(ps)}
+			return nil, &refusedError{msg: "trap: " + procSubstRefusal(ps)}
 		}
 		if j.loops != nil && hasLoop(f) {
 			// The action is parsed anew each time it runs: through eval,
 			// its loops are counted afresh each time.
 			q, err := syntax.Quote(rest[0], syntax.LangBash)
 			if err != nil {
-				return nil, &refusedError{"trap: cannot count the loops of this action: " + err.Error()}
+				return nil, &refusedError{"trap: cannot count the loops of this action: " + err.Error(), "trap: cannot count the loops of this action"}
 			}
 			core = slices.Clone(core)
 			core[len(core)-len(rest)] = "eval " + q
@@ -980,10 +989,10 @@ prefixes:
 // interpreter parses such code itself, where no count can be inserted.
 func (j *shellJob) vetLate(what string, n syntax.Node) error {
 	if ps := findProcSubst(n); ps != nil {
-		return &refusedError{what + ": " + procSubstRefusal(ps)}
+		return &refusedError{msg: what + ": " + procSubstRefusal(ps)}
 	}
 	if j.loops != nil && hasLoop(n) {
-		return &refusedError{fmt.Sprintf("%s: a loop here is not supported by agentform's bash sandbox when the tool sets max_loop_iterations", what)}
+		return &refusedError{msg: fmt.Sprintf("%s: a loop here is not supported by agentform's bash sandbox when the tool sets max_loop_iterations", what)}
 	}
 	return nil
 }
@@ -1208,7 +1217,7 @@ func (j *shellJob) exec(ctx context.Context, args []string) error {
 	if !ok {
 		// Stop the whole run, also when the command is in a subshell or
 		// a pipeline, whose errors do not reach the top.
-		err := &refusedError{j.commands.refusal(args[0])}
+		err := &refusedError{j.commands.refusal(args[0]), j.commands.refusal("")}
 		j.cancel(err)
 		return err
 	}
@@ -1231,7 +1240,8 @@ func (j *shellJob) exec(ctx context.Context, args []string) error {
 	env, set := execEnv(hc.Env, j.base, home)
 	if set != "" {
 		err := &refusedError{fmt.Sprintf("the script sets %s for %s, but external commands get only the variables of the tool's env policy as serve started, and of those the script may set or change only %s, with values that are not paths: a variable can make a command run another program (GREP for zgrep, PATH for what it runs) or read a file the script wrote; set it in the tool's env block instead",
-			set, args[0], strings.Join(execEnvScriptSet, ", "))}
+			set, args[0], strings.Join(execEnvScriptSet, ", ")),
+			"the script set a variable for an external command that only the tool's env block may set"}
 		j.cancel(err)
 		return err
 	}
@@ -1518,7 +1528,7 @@ func (j *shellJob) source(rel string) (io.ReadWriteCloser, error) {
 		return nil, &os.PathError{Op: "parse", Path: rel, Err: err}
 	}
 	if ps := findProcSubst(file); ps != nil {
-		err := &refusedError{procSubstRefusal(ps) + " (in " + rel + ", run by source)"}
+		err := &refusedError{procSubstRefusal(ps) + " (in " + rel + ", run by source)", procSubstRefusal(ps) + " (in a file run by source)"}
 		j.cancel(err)
 		return nil, err
 	}

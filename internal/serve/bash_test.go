@@ -131,15 +131,51 @@ func TestBashRefusesCommandNotAllowed(t *testing.T) {
 			if res.Status != StatusError || out.ExitCode != 126 || !strings.Contains(out.Stderr, wantMsg) {
 				t.Fatalf("got:  status %q exit %d stderr %q\nwant: status error, exit 126, stderr with %q", res.Status, out.ExitCode, out.Stderr, wantMsg)
 			}
-			// agentform's refusal is why the call failed: recorded.
-			if !strings.HasSuffix(res.Reason, wantMsg) {
-				t.Errorf("reason\ngot:  %q\nwant: %q", res.Reason, wantMsg)
+			// agentform's refusal is why the call failed: recorded, but
+			// not the command's name, which the script chose (it can be
+			// the output of $(cat file)).
+			if want := `a command is not allowed: the tool's commands are grep, sort`; res.Reason != want {
+				t.Errorf("reason\ngot:  %q\nwant: %q", res.Reason, want)
 			}
 			if strings.Contains(out.Stdout, "after") {
 				t.Errorf("the run went on after the refusal: stdout %q", out.Stdout)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "marker")); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("got:  marker file (%v)\nwant: no marker file: touch must not have run", err)
+			}
+		})
+	}
+}
+
+// TestBashRefusalRecordsNoScriptWords: a refused command's name, a
+// variable the script set and a file it sourced are the script's words
+// (a command name can be a file's content through $(cat f)): the caller
+// sees them, the call record does not.
+func TestBashRefusalRecordsNoScriptWords(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "secret.txt"), []byte("TOPSECRET-file-content\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "TOPSECRET-name.sh"), []byte("cat <(echo x)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ex, a := bashTestExecutor(t, fmt.Sprintf(`commands = ["cat", "grep"]
+  fs {
+    kind = "read_write"
+    path = %q
+  }`, dir))
+	for _, script := range []string{
+		`$(cat ` + dir + `/secret.txt)`,
+		`GREP=TOPSECRET-var grep x /dev/null`,
+		`source ` + dir + `/TOPSECRET-name.sh`,
+	} {
+		t.Run(script, func(t *testing.T) {
+			res, out := bashMustRun(t, ex, a, script)
+			if res.Status != StatusError || out.ExitCode != 126 {
+				t.Fatalf("got:  status %q exit %d stderr %q\nwant: status error, exit 126", res.Status, out.ExitCode, out.Stderr)
+			}
+			if res.Reason == "" || strings.Contains(res.Reason, "TOPSECRET") {
+				t.Errorf("reason %q: want agentform's words, without the script's", res.Reason)
 			}
 		})
 	}
