@@ -30,7 +30,7 @@ func TestSessionIDsChecked(t *testing.T) {
 		want string
 	}{
 		{append(invoke, "-session="), "a session id cannot be empty"},
-		{append(invoke, "-session="+strings.Repeat("s", 40000)), "at most 128 characters, not 40000"},
+		{append(invoke, "-session="+strings.Repeat("s", 40000)), "at most 128 bytes, not 40000"},
 		{append(invoke, "-session=s\x1b]0;pwned\x07"), "ASCII letters, digits"},
 		{[]string{"-chdir=" + dir, "serve", "-session=", "dist/assistant.agent.tgz"}, "a session id cannot be empty"},
 		{[]string{"-chdir=" + dir, "serve", "-session=a b", "dist/assistant.agent.tgz"}, "ASCII letters, digits"},
@@ -98,7 +98,7 @@ func TestCallsPrune(t *testing.T) {
 	if code, stdout, _ := run(t, "", "-chdir="+dir, "calls", "-prune=1h"); code != ExitOK || !strings.HasPrefix(stdout, "Removed 0 call records from before ") {
 		t.Errorf("calls -prune=1h got: exit %d\n%s\nwant: nothing removed", code, stdout)
 	}
-	if code, stdout, _ := run(t, "", "-chdir="+dir, "calls", "-prune=1ns"); code != ExitOK || !strings.HasPrefix(stdout, "Removed 1 call records from before ") {
+	if code, stdout, _ := run(t, "", "-chdir="+dir, "calls", "-prune=1ns"); code != ExitOK || !strings.HasPrefix(stdout, "Removed 1 call record from before ") {
 		t.Errorf("calls -prune=1ns got: exit %d\n%s\nwant: the call removed", code, stdout)
 	}
 	if _, stdout, _ := run(t, "", "-chdir="+dir, "calls"); !strings.Contains(stdout, "No calls recorded.") {

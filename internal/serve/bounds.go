@@ -10,8 +10,8 @@ import (
 // What a call record holds is bounded, whoever fills it: the runtime
 // database keys sessions by their id (bbolt refuses keys over 32 KiB),
 // and agentform calls prints every field. A client chooses the tool name
-// of a call, and, through the arguments' property names, part of a schema
-// error.
+// of a call, its session's capability override, and, through the
+// arguments' property names, part of a schema error.
 const (
 	// MaxSessionID is the longest session id, in bytes.
 	MaxSessionID = 128
@@ -20,6 +20,10 @@ const (
 	maxRecordedTool = 128
 	// maxRecordedError is the longest error recorded as it is.
 	maxRecordedError = 2048
+	// maxRecordedOverride is the longest capability override recorded as
+	// it is: an HTTP client chooses it (X-Agentform-Capability-Override),
+	// and every call of its session records it.
+	maxRecordedOverride = 2048
 )
 
 // sessionIDChars are the characters of a session id besides ASCII letters
@@ -35,7 +39,7 @@ func CheckSessionID(id string) error {
 	case id == "":
 		return errors.New("a session id cannot be empty")
 	case len(id) > MaxSessionID:
-		return fmt.Errorf("a session id has at most %d characters, not %d", MaxSessionID, len(id))
+		return fmt.Errorf("a session id has at most %d bytes, not %d", MaxSessionID, len(id))
 	}
 	for _, r := range id {
 		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune(sessionIDChars, r)) {

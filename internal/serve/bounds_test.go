@@ -85,17 +85,26 @@ func TestCallRecordBounded(t *testing.T) {
 	if len(r.Record.Error) > maxRecordedError+32 {
 		t.Errorf("call with a 1 MiB property name: error of %d bytes recorded, want at most %d and a marker", len(r.Record.Error), maxRecordedError)
 	}
+	// A client chooses its session's override (an HTTP header of up to
+	// a megabyte): recorded cut.
+	r, err = s.Call(ctx, Request{Tool: "untyped", Args: []byte(`{"n": 1}`), Held: s.Held(), Override: "extend:" + strings.Repeat("t,", 1<<19) + "t", Via: "http"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Record.CapabilityOverride) > maxRecordedOverride+32 || !strings.Contains(r.Record.CapabilityOverride, "more bytes]") {
+		t.Errorf("call with a 1 MiB override: %d bytes recorded, want at most %d and a marker", len(r.Record.CapabilityOverride), maxRecordedOverride)
+	}
 	recs, err := s.db.Calls(0)
-	if err != nil || len(recs) != 2 || len(recs[0].Tool) > maxRecordedTool+32 || !utf8.ValidString(recs[0].Tool) {
-		t.Errorf("stored records: %v, %d of them, want 2 with the tool name cut", err, len(recs))
+	if err != nil || len(recs) != 3 || len(recs[0].Tool) > maxRecordedTool+32 || !utf8.ValidString(recs[0].Tool) || len(recs[2].CapabilityOverride) > maxRecordedOverride+32 {
+		t.Errorf("stored records: %v, %d of them, want 3 with the tool name and the override cut", err, len(recs))
 	}
 	for _, id := range []string{strings.Repeat("s", 40000), "s\x1b[2J"} {
 		if _, err := s.Call(ctx, Request{Tool: "untyped", Args: []byte(`{"n": 1}`), Session: id, Held: s.Held(), Via: "invoke"}); err == nil || !strings.Contains(err.Error(), "session id") {
 			t.Errorf("call with session %.20q…: %v, want refused", id, err)
 		}
 	}
-	if recs, _ := s.db.Calls(0); len(recs) != 2 {
-		t.Errorf("calls with invalid session ids were recorded: %d records, want 2", len(recs))
+	if recs, _ := s.db.Calls(0); len(recs) != 3 {
+		t.Errorf("calls with invalid session ids were recorded: %d records, want 3", len(recs))
 	}
 }
 

@@ -198,10 +198,11 @@ func (r *RuntimeDB) Commit(rec *Record, update func(state json.RawMessage) (json
 		}
 		rec.ID = id.String()
 	}
-	// Bounded whoever filled them (a tool name a client chose, a schema
-	// error naming its arguments' properties).
+	// Bounded whoever filled them (a tool name or an override a client
+	// chose, a schema error naming its arguments' properties).
 	rec.Tool = cutText(rec.Tool, maxRecordedTool)
 	rec.Error = cutText(rec.Error, maxRecordedError)
+	rec.CapabilityOverride = cutText(rec.CapabilityOverride, maxRecordedOverride)
 	orig := *rec
 	// withState is set when the transaction writes a new state.
 	withState := false
