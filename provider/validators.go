@@ -77,7 +77,7 @@ func duration(check func(time.Duration) error) validator.String {
 		check: func(s string) string {
 			d, err := time.ParseDuration(s)
 			if err != nil {
-				return fmt.Sprintf("The value must be a duration such as \"30s\" or \"2m\" (numbers with the units ms, s, m or h), not %q.", s)
+				return fmt.Sprintf("The value must be a duration such as \"30s\" or \"2m\" (numbers with the units ns, us, ms, s, m or h), not %q.", s)
 			}
 			if err := check(d); err != nil {
 				return fmt.Sprintf("The value %s, not %q.", err, s)

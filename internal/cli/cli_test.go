@@ -908,6 +908,8 @@ func TestTimeoutFlags(t *testing.T) {
 		{args: []string{"plan", "-lock-timeout=-1s"}, want: `invalid value "-1s" for flag -lock-timeout: must not be negative`},
 		{args: []string{"apply", "-lock-timeout=-5m"}, want: `invalid value "-5m" for flag -lock-timeout: must not be negative`},
 		{args: []string{"show", "-lock-timeout=soon"}, want: `invalid value "soon" for flag -lock-timeout: parse error`},
+		{args: []string{"invoke", "-lock-timeout=-1s", "x.agent.tgz", "t"}, want: `invalid value "-1s" for flag -lock-timeout: must not be negative`},
+		{args: []string{"serve", "-lock-timeout=-1s", "x.agent.tgz"}, want: `invalid value "-1s" for flag -lock-timeout: must not be negative`},
 		{args: []string{"plan", "-lock-timeout=0s"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

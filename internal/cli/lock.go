@@ -151,8 +151,12 @@ func (c *LockCommand) Run(args []string) int {
 		}
 	}
 	if len(unpinned) > 0 {
-		fmt.Fprintf(c.Stderr, "Error: %s is not up to date: it has no entry for %s, whose server was not reached (see the warnings above). Run agentform lock where it can be reached, without -refresh=false and with the block's runtime values set, then review and commit %s.\n",
-			lockfile.FileName, strings.Join(unpinned, ", "), lockfile.FileName)
+		whose, it, blocks := "whose server was", "it", "the block's"
+		if len(unpinned) > 1 {
+			whose, it, blocks = "whose servers were", "they", "the blocks'"
+		}
+		fmt.Fprintf(c.Stderr, "Error: %s is not up to date: it has no entry for %s, %s not reached (see the warnings above). Run agentform lock where %s can be reached, without -refresh=false and with %s runtime values set, then review and commit %s.\n",
+			lockfile.FileName, strings.Join(unpinned, ", "), whose, it, blocks, lockfile.FileName)
 		return ExitError
 	}
 	return ExitOK

@@ -88,7 +88,7 @@ func (c *ServeCommand) Run(args []string) int {
 	listen := fs.String("listen", "", "HTTP listen address")
 	override := fs.String("capability-override", "", "capability override")
 	session := fs.String("session", "", "stdio session id")
-	lockTimeout := fs.Duration("lock-timeout", 0, "state lock timeout")
+	lockTimeout := lockTimeoutVar(fs)
 	operands, ok := c.parseInterspersed(fs, args, c.Help())
 	if !ok {
 		return ExitError
@@ -251,7 +251,7 @@ func (c *InvokeCommand) Run(args []string) int {
 	session := fs.String("session", "default", "session id")
 	override := fs.String("capability-override", "", "capability override")
 	timeout := fs.Duration("timeout", 0, "call timeout")
-	lockTimeout := fs.Duration("lock-timeout", 0, "state lock timeout")
+	lockTimeout := lockTimeoutVar(fs)
 	asJSON := fs.Bool("json", false, "JSON output")
 	operands, ok := c.parseInterspersed(fs, args, c.Help())
 	if !ok {
@@ -469,7 +469,7 @@ func (c *CallsCommand) Run(args []string) int {
 			fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 			return ExitError
 		}
-		fmt.Fprintf(c.Stdout, "Removed %d call records from before %s.\n", n, before.UTC().Format(time.RFC3339))
+		fmt.Fprintf(c.Stdout, "Removed %d %s from before %s.\n", n, plural(n, "call record", "call records"), before.UTC().Format(time.RFC3339))
 		return ExitOK
 	}
 	records, err := db.Calls(*last)
