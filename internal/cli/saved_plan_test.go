@@ -269,3 +269,36 @@ func TestOutDirInSource(t *testing.T) {
 		}
 	}
 }
+
+// TestSkillAtWorkspaceRoot: a skill whose source is the workspace itself
+// holds what apply writes there (the state under .agentform, the
+// lockfile, dist): its hash leaves them out, so the plan after an apply
+// is empty.
+func TestSkillAtWorkspaceRoot(t *testing.T) {
+	dir := savedPlanWorkspace(t)
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: root\ndescription: The workspace as a skill.\n---\nRead the manifests.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "agent.acl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("\nskill \"root\" {\n  source = \".\"\n}\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply\ngot:  exit %d\n%s%s", code, stdout, stderr)
+	}
+	for i := range 2 {
+		if code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color"); code != ExitOK || !strings.Contains(stdout, "No changes") {
+			t.Fatalf("plan %d after apply\ngot:  exit %d\n%s%s\nwant: no changes", i+1, code, stdout, stderr)
+		}
+		// The runtime database serve writes is under .agentform too.
+		if err := os.WriteFile(filepath.Join(dir, ".agentform", "runtime.db"), []byte{byte(i)}, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/mod/sumdb/dirhash"
 
 	"github.com/agentform/agentform/internal/safefile"
+	"github.com/agentform/agentform/lockfile"
 )
 
 // SHA256 returns "sha256:<hex>" of data.
@@ -50,11 +51,14 @@ func readInput(path string) ([]byte, error) {
 }
 
 // BuildOutputDirs are directories left out of package hashes: installed
-// dependencies, build output and version-control metadata.
-var BuildOutputDirs = []string{".git", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".venv", "__pycache__", "dist", "node_modules"}
+// dependencies, build output, version-control metadata, and agentform's
+// own state and cache (.agentform), which a package at the workspace's
+// root would otherwise hold.
+var BuildOutputDirs = []string{".agentform", ".git", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".venv", "__pycache__", "dist", "node_modules"}
 
 // PackageFiles lists the regular files of a package directory, relative
-// with forward slashes and sorted, skipping BuildOutputDirs. A symbolic
+// with forward slashes and sorted, skipping BuildOutputDirs and a
+// lockfile (agentform.lock.hcl) at its root. A symbolic
 // link that leads outside the package is an error, and so is one to a
 // directory; a link to a file inside the package is listed like the file.
 func PackageFiles(dir string) ([]string, error) {
@@ -102,6 +106,12 @@ func packageFiles(root string) ([]string, error) {
 				return fmt.Errorf("%s is a symbolic link to a special file (a named pipe, a socket or a device); packages may only link to regular files", filepath.ToSlash(rel))
 			}
 		} else if !d.Type().IsRegular() {
+			return nil
+		}
+		if rel == lockfile.FileName {
+			// A package at the workspace's root would hash the lockfile
+			// that records its hash: no plan after an apply would be
+			// empty.
 			return nil
 		}
 		files = append(files, filepath.ToSlash(rel))
