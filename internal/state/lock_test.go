@@ -72,7 +72,10 @@ func TestLockContention(t *testing.T) {
 					t.Errorf("lock info\ngot:  %+v\nwant: operation %s, pid %d, version %s", le.Info, helperOperation, c.pid(), helperVersion)
 				}
 				wantMsg := fmt.Sprintf("state is locked by apply (ID %s) by %s, pid %d, agentform %s, since %s",
-					le.Info.ID, le.Info.Who, c.pid(), helperVersion, le.Info.Created.Format(time.RFC3339))
+					le.Info.ID, le.Info.Who, c.pid(), helperVersion, le.Info.Created.UTC().Format(time.RFC3339))
+				if tt.timeout > 0 {
+					wantMsg += fmt.Sprintf("; waited %s for it", tt.timeout)
+				}
 				if err.Error() != wantMsg {
 					t.Errorf("message\ngot:  %s\nwant: %s", err, wantMsg)
 				}
