@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentform/agentform/internal/resolve"
 )
 
 func appendManifest(t *testing.T, dir, text string) {
@@ -275,10 +277,10 @@ tool "h" {
 // and checks that it exits 1, says stderrWant on standard error, and
 // writes a report that holds what auditReportMarks says for title and
 // loc, and errText; it returns the report and what audit printed.
-func auditToFile(t *testing.T, dir, format, stderrWant, title, loc, errText string) (report, printed string) {
+func auditToFile(t *testing.T, dir, format, stderrWant, title, loc, errText string, flags ...string) (report, printed string) {
 	t.Helper()
 	out := filepath.Join(dir, "report."+format)
-	code, stdout, stderr := run(t, "", "-chdir="+dir, "audit", "-no-color", "-format="+format, "-out="+out)
+	code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir, "audit", "-no-color", "-format=" + format, "-out=" + out}, flags...)...)
 	b, err := os.ReadFile(out)
 	must(t, err)
 	report = string(b)
@@ -328,6 +330,41 @@ func TestAuditIncompleteReport(t *testing.T) {
 	code, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-lockfile=readonly", "-format=sarif")
 	if code != ExitError || !strings.Contains(stdout, `"executionSuccessful": false`) || !strings.Contains(stdout, "Lockfile out of date: -lockfile=readonly: skill.research differs") {
 		t.Errorf("-lockfile=readonly got: exit %d\n%s\nwant: exit 1, an unsuccessful run naming the lockfile error", code, stdout)
+	}
+}
+
+// TestAuditLockedSchemaOutOfBounds: a lock entry holding a schema the JSON
+// Schema library crashed on (multipleOf 1e-100000000) is an error of the
+// plan (-refresh=false builds from the lock), and the audit writes its
+// incomplete report in every format.
+func TestAuditLockedSchemaOutOfBounds(t *testing.T) {
+	def := `{"description":"d","inputSchema":{"properties":{"n":{"multipleOf":1e-100000000,"type":"number"}},"type":"object"},"name":"t"}`
+	_, digest, err := resolve.MCPToolDigest(json.RawMessage(def))
+	must(t, err)
+	// The server of incompleteManifest fails; -refresh=false does not run
+	// it, and builds from the lock entry.
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(incompleteManifest), 0o644))
+	quotedDef, _ := json.Marshal(def)
+	must(t, os.WriteFile(filepath.Join(dir, "agentform.lock.hcl"), []byte(`tool "h" {
+  kind          = "mcp"
+  server        = { name = "s", version = "1.0" }
+  hashed_fields = ["annotations", "description", "inputSchema", "name", "outputSchema"]
+  tools = {
+    "t" = "`+digest+`"
+  }
+  definitions = {
+    "t" = `+string(quotedDef)+`
+  }
+}
+`), 0o644))
+	want := `at "/properties/n/multipleOf" a number has an exponent beyond ±1000`
+	for _, format := range auditFormats {
+		// Without quotes, which XML and HTML escape.
+		auditToFile(t, dir, format, "the audit is incomplete", "Audit incomplete", "agent.acl:13", "a number has an exponent beyond ±1000", "-refresh=false")
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-refresh=false"); code != ExitError || !strings.Contains(stderr, want) {
+		t.Errorf("plan -refresh=false got: exit %d\n%s\nwant: exit 1, %q", code, stderr, want)
 	}
 }
 

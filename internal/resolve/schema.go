@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -22,7 +23,28 @@ const schemaLocation = "urn:agentform:parameters"
 // reads nothing: a "$ref" to a file or URL fails to compile instead of
 // making a plan (or serve) read it. It does not check that the schema
 // describes an object; checkInputSchema does.
+//
+// A schema outside the bounds schemaBounds checks is refused before the
+// JSON Schema library sees it (a *SchemaBoundError): the library's time
+// grows faster than the schema's size with its depth and its number of
+// subschemas, and it crashes on some numbers. Should the library crash on
+// anything else, that is an error saying so, never a crash of agentform.
 func CompileSchema(doc any) (*jsonschema.Schema, error) {
+	if err := schemaBounds(doc); err != nil {
+		return nil, err
+	}
+	return compileChecked(doc)
+}
+
+// compileChecked compiles a schema within the bounds, turning a panic of
+// the JSON Schema library into a *LibraryCrashError. Only the library's
+// calls run here, so what the error blames is the library.
+func compileChecked(doc any) (sch *jsonschema.Schema, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			sch, err = nil, libraryCrash(p)
+		}
+	}()
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(jsonschema.SchemeURLLoader{})
@@ -30,6 +52,47 @@ func CompileSchema(doc any) (*jsonschema.Schema, error) {
 		return nil, err
 	}
 	return c.Compile(schemaLocation)
+}
+
+// ValidateArguments validates a call's arguments, decoded with
+// jsonschema.UnmarshalJSON, against a schema CompileSchema compiled, for
+// serve: a number beyond the bounds on numbers is a *SchemaBoundError (the
+// library would take long over it, or crash: 1e-100000000 against a
+// minimum), a panic of the library a *LibraryCrashError, and otherwise the
+// error is what sch.Validate returns. Arguments a client sends must never
+// stop serve.
+func ValidateArguments(sch *jsonschema.Schema, inst any) (err error) {
+	if err := CheckJSONNumbers(inst); err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = libraryCrash(p)
+		}
+	}()
+	return sch.Validate(inst)
+}
+
+// LibraryCrashError is a panic of the JSON Schema library, compiling a
+// schema or validating arguments, turned into an error that says whose bug
+// it is.
+type LibraryCrashError struct {
+	// What the library panicked with: a runtime error's text, quoted (it
+	// holds no data: "invalid memory address or nil pointer
+	// dereference"), or any other value's type only, since the library
+	// could have put a piece of the schema or the arguments in it.
+	What string
+}
+
+func (e *LibraryCrashError) Error() string {
+	return fmt.Sprintf("the JSON Schema library crashed (%s): this is a bug in that library, not in what agentform checks; please report it to agentform", e.What)
+}
+
+func libraryCrash(p any) *LibraryCrashError {
+	if re, ok := p.(runtime.Error); ok {
+		return &LibraryCrashError{What: fmt.Sprintf("%q", re.Error())}
+	}
+	return &LibraryCrashError{What: fmt.Sprintf("a %T", p)}
 }
 
 // checkInputSchema checks that schema, the JSON text of a tool's input
@@ -61,6 +124,10 @@ func checkInputSchema(schema []byte, typeOptional bool) error {
 		return fmt.Errorf(`its "type" is %s, but a tool's arguments are an object: set "type" to "object"`, t)
 	}
 	if _, err := CompileSchema(doc); err != nil {
+		var be *SchemaBoundError
+		if errors.As(err, &be) {
+			return fmt.Errorf("it is beyond what agentform checks of a schema: %s", be)
+		}
 		return fmt.Errorf("it is not a valid JSON Schema: %s", schemaErrorText(err))
 	}
 	return nil

@@ -1,10 +1,14 @@
 package resolve
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 func TestCheckInputSchema(t *testing.T) {
@@ -30,15 +34,110 @@ func TestCheckInputSchema(t *testing.T) {
 		{name: "does not compile", schema: `{"type":"object","properties":{"a":{"type":5}}}`, want: `it is not a valid JSON Schema: at "/properties/a/type"`},
 		{name: "$ref to a file", schema: `{"type":"object","properties":{"a":{"$ref":"file://` + filepath.ToSlash(ref) + `"}}}`, want: "it is not a valid JSON Schema"},
 		{name: "not JSON", schema: `{"type":`, want: "it is not JSON"},
+		// math/big refuses an exponent over a million, and the JSON Schema
+		// library crashed on what it then got (nil).
+		{name: "multipleOf 1e-100000000", schema: `{"type":"object","properties":{"n":{"type":"number","multipleOf":1e-100000000}}}`,
+			want: `it is beyond what agentform checks of a schema: at "/properties/n/multipleOf" a number has an exponent beyond ±1000`},
+		{name: "minimum 1E+100000000", schema: `{"type":"object","properties":{"n":{"minimum":-1E+100000000}}}`, want: `at "/properties/n/minimum" a number has an exponent beyond ±1000`},
+		{name: "exponent with leading zeros", schema: `{"type":"object","properties":{"n":{"minimum":1e-00000000000000000000999999}}}`, want: "a number has an exponent beyond ±1000"},
+		{name: "exponents at the bound", schema: `{"type":"object","properties":{"n":{"minimum":1e-1000,"maximum":1E+1000,"multipleOf":0.01}}}`},
+		{name: "a number of 1001 digits", schema: `{"type":"object","default":{"n":1` + strings.Repeat("0", 1000) + `}}`, want: `at "/default/n" a number has more than 1000 digits`},
+		{name: "a number of 1000 digits", schema: `{"type":"object","default":{"n":0.` + strings.Repeat("0", 998) + `}}`},
+		{name: "nested 64 levels", schema: nestedSchema(64)},
+		{name: "nested 65 levels", schema: nestedSchema(65), want: "it is beyond what agentform checks of a schema: at \"" + strings.Repeat("/not", 64) + "\" it nests deeper than 64 levels"},
+		{name: "4096 objects", schema: `{"type":"object","properties":{` + manyProperties(4094) + `}}`},
+		{name: "4097 objects", schema: `{"type":"object","properties":{` + manyProperties(4095) + `}}`, want: "it holds more than 4096 objects and booleans (each a possible subschema)"},
+		{name: "booleans count", schema: `{"type":"object","properties":{"a":true,` + manyProperties(4094) + `}}`, want: "it holds more than 4096 objects and booleans"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := checkInputSchema([]byte(tc.schema), tc.typeOptional)
+			shown := tc.schema
+			if len(shown) > 200 {
+				shown = shown[:200] + "…"
+			}
 			switch {
 			case tc.want == "" && err != nil:
-				t.Errorf("checkInputSchema(%s)\ngot:  %v\nwant: no error", tc.schema, err)
+				t.Errorf("checkInputSchema(%s)\ngot:  %v\nwant: no error", shown, err)
 			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Errorf("checkInputSchema(%s)\ngot:  %v\nwant: an error containing %q", tc.schema, err, tc.want)
+				t.Errorf("checkInputSchema(%s)\ngot:  %v\nwant: an error containing %q", shown, err, tc.want)
 			}
 		})
 	}
+}
+
+// nestedSchema is an object schema whose objects nest depth levels deep
+// ("not" in "not").
+func nestedSchema(depth int) string {
+	return `{"type":"object"` + strings.Repeat(`,"not":{"type":"object"`, depth-1) + strings.Repeat(`}`, depth-1) + `}`
+}
+
+// manyProperties is n properties, each an empty schema: n objects.
+func manyProperties(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"p%d":{}`, i)
+	}
+	return b.String()
+}
+
+// A crash of the JSON Schema library is an error saying whose bug it is,
+// not a crash of agentform. Without the bounds this number crashed it.
+func TestCompileSchemaLibraryPanic(t *testing.T) {
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(`{"type":"object","properties":{"n":{"multipleOf":1e-100000000}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = compileChecked(doc)
+	want := "the JSON Schema library crashed (\"runtime error: invalid memory address or nil pointer dereference\"): this is a bug in that library"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("compileChecked\ngot:  %v\nwant: an error containing %q", err, want)
+	}
+	err = checkInputSchema([]byte(`{"type":"object","properties":{"n":{"multipleOf":1e-100000000}}}`), false)
+	if err == nil || strings.Contains(err.Error(), "crashed") {
+		t.Errorf("checkInputSchema: the bounds should refuse the number before the library sees it, got %v", err)
+	}
+	if got := libraryCrash("holds SECRET").Error(); strings.Contains(got, "SECRET") || !strings.Contains(got, "(a string)") {
+		t.Errorf("libraryCrash quotes a value that is no runtime error: %s", got)
+	}
+}
+
+// FuzzCheckInputSchema feeds any bytes, as an MCP server, a package or a
+// lock entry could give them as a tool's input schema, through the checks
+// plan makes of it. Nothing may panic or take long (the bounds keep the
+// JSON Schema library's work small), and the answer is the same each time,
+// with typeOptional only ever accepting more.
+func FuzzCheckInputSchema(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"object","properties":{"n":{"type":"number","multipleOf":1e-100000000}}}`,
+		`{"type":"object","properties":{"n":{"type":"number","minimum":1.50,"maximum":1e308,"multipleOf":0.01}}}`,
+		`{"type":"object","properties":{"slug":{"type":"string","pattern":"^(?!-)[a-z0-9-]+$"}},"required":["slug"]}`,
+		`{"type":"object","$defs":{"a":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/a"}}}`,
+		`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","enum":[1e999,1E999]}`,
+		`{"type":"object","patternProperties":{"^x-":{"type":"integer","maxLength":1e400}}}`,
+		`{"type":"object","properties":{"a":{"$ref":"file:///etc/passwd"}}}`,
+		nestedSchema(64),
+		nestedSchema(65),
+		`[1, 2]`, `true`, `{"type":`, `{}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, schema []byte) {
+		start := time.Now()
+		err := checkInputSchema(schema, false)
+		if took := time.Since(start); took > 10*time.Second {
+			t.Fatalf("checking a schema of %d bytes took %v", len(schema), took)
+		}
+		again := checkInputSchema(schema, false)
+		if fmt.Sprint(err) != fmt.Sprint(again) {
+			t.Fatalf("two checks of the same schema disagree:\n%v\n%v", err, again)
+		}
+		if err == nil {
+			if optional := checkInputSchema(schema, true); optional != nil {
+				t.Fatalf("accepted with type required, refused with type optional: %v", optional)
+			}
+		}
+	})
 }

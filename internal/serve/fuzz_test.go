@@ -70,6 +70,7 @@ func FuzzValidateArgs(f *testing.F) {
 	f.Add(`{"code": "12"}`)
 	f.Add(`{"code": "zzSECRETzz", "n": 3}`)
 	f.Add(`{"other": "zzSECRETzz"}`)
+	f.Add(`{"n": 1e-100000000, "code": "1"}`)
 	f.Fuzz(func(t *testing.T, raw string) {
 		err := validateArgs(sch, json.RawMessage(raw))
 		if err != nil && strings.Contains(raw, "zzSECRETzz") && strings.Contains(err.Error(), "zzSECRETzz") && !strings.Contains(raw, `"zzSECRETzz":`) {

@@ -820,12 +820,18 @@ func validateArgs(sch *jsonschema.Schema, args json.RawMessage) error {
 	if _, ok := inst.(map[string]any); !ok {
 		return errors.New("the arguments must be a JSON object")
 	}
-	err = sch.Validate(inst)
+	err = resolve.ValidateArguments(sch, inst)
 	if err == nil {
 		return nil
 	}
 	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
+	var be *resolve.SchemaBoundError
+	var crash *resolve.LibraryCrashError
+	switch {
+	case errors.As(err, &be), errors.As(err, &crash):
+		// A place and a bound, or the library's failure: no value.
+		return err
+	case !errors.As(err, &ve):
 		return errors.New("the arguments could not be validated")
 	}
 	var msgs []string

@@ -105,3 +105,28 @@ func TestRuntimeDBTruncated(t *testing.T) {
 		t.Errorf("Commit: %v, want %v", err, ErrRuntimeDBDamaged)
 	}
 }
+
+// TestValidateArgsNumbers: a number in the arguments beyond what the JSON
+// Schema library handles is refused with its place, never a crash of
+// serve (1e-100000000 against a minimum crashed it) and never a long wait.
+func TestValidateArgsNumbers(t *testing.T) {
+	sch, err := compileSchema([]byte(`{"type":"object","properties":{"n":{"type":"number","minimum":0,"multipleOf":0.5},"l":{"type":"array","items":{"type":"integer"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{`{"n": 1.5, "l": [1, 2]}`, ""},
+		{`{"n": 1e-100000000}`, `at "/n" a number has an exponent beyond ±1000`},
+		{`{"l": [1, 1E+999999]}`, `at "/l/1" a number has an exponent beyond ±1000`},
+		{`{"n": 1` + strings.Repeat("0", 1000) + `}`, `at "/n" a number has more than 1000 digits`},
+		{`{"n": -0.25}`, `at /n: does not satisfy "minimum"`},
+	} {
+		err := validateArgs(sch, json.RawMessage(tc.args))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%.40s: %v, want valid", tc.args, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%.40s\ngot:  %v\nwant: an error containing %q", tc.args, err, tc.want)
+		}
+	}
+}
