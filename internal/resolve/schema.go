@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -17,6 +18,18 @@ import (
 // schemaLocation is where a compiled input schema claims to live: a name
 // no loader resolves, so that errors name no real file.
 const schemaLocation = "urn:agentform:parameters"
+
+// Schema is a tool's input schema compiled by CompileSchema: what serve
+// validates a call's arguments against (Validate). Its patterns are
+// ECMAScript regular expressions, as JSON Schema's are, matched by a
+// backtracking engine; Validate bounds the time they take.
+type Schema struct {
+	compiled *jsonschema.Schema
+	// mu makes validations of the schema take turns: its patterns share
+	// patterns' deadline, which each validation sets.
+	mu       sync.Mutex
+	patterns *patternClock
+}
 
 // CompileSchema compiles a tool's input schema, as jsonschema.UnmarshalJSON
 // decodes it, with draft 2020-12 unless its "$schema" names another. It
@@ -28,18 +41,26 @@ const schemaLocation = "urn:agentform:parameters"
 // JSON Schema library sees it (a *SchemaBoundError): the library's time
 // grows faster than the schema's size with its depth and its number of
 // subschemas, and it crashes on some numbers. Should the library crash on
-// anything else, that is an error saying so, never a crash of agentform.
-func CompileSchema(doc any) (*jsonschema.Schema, error) {
+// anything else, that is a *LibraryCrashError, never a crash of agentform.
+//
+// A "pattern" (or a "patternProperties" name) is compiled as an
+// ECMAScript regular expression (schemaPatternEngine).
+func CompileSchema(doc any) (*Schema, error) {
 	if err := schemaBounds(doc); err != nil {
 		return nil, err
 	}
-	return compileChecked(doc)
+	patterns := &patternClock{}
+	compiled, err := compileChecked(doc, patterns)
+	if err != nil {
+		return nil, err
+	}
+	return &Schema{compiled: compiled, patterns: patterns}, nil
 }
 
 // compileChecked compiles a schema within the bounds, turning a panic of
 // the JSON Schema library into a *LibraryCrashError. Only the library's
 // calls run here, so what the error blames is the library.
-func compileChecked(doc any) (sch *jsonschema.Schema, err error) {
+func compileChecked(doc any, patterns *patternClock) (sch *jsonschema.Schema, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			sch, err = nil, libraryCrash(p)
@@ -48,29 +69,39 @@ func compileChecked(doc any) (sch *jsonschema.Schema, err error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(jsonschema.SchemeURLLoader{})
+	c.UseRegexpEngine(patterns.compile)
 	if err := c.AddResource(schemaLocation, doc); err != nil {
 		return nil, err
 	}
 	return c.Compile(schemaLocation)
 }
 
-// ValidateArguments validates a call's arguments, decoded with
-// jsonschema.UnmarshalJSON, against a schema CompileSchema compiled, for
-// serve: a number beyond the bounds on numbers is a *SchemaBoundError (the
-// library would take long over it, or crash: 1e-100000000 against a
-// minimum), a panic of the library a *LibraryCrashError, and otherwise the
-// error is what sch.Validate returns. Arguments a client sends must never
-// stop serve.
-func ValidateArguments(sch *jsonschema.Schema, inst any) (err error) {
+// Validate validates a call's arguments, decoded with
+// jsonschema.UnmarshalJSON, for serve: a number beyond the bounds on
+// numbers is a *SchemaBoundError (the library would take long over it, or
+// crash: 1e-100000000 against a minimum), patterns that take more than
+// PatternBudget in all a *PatternTimeoutError, a panic of the library a
+// *LibraryCrashError, and otherwise the error is the library's
+// *jsonschema.ValidationError. Arguments a client sends must never stop
+// serve, nor hold it for long.
+func (s *Schema) Validate(inst any) (err error) {
 	if err := CheckJSONNumbers(inst); err != nil {
 		return err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.patterns.start(PatternBudget)
+	defer s.patterns.stop()
 	defer func() {
 		if p := recover(); p != nil {
 			err = libraryCrash(p)
 		}
 	}()
-	return sch.Validate(inst)
+	err = s.compiled.Validate(inst)
+	if s.patterns.failed {
+		return &PatternTimeoutError{}
+	}
+	return err
 }
 
 // LibraryCrashError is a panic of the JSON Schema library, compiling a

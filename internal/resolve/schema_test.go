@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,6 +35,13 @@ func TestCheckInputSchema(t *testing.T) {
 		{name: "does not compile", schema: `{"type":"object","properties":{"a":{"type":5}}}`, want: `it is not a valid JSON Schema: at "/properties/a/type"`},
 		{name: "$ref to a file", schema: `{"type":"object","properties":{"a":{"$ref":"file://` + filepath.ToSlash(ref) + `"}}}`, want: "it is not a valid JSON Schema"},
 		{name: "not JSON", schema: `{"type":`, want: "it is not JSON"},
+		// Patterns are ECMAScript regular expressions: a lookahead (zod
+		// emits them) was refused while they were compiled as RE2.
+		{name: "lookahead pattern", schema: `{"type":"object","properties":{"slug":{"type":"string","pattern":"^(?!-)[a-z0-9-]+$"}}}`},
+		{name: "lookbehind and back reference", schema: `{"type":"object","patternProperties":{"(?<=x)y":{}},"properties":{"a":{"pattern":"^(a)\\1$"}}}`},
+		{name: "RE2 named group", schema: `{"type":"object","properties":{"a":{"pattern":"^(?P<n>[0-9]+)$"}}}`},
+		{name: "invalid pattern", schema: `{"type":"object","properties":{"a":{"pattern":"[a-"}}}`, want: "it is not a valid JSON Schema"},
+		{name: "invalid patternProperties", schema: `{"type":"object","patternProperties":{"a{2,1}":{}}}`, want: "it is not a valid JSON Schema"},
 		// math/big refuses an exponent over a million, and the JSON Schema
 		// library crashed on what it then got (nil).
 		{name: "multipleOf 1e-100000000", schema: `{"type":"object","properties":{"n":{"type":"number","multipleOf":1e-100000000}}}`,
@@ -90,7 +98,7 @@ func TestCompileSchemaLibraryPanic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = compileChecked(doc)
+	_, err = compileChecked(doc, &patternClock{})
 	want := "the JSON Schema library crashed (\"runtime error: invalid memory address or nil pointer dereference\"): this is a bug in that library"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("compileChecked\ngot:  %v\nwant: an error containing %q", err, want)
@@ -140,4 +148,56 @@ func FuzzCheckInputSchema(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSchemaPatterns: a schema's patterns match as ECMAScript regular
+// expressions do, and a pattern that backtracks without end fails the
+// validation after PatternBudget, once for all the strings it is matched
+// against, leaving the next validation its whole budget.
+func TestSchemaPatterns(t *testing.T) {
+	compile := func(schema string) *Schema {
+		t.Helper()
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sch, err := CompileSchema(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sch
+	}
+	validate := func(sch *Schema, args string) error {
+		t.Helper()
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sch.Validate(inst)
+	}
+	slug := compile(`{"type":"object","properties":{"slug":{"type":"string","pattern":"^(?!-)[a-z0-9-]+$"},"d":{"pattern":"^\\d{2}\\u0041$"}}}`)
+	for args, valid := range map[string]bool{
+		`{"slug":"a-b"}`: true, `{"slug":"-ab"}`: false, `{"slug":"A"}`: false,
+		`{"d":"12A"}`: true, `{"d":"١٢A"}`: false, // \d is ASCII in ECMAScript
+	} {
+		if err := validate(slug, args); (err == nil) != valid {
+			t.Errorf("%s: %v, want valid %v", args, err, valid)
+		}
+	}
+
+	hostile := compile(`{"type":"object","properties":{"l":{"type":"array","items":{"type":"string","pattern":"^(a+)+$"}}}}`)
+	bad := `"` + strings.Repeat("a", 40) + `!"`
+	start := time.Now()
+	err := validate(hostile, `{"l":[`+strings.Repeat(bad+",", 9)+bad+`]}`)
+	took := time.Since(start)
+	var slow *PatternTimeoutError
+	if !errors.As(err, &slow) || strings.Contains(err.Error(), "aaaa") {
+		t.Errorf("a catastrophic pattern\ngot:  %v\nwant: a PatternTimeoutError quoting no argument", err)
+	}
+	if took > PatternBudget+2*time.Second {
+		t.Errorf("ten strings against a catastrophic pattern took %v, want about %v in all", took, PatternBudget)
+	}
+	if err := validate(hostile, `{"l":["aaa","a"]}`); err != nil {
+		t.Errorf("after a validation that timed out, valid arguments: %v", err)
+	}
 }

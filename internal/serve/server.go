@@ -66,7 +66,7 @@ type Server struct {
 	// tools are the enabled registered tools by name; names is sorted.
 	tools   map[string]*artifact.Tool
 	names   []string
-	schemas map[string]*jsonschema.Schema
+	schemas map[string]*resolve.Schema
 
 	// lockedWarning makes the ignored-header warning appear once.
 	lockedWarning sync.Once
@@ -159,7 +159,7 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 		opts:      opts,
 		agent:     agent,
 		tools:     map[string]*artifact.Tool{},
-		schemas:   map[string]*jsonschema.Schema{},
+		schemas:   map[string]*resolve.Schema{},
 		executors: map[string]Executor{},
 		starting:  map[string]*sync.Mutex{},
 		withdrawn: map[string]string{},
@@ -795,7 +795,7 @@ func contextPatch(raw json.RawMessage) (jsonpatch.Patch, error) {
 }
 
 // compileSchema compiles a tool's parameters; null means any object.
-func compileSchema(params artifact.JSON) (*jsonschema.Schema, error) {
+func compileSchema(params artifact.JSON) (*resolve.Schema, error) {
 	raw := bytes.TrimSpace(params)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte(`{"type":"object"}`)
@@ -812,7 +812,7 @@ func compileSchema(params artifact.JSON) (*jsonschema.Schema, error) {
 // validateArgs checks arguments against a schema. The error names where
 // and which rule failed, never a value: arguments may be secret, and the
 // error is recorded and shown.
-func validateArgs(sch *jsonschema.Schema, args json.RawMessage) error {
+func validateArgs(sch *resolve.Schema, args json.RawMessage) error {
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
 		return errors.New("the arguments are not JSON")
@@ -820,16 +820,18 @@ func validateArgs(sch *jsonschema.Schema, args json.RawMessage) error {
 	if _, ok := inst.(map[string]any); !ok {
 		return errors.New("the arguments must be a JSON object")
 	}
-	err = resolve.ValidateArguments(sch, inst)
+	err = sch.Validate(inst)
 	if err == nil {
 		return nil
 	}
 	var ve *jsonschema.ValidationError
 	var be *resolve.SchemaBoundError
 	var crash *resolve.LibraryCrashError
+	var slow *resolve.PatternTimeoutError
 	switch {
-	case errors.As(err, &be), errors.As(err, &crash):
-		// A place and a bound, or the library's failure: no value.
+	case errors.As(err, &be), errors.As(err, &crash), errors.As(err, &slow):
+		// A place and a bound, the library's failure, or patterns that
+		// took too long: no value.
 		return err
 	case !errors.As(err, &ve):
 		return errors.New("the arguments could not be validated")

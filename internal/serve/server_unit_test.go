@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentform/agentform/internal/resolve"
 )
 
 func TestContextPatch(t *testing.T) {
@@ -128,5 +131,33 @@ func TestValidateArgsNumbers(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%.40s\ngot:  %v\nwant: an error containing %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestValidateArgsPatterns: a tool's patterns are ECMAScript regular
+// expressions (a lookahead validates), and a pattern that backtracks
+// without end skips the call after resolve.PatternBudget instead of
+// holding serve: matching is bounded for the whole call, however many
+// strings the pattern is matched against.
+func TestValidateArgsPatterns(t *testing.T) {
+	sch, err := compileSchema([]byte(`{"type":"object","properties":{"slug":{"type":"string","pattern":"^(?!-)[a-z0-9-]+$"},"tags":{"type":"array","items":{"pattern":"^(\\w+\\s?)*$"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validateArgs(sch, json.RawMessage(`{"slug":"my-tool","tags":["a b","c"]}`)); err != nil {
+		t.Errorf("valid arguments: %v", err)
+	}
+	if err := validateArgs(sch, json.RawMessage(`{"slug":"-x"}`)); err == nil || !strings.Contains(err.Error(), `at /slug: does not satisfy "pattern"`) {
+		t.Errorf("a slug the lookahead refuses\ngot:  %v\nwant: the pattern named", err)
+	}
+	hostile := `"` + strings.Repeat("a", 40) + `!"`
+	args := `{"tags":[` + strings.Repeat(hostile+",", 49) + hostile + `]}`
+	start := time.Now()
+	err = validateArgs(sch, json.RawMessage(args))
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("50 strings against a catastrophic pattern took %v; want about %v", took, resolve.PatternBudget)
+	}
+	if err == nil || !strings.Contains(err.Error(), "could not be matched against the arguments within 1s") || strings.Contains(err.Error(), "aaaa") {
+		t.Errorf("got:  %v\nwant: the time out, quoting no argument", err)
 	}
 }
