@@ -30,6 +30,21 @@ import (
 // one passes through unseen.
 const MaxMessage = 32 << 20
 
+// ErrorText is err's text for a message, less what a JSON decoder quotes
+// of the server's bytes. The MCP SDK's decoder quotes the first 32 bytes of
+// a value it cannot decode, cut there ("cannot unmarshal \"xxxx...\""), and
+// a secret the server wrote in them (a token it echoes) would show in part
+// where scrubbing, which finds whole values, does not see it. From the
+// decoder's "json: " on, the text only says that the server's bytes could
+// not be decoded.
+func ErrorText(err error) string {
+	text := err.Error()
+	if i := strings.Index(text, "json: "); i >= 0 {
+		return text[:i] + "json: what the server sent could not be decoded (agentform does not quote it)"
+	}
+	return text
+}
+
 // Capture records the raw result of tools/list answers (and the protocol
 // version an initialize answer negotiated) as they cross a connection, so
 // that digests are computed from exactly what the server sent: numbers as

@@ -2,6 +2,8 @@ package mcpwire
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,5 +90,23 @@ func TestLines(t *testing.T) {
 	want := []got{{"id: a", false}, {"", false}, {"data: ", true}, {"xy", false}}
 	if !slices.Equal(out, want) {
 		t.Errorf("lines:\ngot:  %+v\nwant: %+v", out, want)
+	}
+}
+
+// TestErrorText: what the SDK's decoder quotes of a server's bytes, cut
+// after 32 of them, is left out; the SDK's own words stay.
+func TestErrorText(t *testing.T) {
+	_, err := jsonrpc.DecodeMessage([]byte(`"xxxxxxxxxxxxxxxxxxrotatedSECRETvalue99"`))
+	if err == nil {
+		t.Fatal("a JSON string decoded as a message")
+	}
+	wrapped := fmt.Errorf("connection closed: calling \"initialize\": client is closing: %v", err)
+	got := ErrorText(wrapped)
+	want := `connection closed: calling "initialize": client is closing: unmarshaling jsonrpc message: json: what the server sent could not be decoded (agentform does not quote it)`
+	if got != want {
+		t.Errorf("ErrorText\ngot:  %s\nwant: %s", got, want)
+	}
+	if got := ErrorText(errors.New("calling \"tools/list\": connection reset")); got != `calling "tools/list": connection reset` {
+		t.Errorf("an error quoting nothing of the server changed: %s", got)
 	}
 }

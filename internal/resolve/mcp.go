@@ -1182,7 +1182,9 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 		subject = m.URL.Range
 		what = s.describeURL()
 	}
-	msg := s.redact(err.Error())
+	// What the SDK's JSON decoder quotes of the server's bytes is cut, so
+	// not quoted at all (mcpwire.ErrorText); the rest is redacted whole.
+	msg := s.redact(mcpwire.ErrorText(err))
 	if parent.Err() != nil {
 		return mcpFailure{summary: "MCP server listing cancelled", detail: fmt.Sprintf("Listing the tools of %q was cancelled.", s.req.Tool.Name), subject: subject}
 	}
@@ -1244,7 +1246,7 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 			return f
 		}
 		if ct := s.rt.wrongType(); ct != "" {
-			shown := fmt.Sprintf("Content-Type %q", s.redact(ct))
+			shown := "Content-Type " + mcpShow(s.redact(ct))
 			if ct == "(none)" {
 				shown = "no Content-Type"
 			}
@@ -1266,8 +1268,11 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 	// the session then stopped it, so it is not one that exited first.
 	if s.transport == manifest.TransportStdio && s.capture != nil {
 		if rerr := s.capture.ReadError(); rerr != nil {
-			detail := fmt.Sprintf("%s wrote something on its standard output that is not a JSON-RPC message (%s), so agentform stopped it. An MCP server over stdio writes only JSON-RPC messages there, one per line; logs belong on standard error.",
-				what, s.redact(rerr.Error()))
+			// Not a byte of it is quoted: the SDK's error holds its first
+			// 32 bytes, cut there, where a secret it printed (a token it
+			// echoes) could begin and no redaction would find it whole.
+			detail := fmt.Sprintf("%s wrote something on its standard output that is not a JSON-RPC message, so agentform stopped it. An MCP server over stdio writes only JSON-RPC messages there, one per line; logs belong on standard error.",
+				what)
 			if mcpwire.LineTooLong(rerr) {
 				detail = fmt.Sprintf("%s wrote a line longer than %s on its standard output, the most agentform reads of one message, so agentform stopped it. Check the server: no tool list a model could be given is that large.",
 					what, mcpwire.MaxAnswerText)
@@ -1488,9 +1493,8 @@ func mcpWrongType(r *http.Request, resp *http.Response) string {
 	if ct == "" {
 		return "(none)"
 	}
-	if rs := []rune(ct); len(rs) > 64 {
-		ct = string(rs[:64]) + "…"
-	}
+	// Whole: it is redacted before it is cut (mcpShow), as a server could
+	// echo a header into it.
 	return ct
 }
 

@@ -63,13 +63,20 @@ func mcpNameChar(r rune) bool {
 	return r == '_' || r == '-' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
 }
 
-// mcpShowName quotes a served tool's name for a message, in ASCII so that
-// every character shows, cut after 64 characters.
-func mcpShowName(name string) string {
-	if rs := []rune(name); len(rs) > 64 {
-		return fmt.Sprintf("%+q…", string(rs[:64]))
+// mcpShownLength is how many characters of a text a server chose (a
+// tool's name, a Content-Type) a message quotes.
+const mcpShownLength = 64
+
+// mcpShow quotes text a server chose for a message (a served tool's name,
+// the Content-Type of its answer), in ASCII so that every character shows,
+// cut after mcpShownLength characters. Redact the text whole before:
+// a runtime value cut in two is no longer found, and the part before the
+// cut would show.
+func mcpShow(text string) string {
+	if rs := []rune(text); len(rs) > mcpShownLength {
+		return fmt.Sprintf("%+q…", string(rs[:mcpShownLength]))
 	}
-	return fmt.Sprintf("%+q", name)
+	return fmt.Sprintf("%+q", text)
 }
 
 // mcpCheckRegistered checks the served tools mcpRegister registers (a
@@ -91,7 +98,7 @@ func mcpCheckRegistered(req Request, served map[string]*mcpServedTool, names []s
 	}
 	var stray []string
 	for _, name := range names {
-		shown := mcpShowName(redact(name))
+		shown := mcpShow(redact(name))
 		if why := mcpNameError(name); why != "" {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,

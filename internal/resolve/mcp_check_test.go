@@ -288,6 +288,25 @@ func TestResolveMCPWrongContentType(t *testing.T) {
 			}
 		})
 	}
+	// Cut after 64 characters, but redacted before: a server echoing the
+	// token into its Content-Type showed the token's first characters.
+	t.Run("a Content-Type that echoes the token", func(t *testing.T) {
+		const token = "Hd82KsPq01MzXv6WcRt5"
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; note="+strings.Repeat("y", 40)+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+			fmt.Fprint(w, "<html></html>")
+		}))
+		t.Cleanup(srv.Close)
+		req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\nauth_token = secret(runtime(\"MCP_TOKEN\"))\n", srv.URL+"/mcp"), map[string]string{"MCP_TOKEN": token})
+		_, diags := ResolveMCP(context.Background(), req)
+		d := mcpDiag(t, diags, "MCP server answered with another content type")
+		if want := `answered with Content-Type "text/html; note=` + strings.Repeat("y", 40) + `(value o"…`; !strings.Contains(d.Detail, want) {
+			t.Errorf("detail\ngot:  %s\nwant: it to contain %s", d.Detail, want)
+		}
+		if strings.Contains(d.Detail, token[:4]) {
+			t.Errorf("detail quotes the start of the token:\n%s", d.Detail)
+		}
+	})
 	t.Run("a notification answered with a page is not the failure", func(t *testing.T) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)

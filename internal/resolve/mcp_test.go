@@ -618,7 +618,35 @@ expose = ["tool1"]`, "", map[string]string{"MCPTEST_KEY": "k3y-value-unexposed"}
 				body:    "transport = \"stdio\"\ncommand = \"sh\"\nargs = [\"-c\", \"echo 'hello, not json'; echo 'starting up' >&2; exec sleep 60\"]\n",
 				summary: "Invalid MCP answer",
 				at:      func(m *manifest.MCPTool) hcl.Range { return m.Command.Range },
-				has:     []string{`The command "sh" wrote something on its standard output that is not a JSON-RPC message (invalid character 'h' looking for beginning of value), so agentform stopped it.`, "starting up"},
+				has:     []string{`The command "sh" wrote something on its standard output that is not a JSON-RPC message, so agentform stopped it.`, "starting up"},
+			},
+			{
+				// The SDK's error quotes the first 32 bytes of what it
+				// could not decode, cut there: the start of a secret
+				// (or of its default) after 18 bytes showed.
+				name: "writes a secret where JSON-RPC belongs",
+				body: `transport = "stdio"
+command = "sh"
+args = ["-c", "echo \"\\\"xxxxxxxxxxxxxxxxxx$TOKEN$KEY\\\"\"; exec sleep 60"]
+config = { TOKEN = secret(runtime("MCP_TOKEN")), KEY = secret(runtime("MCP_KEY", "defaultsecretvalue42")) }
+`,
+				env:     map[string]string{"MCP_TOKEN": "rotatedSECRETvalue99"},
+				summary: "Invalid MCP answer",
+				at:      func(m *manifest.MCPTool) hcl.Range { return m.Command.Range },
+				has:     []string{`wrote something on its standard output that is not a JSON-RPC message, so agentform stopped it`},
+				secrets: []string{"rotated", "xxxxxxxx"},
+			},
+			{
+				name: "writes a default secret where JSON-RPC belongs",
+				body: `transport = "stdio"
+command = "sh"
+args = ["-c", "echo \"\\\"xxxxxxxxxxxxxxxxxx$KEY\\\"\"; exec sleep 60"]
+config = { KEY = secret(runtime("MCP_KEY", "defaultsecretvalue42")) }
+`,
+				summary: "Invalid MCP answer",
+				at:      func(m *manifest.MCPTool) hcl.Range { return m.Command.Range },
+				has:     []string{`not a JSON-RPC message, so agentform stopped it`},
+				secrets: []string{"defaultsec"},
 			},
 			{
 				name:    "writes a line over the bound",

@@ -366,7 +366,9 @@ func (e *mcpExecutor) list(ctx context.Context) (map[string]string, error) {
 				return nil, fmt.Errorf("tools/list page %d, tool %d: %v", page+1, i+1, err)
 			}
 			if _, dup := served[name]; dup {
-				return nil, fmt.Errorf("tools/list lists the tool %q twice", name)
+				// Scrubbed before it is quoted: quoting escapes what the
+				// scrubber looks for.
+				return nil, fmt.Errorf("tools/list lists the tool %q twice", e.scrub.text(name))
 			}
 			served[name] = digest
 		}
@@ -639,9 +641,11 @@ func mcpErrText(ctx context.Context, err error) string {
 	var uerr *url.Error
 	if errors.As(err, &uerr) {
 		// Without the URL, which may be a runtime value.
-		return uerr.Err.Error()
+		err = uerr.Err
 	}
-	return err.Error()
+	// Without what the SDK's decoder quotes of the server's bytes: it is
+	// cut, and a runtime value cut in two is not scrubbed.
+	return mcpwire.ErrorText(err)
 }
 
 // mcpShortDigest abbreviates "sha256:<hex>" for a message.

@@ -307,12 +307,21 @@ func TestMCPExecutor(t *testing.T) {
   args      = ["-echo", runtime("SRV_FAIL", "-name=agentform-test-server")]
 `, bin))})
 		a, arch, _ := buildArtifact(t, dir, "assistant", nil)
+		// A server writing its command's path where JSON-RPC belongs: the
+		// SDK's error quotes the first 32 bytes of it, cut inside the
+		// runtime value, which the scrubber would then not find whole.
+		garbage := filepath.Join(t.TempDir(), "secret-dir-77")
+		writeFiles(t, filepath.Dir(garbage), map[string]string{"secret-dir-77": "#!/bin/sh\necho \"\\\"xxxxxxxxxxxxxxxxxx$0\\\"\"\nexec sleep 60\n"})
+		if err := os.Chmod(garbage, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		for _, tc := range []struct {
 			env  map[string]string
 			want string
 		}{
 			{map[string]string{"SRV_CMD": "/nonexistent/secret-dir-77/server"}, "the MCP server command of block \"srv\" does not exist"},
 			{map[string]string{"SRV_FAIL": "-fail-list"}, "tool listing is broken today"},
+			{map[string]string{"SRV_CMD": garbage}, "what the server sent could not be decoded (agentform does not quote it)"},
 		} {
 			h, _ := mcpTestHost(t, a, arch, tc.env)
 			ex, err := factories[artifact.KindMCP](context.Background(), h, "srv", mcpTestTools(a, "srv"))
@@ -321,7 +330,7 @@ func TestMCPExecutor(t *testing.T) {
 				t.Errorf("startup with %v\ngot:  started\nwant: an error", tc.env)
 				continue
 			}
-			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret-dir-77") {
+			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret-dir-77") || strings.Contains(err.Error(), "xxxxxxxx") {
 				t.Errorf("startup error with %v\ngot:  %v\nwant: %q, without the runtime command", tc.env, err, tc.want)
 			}
 		}
