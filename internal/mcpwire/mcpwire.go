@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -29,6 +30,38 @@ import (
 // MaxMessage bounds one JSON-RPC message the HTTP taps buffer; a larger
 // one passes through unseen.
 const MaxMessage = 32 << 20
+
+// MaxListedBytes and MaxListedTools bound what a client keeps of one
+// server's tools/list answers over all their pages: the tool definitions,
+// in bytes as the server sent them, and how many tools. Each answer is
+// bounded by itself (16 MiB), but a server may page through up to 1,000
+// of them, and every definition is kept until the listing ends: 24 pages
+// of one 12 MiB tool each made a plan use 2.4 GB. No server's tool list
+// comes near either bound.
+const (
+	MaxListedBytes = 32 << 20
+	MaxListedTools = 10000
+)
+
+// Listing counts what a client keeps of one server's tool list, against
+// MaxListedBytes and MaxListedTools. The zero value is an empty listing.
+type Listing struct {
+	bytes, tools int
+}
+
+// Keep counts one more tool definition of n bytes, or returns an error
+// saying which bound it would pass, for the client to refuse the answer.
+func (l *Listing) Keep(n int) error {
+	if l.tools+1 > MaxListedTools {
+		return fmt.Errorf("tools/list lists more than %d tools over its pages, the most agentform keeps of one server", MaxListedTools)
+	}
+	if l.bytes+n > MaxListedBytes {
+		return fmt.Errorf("tools/list lists more than %d MiB of tool definitions over its pages, the most agentform keeps of one server", MaxListedBytes>>20)
+	}
+	l.tools++
+	l.bytes += n
+	return nil
+}
 
 // ErrorText is err's text for a message, less what a JSON decoder quotes
 // of the server's bytes. The MCP SDK's decoder quotes the first 32 bytes of

@@ -110,3 +110,28 @@ func TestErrorText(t *testing.T) {
 		t.Errorf("an error quoting nothing of the server changed: %s", got)
 	}
 }
+
+// TestListing: a listing keeps up to MaxListedTools tools and
+// MaxListedBytes bytes of definitions, and says which bound an answer
+// would pass.
+func TestListing(t *testing.T) {
+	var l Listing
+	if err := l.Keep(MaxListedBytes - 10); err != nil {
+		t.Fatalf("a definition within the bound: %v", err)
+	}
+	if err := l.Keep(10); err != nil {
+		t.Fatalf("exactly the bound: %v", err)
+	}
+	if err := l.Keep(1); err == nil || !strings.Contains(err.Error(), "more than 32 MiB of tool definitions") {
+		t.Errorf("one byte over\ngot:  %v\nwant: the bound on bytes", err)
+	}
+	l = Listing{}
+	for i := range MaxListedTools {
+		if err := l.Keep(1); err != nil {
+			t.Fatalf("tool %d: %v", i+1, err)
+		}
+	}
+	if err := l.Keep(1); err == nil || !strings.Contains(err.Error(), "more than 10000 tools") {
+		t.Errorf("one tool over\ngot:  %v\nwant: the bound on tools", err)
+	}
+}

@@ -1063,7 +1063,8 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 
 // list follows tools/list pagination, reading each page's raw JSON from
 // the capture so that the definitions are exactly what the server sent
-// (numbers as written, unknown annotation fields kept).
+// (numbers as written, unknown annotation fields kept). What it keeps over
+// all pages is bounded (mcpwire.Listing).
 // mcpInvalidAnswer is a tools/list answer agentform refuses (a duplicate
 // name, a tool it cannot read, endless pages), as opposed to no answer.
 type mcpInvalidAnswer string
@@ -1073,6 +1074,7 @@ func (e mcpInvalidAnswer) Error() string { return string(e) }
 func (s *mcpSession) list(ctx context.Context, cs *mcp.ClientSession, capture *mcpwire.Capture) (map[string]*mcpServedTool, error) {
 	served := map[string]*mcpServedTool{}
 	seen := map[string]bool{}
+	var kept mcpwire.Listing
 	cursor := ""
 	for page := 0; ; page++ {
 		if page >= mcpMaxPages {
@@ -1094,6 +1096,9 @@ func (s *mcpSession) list(ctx context.Context, cs *mcp.ClientSession, capture *m
 			return nil, mcpInvalidAnswer(fmt.Sprintf("tools/list answer is not valid: %v", err))
 		}
 		for i, rt := range pageResult.Tools {
+			if err := kept.Keep(len(rt)); err != nil {
+				return nil, mcpInvalidAnswer(err.Error())
+			}
 			st, err := mcpParseServedTool(rt)
 			if err != nil {
 				return nil, mcpInvalidAnswer(fmt.Sprintf("tools/list page %d, tool %d: %v", page+1, i+1, err))
@@ -1507,8 +1512,10 @@ func mcpWrongType(r *http.Request, resp *http.Response) string {
 // blank line ends the event, and only if it has one.
 //
 // It delivers at most mcpMaxMessage bytes and one more (mcpwire.Limit):
-// reading on fails with mcpwire.ErrTooLarge and tells over, so that a
-// server answering without end costs a bounded amount of memory.
+// reading on fails with mcpwire.ErrTooLarge and tells over, so that one
+// response of a server answering without end costs a bounded amount of
+// memory. That bounds one response only: what a listing keeps over all
+// its pages is bounded by list (mcpwire.Listing).
 type mcpBody struct {
 	io.ReadCloser
 	once   sync.Once

@@ -333,3 +333,53 @@ func TestResolveMCPWrongContentType(t *testing.T) {
 		mcpDiag(t, diags, "MCP server did not answer")
 	})
 }
+
+// TestResolveMCPListingBound: what one server's pages list in all is
+// bounded, each page being within the bound on one answer: a server that
+// pages tool after tool fails the plan once the definitions pass 32 MiB,
+// or the tools 10,000, instead of making the plan keep them all.
+func TestResolveMCPListingBound(t *testing.T) {
+	pages := func(tool func(page int) string, last int) func(w http.ResponseWriter, id json.RawMessage) {
+		var n atomic.Int64
+		return func(w http.ResponseWriter, id json.RawMessage) {
+			page := int(n.Add(1))
+			next := ""
+			if page < last {
+				next = fmt.Sprintf(`,"nextCursor":"p%d"`, page+1)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s]%s}}`, id, tool(page), next)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		tool  func(page int) string
+		pages int
+		want  string
+	}{
+		{"definitions over 32 MiB", func(page int) string {
+			return fmt.Sprintf(`{"name":"t%d","description":"%s","inputSchema":{"type":"object"}}`, page, strings.Repeat("x", 11<<20))
+		}, 4, "tools/list lists more than 32 MiB of tool definitions over its pages, the most agentform keeps of one server"},
+		{"over 10,000 tools", func(page int) string {
+			tools := make([]string, 1000)
+			for i := range tools {
+				tools[i] = fmt.Sprintf(`{"name":"t%d_%d","inputSchema":{"type":"object"}}`, page, i)
+			}
+			return strings.Join(tools, ",")
+		}, 11, "tools/list lists more than 10000 tools over its pages"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := mcpRawServer(t, pages(tc.tool, tc.pages))
+			req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", srv.URL+"/mcp"), nil)
+			res, diags := ResolveMCP(context.Background(), req)
+			d := mcpDiag(t, diags, "Invalid MCP tools/list answer")
+			if !strings.Contains(d.Detail, tc.want) {
+				t.Errorf("detail\ngot:  %s\nwant: it to contain %q", d.Detail, tc.want)
+			}
+			mcpSameRange(t, "error", d.Subject, req.Tool.MCP.URL.Range)
+			if res == nil || !res.Unresolved {
+				t.Errorf("result: %+v, want unresolved", res)
+			}
+		})
+	}
+}

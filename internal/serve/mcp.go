@@ -336,6 +336,7 @@ func (e *mcpExecutor) list(ctx context.Context) (map[string]string, error) {
 		return served, nil // the server offers no tools at all
 	}
 	seen := map[string]bool{}
+	var kept mcpwire.Listing
 	cursor := ""
 	ctx, answer := withMCPAnswer(ctx)
 	for page := 0; ; page++ {
@@ -361,6 +362,11 @@ func (e *mcpExecutor) list(ctx context.Context) (map[string]string, error) {
 			return nil, fmt.Errorf("the tools/list answer is not valid: %v", err)
 		}
 		for i, rt := range result.Tools {
+			// Only names and digests are kept, but a name may be as long
+			// as the answer: the same bound as the plan's.
+			if err := kept.Keep(len(rt)); err != nil {
+				return nil, err
+			}
 			name, digest, err := resolve.MCPToolDigest(rt)
 			if err != nil {
 				return nil, fmt.Errorf("tools/list page %d, tool %d: %v", page+1, i+1, err)
