@@ -15,8 +15,9 @@ import (
 
 // Attributes are an address's displayable configuration: what a plan diffs
 // against state and shows as "source: h1:ab… → h1:cd…". Runtime values
-// appear as references and sensitive literals as digests, so attributes
-// never hold a secret and can be stored in state.
+// appear as references and sensitive literals as digests (auth tokens,
+// headers, a config's credential keys), so attributes never hold a secret
+// and can be stored in state.
 type Attributes map[string]string
 
 // fingerprint is the digest of the attributes: equal attributes, equal
@@ -112,6 +113,108 @@ func dynamicJSON(d manifest.Dynamic, hashed bool) string {
 	return string(b)
 }
 
+// configAttribute shows a tool's config as canonical JSON with references
+// (dynamicJSON), but for credentials (hideConfigCredentials): the
+// attributes are stored in state and shown by plan.
+func configAttribute(d manifest.Dynamic) string {
+	return hideConfigCredentials(dynamicJSON(d, false))
+}
+
+// hideConfigCredentials replaces, in a config attribute, the value of
+// every key that names a credential (manifest.CredentialConfigKey, the
+// rule the audit redacts by), at any depth, by its digest:
+// "(sensitive sha256:…)". A runtime reference stays one, but the default of
+// one that is not secret becomes a digest too. A changed credential still
+// shows as a change, of its digest.
+//
+// It reads the attribute's JSON, so that it applies the same to a config
+// attribute an earlier agentform stored in state with credentials in the
+// clear (AppliedFromState): what it recorded then reads as what a plan
+// computes now. Text that is not JSON is returned as it is.
+func hideConfigCredentials(config string) string {
+	if config == "" {
+		return ""
+	}
+	dec := json.NewDecoder(strings.NewReader(config))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return config
+	}
+	found := false
+	v = hideCredentialValues(v, &found)
+	if !found {
+		// As it was: a config without credentials keeps the attribute,
+		// and the fingerprint, an earlier agentform recorded.
+		return config
+	}
+	return jsonOf(v)
+}
+
+// hideCredentialValues walks a decoded config: objects' credential keys
+// get digests (hideCredential), and found is set; runtime references are
+// left as they are.
+func hideCredentialValues(v any, found *bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if runtimeRefShaped(x) {
+			return x
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if manifest.CredentialConfigKey(k) {
+				out[k] = hideCredential(e)
+				*found = true
+			} else {
+				out[k] = hideCredentialValues(e, found)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = hideCredentialValues(e, found)
+		}
+		return out
+	}
+	return v
+}
+
+// hideCredential is the value of a credential key as attributes show it:
+// its digest, or a runtime reference with its default (if not secret,
+// the reference shows it) as a digest.
+func hideCredential(v any) any {
+	if m, ok := v.(map[string]any); ok && runtimeRefShaped(m) {
+		if d, ok := m["default"]; ok {
+			m = maps.Clone(m)
+			m["default"] = credentialDigest(d)
+		}
+		return m
+	}
+	return credentialDigest(v)
+}
+
+func credentialDigest(v any) string {
+	return "(sensitive " + short(resolve.SHA256([]byte(jsonOf(v)))) + ")"
+}
+
+// runtimeRefShaped reports whether a decoded object is shaped as a runtime
+// reference marshals (manifest.RuntimeRef): "env" with a string, and only
+// "secret", "has_default" and "default" besides.
+func runtimeRefShaped(m map[string]any) bool {
+	if _, ok := m["env"].(string); !ok {
+		return false
+	}
+	for k := range m {
+		switch k {
+		case "env", "secret", "has_default", "default":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
@@ -134,7 +237,7 @@ func toolAttributes(t *manifest.Tool, res *resolve.Resolved, registered []string
 	a := Attributes{"kind": t.Kind, "enabled": boolStr(t.Enabled)}
 	a.set("description", descriptionAttribute(t, res))
 	a.set("capabilities", sortedList(t.Capabilities))
-	a.set("config", dynamicJSON(t.Config, false))
+	a.set("config", configAttribute(t.Config))
 	switch {
 	case t.JavaScript != nil:
 		a.set("export", str(t.JavaScript.Export))

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,11 +119,21 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 		a := toolAttributes(t, res, registered["tool."+t.Name])
 		fp := a.fingerprint()
 		undescribed["tool."+t.Name] = descriptionUnused(res) && str(t.Description) != ""
-		if old, ok := applied.Resources["tool."+t.Name]; ok && old.Fingerprint != fp && onlyUnusedDescription(old.Attributes, a, res) {
-			// A description no tool uses is all that changed (or the
-			// state is an earlier agentform's, which recorded it): the
-			// tool is as applied, and so are the agents.
-			a, fp = old.Attributes, old.Fingerprint
+		if old, ok := applied.Resources["tool."+t.Name]; ok && old.Fingerprint != fp {
+			switch {
+			case maps.Equal(old.Attributes, a):
+				// The state is an earlier agentform's, which recorded
+				// config credentials in the clear and fingerprinted them
+				// so: AppliedFromState hid them, and nothing else
+				// differs. The tool is as applied, and so are the agents;
+				// the next apply records the attributes as they read now.
+				fp = old.Fingerprint
+			case onlyUnusedDescription(old.Attributes, a, res):
+				// A description no tool uses is all that changed (or the
+				// state is an earlier agentform's, which recorded it): the
+				// tool is as applied, and so are the agents.
+				a, fp = old.Attributes, old.Fingerprint
+			}
 		}
 		toolFP[t.Name] = fp
 		p.Addresses = append(p.Addresses, Address{Address: "tool." + t.Name, Type: "tool", Name: t.Name, Kind: t.Kind, Fingerprint: fp, Attributes: a})
@@ -399,6 +410,21 @@ func (p *Plan) nameChangedParts() {
 	}
 }
 
+// StoredAttributes returns the attributes a state record holds as a plan
+// reads and shows them: a tool's config with its credentials as digests
+// (hideConfigCredentials), which an earlier agentform stored in the
+// clear. The state keeps such a value until the next apply rewrites the
+// record; what agentform shows of it never holds it.
+func StoredAttributes(typ string, attrs map[string]string) Attributes {
+	config, ok := attrs["config"]
+	if typ != "tool" || !ok {
+		return Attributes(attrs)
+	}
+	out := maps.Clone(Attributes(attrs))
+	out["config"] = hideConfigCredentials(config)
+	return out
+}
+
 // AppliedFromState reads what the last apply recorded in the state
 // database, for planning against it; db may be nil (no state yet), which
 // gives an empty Applied.
@@ -417,7 +443,7 @@ func AppliedFromState(db *state.DB) (*Applied, error) {
 		return nil, err
 	}
 	for _, r := range resources {
-		ar := AppliedResource{Type: r.Type, Name: r.Name, Kind: r.Kind, Fingerprint: r.Fingerprint, Attributes: Attributes(r.Attributes)}
+		ar := AppliedResource{Type: r.Type, Name: r.Name, Kind: r.Kind, Fingerprint: r.Fingerprint, Attributes: StoredAttributes(r.Type, r.Attributes)}
 		if r.Artifact != nil {
 			ar.Artifact = &AppliedArtifact{Path: r.Artifact.Path, SHA256: r.Artifact.SHA256, Size: r.Artifact.Size}
 		}

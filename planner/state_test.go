@@ -484,3 +484,102 @@ func TestCapabilityChanges(t *testing.T) {
 		t.Errorf("got:  %+v\nwant: %+v", got, want)
 	}
 }
+
+// TestConfigCredentialsHidden: a tool's config is stored in state and
+// shown by plan with every credential key's value as a digest (a literal,
+// or a runtime reference's default that is not secret), so that neither
+// holds a credential written in the manifest; a changed credential still
+// shows as a change. A state an earlier agentform recorded with the
+// literal plans as applied, and shows it as a digest too.
+func TestConfigCredentialsHidden(t *testing.T) {
+	const key, rotated, pw, def = "Q7vXk29LpZr4TmW8yBn3", "Zr4TmW8yBn3Q7vXk29Lp", "pw-0123456789", "tok-default-9999"
+	src := func(apiKey string) string {
+		return strings.Replace(stateBase, `  commands     = ["ls"]`, `  commands     = ["ls"]
+  config = {
+    API_KEY    = "`+apiKey+`"
+    REGION     = "eu"
+    TOKEN      = runtime("T", "`+def+`")
+    SECRET_KEY = secret(runtime("S", "secret-default-1"))
+    DB_PASSWORD = "`+pw+`"
+    DB_HOST     = "db.internal"
+  }`, 1)
+	}
+	noLiteral := func(what, text string) {
+		t.Helper()
+		for _, lit := range []string{key, key[:8], rotated[:8], pw, def, "secret-default"} {
+			if strings.Contains(text, lit) {
+				t.Errorf("%s quotes %q:\n%s", what, lit, text)
+			}
+		}
+	}
+	first := planSrc(t, src(key), nil)
+	applied := appliedFrom(first)
+	config := applied.Resources["tool.sh"].Attributes["config"]
+	noLiteral("the config attribute", config)
+	for _, want := range []string{`"API_KEY":"(sensitive sha256:`, `"REGION":"eu"`, `"TOKEN":{"default":"(sensitive sha256:`, `"env":"T"`,
+		`"SECRET_KEY":{"env":"S","has_default":true,"secret":true}`, `"DB_HOST":"db.internal","DB_PASSWORD":"(sensitive sha256:`} {
+		if !strings.Contains(config, want) {
+			t.Errorf("config attribute\ngot:  %s\nwant: it to contain %s", config, want)
+		}
+	}
+	if p := planSrc(t, src(key), applied); p.HasChanges() {
+		t.Errorf("unchanged configuration got changes: %+v", p.ResourceChanges)
+	}
+
+	p := planSrc(t, src(rotated), applied)
+	sh := actionOf(p, "tool.sh")
+	if !slices.Equal(sh.Actions, []string{ActionUpdate}) || !slices.Equal(sh.ChangedAttributes, []string{"config"}) {
+		t.Errorf("a rotated API_KEY got: %+v\nwant: an update of config", sh)
+	}
+	shown := strings.Join(shownLines(sh), "\n")
+	noLiteral("the plan", shown)
+	if c := sh.AttributeChanges[0]; c.Before == nil || c.After == nil || *c.Before == *c.After {
+		t.Errorf("config change %+v: want the two digests", c)
+	}
+
+	// An earlier agentform stored the literal, and fingerprinted the tool
+	// (and so the agent) with it.
+	old := appliedFrom(first)
+	oldTool := maps.Clone(old.Resources["tool.sh"].Attributes)
+	var cfg manifest.Dynamic
+	for _, tl := range mustLoad(t, src(key)).Tools {
+		cfg = tl.Config
+	}
+	oldTool["config"] = dynamicJSON(cfg, false)
+	if !strings.Contains(oldTool["config"], key) {
+		t.Fatalf("the earlier form should hold the literal: %s", oldTool["config"])
+	}
+	oldAgent := maps.Clone(old.Resources["agent.a"].Attributes)
+	oldAgent["tools"] = digestOf(map[string]string{"sh": oldTool.fingerprint()})
+	old.Resources["tool.sh"] = AppliedResource{Type: "tool", Name: "sh", Kind: "bash", Fingerprint: oldTool.fingerprint(), Attributes: StoredAttributes("tool", oldTool)}
+	old.Resources["agent.a"] = AppliedResource{Type: "agent", Name: "a", Kind: "agent", Fingerprint: oldAgent.fingerprint(), Attributes: oldAgent}
+	noLiteral("the state as read", old.Resources["tool.sh"].Attributes["config"])
+	p = planSrc(t, src(key), old)
+	if p.HasChanges() {
+		t.Errorf("an earlier agentform's state got changes: %+v", p.ResourceChanges)
+	}
+	for _, ad := range p.Addresses {
+		if ad.Address == "tool.sh" && (ad.Fingerprint != oldTool.fingerprint() || ad.Attributes["config"] != config) {
+			t.Errorf("tool.sh: fingerprint %s, config %s\nwant: the applied fingerprint carried on, the config as it reads now", ad.Fingerprint, ad.Attributes["config"])
+		}
+	}
+	sh = actionOf(planSrc(t, src(rotated), old), "tool.sh")
+	noLiteral("the plan against an earlier state", strings.Join(shownLines(sh), "\n"))
+
+	// A config without credentials keeps its attribute, and its
+	// fingerprint, as an earlier agentform recorded them.
+	for _, plain := range []string{`{"REGION":"eu","n":1.5,"x":"\u003c\u0026"}`, `not json`} {
+		if got := hideConfigCredentials(plain); got != plain {
+			t.Errorf("hideConfigCredentials(%s) = %s, want it unchanged", plain, got)
+		}
+	}
+}
+
+func mustLoad(t *testing.T, src string) *manifest.Config {
+	t.Helper()
+	cfg, diags := manifest.LoadSources("", map[string][]byte{"agent.acl": []byte(src)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return cfg
+}

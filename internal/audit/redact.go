@@ -494,7 +494,7 @@ func credentialField(parent, name string) bool {
 	case parent == "headers":
 		return slices.Contains(credentialHeaders, strings.ToLower(name))
 	case parent == "config":
-		return isCredentialConfigKey(name)
+		return manifest.CredentialConfigKey(name)
 	}
 	return false
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/agentform/agentform/internal/render"
 	"github.com/agentform/agentform/internal/state"
 	"github.com/agentform/agentform/internal/version"
+	"github.com/agentform/agentform/planner"
 )
 
 // openState opens the workspace's state database. A read-only open of a
@@ -201,6 +202,9 @@ func (c *StateCommand) show(address string, jsonOut bool, timeout time.Duration)
 		fmt.Fprintf(c.Stderr, "Error: %s is not in state; agentform state list shows what is.\n", render.PrintableName(address))
 		return ExitError
 	}
+	// As plan shows them: a config credential an earlier agentform stored
+	// in the clear as its digest.
+	r.Attributes = planner.StoredAttributes(r.Type, r.Attributes)
 	if jsonOut {
 		enc := json.NewEncoder(c.Stdout)
 		enc.SetIndent("", "  ")
