@@ -58,6 +58,13 @@ func Run(p *planner.Plan, opts Options) *Report {
 		r.Counts[f.Severity]++
 	}
 	r.Matrix = matrixRows(p)
+	for _, rt := range p.Tools {
+		if !rt.Resolved {
+			r.unresolved = append(r.unresolved, rt.Name)
+		}
+	}
+	slices.Sort(r.unresolved)
+	r.unresolved = slices.Compact(r.unresolved)
 	r.agentRanges = map[string]*hcl.Range{}
 	for _, ag := range a.cfg.Agents {
 		r.agentRanges[ag.Name] = capsRange(ag)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/agentform/agentform/internal/safefile"
 )
@@ -26,7 +27,8 @@ func allowedSet(rows []MatrixRow) map[Access]bool {
 
 // CompareState sets the report's gate against the matrix recorded by the
 // last apply (agent → tools it could call): access granted since fails the
-// gate.
+// gate. Call it after MarkIncomplete: an incomplete audit leaves out of
+// the comparison what it could not resolve (compare).
 func CompareState(r *Report, applied map[string][]string) {
 	var rows []MatrixRow
 	for agent, tools := range applied {
@@ -53,16 +55,25 @@ func CompareBaseline(r *Report, base *Report, name string) {
 	compare(r, name, allowedSet(base.Matrix), known)
 }
 
+// compare sets the gate. In an incomplete audit (MarkIncomplete), an mcp
+// block whose tools could not be listed has a placeholder column named
+// after it in place of its served tools: comparing it would report access
+// to the placeholder granted and to every served tool the baseline has
+// ("<block>__<tool>") revoked, none of which is a change of access. Both
+// are left out, and a reason says so; the audit fails as incomplete
+// anyway. A complete audit compares such a column as it is: a block never
+// listed grants access no one has reviewed.
 func compare(r *Report, against string, before map[Access]bool, knownFindings map[string]bool) {
 	g := &Gate{Against: against, Granted: []Access{}, Revoked: []Access{}, NewFindings: []string{}, Reasons: []string{}}
 	now := allowedSet(r.Matrix)
+	left := gateLeftOut(r)
 	for a := range now {
-		if !before[a] {
+		if !before[a] && !left(a.Tool, true) {
 			g.Granted = append(g.Granted, a)
 		}
 	}
 	for a := range before {
-		if !now[a] {
+		if !now[a] && !left(a.Tool, false) {
 			g.Revoked = append(g.Revoked, a)
 		}
 	}
@@ -93,7 +104,39 @@ func compare(r *Report, against string, before map[Access]bool, knownFindings ma
 		g.Reasons = append(g.Reasons, fmt.Sprintf("%s granted since %s: an agent can call a tool it could not call then",
 			countNoun(len(g.Granted), "permission"), against))
 	}
+	if r.Incomplete != nil {
+		for _, block := range r.unresolved {
+			g.Reasons = append(g.Reasons, fmt.Sprintf("the audit is incomplete: the tools of %q could not be listed, so they are left out of the comparison", block))
+		}
+	}
 	r.Gate = g
+}
+
+// gateLeftOut reports whether compare leaves a tool out: in an incomplete
+// audit, an unresolved mcp block's placeholder column (now) and the served
+// tools of that block the baseline records, which are not columns of
+// another block now.
+func gateLeftOut(r *Report) func(tool string, now bool) bool {
+	if r.Incomplete == nil || len(r.unresolved) == 0 {
+		return func(string, bool) bool { return false }
+	}
+	columns := map[string]bool{}
+	for _, row := range r.Matrix {
+		for _, c := range row.Cells {
+			columns[c.Tool] = true
+		}
+	}
+	return func(tool string, now bool) bool {
+		for _, block := range r.unresolved {
+			switch {
+			case tool == block:
+				return true
+			case !now && strings.HasPrefix(tool, block+"__") && !columns[tool]:
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // gateFindings are the access the gate found granted as AF111 findings,

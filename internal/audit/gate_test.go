@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/json"
 	"encoding/xml"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -141,5 +142,50 @@ waiver "AF111" {
 	unused := ruleFindingsOf(sourceReport(t, src).Findings, RuleUnusedWaiver)
 	if len(unused) != 1 || !strings.Contains(unused[0].Message, "AF111, the no-new-access gate, cannot be waived") {
 		t.Errorf("got:%s\nwant: one AF402 saying AF111 cannot be waived", describeRuleFindings(unused))
+	}
+}
+
+// TestGateLeavesOutUnresolvedOnIncomplete: in an incomplete audit, an mcp
+// block whose tools could not be listed is one placeholder column named
+// after it; the gate neither grants it nor revokes the block's served
+// tools the baseline records, and says so. A tool that is a column of
+// another block now is compared as ever; a complete audit compares all.
+func TestGateLeavesOutUnresolvedOnIncomplete(t *testing.T) {
+	report := func(incomplete bool) *Report {
+		r := newReport()
+		r.Matrix = []MatrixRow{{Agent: "a", Cells: []Cell{
+			{Tool: "m", Allowed: true}, {Tool: "m__other", Allowed: false}, {Tool: "sh", Allowed: true}, {Tool: "web", Allowed: true},
+		}}}
+		r.unresolved = []string{"m"}
+		if incomplete {
+			r.Incomplete = &Incomplete{Errors: []Diagnostic{{Summary: "Invalid MCP tool schema"}}}
+		}
+		return r
+	}
+	applied := map[string][]string{"a": {"m__t", "m__u", "m__other", "sh"}}
+
+	r := report(true)
+	CompareState(r, applied)
+	g := r.Gate
+	wantGranted := []Access{{Agent: "a", Tool: "web"}}
+	wantRevoked := []Access{{Agent: "a", Tool: "m__other"}}
+	if !slices.Equal(g.Granted, wantGranted) || !slices.Equal(g.Revoked, wantRevoked) {
+		t.Errorf("incomplete audit\ngot:  granted %v, revoked %v\nwant: granted %v, revoked %v", g.Granted, g.Revoked, wantGranted, wantRevoked)
+	}
+	if want := `the audit is incomplete: the tools of "m" could not be listed, so they are left out of the comparison`; !slices.Contains(g.Reasons, want) {
+		t.Errorf("reasons\ngot:  %q\nwant: %q among them", g.Reasons, want)
+	}
+	for _, f := range gateFindings(r) {
+		if f.Tool == "m" {
+			t.Errorf("an AF111 result for the placeholder: %s", f.Message)
+		}
+	}
+
+	r = report(false)
+	CompareState(r, applied)
+	wantGranted = []Access{{Agent: "a", Tool: "m"}, {Agent: "a", Tool: "web"}}
+	wantRevoked = []Access{{Agent: "a", Tool: "m__other"}, {Agent: "a", Tool: "m__t"}, {Agent: "a", Tool: "m__u"}}
+	if !slices.Equal(r.Gate.Granted, wantGranted) || !slices.Equal(r.Gate.Revoked, wantRevoked) || len(r.Gate.Reasons) != 1 {
+		t.Errorf("complete audit\ngot:  granted %v, revoked %v, reasons %q\nwant: granted %v, revoked %v, one reason", r.Gate.Granted, r.Gate.Revoked, r.Gate.Reasons, wantGranted, wantRevoked)
 	}
 }

@@ -126,6 +126,10 @@ type Report struct {
 	// agentRanges maps each agent to where its capabilities are written
 	// (set by Run), where SARIF locates an access the gate finds granted.
 	agentRanges map[string]*hcl.Range
+	// unresolved names the mcp blocks whose tools could not be listed
+	// (set by Run): the matrix has one placeholder column for each, named
+	// after the block, in place of its served tools.
+	unresolved []string
 }
 
 // Gate is the "no new access" comparison with a baseline: the access

@@ -144,19 +144,20 @@ func (c *AuditCommand) Run(args []string) int {
 	// output or in -out.
 	c.showManifestDiagnostics(diags, cfg)
 	report := audit.Run(plan, audit.Options{})
+	// Errors that no finding reports (a tool that cannot be resolved, a
+	// lockfile -lockfile=readonly refuses) mean the audit did not see the
+	// whole workspace: the report says so, and the audit fails whatever
+	// -fail-on says, so that it is never greener than the plan; failed
+	// checks and lock drift are findings. Before the gate, which leaves
+	// out what an incomplete audit could not resolve.
+	unreported := unreportedErrors(plan, diags)
+	report.MarkIncomplete(unreported)
 	switch {
 	case *against == "state":
 		audit.CompareState(report, prior.Matrix)
 	case base != nil:
 		audit.CompareBaseline(report, base, *baseline)
 	}
-	// Errors that no finding reports (a tool that cannot be resolved, a
-	// lockfile -lockfile=readonly refuses) mean the audit did not see the
-	// whole workspace: the report says so, and the audit fails whatever
-	// -fail-on says, so that it is never greener than the plan; failed
-	// checks and lock drift are findings.
-	unreported := unreportedErrors(plan, diags)
-	report.MarkIncomplete(unreported)
 	if !w.write(report) {
 		return ExitError
 	}

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentform/agentform/internal/audit"
 	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/internal/state"
 )
 
 func appendManifest(t *testing.T, dir, text string) {
@@ -365,6 +368,34 @@ func TestAuditLockedSchemaOutOfBounds(t *testing.T) {
 	}
 	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-refresh=false"); code != ExitError || !strings.Contains(stderr, want) {
 		t.Errorf("plan -refresh=false got: exit %d\n%s\nwant: exit 1, %q", code, stderr, want)
+	}
+}
+
+// TestAuditGateIncomplete: an audit whose MCP server fails is incomplete,
+// and its gate against the state neither grants the block's placeholder
+// column nor revokes the served tools the last apply recorded: it says it
+// left them out.
+func TestAuditGateIncomplete(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(incompleteManifest), 0o644))
+	db, err := state.Open(dir, state.Options{Operation: "apply", Version: "test"})
+	must(t, err)
+	_, err = db.Commit(state.Commit{Matrix: map[string][]string{"a1": {"h__search"}}})
+	must(t, err)
+	must(t, db.Close())
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "audit", "-against=state", "-format=json")
+	var doc struct {
+		Gate struct {
+			Granted []audit.Access `json:"granted"`
+			Revoked []audit.Access `json:"revoked"`
+			Reasons []string       `json:"reasons"`
+		} `json:"gate"`
+	}
+	if code != ExitError || json.Unmarshal([]byte(stdout), &doc) != nil || !strings.Contains(stderr, "the audit is incomplete") {
+		t.Fatalf("got: exit %d\n%s\n%s\nwant: exit 1, an incomplete JSON report", code, stdout, stderr)
+	}
+	if len(doc.Gate.Granted) != 0 || len(doc.Gate.Revoked) != 0 || !slices.Contains(doc.Gate.Reasons, `the audit is incomplete: the tools of "h" could not be listed, so they are left out of the comparison`) {
+		t.Errorf("gate\ngot:  %+v\nwant: nothing granted or revoked, and the reason", doc.Gate)
 	}
 }
 
