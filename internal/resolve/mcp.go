@@ -304,8 +304,8 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, r
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
 				Summary:  "Exposed tool not served",
-				Detail: fmt.Sprintf("expose lists %q, but %s, so no tool is registered for it. Served tools: %s. %s",
-					name, where, mcpQuotedList(mcpSortedKeys(served), redact), fix),
+				Detail: fmt.Sprintf("expose lists %s, but %s, so no tool is registered for it. Served tools: %s. %s",
+					mcpShow(name), where, mcpServedList(served, redact), fix),
 				Subject: rng.Ptr(),
 			})
 		}
@@ -318,8 +318,8 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, r
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,
 			Summary:  "Capabilities for a tool that is not served",
-			Detail: fmt.Sprintf("tool_capabilities names %q, but %s, so its tags are required for no tool: every served tool of the block needs only the block's capabilities. Served tools: %s. Names are compared exactly, character for character: fix the name or remove it.",
-				name, where, mcpQuotedList(mcpSortedKeys(served), redact)),
+			Detail: fmt.Sprintf("tool_capabilities names %s, but %s, so its tags are required for no tool: every served tool of the block needs only the block's capabilities. Served tools: %s. Names are compared exactly, character for character: fix the name or remove it.",
+				mcpShow(name), where, mcpServedList(served, redact)),
 			Subject: m.ToolCapabilities[name].Range.Ptr(),
 		})
 	}
@@ -1732,6 +1732,32 @@ func mcpQuotedList(names []string, redact func(string) string) string {
 		q[i] = fmt.Sprintf("%q", redact(n))
 	}
 	return strings.Join(q, ", ")
+}
+
+// mcpListedNames is how many served names a warning lists at most.
+const mcpListedNames = 20
+
+// mcpServedList lists the served tools for a warning that compares a name
+// written in the manifest with them ("Served tools: …"): the names
+// mcpCheckRegistered refuses left out (they are never registered, so
+// expose and tool_capabilities cannot apply to them), each redacted whole
+// and then quoted by mcpShow, so that a look-alike character shows
+// escaped ("d\u0435lete_all" beside "delete_all") and a long name is
+// cut; at most mcpListedNames of them, then how many more; "none".
+func mcpServedList(served map[string]*mcpServedTool, redact func(string) string) string {
+	var shown []string
+	for _, name := range mcpSortedKeys(served) {
+		if mcpNameError(name) == "" {
+			shown = append(shown, mcpShow(redact(name)))
+		}
+	}
+	switch n := len(shown); {
+	case n == 0:
+		return "none"
+	case n > mcpListedNames:
+		return strings.Join(shown[:mcpListedNames], ", ") + fmt.Sprintf(" and %d more", n-mcpListedNames)
+	}
+	return strings.Join(shown, ", ")
 }
 
 // mcpDedupe removes adjacent duplicates from a sorted slice.

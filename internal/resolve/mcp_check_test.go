@@ -197,6 +197,31 @@ func TestResolveMCPCapabilitiesForUnservedTool(t *testing.T) {
 	if diags.HasErrors() || len(res.Tools) != 1 || res.Tools[0].Requires != nil {
 		t.Errorf("result\ngot:  %v %+v\nwant: delete_all_v2 registered, requiring nothing more", diags.Error(), res.Tools)
 	}
+
+	// A look-alike shows escaped, a name refused as unreadable is not
+	// listed (it is never registered), a long name is cut, and a long
+	// list is cut too.
+	var tools []string
+	for i := range 25 {
+		tools = append(tools, fmt.Sprintf(`{"name":"t%02d","inputSchema":{"type":"object"}}`, i))
+	}
+	tools = append(tools, `{"name":"d\u0435lete_all","inputSchema":{"type":"object"}}`, `{"name":"delete_all\u200b","inputSchema":{"type":"object"}}`,
+		`{"name":"a`+strings.Repeat("b", 200)+`","inputSchema":{"type":"object"}}`)
+	srv = mcpRawServer(t, mcpToolsAnswer("["+strings.Join(tools, ",")+"]"))
+	req = mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\ntool_capabilities = { delete_all = [\"admin\"] }\n", srv.URL+"/mcp"), nil)
+	_, diags = ResolveMCP(context.Background(), req)
+	d = mcpDiag(t, diags, "Capabilities for a tool that is not served")
+	for _, want := range []string{
+		`Served tools: "a` + strings.Repeat("b", 63) + `"…, "d\u0435lete_all", "t00", `,
+		`"t17" and 7 more.`,
+	} {
+		if !strings.Contains(d.Detail, want) {
+			t.Errorf("detail\ngot:  %s\nwant: it to contain %s", d.Detail, want)
+		}
+	}
+	if strings.Contains(d.Detail, `\u200b`) || strings.Contains(d.Detail, "\u0435") {
+		t.Errorf("detail lists the refused name, or the look-alike unescaped:\n%s", d.Detail)
+	}
 }
 
 // TestResolveMCPAnswerTooLarge: a server that answers without end, as one
