@@ -34,13 +34,14 @@ func Failed(errs hcl.Diagnostics, red *render.Redaction) *Report {
 	return r
 }
 
-// newDiagnostics returns the errors of diags as report diagnostics, in
-// order, with the text standard error shows: scrubbed with red, and with
-// what could act on a terminal or reorder text escaped (render.Printable;
-// a detail can quote an MCP server's standard error). Never nil.
+// newDiagnostics returns the errors of diags as report diagnostics, with
+// the text standard error shows: scrubbed with red, and with what could act
+// on a terminal or reorder text escaped (render.Printable; a detail can
+// quote an MCP server's standard error), in the report's order
+// (orderedDiagnostics). Never nil.
 func newDiagnostics(diags hcl.Diagnostics, red *render.Redaction) []Diagnostic {
 	out := []Diagnostic{}
-	for _, d := range render.SortDiagnostics(diags) {
+	for _, d := range diags {
 		if d.Severity != hcl.DiagError {
 			continue
 		}
@@ -50,26 +51,19 @@ func newDiagnostics(diags hcl.Diagnostics, red *render.Redaction) []Diagnostic {
 			Range:   d.Subject,
 		})
 	}
-	return out
+	return orderedDiagnostics(out)
 }
 
-// orderedDiagnostics returns a sorted copy of ds: those without a file
-// first, then by file, line and column, then text, so that renderers are
-// deterministic for any report.
+// orderedDiagnostics returns a sorted copy of ds in the one order a report
+// lists errors in: standard error's (render.CompareDiagnostics: those
+// without a place first, then by file, line and column), then by the text
+// as the report shows it, so that renderers are deterministic for any
+// report, one built by hand included.
 func orderedDiagnostics(ds []Diagnostic) []Diagnostic {
 	out := slices.Clone(ds)
 	slices.SortStableFunc(out, func(x, y Diagnostic) int {
-		var xs, ys hcl.Range
-		if x.Range != nil {
-			xs = *x.Range
-		}
-		if y.Range != nil {
-			ys = *y.Range
-		}
 		return cmp.Or(
-			strings.Compare(xs.Filename, ys.Filename),
-			cmp.Compare(xs.Start.Line, ys.Start.Line),
-			cmp.Compare(xs.Start.Column, ys.Start.Column),
+			render.CompareDiagnostics(&hcl.Diagnostic{Severity: hcl.DiagError, Subject: x.Range}, &hcl.Diagnostic{Severity: hcl.DiagError, Subject: y.Range}),
 			strings.Compare(x.Summary, y.Summary),
 			strings.Compare(x.Detail, y.Detail),
 		)

@@ -247,3 +247,29 @@ func TestIncompleteDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagnosticsOneOrder: a report's errors come in one order, standard
+// error's (no place first, then file, line and column) with ties broken by
+// text, whether newDiagnostics made them or a renderer orders them again.
+func TestDiagnosticsOneOrder(t *testing.T) {
+	at := func(file string, line int) *hcl.Range {
+		return &hcl.Range{Filename: file, Start: hcl.Pos{Line: line, Column: 1}, End: hcl.Pos{Line: line, Column: 2}}
+	}
+	ds := newDiagnostics(hcl.Diagnostics{
+		{Severity: hcl.DiagWarning, Summary: "W", Subject: at("a.acl", 1)},
+		{Severity: hcl.DiagError, Summary: "B", Subject: at("b.acl", 1)},
+		{Severity: hcl.DiagError, Summary: "A", Subject: at("b.acl", 1)},
+		{Severity: hcl.DiagError, Summary: "Z"},
+		{Severity: hcl.DiagError, Summary: "C", Subject: at("a.acl", 5)},
+	}, nil)
+	var got []string
+	for _, d := range ds {
+		got = append(got, d.Summary)
+	}
+	if want := []string{"Z", "C", "A", "B"}; !slices.Equal(got, want) {
+		t.Errorf("newDiagnostics order\ngot:  %v\nwant: %v", got, want)
+	}
+	if again := orderedDiagnostics(ds); !slices.EqualFunc(again, ds, func(x, y Diagnostic) bool { return x.Summary == y.Summary }) {
+		t.Errorf("orderedDiagnostics reorders what newDiagnostics ordered: %v", again)
+	}
+}

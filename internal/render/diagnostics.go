@@ -5,9 +5,10 @@ package render
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -42,29 +43,40 @@ func Diagnostics(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.File,
 }
 
 // SortDiagnostics orders diagnostics errors first, then by file, line and
-// column, so output is stable whatever order they were found in.
+// column (CompareDiagnostics), so output is stable whatever order they were
+// found in; diagnostics at one place keep their order.
 func SortDiagnostics(diags hcl.Diagnostics) hcl.Diagnostics {
 	out := append(hcl.Diagnostics(nil), diags...)
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Severity != b.Severity {
-			return a.Severity == hcl.DiagError
-		}
-		if (a.Subject == nil) != (b.Subject == nil) {
-			return a.Subject == nil
-		}
-		if a.Subject == nil {
-			return false
-		}
-		if a.Subject.Filename != b.Subject.Filename {
-			return a.Subject.Filename < b.Subject.Filename
-		}
-		if a.Subject.Start.Line != b.Subject.Start.Line {
-			return a.Subject.Start.Line < b.Subject.Start.Line
-		}
-		return a.Subject.Start.Column < b.Subject.Start.Column
-	})
+	slices.SortStableFunc(out, CompareDiagnostics)
 	return out
+}
+
+// CompareDiagnostics is the order diagnostics are shown in: errors first,
+// then those without a place, then by file, line and column. It is 0 for
+// two at one place; the audit's report breaks such ties by text.
+func CompareDiagnostics(a, b *hcl.Diagnostic) int {
+	if a.Severity != b.Severity {
+		if a.Severity == hcl.DiagError {
+			return -1
+		}
+		if b.Severity == hcl.DiagError {
+			return 1
+		}
+	}
+	if (a.Subject == nil) != (b.Subject == nil) {
+		if a.Subject == nil {
+			return -1
+		}
+		return 1
+	}
+	if a.Subject == nil {
+		return 0
+	}
+	return cmp.Or(
+		strings.Compare(a.Subject.Filename, b.Subject.Filename),
+		cmp.Compare(a.Subject.Start.Line, b.Subject.Start.Line),
+		cmp.Compare(a.Subject.Start.Column, b.Subject.Start.Column),
+	)
 }
 
 func writeDiagnostic(w io.Writer, diag *hcl.Diagnostic, files map[string]*hcl.File, red *Redaction, masks map[string][]Span, color bool) {
