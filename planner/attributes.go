@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -195,8 +196,17 @@ func hideCredential(v any) any {
 }
 
 func credentialDigest(v any) string {
+	if s, ok := v.(string); ok && credentialDigestForm.MatchString(s) {
+		// Digested already: a state this version wrote is read through
+		// hideConfigCredentials too, and a digest of the digest would
+		// name another value as the one that changed.
+		return s
+	}
 	return "(sensitive " + short(resolve.SHA256([]byte(jsonOf(v)))) + ")"
 }
+
+// credentialDigestForm matches what credentialDigest returns.
+var credentialDigestForm = regexp.MustCompile(`^\(sensitive sha256:[0-9a-f]{9}…\)$`)
 
 // runtimeRefShaped reports whether a decoded object is shaped as a runtime
 // reference marshals (manifest.RuntimeRef): "env" with a string, and only
