@@ -108,10 +108,7 @@ func packageFiles(root string) ([]string, error) {
 		} else if !d.Type().IsRegular() {
 			return nil
 		}
-		if rel == lockfile.FileName {
-			// A package at the workspace's root would hash the lockfile
-			// that records its hash: no plan after an apply would be
-			// empty.
+		if unhashedTopFile(rel) {
 			return nil
 		}
 		files = append(files, filepath.ToSlash(rel))
@@ -186,6 +183,12 @@ func InPackage(pkg, dir string) bool {
 	}
 	return true
 }
+
+// unhashedTopFile reports whether rel, a file's path relative to a
+// package's top, is one the package's hash leaves out: the lockfile, which
+// a package at the workspace's root would otherwise hash while it records
+// that hash (no plan after an apply would be empty).
+func unhashedTopFile(rel string) bool { return rel == lockfile.FileName }
 
 // within reports whether path is root or inside it. Both must be clean
 // absolute paths with symbolic links resolved.

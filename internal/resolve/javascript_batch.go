@@ -859,6 +859,13 @@ func jsLoadWithin(work string, owners *jsOwners, refuse bool) api.Plugin {
 							jsRel(work, real)),
 					}}}, nil
 				}
+				if rel, err := filepath.Rel(pkg.dir, real); err == nil && unhashedTopFile(rel) {
+					return api.OnLoadResult{Errors: []api.Message{{
+						PluginName: jsUnhashedPlugin,
+						Text: fmt.Sprintf("%s is the workspace's lockfile, which the package's hash leaves out (the lockfile records that hash), so the lockfile would not pin it.",
+							jsRel(work, real)),
+					}}}, nil
+				}
 				if d := jsUnhashedDir(pkg.dir, real); d != "" {
 					return api.OnLoadResult{Errors: []api.Message{{
 						PluginName: jsUnhashedPlugin,

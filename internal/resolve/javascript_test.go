@@ -868,6 +868,13 @@ func TestResolveJavaScriptUnhashedFiles(t *testing.T) {
 			"tools/tool/index.ts":       jsToolSource(`import { x } from "./dist/helper.js";`+"\nconsole.log(x);", "tool"),
 			"tools/tool/dist/helper.js": "export const x = 1;\n",
 		}, "tools/tool/dist/helper.js is in dist/"},
+		// A package at the workspace's root holds the lockfile, which its
+		// hash leaves out (it records that hash).
+		{"import of the lockfile", map[string]string{
+			"tools/tool/package.json":       `{"name": "tool", "private": true}`,
+			"tools/tool/index.ts":           jsToolSource(`import lock from "./agentform.lock.hcl" with { type: "text" };`+"\nconsole.log(lock);", "tool"),
+			"tools/tool/agentform.lock.hcl": "# pinned\n",
+		}, "tools/tool/agentform.lock.hcl is the workspace's lockfile"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
