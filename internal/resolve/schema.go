@@ -24,12 +24,29 @@ const schemaLocation = "urn:agentform:parameters"
 // ECMAScript regular expressions, as JSON Schema's are, matched by a
 // backtracking engine; Validate bounds the time they take.
 type Schema struct {
+	// first is the schema compiled by CompileSchema.
+	first *schemaCopy
+	// doc is what first was compiled from, kept to compile more copies
+	// when the schema has patterns; nil when it has none.
+	doc any
+	// mu guards free, and is held only to take or put back a copy, never
+	// while one validates.
+	mu   sync.Mutex
+	free []*schemaCopy
+}
+
+// schemaCopy is one compilation of a schema, with the clock its patterns
+// read. A schema without patterns has one copy, which any number of
+// validations use at once; one with patterns gives each validation a
+// copy of its own, so that each has its own PatternBudget.
+type schemaCopy struct {
 	compiled *jsonschema.Schema
-	// mu makes validations of the schema take turns: its patterns share
-	// patterns' deadline, which each validation sets.
-	mu       sync.Mutex
 	patterns *patternClock
 }
+
+// schemaMaxFreeCopies bounds the copies of a schema with patterns kept
+// for later validations: as many as validate at once, up to this many.
+const schemaMaxFreeCopies = 16
 
 // CompileSchema compiles a tool's input schema, as jsonschema.UnmarshalJSON
 // decodes it, with draft 2020-12 unless its "$schema" names another. It
@@ -43,8 +60,12 @@ type Schema struct {
 // subschemas, and it crashes on some numbers. Should the library crash on
 // anything else, that is a *LibraryCrashError, never a crash of agentform.
 //
+// A schema whose size with its references expanded passes
+// SchemaMaxExpandedSize is refused too (a *SchemaBoundError), after it is
+// compiled: each validation would take that long.
+//
 // A "pattern" (or a "patternProperties" name) is compiled as an
-// ECMAScript regular expression (schemaPatternEngine).
+// ECMAScript regular expression (patternClock.compile).
 func CompileSchema(doc any) (*Schema, error) {
 	if err := schemaBounds(doc); err != nil {
 		return nil, err
@@ -54,7 +75,15 @@ func CompileSchema(doc any) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Schema{compiled: compiled, patterns: patterns}, nil
+	if err := schemaExpandedBound(compiled); err != nil {
+		return nil, err
+	}
+	s := &Schema{first: &schemaCopy{compiled: compiled, patterns: patterns}}
+	if patterns.patterns > 0 {
+		s.doc = doc
+		s.free = []*schemaCopy{s.first}
+	}
+	return s, nil
 }
 
 // compileChecked compiles a schema within the bounds, turning a panic of
@@ -80,28 +109,79 @@ func compileChecked(doc any, patterns *patternClock) (sch *jsonschema.Schema, er
 // jsonschema.UnmarshalJSON, for serve: a number beyond the bounds on
 // numbers is a *SchemaBoundError (the library would take long over it, or
 // crash: 1e-100000000 against a minimum), patterns that take more than
-// PatternBudget in all a *PatternTimeoutError, a panic of the library a
-// *LibraryCrashError, and otherwise the error is the library's
+// PatternBudget in all, or a match that needs more backtracking stack
+// than PatternMaxBacktrackSlots, a *PatternTimeoutError, a panic of the
+// library a *LibraryCrashError, and otherwise the error is the library's
 // *jsonschema.ValidationError. Arguments a client sends must never stop
 // serve, nor hold it for long.
+//
+// Validations may run at once, and do not wait for one another: each has
+// PatternBudget of its own, on a copy of the compiled schema that no other
+// validation uses at the time (compiled again when all are in use; a
+// schema without patterns is shared).
 func (s *Schema) Validate(inst any) (err error) {
 	if err := CheckJSONNumbers(inst); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.patterns.start(PatternBudget)
-	defer s.patterns.stop()
+	if s.doc == nil {
+		// No patterns: nothing in the compiled schema changes while it
+		// validates, and validations share it.
+		return validateChecked(s.first.compiled, inst)
+	}
+	c, err := s.take()
+	if err != nil {
+		return err
+	}
+	defer s.put(c)
+	c.patterns.start(PatternBudget)
+	defer c.patterns.stop()
+	err = validateChecked(c.compiled, inst)
+	if c.patterns.failed {
+		return &PatternTimeoutError{Stack: c.patterns.stack}
+	}
+	return err
+}
+
+// validateChecked validates inst against compiled, turning a panic of the
+// JSON Schema library into a *LibraryCrashError.
+func validateChecked(compiled *jsonschema.Schema, inst any) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = libraryCrash(p)
 		}
 	}()
-	err = s.compiled.Validate(inst)
-	if s.patterns.failed {
-		return &PatternTimeoutError{}
+	return compiled.Validate(inst)
+}
+
+// take returns a copy of a schema with patterns that no other validation
+// uses, compiling one when all are in use: validations never wait for
+// one another. Compiling the schema again cannot fail as it did not the
+// first time, but should it, that is the error.
+func (s *Schema) take() (*schemaCopy, error) {
+	s.mu.Lock()
+	if n := len(s.free); n > 0 {
+		c := s.free[n-1]
+		s.free = s.free[:n-1]
+		s.mu.Unlock()
+		return c, nil
 	}
-	return err
+	s.mu.Unlock()
+	patterns := &patternClock{}
+	compiled, err := compileChecked(s.doc, patterns)
+	if err != nil {
+		return nil, err
+	}
+	return &schemaCopy{compiled: compiled, patterns: patterns}, nil
+}
+
+// put gives back a copy take returned, keeping at most
+// schemaMaxFreeCopies.
+func (s *Schema) put(c *schemaCopy) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.free) < schemaMaxFreeCopies {
+		s.free = append(s.free, c)
+	}
 }
 
 // LibraryCrashError is a panic of the JSON Schema library, compiling a

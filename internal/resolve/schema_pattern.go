@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,33 +10,56 @@ import (
 )
 
 // PatternBudget bounds the time a schema's patterns take to match one
-// call's arguments, in all. A pattern is an ECMAScript regular expression,
-// which needs a backtracking engine (lookahead, back references), and such
-// an engine can take exponential time on a hostile pattern
-// ("^(a+)+$" against "aaaa…b"); serve validates every call against its
-// tool's schema, which an MCP server may have written.
+// call's arguments, in all: each match gets what is left of it, so one
+// match takes at most PatternBudget and all the matches of a call together
+// too. A pattern is an ECMAScript regular expression, which needs a
+// backtracking engine (lookahead, back references), and such an engine can
+// take exponential time on a hostile pattern ("^(a+)+$" against "aaaa…b");
+// serve validates every call against its tool's schema, which an MCP server
+// may have written. Each call has its own budget: calls validated at the
+// same time against the same schema neither share it nor wait for one
+// another (Schema.Validate).
 const PatternBudget = time.Second
 
-// PatternTimeoutError is arguments whose validation ran out of
-// PatternBudget: a pattern could not be matched against them in time.
-type PatternTimeoutError struct{}
+// PatternMaxBacktrackSlots bounds the backtracking stack of one match, in
+// the engine's integer slots (8 bytes each: 128 MiB at most). The engine's
+// default (100,000) refused valid arguments of ~100 KB against ordinary
+// patterns ("^(a|b)*$", zod's base64 pattern); this bound lets a pattern
+// like those match a few megabytes, while keeping the memory of one match
+// bounded whatever the arguments (up to 16 MiB).
+const PatternMaxBacktrackSlots = 1 << 24
 
-func (*PatternTimeoutError) Error() string {
-	return fmt.Sprintf("the schema's patterns could not be matched against the arguments within %s, the most agentform spends on one call's (a pattern that backtracks without end, or one the matcher gave up on)", PatternBudget)
+// PatternTimeoutError is arguments that the schema's patterns could not be
+// matched against: they ran out of PatternBudget (Stack false), or a match
+// needed more than PatternMaxBacktrackSlots of backtracking stack (Stack
+// true). Either way the validation has no verdict, and the call is
+// refused.
+type PatternTimeoutError struct {
+	Stack bool
 }
 
-// patternClock is the deadline the patterns of one compiled schema share:
-// set by Validate for the time of one validation (Schema.mu makes them
-// take turns), zero otherwise.
+func (e *PatternTimeoutError) Error() string {
+	if e.Stack {
+		return fmt.Sprintf("a pattern of the schema could not be matched against the arguments: the match needed more backtracking memory than the %d slots agentform allows one match (a pattern that backtracks over a long argument)", PatternMaxBacktrackSlots)
+	}
+	return fmt.Sprintf("the schema's patterns could not be matched against the arguments within %s, the most agentform spends on one call's (a pattern that backtracks without end)", PatternBudget)
+}
+
+// patternClock is the deadline the patterns of one compiled copy of a
+// schema share: set by Validate for the time of one validation (a copy
+// serves one validation at a time, Schema.Validate), zero otherwise.
 type patternClock struct {
 	deadline time.Time
 	// failed is set when a match timed out or failed: the validation's
-	// verdict is then not to be trusted.
-	failed bool
+	// verdict is then not to be trusted. stack says that a match ran out
+	// of backtracking stack rather than time.
+	failed, stack bool
+	// patterns counts the patterns compiled with the clock.
+	patterns int
 }
 
 func (c *patternClock) start(budget time.Duration) {
-	c.deadline, c.failed = time.Now().Add(budget), false
+	c.deadline, c.failed, c.stack = time.Now().Add(budget), false, false
 }
 
 func (c *patternClock) stop() { c.deadline = time.Time{} }
@@ -49,13 +73,15 @@ func (c *patternClock) stop() { c.deadline = time.Time{} }
 // group written "(?P<name>…)", as Python programs write it) is read in
 // that syntax. One that is neither is refused.
 func (c *patternClock) compile(pattern string) (jsonschema.Regexp, error) {
-	re, err := regexp2.Compile(pattern, regexp2.ECMAScript|regexp2.Unicode)
+	stack := regexp2.OptionMaxBacktrackingStackSize(PatternMaxBacktrackSlots)
+	re, err := regexp2.Compile(pattern, regexp2.ECMAScript|regexp2.Unicode, stack)
 	if err != nil {
 		var rerr error
-		if re, rerr = regexp2.Compile(pattern, regexp2.RE2); rerr != nil {
+		if re, rerr = regexp2.Compile(pattern, regexp2.RE2, stack); rerr != nil {
 			return nil, err
 		}
 	}
+	c.patterns++
 	return &schemaPattern{re: re, clock: c}, nil
 }
 
@@ -71,9 +97,11 @@ type schemaPattern struct {
 const patternMatchTimeout = 100 * time.Millisecond
 
 // MatchString implements jsonschema.Regexp. Past the deadline, or when a
-// match times out or fails (regexp2 bounds its backtracking stack), it
-// reports no match and marks the clock failed, so that Validate reports
-// the time out rather than a pattern not matched.
+// match times out or fails (it needs more backtracking stack than
+// PatternMaxBacktrackSlots), it reports no match and marks the clock
+// failed, so that Validate reports that rather than a pattern not matched.
+// Only the validation using the clock's copy of the schema calls it, so
+// setting the Regexp's MatchTimeout races with nothing.
 func (p *schemaPattern) MatchString(s string) bool {
 	c := p.clock
 	left := patternMatchTimeout
@@ -90,6 +118,7 @@ func (p *schemaPattern) MatchString(s string) bool {
 	ok, err := p.re.MatchString(s)
 	if err != nil {
 		c.failed = true
+		c.stack = errors.Is(err, regexp2.ErrBacktrackingStackLimit)
 		return false
 	}
 	return ok

@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -199,5 +200,140 @@ func TestSchemaPatterns(t *testing.T) {
 	}
 	if err := validate(hostile, `{"l":["aaa","a"]}`); err != nil {
 		t.Errorf("after a validation that timed out, valid arguments: %v", err)
+	}
+}
+
+func compileTestSchema(t *testing.T, schema string) (*Schema, error) {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return CompileSchema(doc)
+}
+
+func validateTestArgs(t *testing.T, sch *Schema, args string) error {
+	t.Helper()
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(args))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch.Validate(inst)
+}
+
+// TestSchemaExpandedSize: a schema whose references fan out (each
+// definition naming the next twice) is small but expands to 2^27
+// subschemas, and each validation took a minute; it is refused when
+// compiled. A recursive schema, for tree-shaped arguments, is not.
+func TestSchemaExpandedSize(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","$ref":"#/$defs/d0","$defs":{`)
+	for i := range 26 {
+		fmt.Fprintf(&b, `"d%d":{"allOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]},`, i, i+1, i+1)
+	}
+	b.WriteString(`"d26":{"type":"object"}}}`)
+	start := time.Now()
+	_, err := compileTestSchema(t, b.String())
+	var be *SchemaBoundError
+	if !errors.As(err, &be) || !strings.Contains(err.Error(), "with its references expanded it is more than 100000 subschemas") || !strings.HasPrefix(be.At, "/$defs/d") {
+		t.Errorf("a fan-out of references\ngot:  %v\nwant: a SchemaBoundError at a definition", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("refusing the fan-out took %v", took)
+	}
+	if err := checkInputSchema([]byte(b.String()), false); err == nil || !strings.Contains(err.Error(), "it is beyond what agentform checks of a schema") {
+		t.Errorf("checkInputSchema of the fan-out: %v", err)
+	}
+
+	tree, err := compileTestSchema(t, `{"type":"object","$ref":"#/$defs/node","$defs":{"node":{"type":"object","properties":{"name":{"type":"string"},"children":{"type":"array","items":{"$ref":"#/$defs/node"}}},"required":["name"]}}}`)
+	if err != nil {
+		t.Fatalf("a recursive tree schema: %v", err)
+	}
+	if err := validateTestArgs(t, tree, `{"name":"a","children":[{"name":"b","children":[{"name":"c"}]},{"name":"d"}]}`); err != nil {
+		t.Errorf("a valid tree: %v", err)
+	}
+	if err := validateTestArgs(t, tree, `{"name":"a","children":[{"name":"b","children":[{"nom":"c"}]}]}`); err == nil {
+		t.Errorf("a tree with a nameless node deep down: valid")
+	}
+	dynamic, err := compileTestSchema(t, `{"type":"object","$dynamicAnchor":"n","properties":{"kids":{"type":"array","items":{"$dynamicRef":"#n"}}}}`)
+	if err != nil {
+		t.Fatalf("a recursive schema by $dynamicRef: %v", err)
+	}
+	if err := validateTestArgs(t, dynamic, `{"kids":[{"kids":[{}]}]}`); err != nil {
+		t.Errorf("a valid tree by $dynamicRef: %v", err)
+	}
+}
+
+// TestSchemaPatternsConcurrent: calls validated at the same time against
+// one schema each have their own PatternBudget. A valid call made while
+// eight calls backtrack without end does not wait for them: it used to
+// wait for each in turn (8 s).
+func TestSchemaPatternsConcurrent(t *testing.T) {
+	sch, err := compileTestSchema(t, `{"type":"object","properties":{"s":{"type":"string","pattern":"^(a+)+$"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := `{"s":"` + strings.Repeat("a", 30) + `!"}`
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(hostile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid, err := jsonschema.UnmarshalJSON(strings.NewReader(`{"s":"aaa"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostileDone := make(chan error, 8)
+	for range 8 {
+		go func() { hostileDone <- sch.Validate(inst) }()
+	}
+	time.Sleep(50 * time.Millisecond) // the hostile calls are matching
+	start := time.Now()
+	if err := sch.Validate(valid); err != nil {
+		t.Errorf("the valid call: %v", err)
+	}
+	took := time.Since(start)
+	if len(hostileDone) > 0 {
+		t.Errorf("a hostile call finished before the valid one")
+	}
+	if took > PatternBudget/2 {
+		t.Errorf("the valid call took %v, waiting for the hostile ones", took)
+	}
+	for range 8 {
+		var slow *PatternTimeoutError
+		if err := <-hostileDone; !errors.As(err, &slow) || slow.Stack {
+			t.Errorf("a hostile call: %v, want a PatternTimeoutError for time", err)
+		}
+	}
+}
+
+// TestSchemaPatternsLongArguments: valid long arguments match ordinary
+// patterns; the engine's default backtracking stack refused them at
+// ~100 KB, as if they had timed out. Past the bound on the stack the
+// error says so, and quotes nothing of the arguments.
+func TestSchemaPatternsLongArguments(t *testing.T) {
+	sch, err := compileTestSchema(t, `{"type":"object","properties":{`+
+		`"b64":{"type":"string","pattern":"^([0-9a-zA-Z+/]{4})*(([0-9a-zA-Z+/]{2}==)|([0-9a-zA-Z+/]{3}=))?$"},`+
+		`"ab":{"type":"string","pattern":"^(a|b)*$"},`+
+		`"words":{"type":"string","pattern":"^(\\w+\\s?)*$"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := base64.StdEncoding.EncodeToString(make([]byte, 750_001))
+	for name, args := range map[string]string{
+		"base64 of 1 MB":   `{"b64":"` + b64 + `"}`,
+		"(a|b)* of 100 KB": `{"ab":"` + strings.Repeat("ab", 50_000) + `"}`,
+		"words of 100 KB":  `{"words":"` + strings.Repeat("word ", 20_000) + `"}`,
+	} {
+		if err := validateTestArgs(t, sch, args); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if err := validateTestArgs(t, sch, `{"b64":"`+b64[:len(b64)-1]+`"}`); err == nil || errors.As(err, new(*PatternTimeoutError)) {
+		t.Errorf("invalid base64: %v, want the pattern not matched", err)
+	}
+	err = validateTestArgs(t, sch, `{"ab":"`+strings.Repeat("ab", 8<<20)+`"}`)
+	var slow *PatternTimeoutError
+	if !errors.As(err, &slow) || !strings.Contains(err.Error(), "backtracking memory") || strings.Contains(err.Error(), "abab") {
+		t.Errorf("(a|b)* of 16 MiB\ngot:  %v\nwant: a PatternTimeoutError about the stack", err)
 	}
 }
