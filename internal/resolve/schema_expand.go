@@ -147,13 +147,13 @@ func schemaParts(s *jsonschema.Schema) []*jsonschema.Schema {
 	addAny(s.AdditionalProperties)
 	addAny(s.Items)
 	addAny(s.AdditionalItems)
-	for _, k := range sortedKeys(s.Properties) {
+	for _, k := range mcpSortedKeys(s.Properties) {
 		add(s.Properties[k])
 	}
-	for _, k := range sortedKeys(s.DependentSchemas) {
+	for _, k := range mcpSortedKeys(s.DependentSchemas) {
 		add(s.DependentSchemas[k])
 	}
-	for _, k := range sortedKeys(s.Dependencies) {
+	for _, k := range mcpSortedKeys(s.Dependencies) {
 		addAny(s.Dependencies[k])
 	}
 	pats := make([]jsonschema.Regexp, 0, len(s.PatternProperties))
@@ -165,13 +165,4 @@ func schemaParts(s *jsonschema.Schema) []*jsonschema.Schema {
 		add(s.PatternProperties[re])
 	}
 	return parts
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
