@@ -128,6 +128,21 @@ func (r *Redaction) Scrub(s string) string {
 func (r *Redaction) scrubWords(s string) string {
 	var b strings.Builder
 	at := 0
+	r.eachWord(s, func(start, end int) {
+		b.WriteString(s[at:start])
+		b.WriteString(RedactMark)
+		at = end
+	})
+	if at == 0 {
+		return s
+	}
+	b.WriteString(s[at:])
+	return b.String()
+}
+
+// eachWord calls f with the byte offsets of every whole word of s that is
+// a value of r.words, in order.
+func (r *Redaction) eachWord(s string, f func(start, end int)) {
 	for i := 0; i < len(s); {
 		c, size := utf8.DecodeRuneInString(s[i:])
 		if !wordRune(c) {
@@ -145,16 +160,9 @@ func (r *Redaction) scrubWords(s string) string {
 			i += size
 		}
 		if plain && i-start >= MinScrubLen && r.words[s[start:i]] {
-			b.WriteString(s[at:start])
-			b.WriteString(RedactMark)
-			at = i
+			f(start, i)
 		}
 	}
-	if at == 0 {
-		return s
-	}
-	b.WriteString(s[at:])
-	return b.String()
 }
 
 func wordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
@@ -212,26 +220,7 @@ func (r *Redaction) valueSpans(src []byte) []Span {
 		}
 	}
 	if len(r.words) > 0 {
-		for i := 0; i < len(src); {
-			c, size := utf8.DecodeRune(src[i:])
-			if !wordRune(c) {
-				i += size
-				continue
-			}
-			start := i
-			plain := true
-			for i < len(src) {
-				c, size = utf8.DecodeRune(src[i:])
-				if !wordRune(c) {
-					break
-				}
-				plain = plain && c >= 'a' && c <= 'z'
-				i += size
-			}
-			if plain && i-start >= MinScrubLen && r.words[string(src[start:i])] {
-				out = append(out, Span{start, i})
-			}
-		}
+		r.eachWord(string(src), func(start, end int) { out = append(out, Span{start, end}) })
 	}
 	return out
 }
