@@ -49,7 +49,7 @@ func MCPDrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 	for n := range current.Served {
 		names[n] = true
 	}
-	for _, name := range mcpSortedKeys(names) {
+	for _, name := range sortedKeys(names) {
 		oldDigest, inOld := locked.Served[name]
 		newDigest, inNew := current.Served[name]
 		oldDef, hasOld := locked.Definitions[name]
@@ -336,7 +336,7 @@ func mcpOrderedFields(fields map[string]any) []string {
 			out = append(out, f)
 		}
 	}
-	for _, f := range mcpSortedKeys(fields) {
+	for _, f := range sortedKeys(fields) {
 		if !slices.Contains(mcpDriftFields, f) {
 			out = append(out, f)
 		}

@@ -229,7 +229,7 @@ type mcpServedTool struct {
 func mcpUnstorableNames(req Request, s *mcpSession, served map[string]*mcpServedTool) (hcl.Diagnostics, []string) {
 	var diags hcl.Diagnostics
 	var left []string
-	for _, name := range mcpSortedKeys(served) {
+	for _, name := range sortedKeys(served) {
 		stored := lockfile.Canonical(name)
 		if stored == name {
 			continue
@@ -310,7 +310,7 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, r
 			})
 		}
 	}
-	for _, name := range mcpSortedKeys(m.ToolCapabilities) {
+	for _, name := range sortedKeys(m.ToolCapabilities) {
 		if _, ok := served[name]; ok || exposed != nil {
 			// Names outside expose are reported by manifest validation.
 			continue
@@ -324,7 +324,7 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, r
 		})
 	}
 	var names []string
-	for _, name := range mcpSortedKeys(served) {
+	for _, name := range sortedKeys(served) {
 		if exposed == nil || exposed[name] {
 			names = append(names, name)
 		}
@@ -362,7 +362,7 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, r
 // secret there is refused (lockedNames).
 func (s *mcpSession) withholdSecrets(locked *lockfile.Tool) *lockfile.Tool {
 	var shown *lockfile.Tool
-	for _, name := range mcpSortedKeys(locked.Definitions) {
+	for _, name := range sortedKeys(locked.Definitions) {
 		// What drift shows: the definition's fields, or its text when it
 		// is no object.
 		v := any(mcpFields(locked.Definitions[name]))
@@ -415,7 +415,7 @@ func mcpWithhold(v any, needles []string, note string, changed *bool) any {
 		// Keys in order, each one replaced numbered, so that two keys
 		// quoting a value stay two, the same two on every run.
 		n := 0
-		for _, k := range mcpSortedKeys(x) {
+		for _, k := range sortedKeys(x) {
 			e := x[k]
 			if quotes(k, needles) {
 				*changed = true
@@ -463,7 +463,7 @@ func (s *mcpSession) lockedSecret(locked *lockfile.Tool, served map[string]*mcpS
 	ls := *s
 	ls.serverName, ls.serverVersion = locked.ServerName, locked.ServerVersion
 	all := make([]Tool, 0, len(served))
-	for _, name := range mcpSortedKeys(served) {
+	for _, name := range sortedKeys(served) {
 		all = append(all, Tool{Served: name})
 	}
 	return ls.secretInDefinitions(served, all, minWhole, true)
@@ -481,12 +481,12 @@ func mcpServedFromLock(locked *lockfile.Tool) (map[string]*mcpServedTool, []stri
 	served := map[string]*mcpServedTool{}
 	var altered []string
 	// A definition with no digest is checked by nothing, yet ships.
-	for _, name := range mcpSortedKeys(locked.Definitions) {
+	for _, name := range sortedKeys(locked.Definitions) {
 		if _, ok := locked.Served[name]; !ok {
 			altered = append(altered, name)
 		}
 	}
-	for _, name := range mcpSortedKeys(locked.Served) {
+	for _, name := range sortedKeys(locked.Served) {
 		st := &mcpServedTool{name: name, def: map[string]any{"name": name}}
 		raw, ok := locked.Definitions[name]
 		if ok {
@@ -859,7 +859,7 @@ func (s *mcpSession) prepareStdio() (missing []string) {
 	for k, v := range config {
 		envMap[k] = v
 	}
-	for _, k := range mcpSortedKeys(envMap) {
+	for _, k := range sortedKeys(envMap) {
 		s.env = append(s.env, k+"="+envMap[k])
 	}
 	return missing
@@ -1406,7 +1406,7 @@ type mcpRoundTripper struct {
 // RoundTrip implements http.RoundTripper.
 func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	for _, k := range mcpSortedKeys(rt.headers) {
+	for _, k := range sortedKeys(rt.headers) {
 		r.Header.Set(k, rt.headers[k])
 	}
 	if rt.token != "" {
@@ -1712,8 +1712,8 @@ func mcpCanonField(v any) json.RawMessage {
 	return b
 }
 
-// mcpSortedKeys returns a map's keys in ascending order.
-func mcpSortedKeys[V any](m map[string]V) []string {
+// sortedKeys returns a map's keys in ascending order.
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -1746,7 +1746,7 @@ const mcpListedNames = 20
 // cut; at most mcpListedNames of them, then how many more; "none".
 func mcpServedList(served map[string]*mcpServedTool, redact func(string) string) string {
 	var shown []string
-	for _, name := range mcpSortedKeys(served) {
+	for _, name := range sortedKeys(served) {
 		if mcpNameError(name) == "" {
 			shown = append(shown, mcpShow(redact(name)))
 		}

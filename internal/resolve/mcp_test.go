@@ -334,7 +334,7 @@ tool_capabilities = { tool2 = ["math::add", "math::fast"] }
 			t.Errorf("expose warning\ngot:  %v %s\nwant: a warning naming tool9", d.Severity, d.Detail)
 		}
 		mcpSameRange(t, "expose warning", d.Subject, req.Tool.MCP.Expose.ElemRanges[1])
-		if got := mcpSortedKeys(res.Pin.Served); !reflect.DeepEqual(got, []string{"tool2", "tool3"}) {
+		if got := sortedKeys(res.Pin.Served); !reflect.DeepEqual(got, []string{"tool2", "tool3"}) {
 			t.Errorf("pinned tools (exposed only)\ngot:  %v\nwant: [tool2 tool3]", got)
 		}
 	})

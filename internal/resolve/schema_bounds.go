@@ -76,7 +76,7 @@ func jsonBounds(doc any, schema bool) error {
 					return err
 				}
 			}
-			for _, k := range mcpSortedKeys(x) {
+			for _, k := range sortedKeys(x) {
 				if err := walk(x[k], append(at, k)); err != nil {
 					return err
 				}

@@ -147,13 +147,13 @@ func schemaParts(s *jsonschema.Schema) []*jsonschema.Schema {
 	addAny(s.AdditionalProperties)
 	addAny(s.Items)
 	addAny(s.AdditionalItems)
-	for _, k := range mcpSortedKeys(s.Properties) {
+	for _, k := range sortedKeys(s.Properties) {
 		add(s.Properties[k])
 	}
-	for _, k := range mcpSortedKeys(s.DependentSchemas) {
+	for _, k := range sortedKeys(s.DependentSchemas) {
 		add(s.DependentSchemas[k])
 	}
-	for _, k := range mcpSortedKeys(s.Dependencies) {
+	for _, k := range sortedKeys(s.Dependencies) {
 		addAny(s.Dependencies[k])
 	}
 	pats := make([]jsonschema.Regexp, 0, len(s.PatternProperties))
