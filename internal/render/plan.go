@@ -386,11 +386,49 @@ func writeMatrixGrid(w io.Writer, p *planner.Plan, st style) {
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	fmt.Fprintln(w)
+	notes := false
 	for _, a := range p.Agents {
 		if a.RuntimeDependent {
 			fmt.Fprintf(w, "  %s: capabilities or policy are known at runtime; this row uses the defaults.\n", a.Name)
+			notes = true
 		}
 	}
+	for _, t := range p.Tools {
+		if t.RuntimeEnabled {
+			fmt.Fprintf(w, "  %s: whether it is enabled is known at runtime; this column assumes it is.\n", PrintableName(t.Name))
+			notes = true
+		}
+	}
+	if notes {
+		fmt.Fprintln(w)
+	}
+}
+
+// runtimeEnabledNote says how many matrix columns are tools whose enabled
+// is a runtime() value, naming the first few.
+func runtimeEnabledNote(p *planner.Plan) string {
+	const shown = 5
+	var names []string
+	n := 0
+	for _, t := range p.Tools {
+		if !t.RuntimeEnabled {
+			continue
+		}
+		if n++; n <= shown {
+			names = append(names, PrintableName(t.Name))
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	list := strings.Join(names, ", ")
+	if n > shown {
+		list += fmt.Sprintf(" and %d more", n-shown)
+	}
+	if n == 1 {
+		return fmt.Sprintf("  1 tool is enabled or not at runtime (%s); the counts assume it is.\n", list)
+	}
+	return fmt.Sprintf("  %d tools are enabled or not at runtime (%s); the counts assume they are.\n", n, list)
 }
 
 func writeMatrixSummary(w io.Writer, p *planner.Plan, st style) {
@@ -413,6 +451,10 @@ func writeMatrixSummary(w io.Writer, p *planner.Plan, st style) {
 		fmt.Fprintf(w, "  %-*s  %s may call %d of %d tools, %d denied (%s%s)\n", nameW, a.Name, st.arrow(), allowed, total, total-allowed, a.Policy, extra)
 	}
 	fmt.Fprintln(w)
+	if note := runtimeEnabledNote(p); note != "" {
+		fmt.Fprint(w, note)
+		fmt.Fprintln(w)
+	}
 }
 
 func writeCapabilityChanges(w io.Writer, p *planner.Plan, st style, summary bool) {

@@ -198,3 +198,46 @@ func TestPlanFailedSimulation(t *testing.T) {
 		t.Errorf("a plain plan with errors got:\n%s\nwant: nothing can be applied", b.String())
 	}
 }
+
+// TestPlanRuntimeEnabledTools: a tool with enabled = runtime(...) is a
+// column like any other, and the text plan says its column assumes it is
+// on, in the grid and in the summary (which names at most five).
+func TestPlanRuntimeEnabledTools(t *testing.T) {
+	src := planSrc + `
+tool "maybe" {
+  kind         = "bash"
+  commands     = ["ls"]
+  capabilities = ["shell::exec"]
+  enabled      = runtime("MAYBE_ENABLED", true)
+}
+`
+	p := planOf(t, src, "", nil)
+	grid := planText(p)
+	if want := "  maybe: whether it is enabled is known at runtime; this column assumes it is.\n"; !strings.Contains(grid, want) {
+		t.Errorf("grid plan lacks %q:\n%s", want, grid)
+	}
+	if strings.Contains(grid, "sh: whether") || strings.Contains(grid, "web: whether") {
+		t.Errorf("grid plan flags a tool that is always enabled:\n%s", grid)
+	}
+	var b bytes.Buffer
+	Plan(&b, p, PlanOptions{Matrix: MatrixSummary})
+	if want := "  1 tool is enabled or not at runtime (maybe); the counts assume it is.\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary plan lacks %q:\n%s", want, b.String())
+	}
+
+	var many strings.Builder
+	many.WriteString(planSrc)
+	for _, n := range []string{"r1", "r2", "r3", "r4", "r5", "r6", "r7"} {
+		many.WriteString("tool \"" + n + "\" {\n  kind = \"bash\"\n  commands = [\"ls\"]\n  enabled = runtime(\"E\", false)\n}\n")
+	}
+	b.Reset()
+	Plan(&b, planOf(t, many.String(), "", nil), PlanOptions{Matrix: MatrixSummary})
+	if want := "  7 tools are enabled or not at runtime (r1, r2, r3, r4, r5 and 2 more); the counts assume they are.\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary plan lacks %q:\n%s", want, b.String())
+	}
+	b.Reset()
+	Plan(&b, testPlan(t, "", nil), PlanOptions{Matrix: MatrixSummary})
+	if strings.Contains(b.String(), "at runtime") {
+		t.Errorf("a plan without runtime-enabled tools mentions them:\n%s", b.String())
+	}
+}
