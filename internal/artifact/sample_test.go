@@ -98,7 +98,15 @@ func newSample(t testing.TB) *sample {
 
 	objectSchema := JSON(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`)
 	taskSchema := JSON(`{"type":"object","properties":{"task_id":{"type":"string"}},"required":["task_id"]}`)
-	skillSchema := JSON(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)
+	// The built-in skill tools as plan writes them (planner.skillToolSchema):
+	// no description, each its own schema.
+	skillSchema := map[string]JSON{
+		"list_skills":      JSON(`{"properties":{},"type":"object"}`),
+		"get_skill":        JSON(`{"properties":{"skill":{"type":"string"}},"required":["skill"],"type":"object"}`),
+		"describe_skill":   JSON(`{"properties":{"skill":{"type":"string"}},"required":["skill"],"type":"object"}`),
+		"read_skill_file":  JSON(`{"properties":{"path":{"type":"string"},"skill":{"type":"string"}},"required":["skill","path"],"type":"object"}`),
+		"run_skill_script": JSON(`{"properties":{"args":{"items":{"type":"string"},"type":"array"},"script":{"type":"string"},"skill":{"type":"string"}},"required":["skill","script"],"type":"object"}`),
+	}
 	plannerURL := String{Runtime: refDefault("PLANNER_URL", `"http://localhost:9000"`)}
 	plannerToken := &String{Runtime: secretRef("PLANNER_TOKEN")}
 	a2aTool := func(op string, params JSON) Tool {
@@ -111,9 +119,9 @@ func newSample(t testing.TB) *sample {
 				Tenant: &Tenant{Policy: "inherit"}, TimeoutSecs: intp(60), CardDigest: digest(card)},
 		}
 	}
-	skillTool := func(name, desc string, requires ...string) Tool {
-		return Tool{Name: name, Block: "skills", Kind: KindSkills, Description: desc,
-			Parameters: skillSchema, Requires: requires, Enabled: Bool{Value: true}}
+	skillTool := func(name string, requires ...string) Tool {
+		return Tool{Name: name, Block: "skills", Kind: KindSkills,
+			Parameters: skillSchema[name], Requires: requires, Enabled: Bool{Value: true}}
 	}
 	agent := &Agent{
 		Name:        "assistant",
@@ -125,7 +133,7 @@ func newSample(t testing.TB) *sample {
 		}},
 		Model:            Model{Provider: String{Value: "anthropic"}, Name: String{Runtime: refDefault("MODEL_NAME", `"claude-sonnet-4-5"`)}},
 		Prompt:           &Prompt{Kind: PromptText, Text: "You are a careful assistant. Use tools when they help."},
-		Capabilities:     Literals("weather::get", "math", "skills", "github::read"),
+		Capabilities:     Literals("weather::get", "math", "skills", "github::read", "a2a::planner"),
 		CapabilityPolicy: String{Value: "locked"},
 		Runtime: []RuntimeRef{
 			*refDefault("PLANNER_URL", `"http://localhost:9000"`),
@@ -159,11 +167,11 @@ func newSample(t testing.TB) *sample {
 			a2aTool(A2AStream, objectSchema),
 			a2aTool(A2AGetTask, taskSchema),
 			a2aTool(A2ACancelTask, taskSchema),
-			skillTool("list_skills", "List the skills.", "skills"),
-			skillTool("get_skill", "Load a skill's instructions.", "skills"),
-			skillTool("describe_skill", "Describe a skill.", "skills"),
-			skillTool("read_skill_file", "Read a file of a skill.", "skills"),
-			skillTool("run_skill_script", "Run a script of a skill.", "skills::execute"),
+			skillTool("list_skills", "skills"),
+			skillTool("get_skill", "skills"),
+			skillTool("describe_skill", "skills"),
+			skillTool("read_skill_file", "skills"),
+			skillTool("run_skill_script", "skills::execute"),
 		},
 		Blocks: []Block{
 			{Name: "weather", Kind: KindPython, Lock: NewLock(lock.Tools["weather"])},
@@ -186,8 +194,8 @@ func newSample(t testing.TB) *sample {
 	agent.Matrix = []Cell{
 		allow("weather"), allow("adder"),
 		deny("github__create_issue", "github::write"),
-		deny("a2a_planner_send", "a2a::planner"), deny("a2a_planner_stream", "a2a::planner"),
-		deny("a2a_planner_get_task", "a2a::planner"), deny("a2a_planner_cancel_task", "a2a::planner"),
+		allow("a2a_planner_send"), allow("a2a_planner_stream"),
+		allow("a2a_planner_get_task"), allow("a2a_planner_cancel_task"),
 		allow("list_skills"), allow("get_skill"), allow("describe_skill"), allow("read_skill_file"), allow("run_skill_script"),
 	}
 	return &sample{files: files, lock: lock, agent: agent}
