@@ -407,6 +407,20 @@ func digestOf(fps map[string]string) string {
 	return resolve.SHA256([]byte(b.String()))
 }
 
+// networkFingerprint is the digest of the network block as agent.json
+// carries it (runtime values as references, a secret's default left
+// out); "" without one.
+func networkFingerprint(n *manifest.Network) string {
+	if n == nil {
+		return ""
+	}
+	b, err := json.Marshal(artNetwork(n))
+	if err != nil {
+		return ""
+	}
+	return resolve.SHA256(b)
+}
+
 func agentAttributes(ag *manifest.Agent, toolsDigest, skillsDigest, lockFP string) Attributes {
 	a := Attributes{
 		"version":           str(ag.Version),

@@ -153,8 +153,12 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 	if p.Lock != nil {
 		lockFP = p.Lock.Fingerprint()
 	}
+	netFP := networkFingerprint(cfg.Network)
 	for _, ag := range cfg.Agents {
 		a := agentAttributes(ag, toolsDigest, skillsDigest, lockFP)
+		// Every artifact carries the workspace's network block, the
+		// egress policy serve enforces: a change to it rebuilds them.
+		a.set("network", netFP)
 		p.Addresses = append(p.Addresses, Address{Address: "agent." + ag.Name, Type: "agent", Name: ag.Name, Kind: "agent", Fingerprint: a.fingerprint(), Attributes: a})
 	}
 	sort.Slice(p.Addresses, func(i, j int) bool { return p.Addresses[i].Address < p.Addresses[j].Address })

@@ -589,3 +589,42 @@ func mustLoad(t *testing.T, src string) *manifest.Config {
 	}
 	return cfg
 }
+
+// TestNetworkChangeUpdatesAgents: every artifact carries the workspace's
+// network block, the egress policy serve enforces, so adding, changing
+// or removing it updates every agent; an unchanged one does not.
+func TestNetworkChangeUpdatesAgents(t *testing.T) {
+	const network = `
+network {
+  policy {
+    addresses {
+      allow_private = false
+    }
+  }
+}
+`
+	without := appliedFrom(planSrc(t, stateBase, nil))
+	with := appliedFrom(planSrc(t, stateBase+network, nil))
+	opened := strings.Replace(network, "allow_private = false", "allow_private = true", 1)
+	for _, tc := range []struct {
+		name    string
+		src     string
+		applied *Applied
+		update  bool
+	}{
+		{"added", stateBase + network, without, true},
+		{"changed", stateBase + opened, with, true},
+		{"removed", stateBase, with, true},
+		{"unchanged", stateBase + network, with, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := actionOf(planSrc(t, tc.src, tc.applied), "agent.a")
+			if got := slices.Equal(rc.Actions, []string{ActionUpdate}); got != tc.update {
+				t.Errorf("agent.a got: %+v\nwant update: %v", rc, tc.update)
+			}
+			if tc.update && !slices.Contains(rc.ChangedAttributes, "network") {
+				t.Errorf("agent.a changed %v, want network among them", rc.ChangedAttributes)
+			}
+		})
+	}
+}
