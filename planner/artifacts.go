@@ -122,18 +122,7 @@ func (p *Plan) ArtifactFiles(agent string) ([]artifact.File, error) {
 		}
 		doc.Skills = append(doc.Skills, sk)
 	}
-	if prov, ok := p.cfg.Providers[ag.Model.Provider.Value]; ok && ag.Model.Provider.Known() {
-		refs.dynamic(prov.Config)
-		refs.dynamic(prov.Params)
-	}
-	if h := p.cfg.HTTPServer; h != nil {
-		refs.str(h.Host)
-		refs.integer(h.Port)
-		refs.integer(h.MaxRequestSize)
-	}
-	if r := p.cfg.Runtime; r != nil {
-		refs.str(r.DefaultTenantID)
-	}
+	refs.workspace(p.cfg, ag)
 	if n := p.cfg.Network; n != nil {
 		doc.Network = artNetwork(n)
 		refs.network(n)
@@ -713,6 +702,23 @@ func (s *refSet) tool(t *manifest.Tool) {
 		if x.Tenant != nil {
 			s.str(x.Tenant.ID)
 		}
+	}
+}
+
+// workspace adds the references ag takes from the workspace's own
+// blocks: its model's providers entry, http_server and runtime.
+func (s *refSet) workspace(cfg *manifest.Config, ag *manifest.Agent) {
+	if prov, ok := cfg.Providers[ag.Model.Provider.Value]; ok && ag.Model.Provider.Known() {
+		s.dynamic(prov.Config)
+		s.dynamic(prov.Params)
+	}
+	if h := cfg.HTTPServer; h != nil {
+		s.str(h.Host)
+		s.integer(h.Port)
+		s.integer(h.MaxRequestSize)
+	}
+	if r := cfg.Runtime; r != nil {
+		s.str(r.DefaultTenantID)
 	}
 }
 

@@ -407,6 +407,20 @@ func digestOf(fps map[string]string) string {
 	return resolve.SHA256([]byte(b.String()))
 }
 
+// workspaceReferences is the digest of the runtime() references
+// agent.json's runtime list takes for ag from the workspace's own blocks
+// (the config and params of its model's providers entry, http_server and
+// runtime), as agent.json writes them; "" when there are none. A digest:
+// a plain reference's default may be a credential written in a config.
+func workspaceReferences(cfg *manifest.Config, ag *manifest.Agent) string {
+	refs := newRefSet()
+	refs.workspace(cfg, ag)
+	if len(refs.refs) == 0 {
+		return ""
+	}
+	return resolve.SHA256([]byte(jsonOf(refs.refs)))
+}
+
 // networkFingerprint is the digest of the network block as agent.json
 // carries it (runtime values as references, a secret's default left
 // out); "" without one.
@@ -446,7 +460,14 @@ func agentAttributes(ag *manifest.Agent, toolsDigest, skillsDigest, lockFP strin
 			a.set("prompt", resolve.SHA256([]byte(jsonOf(p.Messages))))
 		case manifest.PromptLangfuse:
 			lf := p.Langfuse
-			a.set("prompt", jsonOf([]string{"langfuse", str(lf.PromptName), str(lf.BaseURL), str(lf.Label), intStr(lf.Version), str(lf.PublicKey), sensitive(lf.SecretKey)}))
+			parts := []string{"langfuse", str(lf.PromptName), str(lf.BaseURL), str(lf.Label), intStr(lf.Version), str(lf.PublicKey), sensitive(lf.SecretKey)}
+			// How the prompt is fetched is in agent.json too; written only
+			// when set, so that a prompt without them keeps the value
+			// earlier states recorded.
+			if lf.CacheTTLSeconds.Set || lf.FetchTimeoutSeconds.Set || lf.MaxRetries.Set {
+				parts = append(parts, intStr(lf.CacheTTLSeconds), intStr(lf.FetchTimeoutSeconds), intStr(lf.MaxRetries))
+			}
+			a.set("prompt", jsonOf(parts))
 		}
 	}
 	// An agent's artifact carries every tool and skill, so their

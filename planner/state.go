@@ -159,6 +159,9 @@ func (p *Plan) diffState(cfg *manifest.Config, ws *resolve.Workspace, applied *A
 		// Every artifact carries the workspace's network block, the
 		// egress policy serve enforces: a change to it rebuilds them.
 		a.set("network", netFP)
+		// So do the references it takes from the providers entry of its
+		// model, http_server and runtime (agent.json's runtime list).
+		a.set("workspace_references", workspaceReferences(cfg, ag))
 		p.Addresses = append(p.Addresses, Address{Address: "agent." + ag.Name, Type: "agent", Name: ag.Name, Kind: "agent", Fingerprint: a.fingerprint(), Attributes: a})
 	}
 	sort.Slice(p.Addresses, func(i, j int) bool { return p.Addresses[i].Address < p.Addresses[j].Address })

@@ -628,3 +628,101 @@ network {
 		})
 	}
 }
+
+// TestAgentJSONChangeUpdatesAgent: an agent whose agent.json would differ
+// is updated, so that no artifact is left out of date with the manifest.
+// Each case changes something agent.json carries beyond the agent block's
+// own attributes: how a langfuse prompt is fetched, and the runtime()
+// references the agent takes from the providers entry of its model,
+// http_server and runtime.
+func TestAgentJSONChangeUpdatesAgent(t *testing.T) {
+	agent := func(prompt string) string {
+		return `
+agent "a" {
+  capabilities = ["shell"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+` + prompt + `
+}
+tool "sh" {
+  kind         = "bash"
+  commands     = ["ls"]
+  capabilities = ["shell::exec"]
+}
+`
+	}
+	langfuse := func(extra string) string {
+		return agent(`
+  prompt = {
+    source      = "langfuse"
+    prompt_name = "helpdesk/triage"
+    public_key  = runtime("LANGFUSE_PUBLIC_KEY")
+    secret_key  = secret(runtime("LANGFUSE_SECRET_KEY"))
+` + extra + `
+  }`)
+	}
+	providers := func(key string) string {
+		return `
+providers {
+  anthropic {
+    models = ["claude-haiku-4-5"]
+    config {
+      api_key = ` + key + `
+    }
+  }
+}
+`
+	}
+	for _, tc := range []struct {
+		name, before, after string
+		attribute           string
+	}{
+		{"langfuse cache_ttl_seconds set", langfuse(""), langfuse("    cache_ttl_seconds = 60"), "prompt"},
+		{"langfuse fetch_timeout_seconds changed", langfuse("    fetch_timeout_seconds = 5"), langfuse("    fetch_timeout_seconds = 9"), "prompt"},
+		{"langfuse max_retries a reference", langfuse("    max_retries = 2"), langfuse(`    max_retries = runtime("LF_RETRIES", 2)`), "prompt"},
+		{"providers config reference added", agent(""), providers(`secret(runtime("ANTHROPIC_API_KEY"))`) + agent(""), "workspace_references"},
+		{"providers config reference renamed", providers(`secret(runtime("ANTHROPIC_API_KEY"))`) + agent(""), providers(`secret(runtime("CLAUDE_KEY"))`) + agent(""), "workspace_references"},
+		{"http_server port a reference", "http_server {\n  port = 8080\n}\n" + agent(""), "http_server {\n  port = runtime(\"PORT\", 8080)\n}\n" + agent(""), "workspace_references"},
+		{"runtime default_tenant_id reference", agent(""), "runtime {\n  default_tenant_id = runtime(\"TENANT\", \"main\")\n}\n" + agent(""), "workspace_references"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := planSrc(t, tc.before, nil)
+			after := planSrc(t, tc.after, appliedFrom(before))
+			if bytes.Equal(agentJSON(t, before), agentJSON(t, after)) {
+				t.Fatal("the case does not change agent.json")
+			}
+			rc := actionOf(after, "agent.a")
+			if !slices.Equal(rc.Actions, []string{ActionUpdate}) || !slices.Contains(rc.ChangedAttributes, tc.attribute) {
+				t.Errorf("agent.a: %+v; want an update that changes %s", rc, tc.attribute)
+			}
+		})
+	}
+	// Left as they are, none of them is a change.
+	for _, src := range []string{langfuse(""), providers(`secret(runtime("ANTHROPIC_API_KEY"))`) + agent("")} {
+		p := planSrc(t, src, nil)
+		if rc := actionOf(planSrc(t, src, appliedFrom(p)), "agent.a"); !slices.Equal(rc.Actions, []string{ActionNoOp}) {
+			t.Errorf("unchanged agent.a: %+v, want no-op", rc)
+		}
+	}
+}
+
+// agentJSON is agent "a"'s agent.json as apply would write it from p.
+func agentJSON(t *testing.T, p *Plan) []byte {
+	t.Helper()
+	files, err := p.ArtifactFiles("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if f.Path == "agent.json" {
+			return f.Data
+		}
+	}
+	t.Fatal("no agent.json")
+	return nil
+}
