@@ -36,6 +36,13 @@ func (a Attributes) set(key, value string) {
 
 func refString(r *manifest.RuntimeRef) string {
 	if r.Secret {
+		if r.HasDefault() {
+			// agent.json marks a secret that has a default (has_default:
+			// the host must set it all the same), so the attribute does
+			// too; the default itself, as sensitive as the value, is
+			// never shown.
+			return fmt.Sprintf("secret(runtime(%q, (default withheld)))", r.Env)
+		}
 		return fmt.Sprintf("secret(runtime(%q))", r.Env)
 	}
 	if r.HasDefault() {
