@@ -275,10 +275,12 @@ tool "lookup" {
 		{"bash description", src(base, sh), src(base, bash("commands = [\"ls\"]\ndescription = \"Lists.\"")), "tools"},
 		{"bash command added", src(base, sh), src(base, bash(`commands = ["ls", "cat"]`)), "tools"},
 		{"bash commands reordered", src(base, bash(`commands = ["ls", "cat"]`)), src(base, bash(`commands = ["cat", "ls"]`)), "tools"},
+		{"bash commands split", src(base, bash(`commands = ["ls, cat"]`)), src(base, bash(`commands = ["ls", "cat"]`)), "tools"},
 		{"bash cwd", src(base, sh), src(base, bash("commands = [\"ls\"]\ncwd = \"/work\"")), "tools"},
 		{"bash shared", src(base, sh), src(base, bash("commands = [\"ls\"]\nshared = true")), "tools"},
 		{"bash fs", src(base, bash("commands = [\"ls\"]\nfs {\n  kind = \"in_memory\"\n}")), src(base, bash("commands = [\"ls\"]\nfs {\n  kind = \"overlay\"\n  path = \"/srv\"\n}")), "tools"},
 		{"bash env vars", src(base, bash("commands = [\"ls\"]\nenv {\n  kind = \"allow\"\n  vars = [\"HOME\"]\n}")), src(base, bash("commands = [\"ls\"]\nenv {\n  kind = \"allow\"\n  vars = [\"HOME\", \"LANG\"]\n}")), "tools"},
+		{"bash env vars split", src(base, bash("commands = [\"ls\"]\nenv {\n  kind = \"allow\"\n  vars = [\"HOME, LANG\"]\n}")), src(base, bash("commands = [\"ls\"]\nenv {\n  kind = \"allow\"\n  vars = [\"HOME\", \"LANG\"]\n}")), "tools"},
 		{"bash limits", src(base, bash("commands = [\"ls\"]\nlimits {\n  max_command_count = 10\n}")), src(base, bash("commands = [\"ls\"]\nlimits {\n  max_command_count = 20\n}")), "tools"},
 		{"bash network", src(base, bash("commands = [\"ls\"]\nnetwork {\n  enabled = true\n  allowed_url_prefixes = [\"https://a.example.com/\"]\n}")),
 			src(base, bash("commands = [\"ls\"]\nnetwork {\n  enabled = true\n  allowed_url_prefixes = [\"https://b.example.com/\"]\n}")), "tools"},
@@ -296,8 +298,10 @@ tool "lookup" {
 		{"mcp command", src(base, sh, stdio("")), src(base, sh, mcp("  transport = \"stdio\"\n  command = \"gh-mcp-2\"\n")), "tools"},
 		{"mcp command a secret given a default", src(base, sh, mcp("  transport = \"stdio\"\n  command = secret(runtime(\"CMD\"))\n")), src(base, sh, mcp("  transport = \"stdio\"\n  command = secret(runtime(\"CMD\", \"gh-mcp\"))\n")), "tools"},
 		{"mcp args", src(base, sh, stdio(`  args = ["--a"]`)), src(base, sh, stdio(`  args = ["--b"]`)), "tools"},
+		{"mcp args split", src(base, sh, stdio(`  args = ["--tags", "a, b"]`)), src(base, sh, stdio(`  args = ["--tags", "a", "b"]`)), "tools"},
 		{"mcp args an empty one", src(base, sh, stdio(`  args = ["--a"]`)), src(base, sh, stdio(`  args = ["--a", ""]`)), "tools"},
 		{"mcp args only an empty one", src(base, sh, stdio(`  args = ["--a"]`)), src(base, sh, stdio(`  args = [""]`)), "tools"},
+		{"mcp args an empty one for none", src(base, sh, stdio(`  args = []`)), src(base, sh, stdio(`  args = [""]`)), "tools"},
 		{"mcp arg a reference", src(base, sh, stdio(`  args = ["--a", "x"]`)), src(base, sh, stdio(`  args = ["--a", runtime("X")]`)), "tools"},
 		{"mcp arg a secret given a default", src(base, sh, stdio(`  args = ["--a", secret(runtime("X"))]`)), src(base, sh, stdio(`  args = ["--a", secret(runtime("X", "x"))]`)), "tools"},
 		{"mcp url", src(base, sh, httpMCP("")), src(base, sh, mcp("  transport = \"http\"\n  url = \"https://mcp2.example.com/mcp\"\n")), "tools"},
@@ -425,6 +429,27 @@ tool "peer" {
 	}
 	if withheld < 7 {
 		t.Errorf("%d attributes mark a secret's default as withheld, want one for each of the 7 secrets", withheld)
+	}
+}
+
+// TestListAttributeReadsOneList: a list attribute is one list's, and
+// gives its items back, whatever its items hold.
+func TestListAttributeReadsOneList(t *testing.T) {
+	lists := [][]string{{}, {""}, {"", ""}, {"ls", "cat"}, {"ls, cat"}, {"ls,", "cat"}, {"a", ""}, {"a, "}, {`["a",""]`}, {"[x"}, {"[x", "y"}}
+	seen := map[string][]string{}
+	for _, l := range lists {
+		got := list(manifest.StringList{Values: l, Set: true})
+		if prev, dup := seen[got]; dup {
+			t.Errorf("%q and %q both read %q", prev, l, got)
+		}
+		seen[got] = l
+		if items := listItems(got); len(l) > 0 && !slices.Equal(items, l) {
+			t.Errorf("%q: attribute %q gives back %q", l, got, items)
+		}
+	}
+	// A list without such items keeps the attribute earlier states hold.
+	if got := list(manifest.StringList{Values: []string{"ls", "cat"}}); got != "ls, cat" {
+		t.Errorf("got %q, want %q", got, "ls, cat")
 	}
 }
 

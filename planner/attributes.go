@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -98,7 +99,39 @@ func list(l manifest.StringList) string {
 			vals[i] = refString(l.ElemRuntime[i])
 		}
 	}
+	if joinAmbiguous(vals) {
+		return jsonOf(vals)
+	}
 	return strings.Join(vals, ", ")
+}
+
+// joinAmbiguous reports whether vals joined with ", " could be read as
+// another list, which agent.json writes differently: an item that
+// contains ", " (["--tags", "a, b"] against ["--tags", "a", "b"]), the
+// one empty item of [""] (against []), or a first item that starts
+// with "[" (against the JSON form list then takes). list writes such a
+// list as JSON instead, so that its attribute, in a form no other list
+// has, changes when the list does; any other list keeps the attribute
+// earlier states recorded.
+func joinAmbiguous(vals []string) bool {
+	if len(vals) == 1 && vals[0] == "" || len(vals) > 0 && strings.HasPrefix(vals[0], "[") {
+		return true
+	}
+	return slices.ContainsFunc(vals, func(v string) bool { return strings.Contains(v, ", ") })
+}
+
+// listItems returns the items of a list attribute, as list wrote them.
+func listItems(s string) []string {
+	if s == "" {
+		return nil
+	}
+	if strings.HasPrefix(s, "[") {
+		var items []string
+		if json.Unmarshal([]byte(s), &items) == nil {
+			return items
+		}
+	}
+	return strings.Split(s, ", ")
 }
 
 func sortedList(l manifest.StringList) string {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/agentform/agentform/internal/manifest"
@@ -312,13 +311,7 @@ func isListAttribute(k string) bool {
 // and old lacks, and those old has and new lacks; neither for a list
 // that was only reordered.
 func listDelta(old, new string) (added, removed []string) {
-	split := func(s string) []string {
-		if s == "" {
-			return nil
-		}
-		return strings.Split(s, ", ")
-	}
-	o, n := split(old), split(new)
+	o, n := listItems(old), listItems(new)
 	for _, x := range n {
 		if !slices.Contains(o, x) {
 			added = append(added, x)
