@@ -303,8 +303,10 @@ tool "lookup" {
 		{"mcp args only an empty one", src(base, sh, stdio(`  args = ["--a"]`)), src(base, sh, stdio(`  args = [""]`)), "tools"},
 		{"mcp args an empty one for none", src(base, sh, stdio(`  args = []`)), src(base, sh, stdio(`  args = [""]`)), "tools"},
 		{"mcp arg a reference", src(base, sh, stdio(`  args = ["--a", "x"]`)), src(base, sh, stdio(`  args = ["--a", runtime("X")]`)), "tools"},
+		{"mcp arg a reference for its text", src(base, sh, stdio(`  args = ["--a", "runtime(\"X\")"]`)), src(base, sh, stdio(`  args = ["--a", runtime("X")]`)), "tools"},
 		{"mcp arg a secret given a default", src(base, sh, stdio(`  args = ["--a", secret(runtime("X"))]`)), src(base, sh, stdio(`  args = ["--a", secret(runtime("X", "x"))]`)), "tools"},
 		{"mcp url", src(base, sh, httpMCP("")), src(base, sh, mcp("  transport = \"http\"\n  url = \"https://mcp2.example.com/mcp\"\n")), "tools"},
+		{"mcp url a reference for its text", src(base, sh, mcp("  transport = \"http\"\n  url = \"runtime(\\\"URL\\\")\"\n")), src(base, sh, mcp("  transport = \"http\"\n  url = runtime(\"URL\")\n")), "tools"},
 		{"mcp url a secret given a default", src(base, sh, mcp("  transport = \"http\"\n  url = secret(runtime(\"URL\"))\n")), src(base, sh, mcp("  transport = \"http\"\n  url = secret(runtime(\"URL\", \"https://mcp.example.com/mcp\"))\n")), "tools"},
 		{"mcp headers", src(base, sh, httpMCP(`  headers = { "X-Team" = "a" }`)), src(base, sh, httpMCP(`  headers = { "X-Team" = "b" }`)), "tools"},
 		{"mcp headers secret given a default", src(base, sh, httpMCP(`  headers = { "X-Key" = secret(runtime("K")) }`)), src(base, sh, httpMCP(`  headers = { "X-Key" = secret(runtime("K", "k")) }`)), "tools"},
@@ -323,6 +325,8 @@ tool "lookup" {
 		{"a2a url", src(base, sh, a2a("")), src(base, sh, strings.Replace(a2a(""), "peer.example.com", "peer2.example.com", 1)), "tools"},
 		{"a2a url a secret given a default", src(base, sh, strings.Replace(a2a(""), `"https://peer.example.com/a2a"`, `secret(runtime("PEER"))`, 1)),
 			src(base, sh, strings.Replace(a2a(""), `"https://peer.example.com/a2a"`, `secret(runtime("PEER", "https://peer.example.com/a2a"))`, 1)), "tools"},
+		{"a2a tenant id a reference for its text", src(base, sh, a2a("  tenant {\n    policy = \"fixed\"\n    id = \"secret(runtime(\\\"TENANT\\\"))\"\n  }")),
+			src(base, sh, a2a("  tenant {\n    policy = \"fixed\"\n    id = secret(runtime(\"TENANT\"))\n  }")), "tools"},
 		{"a2a headers", src(base, sh, a2a(`  headers = { "X-Team" = "a" }`)), src(base, sh, a2a(`  headers = { "X-Team" = "b" }`)), "tools"},
 		{"a2a auth_token", src(base, sh, a2a(`  auth_token = "t-1"`)), src(base, sh, a2a(`  auth_token = "t-2"`)), "tools"},
 		{"a2a auth_token a secret given a default", src(base, sh, a2a(`  auth_token = secret(runtime("TOKEN"))`)), src(base, sh, a2a(`  auth_token = secret(runtime("TOKEN", "t"))`)), "tools"},
@@ -445,6 +449,13 @@ func TestListAttributeReadsOneList(t *testing.T) {
 		seen[got] = l
 		if items := listItems(got); len(l) > 0 && !slices.Equal(items, l) {
 			t.Errorf("%q: attribute %q gives back %q", l, got, items)
+		}
+	}
+	// An item that reads as a reference is not one.
+	ref := manifest.StringList{Values: []string{""}, ElemRuntime: []*manifest.RuntimeRef{{Env: "X"}}, Set: true}
+	for _, v := range []string{`runtime("X")`, `(literal) runtime("X")`} {
+		if lit := list(manifest.StringList{Values: []string{v}, Set: true}); lit == list(ref) || lit == list(manifest.StringList{Values: []string{literalMark + v}, Set: true}) {
+			t.Errorf("%q reads %q, as another list does", v, lit)
 		}
 	}
 	// A list without such items keeps the attribute earlier states hold.

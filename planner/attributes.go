@@ -57,7 +57,25 @@ func str(s manifest.String) string {
 	if s.Runtime != nil {
 		return refString(s.Runtime)
 	}
-	return s.Value
+	return literal(s.Value)
+}
+
+// literalMark starts a literal that would read as a reference (refString)
+// or as another such literal.
+const literalMark = "(literal) "
+
+// literal is a string written in the manifest as an attribute shows it:
+// as it is, unless it reads as a runtime reference (url = "runtime(\"URL\")"
+// against url = runtime("URL"), which agent.json writes as a reference
+// object), when literalMark comes first. Any other value keeps the
+// attribute earlier states recorded.
+func literal(v string) string {
+	for _, p := range []string{"runtime(", "secret(", literalMark} {
+		if strings.HasPrefix(v, p) {
+			return literalMark + v
+		}
+	}
+	return v
 }
 
 // sensitive shows a literal that may be a credential only as a digest.
@@ -94,7 +112,7 @@ func list(l manifest.StringList) string {
 	}
 	vals := make([]string, len(l.Values))
 	for i, v := range l.Values {
-		vals[i] = v
+		vals[i] = literal(v)
 		if i < len(l.ElemRuntime) && l.ElemRuntime[i] != nil {
 			vals[i] = refString(l.ElemRuntime[i])
 		}
