@@ -37,12 +37,14 @@ type hashedSource struct {
 // resolved, so not hashed.
 func hashedSources(cfg *manifest.Config, ws string) []hashedSource {
 	var out []hashedSource
+	// Sources mostly share a few parent directories (tools/<name>).
+	var reals resolve.RealPaths
 	add := func(block string, src manifest.String) {
 		p := src.Value
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(ws, p)
 		}
-		if real, err := filepath.EvalSymlinks(p); err == nil {
+		if real, _, err := reals.Real(filepath.Clean(p)); err == nil {
 			out = append(out, hashedSource{block: block, value: src.Value, real: real})
 		}
 	}

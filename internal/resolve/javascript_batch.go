@@ -765,9 +765,9 @@ func jsCommonJS(pkg *jsPackage, b *jsBuilt, subject *hcl.Range) ([]byte, hcl.Dia
 // package of every file the build loaded under the name the build's
 // metafile gives it.
 type jsOwners struct {
-	dirs     map[string]*jsPackage // real directory → package
-	realDirs sync.Map              // directory → its real path
-	loaded   sync.Map              // metafile name → *jsPackage
+	dirs   map[string]*jsPackage // real directory → package
+	reals  RealPaths
+	loaded sync.Map // metafile name → *jsPackage
 }
 
 func newJSOwners(pkgs []*jsPackage) *jsOwners {
@@ -776,47 +776,30 @@ func newJSOwners(pkgs []*jsPackage) *jsOwners {
 		o.dirs[p.dir] = p
 		// A package's directory is a real path already (locate compares
 		// real paths with it): its entry point needs no look-up.
-		o.realDirs.Store(p.dir, p.dir)
+		o.reals.Known(p.dir)
 	}
 	return o
 }
 
-// locate returns path's real path (symbolic links followed) and the
-// package whose directory holds it, or nil. Safe for concurrent use.
-func (o *jsOwners) locate(path string) (string, *jsPackage) {
-	real := o.real(path)
+// locate returns path's real path (symbolic links followed; path itself
+// when that fails) and the package whose directory holds it, or nil; info
+// is the file's Lstat when path is no symbolic link, else nil. Safe for
+// concurrent use.
+func (o *jsOwners) locate(path string) (string, os.FileInfo, *jsPackage) {
+	real, info, err := o.reals.Real(path)
+	if err != nil {
+		real, info = path, nil
+	}
 	for d := real; ; {
 		if p := o.dirs[d]; p != nil {
-			return real, p
+			return real, info, p
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return real, nil
+			return real, info, nil
 		}
 		d = parent
 	}
-}
-
-// real is filepath.EvalSymlinks(path), or path when that fails, with the
-// directories' real paths remembered: esbuild loads many files from few
-// directories.
-func (o *jsOwners) real(path string) string {
-	if info, err := os.Lstat(path); err != nil || info.Mode()&os.ModeSymlink != 0 {
-		if real, err := filepath.EvalSymlinks(path); err == nil {
-			return real
-		}
-		return path
-	}
-	dir := filepath.Dir(path)
-	realDir, ok := o.realDirs.Load(dir)
-	if !ok {
-		r, err := filepath.EvalSymlinks(dir)
-		if err != nil {
-			return path
-		}
-		realDir, _ = o.realDirs.LoadOrStore(dir, r)
-	}
-	return filepath.Join(realDir.(string), filepath.Base(path))
 }
 
 // jsLoadWithin is an esbuild plugin that refuses to load a file outside
@@ -852,7 +835,7 @@ func jsLoadWithin(work string, owners *jsOwners, refuse bool) api.Plugin {
 				}}}, nil
 			})
 			build.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "file"}, func(args api.OnLoadArgs) (api.OnLoadResult, error) {
-				real, pkg := owners.locate(args.Path)
+				real, info, pkg := owners.locate(args.Path)
 				if pkg == nil {
 					return api.OnLoadResult{Errors: []api.Message{{
 						Text: fmt.Sprintf("%s is outside the package. Only the package's own files and its own node_modules go into the bundle, because only they are pinned by the lockfile.",
@@ -873,7 +856,11 @@ func jsLoadWithin(work string, owners *jsOwners, refuse bool) api.Plugin {
 							jsRel(work, real), d),
 					}}}, nil
 				}
-				if info, err := os.Stat(real); err == nil && !info.Mode().IsRegular() {
+				if info == nil {
+					// A link: what it leads to.
+					info, _ = os.Stat(real)
+				}
+				if info != nil && !info.Mode().IsRegular() {
 					// esbuild would wait on a named pipe for good, or read
 					// a device without end.
 					return api.OnLoadResult{Errors: []api.Message{{
