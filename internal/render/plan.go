@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"slices"
@@ -89,7 +90,11 @@ func (s style) arrow() string {
 // the summary line. A plan that simulates a session override
 // (p.Session) says so first, shows what the session would gain or lose
 // after the capability changes, and says so again in its summary.
-func Plan(w io.Writer, p *planner.Plan, opts PlanOptions) {
+func Plan(out io.Writer, p *planner.Plan, opts PlanOptions) {
+	// A line at a time would be a write per line to the terminal: a plan
+	// of hundreds of resources is written at once.
+	w := bufio.NewWriterSize(out, 64<<10)
+	defer w.Flush()
 	st := style{color: opts.Color, red: opts.Redaction}
 	writeSession(w, p, st)
 	if opts.Errors == 0 {
