@@ -128,13 +128,17 @@ func (c *ApplyCommand) Run(args []string) int {
 		c.showStateError(err)
 		return ExitError
 	}
+	rf.cacheLater = true
 	ws, lock, d := c.resolveWorkspace(ctx, cfg, rf, c.StdoutTTY, lockAhead)
+	cacheWritten := writeCacheInBackground(ws)
+	defer cacheWritten()
 	diags = append(diags, d...)
 	if ws == nil || diags.HasErrors() {
-		c.showManifestDiagnostics(diags, cfg)
+		c.showManifestDiagnostics(append(diags, cacheWritten()...), cfg)
 		return ExitError
 	}
 	plan := planner.New(ctx, cfg, planner.Options{Resolution: ws, Lock: lock, LockReadonly: rf.lockMode == "readonly", Applied: prior, OutDir: *outDir, EncodeLock: true})
+	diags = append(diags, cacheWritten()...)
 	diags = append(diags, plan.Diagnostics...)
 	if diags.HasErrors() {
 		c.showManifestDiagnostics(diags, cfg)

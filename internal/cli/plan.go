@@ -161,10 +161,16 @@ func (c *PlanCommand) Run(args []string) int {
 			c.showStateError(err)
 			return ExitError
 		}
+		rf.cacheLater = true
 		ws, lock, d := c.resolveWorkspace(ctx, cfg, rf, !*jsonOut && c.StdoutTTY, lockAhead)
+		cacheWritten := writeCacheInBackground(ws)
+		defer cacheWritten()
 		diags = append(diags, d...)
 		if ws != nil {
 			plan = planner.New(ctx, cfg, planner.Options{Override: override, Resolution: ws, Lock: lock, LockReadonly: rf.lockMode == "readonly", Applied: prior, OutDir: *outDir})
+		}
+		diags = append(diags, cacheWritten()...)
+		if plan != nil {
 			diags = append(diags, plan.Diagnostics...)
 		}
 	}

@@ -25,6 +25,23 @@ type resolveFlags struct {
 	refresh  bool
 	timeout  time.Duration
 	lockMode string
+	// cacheLater has resolveWorkspace return before the resolution cache
+	// is written: the caller writes it with writeCacheInBackground.
+	cacheLater bool
+}
+
+// writeCacheInBackground writes ws's resolution cache (resolveFlags
+// cacheLater) while the caller goes on; the function it returns waits
+// for it, once, and returns its warning (nothing when called again). The
+// caller must call it before it exits.
+func writeCacheInBackground(ws *resolve.Workspace) func() hcl.Diagnostics {
+	done := make(chan hcl.Diagnostics, 1)
+	go func() { done <- ws.WriteCache() }()
+	var once sync.Once
+	return func() (d hcl.Diagnostics) {
+		once.Do(func() { d = <-done })
+		return d
+	}
 }
 
 func (m *Meta) addResolveFlags(fs interface {
@@ -141,6 +158,8 @@ func (m *Meta) resolveWorkspace(ctx context.Context, cfg *manifest.Config, rf re
 		LockReadonly: rf.lockMode == "readonly",
 		Lock:         lock,
 		Cache:        resolve.NewCache(m.Dir),
+		// Planning can go on while the cache is written.
+		WriteCacheLater: rf.cacheLater,
 	}
 	var stop func()
 	if progress {

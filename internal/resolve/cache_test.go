@@ -300,6 +300,52 @@ func TestRunWarnsWhenCacheNotWritten(t *testing.T) {
 	}
 }
 
+// TestRunWriteCacheLater: under WriteCacheLater, Run leaves the cache
+// unwritten and Workspace.WriteCache writes it, once; its warning is
+// WriteCache's to return.
+func TestRunWriteCacheLater(t *testing.T) {
+	w := newJSWorkspace(t, t.TempDir(), "js-tool", "echo", "")
+	ws, diags := Run(context.Background(), w.req.Config, Options{Cache: NewCache(w.dir), WriteCacheLater: true})
+	if len(diags) > 0 || ws.Tools["echo"] == nil {
+		t.Fatalf("resolving: %v", diags)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, CacheFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Run wrote the cache: %v", err)
+	}
+	if d := ws.WriteCache(); len(d) > 0 {
+		t.Fatal(d)
+	}
+	if got, err := CacheEntries(w.dir, "javascript"); err != nil || len(got) != 1 {
+		t.Fatalf("entries after WriteCache: %d, %v", len(got), err)
+	}
+	if d := ws.WriteCache(); len(d) > 0 {
+		t.Fatal(d)
+	}
+
+	// The warning of a cache that cannot be written comes from WriteCache.
+	w = newJSWorkspace(t, t.TempDir(), "js-tool", "echo", "")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Dir(filepath.Join(w.dir, CacheFile)), 0o755))
+	holder, err := bbolt.Open(filepath.Join(w.dir, CacheFile), 0o644, nil)
+	must(err)
+	defer holder.Close()
+	ws, diags = Run(context.Background(), w.req.Config, Options{Cache: NewCache(w.dir), WriteCacheLater: true})
+	if len(diags) > 0 {
+		t.Fatalf("Run: %v", diags)
+	}
+	if d := ws.WriteCache(); len(d) != 1 || d[0].Summary != "Resolution cache not written" {
+		t.Errorf("WriteCache: %v, want the warning", d)
+	}
+	if d := ws.WriteCache(); len(d) > 0 {
+		t.Errorf("WriteCache again: %v, want nothing", d)
+	}
+}
+
 // TestJSCacheEntry: javascript entries store the bundle as raw bytes after
 // a JSON header, read back whole; an entry of the JSON layout older
 // versions wrote, or a damaged one, is a miss.

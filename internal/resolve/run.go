@@ -39,12 +39,35 @@ type Options struct {
 	// Progress, when set, is told when each block starts and ends, for
 	// progress lines on a terminal. It may be called concurrently.
 	Progress func(address string, done bool, elapsed time.Duration)
+	// WriteCacheLater leaves writing Cache to the caller: Run returns
+	// without writing it, and the caller calls Workspace.WriteCache (in
+	// the background while it plans, say) before it exits.
+	WriteCacheLater bool
 }
 
 // Workspace is the resolution of every enabled tool block and every skill.
 type Workspace struct {
 	Tools  map[string]*Resolved
 	Skills map[string]*ResolvedSkill
+
+	// cache is where Run stores what it resolved (WriteCache).
+	cache *Cache
+}
+
+// WriteCache writes what Run resolved to the resolution cache and returns
+// the warning a cache that cannot be written gives. Run calls it unless
+// told Options.WriteCacheLater; a later call writes nothing more.
+func (w *Workspace) WriteCache() hcl.Diagnostics {
+	if w == nil {
+		return nil
+	}
+	// A cache that cannot be written only costs the next plan a
+	// rebuild, which the warning says.
+	if err := w.cache.Flush(); err != nil {
+		return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Resolution cache not written",
+			Detail: "agentform could not store what it resolved in its cache, so the next plan resolves those tools again: " + err.Error() + "."}}
+	}
+	return nil
 }
 
 // resolvers maps each tool kind to its resolver.
@@ -203,11 +226,10 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 			Detail: "agentform stopped resolving tools: " + err.Error() + "."})
 	}
 	// Results are cached in memory while tools resolve and written in one
-	// transaction at the end; a cache that cannot be written only costs
-	// the next plan a rebuild, which the warning says.
-	if err := opts.Cache.Flush(); err != nil {
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Resolution cache not written",
-			Detail: "agentform could not store what it resolved in its cache, so the next plan resolves those tools again: " + err.Error() + "."})
+	// transaction at the end, here or by the caller.
+	ws.cache = opts.Cache
+	if !opts.WriteCacheLater {
+		diags = append(diags, ws.WriteCache()...)
 	}
 	slices.SortStableFunc(diags, compareDiags)
 	return ws, diags
