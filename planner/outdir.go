@@ -44,7 +44,9 @@ func hashedSources(cfg *manifest.Config, ws string) []hashedSource {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(ws, p)
 		}
-		if real, _, err := reals.Real(filepath.Clean(p)); err == nil {
+		// Not cleaned first: resolution follows a link before the ".."
+		// after it ("/ws/link/../pkg"), and so does Real.
+		if real, _, err := reals.Real(p); err == nil {
 			out = append(out, hashedSource{block: block, value: src.Value, real: real})
 		}
 	}

@@ -175,3 +175,53 @@ func TestOutDirInSourceFromState(t *testing.T) {
 		t.Errorf("with -out-dir=dist\ngot:\n%v\nwant:\nno error", p.Diagnostics)
 	}
 }
+
+// TestOutDirInSourceThroughLinkAndDotDot: a source spelled as an absolute
+// path with ".." after a symbolic link ("/ws/notes/../research", notes
+// linking to skills/notes) is the directory resolution hashes, the ".."
+// taken after the link is followed (skills/research), not lexically (a
+// /ws/research that does not exist): an artifact directory inside it is
+// refused.
+func TestOutDirInSourceThroughLinkAndDotDot(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "notes") + string(filepath.Separator) + ".." + string(filepath.Separator) + "research"
+	files := map[string]string{
+		"agent.acl": `
+agent "assistant" {
+  capabilities = ["skills"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+skill "research" {
+  source = "` + filepath.ToSlash(src) + `"
+}
+`,
+		"skills/research/SKILL.md": "---\ndescription: Research.\n---\n",
+		"skills/notes/x.md":        "",
+	}
+	for name, text := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join("skills", "notes"), filepath.Join(dir, "notes")); err != nil {
+		t.Fatal(err)
+	}
+	p := planDir(t, dir, Options{OutDir: "skills/research/out"})
+	if !hasDiag(p.Diagnostics, hcl.DiagError, SummaryOutDirInSource) {
+		t.Fatalf("got:\n%v\nwant:\na %s error", p.Diagnostics, SummaryOutDirInSource)
+	}
+}

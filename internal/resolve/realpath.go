@@ -16,11 +16,19 @@ type RealPaths struct {
 // Known records that dir, an absolute clean path, is its own real path.
 func (r *RealPaths) Known(dir string) { r.dirs.Store(dir, dir) }
 
-// Real returns the real path of path, an absolute clean path, as
+// Real returns the real path of path, an absolute path, as
 // filepath.EvalSymlinks does. info is the file's own Lstat when path is
 // not a symbolic link (so it describes the file Real names), nil when it
-// is one.
+// is one (or when path is not clean).
+//
+// A path that is not clean ("/ws/link/../pkg") is looked up whole:
+// filepath.Dir cleans it, which would take ".." lexically, where the
+// system (and EvalSymlinks) takes it after following link.
 func (r *RealPaths) Real(path string) (real string, info os.FileInfo, err error) {
+	if path != filepath.Clean(path) {
+		real, err = filepath.EvalSymlinks(path)
+		return real, nil, err
+	}
 	info, err = os.Lstat(path)
 	if err != nil {
 		return "", nil, err

@@ -43,6 +43,13 @@ func TestRealPaths(t *testing.T) {
 			t.Errorf("Real(%s): info %v for a path that is a link: %v", rel, info, link)
 		}
 	}
+	// ".." after a link is taken where the link leads, as the system and
+	// EvalSymlinks take it: deep/.. is real, not root.
+	must(os.Symlink(filepath.Join(root, "real", "sub"), filepath.Join(root, "deep")))
+	unclean := filepath.Join(root, "deep") + string(filepath.Separator) + ".." + string(filepath.Separator) + "f.ts"
+	if got, _, err := r.Real(unclean); err != nil || got != filepath.Join(root, "real", "f.ts") {
+		t.Errorf("Real(deep/../f.ts) = %q, %v; want %q", got, err, filepath.Join(root, "real", "f.ts"))
+	}
 	if _, _, err := r.Real(filepath.Join(root, "linked", "missing.ts")); err == nil {
 		t.Error("Real of a missing file: no error")
 	}
