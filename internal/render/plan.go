@@ -394,13 +394,13 @@ func writeMatrixGrid(w io.Writer, p *planner.Plan, st style) {
 	notes := false
 	for _, a := range p.Agents {
 		if a.RuntimeDependent {
-			fmt.Fprintf(w, "  %s: capabilities or policy are known at runtime; this row uses the defaults.\n", a.Name)
+			fmt.Fprintf(w, "  %s: capabilities or policy are known at runtime; its cells use the defaults.\n", a.Name)
 			notes = true
 		}
 	}
 	for _, t := range p.Tools {
 		if t.RuntimeEnabled {
-			fmt.Fprintf(w, "  %s: whether it is enabled is known at runtime; this column assumes it is.\n", PrintableName(t.Name))
+			fmt.Fprintf(w, "  %s: whether it is enabled is known at runtime; its cells assume it is.\n", PrintableName(t.Name))
 			notes = true
 		}
 	}

@@ -213,7 +213,7 @@ tool "maybe" {
 `
 	p := planOf(t, src, "", nil)
 	grid := planText(p)
-	if want := "  maybe: whether it is enabled is known at runtime; this column assumes it is.\n"; !strings.Contains(grid, want) {
+	if want := "  maybe: whether it is enabled is known at runtime; its cells assume it is.\n"; !strings.Contains(grid, want) {
 		t.Errorf("grid plan lacks %q:\n%s", want, grid)
 	}
 	if strings.Contains(grid, "sh: whether") || strings.Contains(grid, "web: whether") {
