@@ -56,15 +56,7 @@ skill "research" {
 		"skills/research/SKILL.md":   "---\ndescription: Research.\n---\n",
 		"skills/research-notes/x.md": "",
 	}
-	for name, text := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, dir, files)
 	for link, target := range map[string]string{"research-link": "skills/research", "skills-link": "skills"} {
 		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
 			t.Fatal(err)
@@ -208,6 +200,20 @@ skill "research" {
 		"skills/research/SKILL.md": "---\ndescription: Research.\n---\n",
 		"skills/notes/x.md":        "",
 	}
+	writeFiles(t, dir, files)
+	if err := os.Symlink(filepath.Join("skills", "notes"), filepath.Join(dir, "notes")); err != nil {
+		t.Fatal(err)
+	}
+	p := planDir(t, dir, Options{OutDir: "skills/research/out"})
+	if !hasDiag(p.Diagnostics, hcl.DiagError, SummaryOutDirInSource) {
+		t.Fatalf("got:\n%v\nwant:\na %s error", p.Diagnostics, SummaryOutDirInSource)
+	}
+}
+
+// writeFiles writes each file of files (slash-separated path → text)
+// under dir, creating its directories.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
 	for name, text := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -216,12 +222,5 @@ skill "research" {
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := os.Symlink(filepath.Join("skills", "notes"), filepath.Join(dir, "notes")); err != nil {
-		t.Fatal(err)
-	}
-	p := planDir(t, dir, Options{OutDir: "skills/research/out"})
-	if !hasDiag(p.Diagnostics, hcl.DiagError, SummaryOutDirInSource) {
-		t.Fatalf("got:\n%v\nwant:\na %s error", p.Diagnostics, SummaryOutDirInSource)
 	}
 }
