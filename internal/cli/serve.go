@@ -490,13 +490,20 @@ func (c *CallsCommand) Run(args []string) int {
 		return ExitOK
 	}
 	w := tabwriter.NewWriter(c.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "TIME\tAGENT\tTOOL\tSESSION\tVIA\tSTATUS\tDURATION\tSTATE\tERROR")
+	fmt.Fprintln(w, "TIME\tAGENT\tTOOL\tSESSION\tVIA\tOVERRIDE\tSTATUS\tDURATION\tSTATE\tERROR")
 	for _, r := range records {
 		patch := "-"
 		if r.PatchApplied {
 			patch = "updated"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%.1f ms\t%s\t%s\n", r.Time.Format(time.RFC3339), shortCell(r.Agent, nameWidth), shortCell(r.Tool, nameWidth), shortCell(r.Session, nameWidth), shortCell(r.Via, nameWidth), shortCell(r.Status, nameWidth), r.DurationMS, patch, shortCell(r.Error, errorWidth))
+		// A call the matrix denies succeeds in a session whose override
+		// widened the agent's tags: without this column the table shows
+		// it as any other success.
+		override := "-"
+		if r.CapabilityOverride != "" {
+			override = shortCell(r.CapabilityOverride, nameWidth)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f ms\t%s\t%s\n", r.Time.Format(time.RFC3339), shortCell(r.Agent, nameWidth), shortCell(r.Tool, nameWidth), shortCell(r.Session, nameWidth), shortCell(r.Via, nameWidth), override, shortCell(r.Status, nameWidth), r.DurationMS, patch, shortCell(r.Error, errorWidth))
 	}
 	w.Flush()
 	return ExitOK

@@ -139,3 +139,30 @@ func TestInvokeArgsFromFileOrStdin(t *testing.T) {
 		}
 	}
 }
+
+// TestCallsTableShowsOverride: a call made in a session whose capability
+// override set the agent's tags shows the override in the calls table, as
+// it does in -json, so that a success the matrix denies is not read as one
+// the configuration allows.
+func TestCallsTableShowsOverride(t *testing.T) {
+	dir := appliedQuickstart(t)
+	t.Setenv("RESEARCH_AGENT_URL", "http://127.0.0.1:1")
+	t.Setenv("RESEARCH_AGENT_TOKEN", "unused-token")
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "invoke", "-capability-override=extend:extra::tag", "dist/researcher.agent.tgz", "word_count", `-args={"text": "a b"}`); code != ExitOK {
+		t.Fatalf("invoke with an override: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "invoke", "dist/researcher.agent.tgz", "word_count", `-args={"text": "a"}`); code != ExitOK {
+		t.Fatalf("invoke: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ := run(t, "", "-chdir="+dir, "calls")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != ExitOK || len(lines) != 3 || !strings.Contains(lines[0], "OVERRIDE") {
+		t.Fatalf("calls got: exit %d\n%s\nwant: a header with OVERRIDE and two calls", code, stdout)
+	}
+	if !strings.Contains(lines[1], " extend:extra::tag ") {
+		t.Errorf("calls table row of the call with an override:\n%s\nwant: extend:extra::tag shown", lines[1])
+	}
+	if strings.Contains(lines[2], "extend:") {
+		t.Errorf("calls table row of the call without an override:\n%s\nwant: no override shown", lines[2])
+	}
+}
