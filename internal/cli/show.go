@@ -114,6 +114,10 @@ func (c *ShowCommand) Run(args []string) int {
 	}
 	sort.Strings(agents)
 	for _, a := range agents {
+		if len(prior.Matrix[a]) == 0 {
+			fmt.Fprintf(c.Stdout, "  %s may call no tool\n", a)
+			continue
+		}
 		fmt.Fprintf(c.Stdout, "  %s may call: %s\n", a, strings.Join(prior.Matrix[a], ", "))
 	}
 	return ExitOK
