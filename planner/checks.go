@@ -38,7 +38,7 @@ func (p *Plan) checkFunctions(seen, starred, unknownTaken func(string)) map[stri
 	for name, f := range manifest.CheckStdFunctions {
 		funcs[name] = f
 	}
-	registered, toolNames := p.registered, p.toolNames
+	registered := p.registered
 	stdContains := funcs["contains"]
 	for name, f := range map[string]function.Function{
 		"can_call": function.New(&function.Spec{
@@ -56,7 +56,7 @@ func (p *Plan) checkFunctions(seen, starred, unknownTaken func(string)) map[stri
 						// A disabled tool is registered but callable by no one.
 						return cty.False, nil
 					}
-					return cty.NilVal, function.NewArgErrorf(1, "there is no registered tool named %q (tools: %s)", tool, toolNames())
+					return cty.NilVal, function.NewArgErrorf(1, "%s", p.unknownTool(tool))
 				}
 				return cty.BoolVal(m.Allowed(ai, ti)), nil
 			},
@@ -216,7 +216,7 @@ func (p *Plan) reachableNames(expr hcl.Expression, ctx *hcl.EvalContext) (hcl.Di
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid function argument",
-			Detail:   fmt.Sprintf("Invalid value for %q parameter: there is no registered tool named %q (tools: %s).", "value", tool, p.toolNames()),
+			Detail:   fmt.Sprintf("Invalid value for %q parameter: %s.", "value", p.unknownTool(tool)),
 			Subject:  call.Args[1].Range().Ptr(),
 			Context:  call.Range().Ptr(),
 		})
@@ -229,6 +229,19 @@ func (p *Plan) reachableNames(expr hcl.Expression, ctx *hcl.EvalContext) (hcl.Di
 // tool.
 func (p *Plan) registered(tool string) bool {
 	return slices.ContainsFunc(p.Tools, func(t RegisteredTool) bool { return t.Name == tool })
+}
+
+// unknownTool says that no registered tool is named tool: that an mcp
+// block whose tools are not known (its server was not listed) may serve
+// it, when the name is one of that block's (<block>__<served name>),
+// else which tools there are.
+func (p *Plan) unknownTool(tool string) string {
+	for _, t := range p.Tools {
+		if !t.Resolved && strings.HasPrefix(tool, t.Name+"__") {
+			return fmt.Sprintf("%s did not resolve, so the tools it serves are not known and %q may be one of them; the check can be evaluated once it resolves", t.Block, tool)
+		}
+	}
+	return fmt.Sprintf("there is no registered tool named %q (tools: %s)", tool, p.toolNames())
 }
 
 // toolNames lists the plan's tool names for an error about one it lacks.

@@ -718,3 +718,44 @@ locals {
 		})
 	}
 }
+
+// TestCheckToolOfUnresolvedServer: a check that names a tool of an mcp
+// block whose server was not listed (and that no lockfile pins) is an
+// error that says why the tool is not known, not that there is no such
+// tool; a name no block could serve still gets the list of tools.
+func TestCheckToolOfUnresolvedServer(t *testing.T) {
+	const head = `
+agent "b" {
+  capabilities = ["srv"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+tool "srv" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = "/nonexistent/agentform-test-server"
+  capabilities = ["srv"]
+}
+`
+	for _, tc := range []struct{ condition, detail string }{
+		{`can_call("b", "srv__search")`, `tool.srv did not resolve, so the tools it serves are not known and "srv__search" may be one of them`},
+		{`contains(reachable("b"), "srv__search")`, `tool.srv did not resolve, so the tools it serves are not known and "srv__search" may be one of them`},
+		{`can_call("b", "other__search")`, `there is no registered tool named "other__search" (tools: "srv")`},
+	} {
+		t.Run(tc.condition, func(t *testing.T) {
+			src := head + "check \"c\" {\n  assert {\n    condition     = " + tc.condition + "\n    error_message = \"no\"\n  }\n}\n"
+			p := planSrc(t, src, nil)
+			if len(p.Checks) != 1 || p.Checks[0].Status != CheckError {
+				t.Fatalf("got: %+v\nwant: one check in error", p.Checks)
+			}
+			if d := p.Checks[0].Diagnostics; len(d) == 0 || !strings.Contains(d[0].Detail, tc.detail) {
+				t.Errorf("got: %v\nwant a detail with %q", d, tc.detail)
+			}
+		})
+	}
+}
