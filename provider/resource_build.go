@@ -28,6 +28,7 @@ import (
 
 	"github.com/agentform/agentform/internal/apply"
 	"github.com/agentform/agentform/internal/artifact"
+	"github.com/agentform/agentform/internal/render"
 	"github.com/agentform/agentform/internal/state"
 	"github.com/agentform/agentform/internal/version"
 	"github.com/agentform/agentform/lockfile"
@@ -128,7 +129,9 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"or removed outside Terraform are warnings; a failed `check` block, a remote tool definition that changed " +
 			"since the lockfile and, with `lockfile_mode = \"readonly\"`, any lockfile difference are errors. Files an " +
 			"interrupted apply left that no resource in the workspace's state owns (the leftovers `agentform plan` lists) " +
-			"are a warning and alone plan no change: any apply of this resource removes them, as `agentform apply` does.\n\n" +
+			"are a warning and alone plan no change: any apply of this resource removes them, as `agentform apply` does. " +
+			"An update in which only `fingerprint` changes (every artifact keeps its digest, as after upgrading from an " +
+			"earlier agentform that recorded less of each agent) is a warning that names what agentform records again.\n\n" +
 			"Those errors, and every other error that keeps the workspace from being planned (a manifest that does not " +
 			"load, say), fail `terraform plan`, as they fail `agentform plan`: a failing check is the gate a plan holds. " +
 			"They also fail `terraform destroy`, which plans every resource as if it stayed before destroying anything " +
@@ -339,7 +342,62 @@ func (r *buildResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if prior != nil && !replacing {
+		resp.Diagnostics.Append(sameBuildWarning(dir, plan, prior, &planned)...)
+	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &planned)...)
+}
+
+// sameBuildWarning explains an update whose only change Terraform can
+// show is the fingerprint: every artifact keeps its digest, and the
+// lockfile and the capability matrix stay as they are. Nothing else in the
+// plan says what agentform would record differently; most often the
+// workspace's state was written by an earlier agentform, which did not
+// record an attribute this one tracks (an agent's network or
+// workspace_references), and apply records it, writing the same bytes. It
+// names each address that changes and its changed attributes, as
+// "agentform plan" lists them.
+func sameBuildWarning(dir string, plan *planner.Plan, prior, planned *buildModel) diag.Diagnostics {
+	var out diag.Diagnostics
+	if planned.Fingerprint.Equal(prior.Fingerprint) || !planned.Artifacts.Equal(prior.Artifacts) ||
+		!planned.LockSHA256.Equal(prior.LockSHA256) || !planned.CapabilityMatrix.Equal(prior.CapabilityMatrix) {
+		return out
+	}
+	var lines []string
+	unrecorded := false
+	for _, rc := range plan.ResourceChanges {
+		addr := render.Printable(rc.Address)
+		switch rc.Actions[0] {
+		case planner.ActionNoOp:
+		case planner.ActionCreate:
+			lines = append(lines, "  + "+addr+" (new)")
+		case planner.ActionDelete:
+			lines = append(lines, "  - "+addr+" (removed)")
+		default:
+			var names []string
+			for _, c := range rc.AttributeChanges {
+				name := render.Printable(c.Name)
+				if c.Before == nil && c.After != nil {
+					name += " (not recorded before)"
+					unrecorded = true
+				}
+				names = append(names, name)
+			}
+			if len(names) == 0 {
+				names = append(names, strings.Join(rc.Reasons, ", "))
+			}
+			lines = append(lines, "  ~ "+addr+": "+strings.Join(names, ", "))
+		}
+	}
+	detail := fmt.Sprintf("agentform will record the build of %s again, but every artifact keeps its digest and the lockfile and the capability matrix stay as they are: "+
+		"only fingerprint changes, and apply writes the same artifacts. What changes, as \"agentform plan\" in the workspace lists it:\n\n%s",
+		render.Printable(dir), strings.Join(lines, "\n"))
+	if unrecorded {
+		detail += "\n\nAn attribute not recorded before is one the workspace's state does not hold yet, usually because an earlier agentform, " +
+			"which did not track it, wrote the state. Apply records it; nothing else needs doing."
+	}
+	out.AddAttributeWarning(path.Root("fingerprint"), "Build Recorded Again", detail)
+	return out
 }
 
 // planFailed reports diags, which hold errors, for a workspace that
