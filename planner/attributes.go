@@ -167,7 +167,7 @@ func dynamicJSON(d manifest.Dynamic, hashed bool) string {
 	}
 	b, _ := json.Marshal(d.JSON())
 	if hashed {
-		return "(" + short(resolve.SHA256(b)) + ")"
+		return hashedAttribute(b)
 	}
 	return string(b)
 }
@@ -468,20 +468,21 @@ func digestOf(fps map[string]string) string {
 // workspaceReferences is the digest of the runtime() references
 // agent.json's runtime list takes for ag from the workspace's own blocks
 // (the config and params of its model's providers entry, http_server and
-// runtime), as agent.json writes them; "" when there are none. A digest:
-// a plain reference's default may be a credential written in a config.
+// runtime), as agent.json writes them; "" when there are none. A
+// digest: a plain reference's default may be a credential written in a
+// config.
 func workspaceReferences(cfg *manifest.Config, ag *manifest.Agent) string {
 	refs := newRefSet()
 	refs.workspace(cfg, ag)
 	if len(refs.refs) == 0 {
 		return ""
 	}
-	return resolve.SHA256([]byte(jsonOf(refs.refs)))
+	return hashedAttribute([]byte(jsonOf(refs.refs)))
 }
 
 // networkFingerprint is the digest of the network block as agent.json
 // carries it (runtime values as references, a secret's default left
-// out); "" without one.
+// out); "" without one. Its headers may hold credentials.
 func networkFingerprint(n *manifest.Network) string {
 	if n == nil {
 		return ""
@@ -490,7 +491,14 @@ func networkFingerprint(n *manifest.Network) string {
 	if err != nil {
 		return ""
 	}
-	return resolve.SHA256(b)
+	return hashedAttribute(b)
+}
+
+// hashedAttribute is how an attribute that may hold a credential shows
+// b, as mcp and a2a headers do (dynamicJSON): a digest cut short, which
+// tells a change and keeps the value out of state and plans.
+func hashedAttribute(b []byte) string {
+	return "(" + short(resolve.SHA256(b)) + ")"
 }
 
 func agentAttributes(ag *manifest.Agent, toolsDigest, skillsDigest, lockFP string) Attributes {
