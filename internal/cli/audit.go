@@ -94,8 +94,17 @@ func (c *AuditCommand) Run(args []string) int {
 	if !c.parseFlags(fs, args, c.Help()) {
 		return exitUsage
 	}
-	usage := func(format string, a ...any) int {
-		fmt.Fprintf(c.Stderr, "Error: "+format+"\n", a...)
+	usage := func(msg string, a ...any) int {
+		text := fmt.Sprintf(msg, a...)
+		fmt.Fprintf(c.Stderr, "Error: %s\n", text)
+		// A report -out names is replaced by one that says the audit did
+		// not run, as when the workspace does not load: a CI step that
+		// uploads it afterwards never uploads the previous one. (Without
+		// a known format there is nothing to write it in.)
+		if *out != "" && slices.Contains(auditFormats, *format) {
+			w := reportWriter{c: c, format: *format, out: *out}
+			w.write(audit.Failed(hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Audit not run", Detail: text}}, nil))
+		}
 		return exitUsage
 	}
 	switch {

@@ -445,3 +445,42 @@ func TestAuditRefusesIncompleteBaseline(t *testing.T) {
 		t.Errorf("got: exit %d\n%s\nwant: exit 2, the baseline refused as incomplete", code, stderr)
 	}
 }
+
+// TestAuditUsageErrorReplacesReport: an audit refused for its options (a
+// baseline that cannot be read, an unknown -fail-on) exits 2 and, given
+// -out in a known format, replaces the previous report there with one
+// that says the audit failed and why, as a workspace that does not load
+// does: a CI step that uploads the report never uploads a stale one.
+func TestAuditUsageErrorReplacesReport(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"-baseline=" + filepath.Join(dir, "missing.json")}, "reading the baseline"},
+		{[]string{"-fail-on=sometimes"}, "-fail-on must be error, warning, note or none"},
+	} {
+		for _, format := range auditFormats {
+			out := filepath.Join(dir, "report."+format)
+			must(t, os.WriteFile(out, []byte("stale report"), 0o644))
+			code, _, stderr := run(t, "", append([]string{"-chdir=" + dir, "audit", "-no-color", "-format=" + format, "-out=" + out}, tc.flags...)...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("%v %s: exit %d\n%s\nwant: exit 2, %q", tc.flags, format, code, stderr, tc.want)
+			}
+			b, err := os.ReadFile(out)
+			must(t, err)
+			if strings.Contains(string(b), "stale report") || !strings.Contains(string(b), "Audit not run") || !strings.Contains(string(b), tc.want) {
+				t.Errorf("%v %s: the report at -out is\n%s\nwant a failed report saying why", tc.flags, format, b)
+			}
+		}
+	}
+	// Without a format it could be written in, -out is left alone.
+	out := filepath.Join(dir, "report.txt")
+	must(t, os.WriteFile(out, []byte("stale report"), 0o644))
+	if code, _, _ := run(t, "", "-chdir="+dir, "audit", "-format=yaml", "-out="+out); code != exitUsage {
+		t.Errorf("-format=yaml: exit %d, want 2", code)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "stale report" {
+		t.Errorf("-format=yaml wrote %q", b)
+	}
+}
