@@ -86,10 +86,16 @@ const jsCacheMagic = "agentform javascript cache entry 2\n"
 // base64 string, and decoding those was nearly all the CPU of a no-op
 // plan of tools with npm dependencies (757 KB bundles).
 func (e jsCacheEntry) MarshalBinary() ([]byte, error) {
-	head, err := json.Marshal(e)
-	if err != nil {
+	// Not json.Marshal, which escapes <, > and & in the parameters'
+	// strings as \u003c…: the parameters must read back as the bytes
+	// they were.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
 		return nil, err
 	}
+	head := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	out := make([]byte, 0, len(jsCacheMagic)+binary.MaxVarintLen64+len(head)+len(e.Bundle))
 	out = append(out, jsCacheMagic...)
 	out = binary.AppendUvarint(out, uint64(len(head)))
