@@ -30,6 +30,7 @@ import (
 
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/mcpwire"
+	"github.com/agentform/agentform/internal/proctree"
 	"github.com/agentform/agentform/internal/sameorigin"
 	"github.com/agentform/agentform/lockfile"
 )
@@ -680,6 +681,7 @@ type mcpSession struct {
 	args    []string
 	env     []string
 	cmd     *exec.Cmd
+	tree    []proctree.Proc // what the stdio server started, found before it was closed
 	stderr  *mcpwire.Tail
 
 	// http
@@ -984,10 +986,12 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 		s.cmd = cmd
 		inner = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
 		defer func() {
-			// Whatever happened, leave no process of the group behind.
+			// Whatever happened, leave no process of the group behind,
+			// nor one that left it (s.tree).
 			if cmd.Process != nil {
 				_ = mcpwire.KillGroup(cmd)
 			}
+			proctree.Kill(s.tree)
 		}()
 	case manifest.TransportHTTP:
 		// A response over the bound ends the whole listing at once: an
@@ -1032,7 +1036,13 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 	// Close the session cleanly: for stdio this closes the server's stdin
 	// and waits for it to exit (SIGTERM, then SIGKILL, after a second
 	// each). A server that hangs is killed with its process group when ctx
-	// ends, which also ends Close.
+	// ends, which also ends Close. What the server started and that left
+	// its process group (setsid) would outlive it, reparented to init:
+	// they are found now, while the server (not yet waited for, so its pid
+	// is its own) is still their ancestor, and killed once it is gone.
+	if s.cmd != nil && s.cmd.Process != nil {
+		s.tree = proctree.Descendants(s.cmd.Process.Pid)
+	}
 	closed := make(chan struct{})
 	go func() {
 		_ = cs.Close()

@@ -570,6 +570,24 @@ expose = ["tool1"]`, "", map[string]string{"MCPTEST_KEY": "k3y-value-unexposed"}
 		mcpWaitGone(t, pids)
 	})
 
+	t.Run("a process the server started in a session of its own is stopped too", func(t *testing.T) {
+		t.Parallel()
+		if _, err := os.Stat("/proc/self/stat"); err != nil {
+			t.Skip("no /proc: only the process group is killed here")
+		}
+		pidfile := filepath.Join(t.TempDir(), "pid")
+		req := mcpTestRequest(t, mcpStdioBody(bin, "-detach", "-pidfile="+pidfile), nil)
+		res, diags := ResolveMCP(context.Background(), req)
+		if diags.HasErrors() || res == nil || len(res.Tools) != 3 {
+			t.Fatalf("resolving: %v", diags)
+		}
+		pids := mcpPids(t, pidfile)
+		if len(pids) != 2 {
+			t.Fatalf("pidfile\ngot:  %v\nwant: server and detached child", pids)
+		}
+		mcpWaitGone(t, pids)
+	})
+
 	t.Run("failures are located errors without runtime values", func(t *testing.T) {
 		t.Parallel()
 		cases := []struct {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/agentform/agentform/internal/artifact"
+	"github.com/agentform/agentform/internal/proctree"
 )
 
 // pythonRunner is the script that runs a python tool (and a skill's Python
@@ -374,7 +375,7 @@ func runContained(cmd *exec.Cmd) (code int, reported bool, err error) {
 	}
 	_ = w.Close()
 	// Until Wait, the runner is not reaped: its pid is its own.
-	_, start, _ = procStat(cmd.Process.Pid)
+	_, start, _ = proctree.Stat(cmd.Process.Pid)
 	close(started)
 	reportc := make(chan string, 1)
 	go func() {
@@ -404,8 +405,8 @@ func killTree(p *os.Process, start uint64) {
 	_ = syscall.Kill(-pid, syscall.SIGSTOP)
 	var tree []int
 	if start != 0 && p.Signal(syscall.SIGSTOP) == nil {
-		if _, s, ok := procStat(pid); ok && s == start {
-			tree = stopDescendants(pid)
+		if _, s, ok := proctree.Stat(pid); ok && s == start {
+			tree = proctree.StopDescendants(pid)
 		}
 	}
 	for _, d := range tree {
@@ -413,80 +414,6 @@ func killTree(p *os.Process, start uint64) {
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	_ = p.Kill()
-}
-
-// stopDescendants stops every process descended from root, from /proc,
-// until a pass finds no new one, and returns them.
-func stopDescendants(root int) []int {
-	seen := map[int]bool{root: true}
-	var out []int
-	for range 100 {
-		ents, err := os.ReadDir("/proc")
-		if err != nil {
-			break
-		}
-		parents := make(map[int]int, len(ents))
-		for _, e := range ents {
-			if pid, err := strconv.Atoi(e.Name()); err == nil {
-				if ppid, _, ok := procStat(pid); ok {
-					parents[pid] = ppid
-				}
-			}
-		}
-		found := false
-		for pid := range parents {
-			if seen[pid] || !descendsFrom(pid, root, parents) {
-				continue
-			}
-			seen[pid] = true
-			out = append(out, pid)
-			_ = syscall.Kill(pid, syscall.SIGSTOP)
-			found = true
-		}
-		if !found {
-			break
-		}
-	}
-	return out
-}
-
-// descendsFrom reports whether root is an ancestor of pid in parents.
-func descendsFrom(pid, root int, parents map[int]int) bool {
-	for range len(parents) {
-		ppid, ok := parents[pid]
-		if !ok || ppid <= 0 {
-			return false
-		}
-		if ppid == root {
-			return true
-		}
-		pid = ppid
-	}
-	return false
-}
-
-// procStat reads the parent and the start time (in clock ticks since boot)
-// of a process from /proc/PID/stat.
-func procStat(pid int) (ppid int, start uint64, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	// After the command: state ppid pgrp session tty_nr tpgid flags minflt
-	// cminflt majflt cmajflt utime stime cutime cstime priority nice
-	// num_threads itrealvalue starttime ...
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0, 0, false
-	}
-	ppid, err1 := strconv.Atoi(f[1])
-	start, err2 := strconv.ParseUint(f[19], 10, 64)
-	return ppid, start, err1 == nil && err2 == nil
 }
 
 // orJSON returns raw, or def when raw is empty.

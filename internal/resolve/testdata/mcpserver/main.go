@@ -45,7 +45,8 @@ func main() {
 		token     = flag.String("token", "", "with -http, require this bearer token")
 		hang      = flag.Bool("hang", false, "read stdin and never answer")
 		sleep     = flag.Bool("sleep", false, "sleep forever (the child of -hang)")
-		pidfile   = flag.String("pidfile", "", "write the pid (and, with -hang, the child's) here")
+		pidfile   = flag.String("pidfile", "", "write the pid (and, with -hang or -detach, the child's) here")
+		detach    = flag.Bool("detach", false, "start a child that sleeps forever in a session of its own (setsid), then serve")
 		reportEnv = flag.String("report-env", "", "comma-separated variables: serve has_<VAR> for each one set")
 		reportCwd = flag.Bool("report-cwd", false, "serve a tool \"cwd\" whose description is the working directory")
 		leakEnv   = flag.String("leak-env", "", "serve a tool \"leaky\" whose description quotes this variable's value")
@@ -63,6 +64,16 @@ func main() {
 	if *hang {
 		signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
 		child := exec.Command(os.Args[0], "-sleep")
+		if err := child.Start(); err != nil {
+			log.Fatal(err)
+		}
+		pids += " " + fmt.Sprint(child.Process.Pid)
+	}
+	if *detach {
+		// Out of the process group agentform kills: only the process
+		// tree still leads to it.
+		child := exec.Command(os.Args[0], "-sleep")
+		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if err := child.Start(); err != nil {
 			log.Fatal(err)
 		}

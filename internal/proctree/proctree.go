@@ -1,0 +1,136 @@
+//go:build unix
+
+// Package proctree finds the processes a process started, also those that
+// left its process group or session (setsid, start_new_session), so that
+// agentform can stop a server's or a runner's whole tree. It reads /proc:
+// where there is none (macOS), it finds nothing and callers fall back to
+// killing the process group.
+package proctree
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Proc is a process as /proc knew it: its pid and its start time, in
+// clock ticks since boot, which tells it from a later process given the
+// same pid.
+type Proc struct {
+	Pid   int
+	Start uint64
+}
+
+// Stat reads the parent and the start time of a process from
+// /proc/PID/stat.
+func Stat(pid int) (ppid int, start uint64, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	// After the command: state ppid pgrp session tty_nr tpgid flags minflt
+	// cminflt majflt cmajflt utime stime cutime cstime priority nice
+	// num_threads itrealvalue starttime ...
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0, 0, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	start, err2 := strconv.ParseUint(f[19], 10, 64)
+	return ppid, start, err1 == nil && err2 == nil
+}
+
+// parents maps every process /proc lists to its parent, and returns the
+// start times beside.
+func parents() (map[int]int, map[int]uint64, bool) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, nil, false
+	}
+	ppids := make(map[int]int, len(ents))
+	starts := make(map[int]uint64, len(ents))
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			if ppid, start, ok := Stat(pid); ok {
+				ppids[pid], starts[pid] = ppid, start
+			}
+		}
+	}
+	return ppids, starts, true
+}
+
+// Descendants returns the processes descended from root (not root itself)
+// as /proc shows them now. They keep running: a process one of them
+// starts after the look is not among them (StopDescendants stops them to
+// see every one).
+func Descendants(root int) []Proc {
+	ppids, starts, ok := parents()
+	if !ok {
+		return nil
+	}
+	var out []Proc
+	for pid := range ppids {
+		if pid != root && descendsFrom(pid, root, ppids) {
+			out = append(out, Proc{Pid: pid, Start: starts[pid]})
+		}
+	}
+	return out
+}
+
+// StopDescendants stops (SIGSTOP) every process descended from root,
+// looking again until a pass finds no new one, and returns their pids.
+func StopDescendants(root int) []int {
+	seen := map[int]bool{root: true}
+	var out []int
+	for range 100 {
+		ppids, _, ok := parents()
+		if !ok {
+			break
+		}
+		found := false
+		for pid := range ppids {
+			if seen[pid] || !descendsFrom(pid, root, ppids) {
+				continue
+			}
+			seen[pid] = true
+			out = append(out, pid)
+			_ = syscall.Kill(pid, syscall.SIGSTOP)
+			found = true
+		}
+		if !found {
+			break
+		}
+	}
+	return out
+}
+
+// Kill kills (SIGKILL) each of procs that is still the process it was:
+// same pid, same start time.
+func Kill(procs []Proc) {
+	for _, p := range procs {
+		if _, start, ok := Stat(p.Pid); ok && start == p.Start {
+			_ = syscall.Kill(p.Pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// descendsFrom reports whether root is an ancestor of pid in ppids.
+func descendsFrom(pid, root int, ppids map[int]int) bool {
+	for range len(ppids) {
+		ppid, ok := ppids[pid]
+		if !ok || ppid <= 0 {
+			return false
+		}
+		if ppid == root {
+			return true
+		}
+		pid = ppid
+	}
+	return false
+}
