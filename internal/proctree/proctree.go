@@ -46,6 +46,23 @@ func Stat(pid int) (ppid int, start uint64, ok bool) {
 	return ppid, start, err1 == nil && err2 == nil
 }
 
+// Of returns the process pid is now; false without /proc or when there
+// is none. Taken while the process cannot have been waited for (its pid
+// is still its own), it tells it later from a process given its pid.
+func Of(pid int) (Proc, bool) {
+	_, start, ok := Stat(pid)
+	return Proc{Pid: pid, Start: start}, ok
+}
+
+// Descendants returns the processes descended from p as /proc shows them
+// now, or none when p is no longer the process it was.
+func (p Proc) Descendants() []Proc {
+	if _, start, ok := Stat(p.Pid); !ok || start != p.Start {
+		return nil
+	}
+	return Descendants(p.Pid)
+}
+
 // parents maps every process /proc lists to its parent, and returns the
 // start times beside.
 func parents() (map[int]int, map[int]uint64, bool) {

@@ -681,7 +681,8 @@ type mcpSession struct {
 	args    []string
 	env     []string
 	cmd     *exec.Cmd
-	tree    []proctree.Proc // what the stdio server started, found before it was closed
+	server  proctree.Proc   // the stdio server once connected
+	tree    []proctree.Proc // what it started, found before it was closed
 	stderr  *mcpwire.Tail
 
 	// http
@@ -1026,6 +1027,10 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 	if err != nil {
 		return nil, err
 	}
+	if s.cmd != nil && s.cmd.Process != nil {
+		// Running and not waited for until the session is closed.
+		s.server, _ = proctree.Of(s.cmd.Process.Pid)
+	}
 	var served map[string]*mcpServedTool
 	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Tools == nil {
 		// The server does not offer tools at all.
@@ -1038,10 +1043,10 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 	// each). A server that hangs is killed with its process group when ctx
 	// ends, which also ends Close. What the server started and that left
 	// its process group (setsid) would outlive it, reparented to init:
-	// they are found now, while the server (not yet waited for, so its pid
-	// is its own) is still their ancestor, and killed once it is gone.
-	if s.cmd != nil && s.cmd.Process != nil {
-		s.tree = proctree.Descendants(s.cmd.Process.Pid)
+	// they are found now, while the server (the process connected to, not
+	// yet waited for) is still their ancestor, and killed once it is gone.
+	if s.server.Pid != 0 {
+		s.tree = s.server.Descendants()
 	}
 	closed := make(chan struct{})
 	go func() {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/mcpwire"
+	"github.com/agentform/agentform/internal/proctree"
 	"github.com/agentform/agentform/internal/resolve"
 	"github.com/agentform/agentform/internal/sameorigin"
 )
@@ -59,6 +60,7 @@ type mcpExecutor struct {
 	// cmd is the stdio server's process (nil over HTTP), stderr the end
 	// of its standard error.
 	cmd    *exec.Cmd
+	server proctree.Proc // cmd's process once connected
 	stderr *mcpwire.Tail
 
 	// listMu serializes listings: the capture holds one answer at a time.
@@ -139,6 +141,10 @@ func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifac
 	if err != nil {
 		e.kill()
 		return nil, fmt.Errorf("connecting to the MCP server of block %q: %s%s", block, e.scrub.text(mcpErrText(sctx, err)), e.stderrNote())
+	}
+	if e.cmd != nil && e.cmd.Process != nil {
+		// Running and not waited for until the session is closed.
+		e.server, _ = proctree.Of(e.cmd.Process.Pid)
 	}
 	served, err := e.list(sctx)
 	if err != nil {
@@ -574,10 +580,16 @@ func mcpOutput(res *mcp.CallToolResult) (json.RawMessage, error) {
 }
 
 // Close closes the upstream session and kills the stdio server's process
-// group.
+// group, and every process it started that left the group (found before
+// the session is closed, while the server is their ancestor).
 func (e *mcpExecutor) Close() error {
 	e.closeOnce.Do(func() {
 		close(e.done)
+		var tree []proctree.Proc
+		if e.server.Pid != 0 {
+			tree = e.server.Descendants()
+		}
+		defer proctree.Kill(tree)
 		if e.session != nil {
 			closed := make(chan struct{})
 			go func() {

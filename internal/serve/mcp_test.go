@@ -195,6 +195,43 @@ func mcpTestGone(pid int) bool {
 func TestMCPExecutor(t *testing.T) {
 	bin := mcpTestBuildServer(t, t.TempDir())
 
+	t.Run("stdio: close kills what the server started in a session of its own", func(t *testing.T) {
+		if _, err := os.Stat("/proc/self/stat"); err != nil {
+			t.Skip("no /proc: only the process group is killed here")
+		}
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(fmt.Sprintf(`
+  transport = "stdio"
+  command   = %q
+  args      = ["-detach", runtime("SRV_PIDFILE")]
+`, bin))})
+		a, arch, _ := buildArtifact(t, dir, "assistant", map[string]string{"SRV_PIDFILE": "-pidfile=" + filepath.Join(dir, "plan.pid")})
+		pidfile := filepath.Join(dir, "serve.pid")
+		h, _ := mcpTestHost(t, a, arch, map[string]string{"SRV_PIDFILE": "-pidfile=" + pidfile})
+		ex := mcpTestStart(t, h, a)
+		b, err := os.ReadFile(pidfile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids := strings.Fields(string(b))
+		if len(pids) != 2 {
+			t.Fatalf("pidfile holds %q, want the server's pid and its detached child's", b)
+		}
+		if err := ex.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		for _, f := range pids {
+			pid, _ := strconv.Atoi(f)
+			for deadline := time.Now().Add(10 * time.Second); !mcpTestGone(pid); {
+				if time.Now().After(deadline) {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+					t.Fatalf("process %d still runs after Close", pid)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	})
+
 	t.Run("stdio: lock, serve, call, list_changed withdraws, close kills", func(t *testing.T) {
 		dir := t.TempDir()
 		// Two pages of tools; a runtime argument (the pidfile, different
