@@ -3,16 +3,42 @@
 // Package proctree finds the processes a process started, also those that
 // left its process group or session (setsid, start_new_session), so that
 // agentform can stop a server's or a runner's whole tree. It reads /proc:
-// where there is none (macOS), it finds nothing and callers fall back to
-// killing the process group.
+// where there is none (macOS), or where /proc shows another pid namespace
+// than agentform's, it finds nothing and callers fall back to killing the
+// process group.
 package proctree
 
 import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
+
+// ownProc reports whether /proc shows the processes of agentform's own
+// pid namespace. In a pid namespace whose /proc was not mounted again
+// (unshare --pid --fork without --mount-proc, a sandbox that keeps the
+// host's /proc), /proc/PID is not the process agentform knows as PID: its
+// parents and start times would be another process's, and the pids found
+// would be signalled as agentform's, where they name other processes.
+// /proc/self/status lists the pid agentform has in /proc's namespace and
+// in each one below it down to its own (NSpid): one, equal to its pid,
+// when they are the same. Without NSpid (Linux before 4.1), /proc/self
+// must at least name agentform's pid.
+var ownProc = sync.OnceValue(func() bool {
+	pid := strconv.Itoa(os.Getpid())
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				f := strings.Fields(rest)
+				return len(f) == 1 && f[0] == pid
+			}
+		}
+	}
+	self, err := os.Readlink("/proc/self")
+	return err == nil && self == pid
+})
 
 // Proc is a process as /proc knew it: its pid and its start time, in
 // clock ticks since boot, which tells it from a later process given the
@@ -23,8 +49,11 @@ type Proc struct {
 }
 
 // Stat reads the parent and the start time of a process from
-// /proc/PID/stat.
+// /proc/PID/stat; false when /proc is not of agentform's pid namespace.
 func Stat(pid int) (ppid int, start uint64, ok bool) {
+	if !ownProc() {
+		return 0, 0, false
+	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, 0, false
@@ -66,6 +95,9 @@ func (p Proc) Descendants() []Proc {
 // parents maps every process /proc lists to its parent, and returns the
 // start times beside.
 func parents() (map[int]int, map[int]uint64, bool) {
+	if !ownProc() {
+		return nil, nil, false
+	}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, nil, false

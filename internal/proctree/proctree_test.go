@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -78,4 +79,61 @@ func zombie(stat []byte) bool {
 		}
 	}
 	return false
+}
+
+// TestForeignProc: in a pid namespace that shows another namespace's
+// /proc, pids in /proc are other processes than the ones agentform knows
+// by them: Stat, Of and Descendants find nothing there, so that nothing
+// is signalled on their word. The test runs itself again in such a
+// namespace (unshare --pid --fork, without --mount-proc), where it is pid
+// 1 and /proc/1 is the outer namespace's init.
+func TestForeignProc(t *testing.T) {
+	if os.Getenv("AGENTFORM_PROCTREE_FOREIGN") == "1" {
+		foreignProcCheck(t)
+		return
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("no unshare command")
+	}
+	var out []byte
+	for _, args := range [][]string{{"--pid", "--fork"}, {"--user", "--map-root-user", "--pid", "--fork"}} {
+		args = append(args, os.Args[0], "-test.run=^TestForeignProc$", "-test.v")
+		cmd := exec.Command(unshare, args...)
+		cmd.Env = append(os.Environ(), "AGENTFORM_PROCTREE_FOREIGN=1")
+		out, err = cmd.CombinedOutput()
+		if err == nil || strings.Contains(string(out), "--- FAIL") {
+			break
+		}
+	}
+	switch {
+	case err == nil:
+	case strings.Contains(string(out), "--- FAIL"):
+		t.Fatalf("in a pid namespace with the outer /proc:\n%s", out)
+	default:
+		t.Skipf("cannot make a pid namespace here: %v\n%s", err, out)
+	}
+}
+
+func foreignProcCheck(t *testing.T) {
+	if os.Getpid() != 1 {
+		t.Fatalf("pid %d in the new namespace, want 1", os.Getpid())
+	}
+	child := exec.Command("sleep", "30")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+	if _, _, ok := Stat(child.Process.Pid); ok {
+		t.Errorf("Stat(%d) read /proc/%d, another namespace's process", child.Process.Pid, child.Process.Pid)
+	}
+	if p, ok := Of(os.Getpid()); ok {
+		t.Errorf("Of(1) = %v: the outer namespace's init", p)
+	}
+	if d := Descendants(os.Getpid()); len(d) != 0 {
+		t.Errorf("Descendants(1) = %d processes of the outer namespace", len(d))
+	}
 }
