@@ -1028,7 +1028,12 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 		return nil, err
 	}
 	if s.cmd != nil && s.cmd.Process != nil {
-		// Running and not waited for until the session is closed.
+		// Connected, so running a moment ago. The MCP library waits for
+		// it when the session closes, or when its output ends: a server
+		// that ended and was waited for since is not looked at again
+		// (its start time no longer matches), unless its pid went to
+		// another process in that instant, which pid_max makes
+		// unlikely.
 		s.server, _ = proctree.Of(s.cmd.Process.Pid)
 	}
 	var served map[string]*mcpServedTool

@@ -143,7 +143,12 @@ func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifac
 		return nil, fmt.Errorf("connecting to the MCP server of block %q: %s%s", block, e.scrub.text(mcpErrText(sctx, err)), e.stderrNote())
 	}
 	if e.cmd != nil && e.cmd.Process != nil {
-		// Running and not waited for until the session is closed.
+		// Connected, so running a moment ago. The MCP library waits for
+		// it when the session closes, or when its output ends: a server
+		// that ended and was waited for since is not looked at again
+		// (its start time no longer matches), unless its pid went to
+		// another process in that instant, which pid_max makes
+		// unlikely.
 		e.server, _ = proctree.Of(e.cmd.Process.Pid)
 	}
 	served, err := e.list(sctx)
