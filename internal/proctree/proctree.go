@@ -163,9 +163,17 @@ func StopDescendants(root int) []int {
 // same pid, same start time.
 func Kill(procs []Proc) {
 	for _, p := range procs {
-		if _, start, ok := Stat(p.Pid); ok && start == p.Start {
-			_ = syscall.Kill(p.Pid, syscall.SIGKILL)
+		// The handle first (a pidfd, on Linux), then the check: the
+		// signal goes to the process the handle was taken of, so one
+		// that took the pid after the check is never hit.
+		proc, err := os.FindProcess(p.Pid)
+		if err != nil {
+			continue
 		}
+		if _, start, ok := Stat(p.Pid); ok && start == p.Start {
+			_ = proc.Signal(syscall.SIGKILL)
+		}
+		_ = proc.Release()
 	}
 }
 
