@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -102,6 +103,9 @@ const MaxSavedSize = 4 << 30
 // or is larger than MaxSavedSize.
 func ReadSaved(path string) (*Saved, error) {
 	b, err := safefile.Read(path, MaxSavedSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("there is no file %s; agentform plan -out=FILE writes a saved plan", path)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +124,11 @@ func ReadSaved(path string) (*Saved, error) {
 			return nil, notPlan("not JSON")
 		case trimmed[0] != '{':
 			return nil, notPlan("JSON, but not an object")
+		}
+		// A field of the wrong type: name the field, not the Go struct.
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, notPlan(fmt.Sprintf("JSON whose %q is %s, which no saved plan has", te.Field, article(te.Value)))
 		}
 		return nil, fmt.Errorf("%s is not a saved agentform plan: %w", path, err)
 	}
@@ -202,4 +211,12 @@ func outDirFlag(dir string) string {
 		return "no -out-dir"
 	}
 	return "-out-dir=" + dir
+}
+
+// article puts "a" or "an" before a JSON value kind ("number", "array").
+func article(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }

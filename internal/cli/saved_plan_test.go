@@ -115,7 +115,7 @@ func TestSavedPlanWrongFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "x.agent.tgz"), []byte{0x1f, 0x8b, 8, 0}, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string]string{"list.json": "[]", "null.json": "null"} {
+	for name, data := range map[string]string{"list.json": "[]", "null.json": "null", "typed.json": `{"format_version": 1}`} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -133,6 +133,9 @@ func TestSavedPlanWrongFile(t *testing.T) {
 		{"list.json", "list.json is not a saved agentform plan: it is JSON, but not an object"},
 		{"null.json", "null.json is not a saved agentform plan: it is JSON without a saved plan's fields"},
 		{"plan.json", "plan.json is not a saved agentform plan: it is a JSON plan document (plan -json), which shows a plan but cannot be applied"},
+		// Neither Go's JSON error nor the file system's.
+		{"typed.json", `typed.json is not a saved agentform plan: it is JSON whose "format_version" is a number, which no saved plan has; agentform plan -out=FILE writes one`},
+		{"missing.plan", "missing.plan; agentform plan -out=FILE writes a saved plan"},
 	} {
 		for _, sub := range []string{"apply", "show"} {
 			code, _, stderr := run(t, "", "-chdir="+dir, sub, tc.file)
