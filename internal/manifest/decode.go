@@ -181,7 +181,7 @@ func (d *decoder) checkDefault(ref *RuntimeRef, ty cty.Type, f field) cty.Value 
 	v, err := convert.Convert(ref.Default, ty)
 	if err != nil {
 		d.errorf(ref.Range, "Invalid runtime default",
-			"The default of runtime(%q) for %q must be a %s, not %s.", ref.Env, f.name, ty.FriendlyName(), friendly(ref.Default))
+			"The default of runtime(%q) for %q must be %s, not %s.", ref.Env, f.name, typeName(ty), friendly(ref.Default))
 		return cty.NilVal
 	}
 	return v
@@ -521,7 +521,26 @@ func friendly(v cty.Value) string {
 	if v.IsNull() {
 		return "null"
 	}
-	return v.Type().FriendlyName()
+	return typeName(v.Type())
+}
+
+// typeName names a type as the manifest writes its values, with an
+// article: HCL's own names ("tuple" for ["a"], "object" for a map) are
+// its internals, and a bracketed list is what users call a list.
+func typeName(ty cty.Type) string {
+	switch {
+	case ty == cty.String:
+		return "a string"
+	case ty == cty.Number:
+		return "a number"
+	case ty == cty.Bool:
+		return "a bool"
+	case ty.IsTupleType() || ty.IsListType() || ty.IsSetType():
+		return "a list"
+	case ty.IsObjectType() || ty.IsMapType():
+		return "an object"
+	}
+	return ty.FriendlyName()
 }
 
 func quotedList(items []string) string {

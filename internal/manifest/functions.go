@@ -53,7 +53,7 @@ var runtimeFunc = function.New(&function.Spec{
 			return cty.NilVal, function.NewArgErrorf(0, "the environment variable name must be a string, like runtime(\"API_URL\"), not null")
 		}
 		if args[0].Type() != cty.String {
-			return cty.NilVal, function.NewArgErrorf(0, "the environment variable name must be a string, like runtime(\"API_URL\"), not %s", args[0].Type().FriendlyName())
+			return cty.NilVal, function.NewArgErrorf(0, "the environment variable name must be a string, like runtime(\"API_URL\"), not %s", typeName(args[0].Type()))
 		}
 		env := args[0].AsString()
 		if err := checkEnvName(env); err != nil {

@@ -453,3 +453,42 @@ agent "a" {
 		t.Errorf("got:  %q\nwant: %q", got, want)
 	}
 }
+
+// TestTypeNamesInMessages: a value of the wrong type is named as the
+// manifest writes it ("a list" for ["npx", "-y"]), not by HCL's internal
+// type names ("tuple").
+func TestTypeNamesInMessages(t *testing.T) {
+	src := `
+tool "fs" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = ["npx", "server"]
+  capabilities = "fs::read"
+}
+
+tool "api" {
+  kind         = "mcp"
+  transport    = "http"
+  url          = "https://mcp.example.com/mcp"
+  headers      = ["X-Team: docs"]
+  capabilities = ["api"]
+}
+`
+	_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(src)})
+	var got []string
+	for _, d := range diags {
+		if d.Summary == "Incorrect attribute value type" {
+			got = append(got, d.Detail)
+		}
+	}
+	want := []string{
+		`The "command" argument must be a string, not a list.`,
+		`The "capabilities" argument must be a list of strings, not a string.`,
+		`The "headers" argument must be an object, like { key = "value" }, not a list.`,
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("missing %q\ngot: %q", w, got)
+		}
+	}
+}
