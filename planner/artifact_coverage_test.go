@@ -306,7 +306,6 @@ tool "lookup" {
 		{"mcp arg a reference for its text", src(base, sh, stdio(`  args = ["--a", "runtime(\"X\")"]`)), src(base, sh, stdio(`  args = ["--a", runtime("X")]`)), "tools"},
 		{"mcp arg a secret given a default", src(base, sh, stdio(`  args = ["--a", secret(runtime("X"))]`)), src(base, sh, stdio(`  args = ["--a", secret(runtime("X", "x"))]`)), "tools"},
 		{"mcp url", src(base, sh, httpMCP("")), src(base, sh, mcp("  transport = \"http\"\n  url = \"https://mcp2.example.com/mcp\"\n")), "tools"},
-		{"mcp url a reference for its text", src(base, sh, mcp("  transport = \"http\"\n  url = \"runtime(\\\"URL\\\")\"\n")), src(base, sh, mcp("  transport = \"http\"\n  url = runtime(\"URL\")\n")), "tools"},
 		{"mcp url a secret given a default", src(base, sh, mcp("  transport = \"http\"\n  url = secret(runtime(\"URL\"))\n")), src(base, sh, mcp("  transport = \"http\"\n  url = secret(runtime(\"URL\", \"https://mcp.example.com/mcp\"))\n")), "tools"},
 		{"mcp headers", src(base, sh, httpMCP(`  headers = { "X-Team" = "a" }`)), src(base, sh, httpMCP(`  headers = { "X-Team" = "b" }`)), "tools"},
 		{"mcp headers secret given a default", src(base, sh, httpMCP(`  headers = { "X-Key" = secret(runtime("K")) }`)), src(base, sh, httpMCP(`  headers = { "X-Key" = secret(runtime("K", "k")) }`)), "tools"},

@@ -2,8 +2,10 @@ package manifest
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -259,6 +261,7 @@ func (d *decoder) decodeMCP(b *hcl.Block, t *Tool, a hcl.Attributes) *MCPTool {
 		forbid(m.Headers.Set, m.Headers.Range, "headers")
 	case TransportHTTP:
 		need(m.URL, "url")
+		d.checkURL(m.URL, "Invalid MCP server URL", "the server's streamable HTTP endpoint, like \"https://mcp.example.com/mcp\"")
 		forbid(m.Command.Set, m.Command.Range, "command")
 		forbid(m.Args.Set, m.Args.Range, "args")
 		forbid(t.Config.Set, t.Config.Range, "config")
@@ -295,10 +298,38 @@ func (d *decoder) decodeA2A(b *hcl.Block, a hcl.Attributes) *A2ATool {
 		DefaultAcceptedOutputModes: d.strList(a, field{name: "default_accepted_output_modes"}),
 		TargetAgent:                d.str(a, field{name: "target_agent"}, ""),
 	}
+	d.checkURL(at.URL, "Invalid A2A URL", "the agent's base URL, like \"https://planner.example.com\"")
 	if attr, ok := a["tenant"]; ok {
 		at.Tenant = d.decodeTenant(attr)
 	}
 	return at
+}
+
+// checkURL reports a url written in the manifest that no plan could
+// reach: one that is not an absolute http:// or https:// URL with a host.
+// validate says so, rather than plan alone (and not plan -refresh=false,
+// which asks no server). A runtime() value is checked by plan, where it
+// is known. The URL is not quoted: the source line shows it.
+func (d *decoder) checkURL(s String, summary, want string) {
+	if !s.literal() {
+		return
+	}
+	u, err := url.Parse(s.Value)
+	var why string
+	switch {
+	case err != nil:
+		why = "it is not a URL"
+	case u.Scheme == "" || u.Opaque != "" && u.Host == "" && !strings.Contains(s.Value, "://"):
+		// "localhost:3000/mcp" parses with the scheme "localhost".
+		why = "it has no scheme: start it with https:// (or http://)"
+	case u.Scheme != "http" && u.Scheme != "https":
+		why = fmt.Sprintf("its scheme is %q; only http and https are supported", u.Scheme)
+	case u.Host == "":
+		why = "it has no host"
+	default:
+		return
+	}
+	d.errorf(s.Range, summary, "The url must be an absolute http:// or https:// URL, but %s. Set it to %s.", why, want)
 }
 
 var tenantFields = []string{"id", "policy"}
