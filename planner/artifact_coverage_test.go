@@ -275,7 +275,6 @@ tool "lookup" {
 		{"bash description", src(base, sh), src(base, bash("commands = [\"ls\"]\ndescription = \"Lists.\"")), "tools"},
 		{"bash command added", src(base, sh), src(base, bash(`commands = ["ls", "cat"]`)), "tools"},
 		{"bash commands reordered", src(base, bash(`commands = ["ls", "cat"]`)), src(base, bash(`commands = ["cat", "ls"]`)), "tools"},
-		{"bash commands split", src(base, bash(`commands = ["ls, cat"]`)), src(base, bash(`commands = ["ls", "cat"]`)), "tools"},
 		{"bash cwd", src(base, sh), src(base, bash("commands = [\"ls\"]\ncwd = \"/work\"")), "tools"},
 		{"bash shared", src(base, sh), src(base, bash("commands = [\"ls\"]\nshared = true")), "tools"},
 		{"bash fs", src(base, bash("commands = [\"ls\"]\nfs {\n  kind = \"in_memory\"\n}")), src(base, bash("commands = [\"ls\"]\nfs {\n  kind = \"overlay\"\n  path = \"/srv\"\n}")), "tools"},

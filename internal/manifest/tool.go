@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -151,6 +152,7 @@ func (d *decoder) decodeBash(a hcl.Attributes, blocks hcl.Blocks) *BashTool {
 		Cwd:      d.str(a, field{name: "cwd"}, "/home/agent"),
 		Shared:   d.boolean(a, field{name: "shared"}, false),
 	}
+	d.checkCommands(bt.Commands)
 	if fb := d.singleBlock(blocks, "fs"); fb != nil {
 		c, diags := d.content(fb.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "kind"}, {Name: "path"}, {Name: "cwd"}}})
 		d.add(diags)
@@ -225,6 +227,36 @@ func (d *decoder) decodeBash(a hcl.Attributes, blocks hcl.Blocks) *BashTool {
 		}
 	}
 	return bt
+}
+
+// checkCommands reports commands entries no script could run: an empty
+// one, and a name holding white space, which is a command line ("grep -r")
+// rather than the program name the shell looks up. An entry with a "/"
+// is a path, which may hold spaces.
+func (d *decoder) checkCommands(cmds StringList) {
+	for i, name := range cmds.Values {
+		rng := cmds.Range
+		if i < len(cmds.ElemRanges) {
+			rng = cmds.ElemRanges[i]
+		}
+		switch {
+		case strings.TrimSpace(name) == "":
+			d.errorf(rng, "Empty command",
+				"Each entry of \"commands\" names a program the tool's scripts may run, like \"grep\"; remove the empty one.")
+		case strings.Contains(name, "/"):
+		case strings.ContainsFunc(name, unicode.IsSpace):
+			if f := strings.FieldsFunc(name, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }); strings.Contains(name, ",") && len(f) > 1 {
+				d.errorf(rng, "Invalid command name",
+					"%q names several programs in one entry; give each its own: %s.", name, quotedList(f))
+			} else if f := strings.Fields(name); len(f) > 1 {
+				d.errorf(rng, "Invalid command name",
+					"%q is a command line, but \"commands\" lists program names: list %q, and the script passes the rest (the shell looks up each command by its name, so %q would never run).", name, f[0], name)
+			} else {
+				d.errorf(rng, "Invalid command name",
+					"%q has white space around the program name; write %q.", name, f[0])
+			}
+		}
+	}
 }
 
 func (d *decoder) decodeMCP(b *hcl.Block, t *Tool, a hcl.Attributes) *MCPTool {
