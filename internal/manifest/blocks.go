@@ -753,6 +753,21 @@ var checkTypeFuncs = map[string]function.Function{
 func (d *decoder) decodeCheck(b *hcl.Block) *Check {
 	c := &Check{Name: b.Labels[0], DeclRange: b.DefRange}
 	content, diags := d.content(b.Body, &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "assert"}}})
+	// condition and error_message written in the check itself, as a
+	// check with one assertion might read: say where they go, once per
+	// argument, rather than also calling the check empty.
+	misplaced := false
+	for _, diag := range diags {
+		if diag.Summary != "Unsupported argument" {
+			continue
+		}
+		for _, name := range []string{"condition", "error_message"} {
+			if strings.HasPrefix(diag.Detail, fmt.Sprintf("An argument named %q ", name)) {
+				diag.Detail = fmt.Sprintf("%q goes inside an assert block of the check:\n  check %q {\n    assert {\n      condition     = ...\n      error_message = \"...\"\n    }\n  }", name, c.Name)
+				misplaced = true
+			}
+		}
+	}
 	d.add(diags)
 	if content == nil {
 		return c
@@ -790,7 +805,7 @@ func (d *decoder) decodeCheck(b *hcl.Block) *Check {
 			d.errorf(as.ErrorMessage.Range(), "Invalid error message", "The error_message must be a string, not %s.", friendly(v))
 		}
 	}
-	if len(c.Asserts) == 0 && len(content.Blocks) == 0 {
+	if len(c.Asserts) == 0 && len(content.Blocks) == 0 && !misplaced {
 		d.errorf(b.DefRange, "Empty check", "Check %q has no assert block; add at least one:\n  assert {\n    condition     = can_call(\"agent\", \"tool\")\n    error_message = \"...\"\n  }", c.Name)
 	}
 	return c

@@ -492,3 +492,37 @@ tool "api" {
 		}
 	}
 }
+
+// TestCheckWithoutAssert: condition and error_message written in the
+// check itself are reported where they are, saying they go in an assert
+// block, and the check is not also called empty.
+func TestCheckWithoutAssert(t *testing.T) {
+	src := `
+agent "a" {
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+check "no_shell" {
+  condition     = holds("a", "shell")
+  error_message = "a must not hold shell"
+}
+`
+	_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(src)})
+	var got []string
+	for _, d := range diags {
+		got = append(got, fmt.Sprintf("%d: %s: %s", d.Subject.Start.Line, d.Summary, strings.SplitN(d.Detail, "\n", 2)[0]))
+	}
+	want := []string{
+		`13: Unsupported argument: "condition" goes inside an assert block of the check:`,
+		`14: Unsupported argument: "error_message" goes inside an assert block of the check:`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got:  %q\nwant: %q", got, want)
+	}
+}
