@@ -82,6 +82,34 @@ Options:
 `) + "\n"
 }
 
+// validPort reports whether port is a TCP port number: net.Listen would
+// otherwise look a name up ("http") or refuse it with its own wording.
+func validPort(port string) bool {
+	if port == "" {
+		return true // any free port, as 0
+	}
+	if len(port) > 5 || strings.Trim(port, "0123456789") != "" {
+		return false
+	}
+	n := 0
+	fmt.Sscan(port, &n)
+	return n <= 65535
+}
+
+// listenError says why serve could not listen on addr in words, for the
+// common causes, rather than with the system's error text.
+func listenError(addr string, err error) string {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Sprintf("cannot listen on %s: another program is listening on that port; stop it, or pick another port with -listen", addr)
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return fmt.Sprintf("cannot listen on %s: that is not an address of this machine; use one of its addresses, or 127.0.0.1", addr)
+	case errors.Is(err, syscall.EACCES):
+		return fmt.Sprintf("cannot listen on %s: this user may not listen on that port (ports below 1024 need privileges); pick a port above 1023", addr)
+	}
+	return err.Error()
+}
+
 // Run implements cli.Command.
 func (c *ServeCommand) Run(args []string) int {
 	fs := c.flagSet("serve")
@@ -112,6 +140,12 @@ func (c *ServeCommand) Run(args []string) int {
 	if strings.HasPrefix(addr, ":") {
 		addr = "127.0.0.1" + addr
 	}
+	if addr != "" {
+		if _, port, err := net.SplitHostPort(addr); err != nil || !validPort(port) {
+			fmt.Fprintf(c.Stderr, "Error: -listen=%s is not a port or HOST:PORT address, like -listen=8765 or -listen=127.0.0.1:8765 (a port is a number from 0 to 65535).\n", *listen)
+			return ExitError
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv, code := c.openServer(ctx, "serve", operands[0], *override, *lockTimeout)
@@ -130,7 +164,7 @@ func (c *ServeCommand) Run(args []string) int {
 		err = srv.ServeStdio(ctx, in, c.Stdout, *session)
 	}
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", listenError(addr, err))
 		return ExitError
 	}
 	return ExitOK

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,5 +165,27 @@ func TestCallsTableShowsOverride(t *testing.T) {
 	}
 	if strings.Contains(lines[2], "extend:") {
 		t.Errorf("calls table row of the call without an override:\n%s\nwant: no override shown", lines[2])
+	}
+}
+
+// TestServeListenErrors: a -listen that is no address, and a port that is
+// taken, are said in words rather than with the system's error text
+// ("lookup tcp/x: unknown port", "bind: address already in use").
+func TestServeListenErrors(t *testing.T) {
+	dir := appliedQuickstart(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	for _, tt := range []struct{ listen, want string }{
+		{"notanaddr", "Error: -listen=notanaddr is not a port or HOST:PORT address, like -listen=8765"},
+		{"127.0.0.1:99999", "Error: -listen=127.0.0.1:99999 is not a port or HOST:PORT address"},
+		{taken.Addr().String(), "Error: cannot listen on " + taken.Addr().String() + ": another program is listening on that port"},
+	} {
+		code, _, stderr := run(t, "", "-chdir="+dir, "serve", "-listen="+tt.listen, "dist/assistant.agent.tgz")
+		if code != ExitError || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, "tcp") {
+			t.Errorf("serve -listen=%s\ngot:  exit %d\n%s\nwant: exit 1 and %q", tt.listen, code, stderr, tt.want)
+		}
 	}
 }
