@@ -170,6 +170,17 @@ func (c *ServeCommand) Run(args []string) int {
 	return ExitOK
 }
 
+// notArtifact says that the file at path is not an artifact at all (a
+// manifest, a saved plan), or "" when it is a gzip stream: artifact.Read's
+// "corrupt artifact: not a gzip stream: gzip: invalid header" is for an
+// artifact that broke.
+func notArtifact(path string, data []byte) string {
+	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+		return ""
+	}
+	return fmt.Sprintf("%s is not an agentform artifact: it is not a gzip archive (agentform apply writes artifacts to dist/<agent>.agent.tgz)", path)
+}
+
 // openServer opens the artifact for serving, printing startup errors.
 // operation ("serve", "invoke") names the command; lockTimeout is how long
 // it waits for a writer's lock on the state (-lock-timeout).
@@ -187,6 +198,10 @@ func (m *Meta) openServer(ctx context.Context, operation, path, override string,
 	}
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "Error: cannot start: %s.\n", readError(path, err))
+		return nil, ExitError
+	}
+	if msg := notArtifact(path, data); msg != "" {
+		fmt.Fprintf(m.Stderr, "Error: cannot start: %s.\n", msg)
 		return nil, ExitError
 	}
 	// The check against the state that verify makes, on the bytes served:

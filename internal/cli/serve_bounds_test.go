@@ -189,3 +189,22 @@ func TestServeListenErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestNotAnArtifact: verify, serve and invoke of a file that is no
+// artifact at all (the manifest, say) say so, and where artifacts come
+// from, rather than "corrupt artifact: not a gzip stream: gzip: invalid
+// header".
+func TestNotAnArtifact(t *testing.T) {
+	dir := appliedQuickstart(t)
+	want := "agent.acl is not an agentform artifact: it is not a gzip archive (agentform apply writes artifacts to dist/<agent>.agent.tgz)."
+	for _, cmd := range [][]string{
+		{"verify", "agent.acl"},
+		{"serve", "agent.acl"},
+		{"invoke", "agent.acl", "word_count", `-args={"text": "a"}`},
+	} {
+		code, _, stderr := run(t, "", append([]string{"-chdir=" + dir}, cmd...)...)
+		if code != ExitError || !strings.Contains(stderr, want) || strings.Contains(stderr, "gzip:") {
+			t.Errorf("%s\ngot:  exit %d\n%s\nwant: exit 1 and %q", cmd, code, stderr, want)
+		}
+	}
+}

@@ -74,6 +74,10 @@ func (c *VerifyCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: %s.\n", readError(path, err))
 		return ExitError
 	}
+	if msg := notArtifact(path, data); msg != "" {
+		fmt.Fprintf(c.Stderr, "Error: %s.\n", msg)
+		return ExitError
+	}
 	a, err := artifact.Read(bytes.NewReader(data))
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "Error: %s is not a safe agentform artifact: %s.\n", path, err)
