@@ -374,6 +374,21 @@ func (d *decoder) strList(attrs hcl.Attributes, f field) StringList {
 		return d.strListWithRefs(attr, f, v, out)
 	}
 	lv, err := convert.Convert(v, cty.List(cty.String))
+	if err != nil && !v.IsNull() && v.IsKnown() && (v.Type().IsTupleType() || v.Type().IsListType() || v.Type().IsSetType()) {
+		// A list, but an element is no string: say which, where it is,
+		// rather than "must be a list of strings, not a list".
+		ranges := elemRanges(attr.Expr, v.LengthInt())
+		i := 0
+		for it := v.ElementIterator(); it.Next(); i++ {
+			if _, ev := it.Element(); !ev.IsNull() {
+				if _, err := convert.Convert(ev, cty.String); err != nil {
+					d.errorf(ranges[i], "Incorrect attribute value type",
+						"Element %d of %q must be a string, not %s.", i+1, f.name, friendly(ev))
+					return out
+				}
+			}
+		}
+	}
 	if err != nil || lv.IsNull() {
 		d.errorf(attr.Expr.Range(), "Incorrect attribute value type",
 			"The %q argument must be a list of strings, not %s.", f.name, friendly(v))

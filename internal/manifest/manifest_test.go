@@ -526,3 +526,30 @@ check "no_shell" {
 		t.Errorf("got:  %q\nwant: %q", got, want)
 	}
 }
+
+// TestListElementType: a list with an element that is no string is
+// reported at the element, not as "must be a list of strings, not a
+// list".
+func TestListElementType(t *testing.T) {
+	src := `
+agent "a" {
+  capabilities = ["text", ["skills"]]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+`
+	_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(src)})
+	var got []string
+	for _, d := range diags {
+		got = append(got, fmt.Sprintf("%d:%d: %s", d.Subject.Start.Line, d.Subject.Start.Column, d.Detail))
+	}
+	want := []string{`3:27: Element 2 of "capabilities" must be a string, not a list.`}
+	if !slices.Equal(got, want) {
+		t.Errorf("got:  %q\nwant: %q", got, want)
+	}
+}
