@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -65,9 +66,10 @@ Options:
   -lock-timeout=D      How long to wait for a state lock held by an
                        apply (default 0s: fail at once).
   -out-dir=DIR         Plan artifacts into DIR (see apply -help).
-  -out=FILE            Save the plan to FILE; "agentform apply FILE" applies
-                       exactly it, and refuses when the state or the inputs
-                       changed since.
+  -out=FILE            Save the plan to FILE (a new file, or an earlier
+                       plan: any other file is refused); "agentform apply
+                       FILE" applies exactly it, and refuses when the state
+                       or the inputs changed since.
   -json                Print the JSON plan document on stdout, and nothing
                        else. On errors the document still prints, with
                        "applyable": false and the diagnostics.
@@ -113,6 +115,10 @@ func (c *PlanCommand) Run(args []string) int {
 			fmt.Fprintf(c.Stderr, "Error: -%s needs a value: -%s=PATH.\n", name, name)
 			return ExitError
 		}
+	}
+	if *out != "" && notPlanFile(c.path(*out)) {
+		fmt.Fprintf(c.Stderr, "Error: -out=%s names a file that is not a saved plan, which the plan would replace; name a new file, like -out=agents.plan.\n", *out)
+		return ExitError
 	}
 	mode := render.MatrixMode(*matrix)
 	if mode != render.MatrixAuto && mode != render.MatrixFull && mode != render.MatrixSummary {
@@ -228,6 +234,26 @@ func (c *PlanCommand) savePlan(path string, plan *planner.Plan, diags hcl.Diagno
 	var text bytes.Buffer
 	render.Plan(&text, plan, render.PlanOptions{Matrix: render.MatrixAuto, Redaction: red})
 	return plan.Save(doc, text.String()).WriteFile(c.path(path))
+}
+
+// notPlanFile reports whether path is a file with something in it other
+// than a saved plan (a plan's JSON starts with its format_version): the
+// manifest, a tool's source or the lockfile, which -out would replace.
+// A missing or empty file, or an earlier plan, may be written over; what
+// is no regular file is refused when the plan is written.
+func notPlanFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() || info.Size() == 0 {
+		return false
+	}
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	head = bytes.TrimLeft(head[:n], " \t\r\n")
+	return !bytes.HasPrefix(head, []byte("{")) || !bytes.Contains(head, []byte(`"format_version"`))
 }
 
 // exitCode is 1 on errors and, with -detailed-exitcode, 2 when apply

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -302,6 +303,30 @@ func TestSkillAtWorkspaceRoot(t *testing.T) {
 		// The runtime database serve writes is under .agentform too.
 		if err := os.WriteFile(filepath.Join(dir, ".agentform", "runtime.db"), []byte{byte(i)}, 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestPlanOutKeepsOtherFiles: plan -out naming the manifest (or any file
+// that is not a saved plan) is refused before it replaces it; a new file
+// and an earlier plan are written.
+func TestPlanOutKeepsOtherFiles(t *testing.T) {
+	dir := savedPlanWorkspace(t)
+	manifest := filepath.Join(dir, "agent.acl")
+	before, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-out=agent.acl")
+	if want := "Error: -out=agent.acl names a file that is not a saved plan, which the plan would replace; name a new file, like -out=agents.plan."; code != ExitError || !strings.Contains(stderr, want) {
+		t.Errorf("plan -out=agent.acl\ngot:  exit %d\n%s\nwant: exit 1 and %q", code, stderr, want)
+	}
+	if after, _ := os.ReadFile(manifest); !bytes.Equal(after, before) {
+		t.Errorf("plan -out=agent.acl changed the manifest:\n%s", after)
+	}
+	for range 2 { // a new file, then over the plan it wrote
+		if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-out=agents.plan"); code != ExitOK {
+			t.Errorf("plan -out=agents.plan: exit %d\n%s", code, stderr)
 		}
 	}
 }
