@@ -16,6 +16,7 @@ import (
 	"github.com/agentform/agentform/internal/audit"
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/lockfile"
 	"github.com/agentform/agentform/planner"
 )
 
@@ -53,6 +54,7 @@ Options:
                      audit cannot see the whole workspace, the report says
                      so and lists the errors; when the workspace cannot be
                      read, FILE still gets a report, saying the audit failed.
+                     A manifest file or the lockfile is refused as FILE.
   -fail-on=LEVEL     Exit 1 when an unwaived finding is at LEVEL or above:
                      error (default), warning, note, or none.
   -show-waived       List waived findings too.
@@ -93,6 +95,14 @@ func (c *AuditCommand) Run(args []string) int {
 	c.addResolveFlags(fs, &rf)
 	if !c.parseFlags(fs, args, c.Help()) {
 		return exitUsage
+	}
+	if *out != "" {
+		if what := workspaceFile(c.Dir, c.path(*out)); what != "" {
+			// Checked before anything is written: usage below writes a
+			// "not run" report to -out.
+			fmt.Fprintf(c.Stderr, "Error: -out=%s names %s, which the report would replace; write the report to another file, like -out=audit.txt.\n", *out, what)
+			return exitUsage
+		}
 	}
 	usage := func(msg string, a ...any) int {
 		text := fmt.Sprintf(msg, a...)
@@ -190,6 +200,26 @@ func (c *AuditCommand) Run(args []string) int {
 		}
 	}
 	return ExitOK
+}
+
+// workspaceFile names what path is when it is one of the workspace's own
+// files (a manifest file, the lockfile), which an output file must not
+// replace, or returns "".
+func workspaceFile(dir, path string) string {
+	target, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	names, _ := manifest.ManifestFiles(dir)
+	for _, name := range names {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && os.SameFile(fi, target) {
+			return "the manifest file " + name
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(dir, lockfile.FileName)); err == nil && os.SameFile(fi, target) {
+		return "the lockfile " + lockfile.FileName
+	}
+	return ""
 }
 
 // reportWriter writes an audit report where audit -format and -out say.

@@ -484,3 +484,27 @@ func TestAuditUsageErrorReplacesReport(t *testing.T) {
 		t.Errorf("-format=yaml wrote %q", b)
 	}
 }
+
+// TestAuditOutKeepsWorkspaceFiles: audit -out naming the manifest or the
+// lockfile is refused before anything is written (a usage error writes a
+// "not run" report to -out), and the file is left as it was.
+func TestAuditOutKeepsWorkspaceFiles(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	for _, tc := range []struct{ out, want string }{
+		{"agent.acl", "Error: -out=agent.acl names the manifest file agent.acl, which the report would replace"},
+		{"./agentform.lock.hcl", "Error: -out=./agentform.lock.hcl names the lockfile agentform.lock.hcl, which the report would replace"},
+	} {
+		path := filepath.Join(dir, tc.out)
+		before, err := os.ReadFile(path)
+		must(t, err)
+		for _, args := range [][]string{{"-out=" + tc.out}, {"-out=" + tc.out, "-format=pdf"}} {
+			code, _, stderr := run(t, "", append([]string{"-chdir=" + dir, "audit"}, args...)...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("audit %s\ngot:  exit %d\n%s\nwant: exit %d and %q", args, code, stderr, exitUsage, tc.want)
+			}
+			if after, _ := os.ReadFile(path); string(after) != string(before) {
+				t.Errorf("audit %s replaced %s:\n%.200s", args, tc.out, after)
+			}
+		}
+	}
+}
