@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentform/agentform/internal/capability"
 	"github.com/agentform/agentform/internal/render"
+	"github.com/agentform/agentform/internal/safefile"
 	"github.com/agentform/agentform/planner"
 )
 
@@ -242,12 +243,13 @@ func (c *PlanCommand) savePlan(path string, plan *planner.Plan, diags hcl.Diagno
 // A missing or empty file, or an earlier plan, may be written over; what
 // is no regular file is refused when the plan is written.
 func notPlanFile(path string) bool {
-	f, err := os.Open(path)
+	// Not os.Open, which waits for a writer on a named pipe.
+	f, err := safefile.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() || info.Size() == 0 {
+	if info, err := f.Stat(); err != nil || info.Size() == 0 {
 		return false
 	}
 	head := make([]byte, 512)

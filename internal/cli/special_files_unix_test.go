@@ -308,3 +308,31 @@ func TestFmtDiffBrokenSecretFileEscaped(t *testing.T) {
 		t.Errorf("got: exit %d\n%s%s\nwant: the change shown or said, the token hidden", code, stdout, stderr)
 	}
 }
+
+// TestPlanOutNamedPipe: plan -out naming a named pipe neither waits for a
+// writer while it checks that the file is not something else (a manifest)
+// nor writes into the pipe: the saved plan replaces it, as any other
+// file -out names that is no regular file with content.
+func TestPlanOutNamedPipe(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	pipe := filepath.Join(dir, "p.plan")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 1)
+	go func() {
+		code, _, _ := run(t, "", "-chdir="+dir, "plan", "-no-color", "-out=p.plan")
+		done <- code
+	}()
+	select {
+	case code := <-done:
+		if code != ExitOK {
+			t.Errorf("plan -out=<named pipe>: exit %d, want 0", code)
+		}
+		if info, err := os.Lstat(pipe); err != nil || !info.Mode().IsRegular() {
+			t.Errorf("p.plan after the plan: %v %v, want the saved plan, a regular file", info, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("plan -out=<named pipe> blocked")
+	}
+}
