@@ -893,6 +893,57 @@ check "c" {
 	}
 }
 
+// TestFailedApplyChangesNothing: an apply of a workspace that loads but
+// does not resolve (a javascript tool that does not build) fails with the
+// located error and leaves the workspace as it was: no lockfile, no
+// artifact, no cache, and not the state database it opened for the lock.
+func TestFailedApplyChangesNothing(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"agent.acl": `agent "a" {
+  capabilities = ["x"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude"
+  }
+}
+tool "t" {
+  kind         = "javascript"
+  source       = "./tools/t"
+  capabilities = ["x"]
+}
+`,
+		"tools/t/package.json": `{"name": "t", "version": "1.0.0"}`,
+		"tools/t/index.ts":     "export default {{{\n",
+	}
+	for name, content := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := tree(t, dir)
+	code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve")
+	if code != ExitError || !strings.Contains(stderr, "on agent.acl line 13, in tool \"t\":") {
+		t.Errorf("got: exit %d\n%s\nwant: exit 1, the error located at the source", code, stderr)
+	}
+	if after := tree(t, dir); after != before {
+		// Names only: the state database is binary.
+		var names []string
+		_ = filepath.WalkDir(dir, func(path string, _ fs.DirEntry, _ error) error {
+			names = append(names, path)
+			return nil
+		})
+		t.Errorf("the failed apply changed the workspace; it holds:\n%s", strings.Join(names, "\n"))
+	}
+}
+
 // TestTimeoutFlags checks the checks -resolve-timeout and -lock-timeout
 // share with the provider's resolve_timeout and lock_timeout: a
 // resolution timeout must be positive, a lock timeout must not be

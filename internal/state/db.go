@@ -69,7 +69,8 @@ type DB struct {
 	opts     Options
 	closeMu  sync.Mutex
 	closed   bool
-	lockInfo *LockInfo // the writer's own lock info; nil for readers
+	lockInfo *LockInfo    // the writer's own lock info; nil for readers
+	created  createdPaths // what this writer's Open created
 }
 
 // Open opens (a writer creates the directory and file) the state database of
@@ -82,9 +83,29 @@ type DB struct {
 func Open(workspace string, opts Options) (*DB, error) {
 	dir := filepath.Join(workspace, DirName)
 	path := filepath.Join(dir, FileName)
-	if err := checkPlace(dir, path); err != nil {
-		return nil, err
+	for attempt := 1; ; attempt++ {
+		db, again, err := openOnce(dir, path, opts)
+		if !again || attempt == maxOpenAttempts {
+			return db, err
+		}
 	}
+}
+
+// maxOpenAttempts bounds how often a writer's Open starts again after the
+// file it locked was removed (see openOnce): each time another writer
+// created the database, locked it and removed it again before a commit.
+const maxOpenAttempts = 20
+
+// openOnce is one attempt of Open. again reports that the file this
+// attempt opened was removed while it waited for the lock (a writer that
+// created it closed it without a commit, see Close), or the directory was
+// removed before the file could be created in it: Open tries again, and
+// err says what happened if it gives up.
+func openOnce(dir, path string, opts Options) (_ *DB, again bool, _ error) {
+	if err := checkPlace(dir, path); err != nil {
+		return nil, false, err
+	}
+	var created createdPaths
 	if opts.ReadOnly {
 		// Check first: bbolt would fail on a missing file anyway, but a file a
 		// writer created and has not initialised yet (size 0) would make bbolt
@@ -92,21 +113,33 @@ func Open(workspace string, opts Options) (*DB, error) {
 		fi, err := os.Stat(path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("opening %s: %w", path, ErrNoState)
+			return nil, false, fmt.Errorf("opening %s: %w", path, ErrNoState)
 		case err != nil:
-			return nil, fmt.Errorf("opening state: %w", err)
+			return nil, false, fmt.Errorf("opening state: %w", err)
 		case fi.Size() == 0:
-			return nil, fmt.Errorf("opening %s: %w", path, ErrNoState)
+			return nil, false, fmt.Errorf("opening %s: %w", path, ErrNoState)
 		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating state directory: %w", err)
+	} else {
+		_, err := os.Lstat(dir)
+		created.dir = errors.Is(err, fs.ErrNotExist)
+		_, err = os.Lstat(path)
+		created.file = errors.Is(err, fs.ErrNotExist)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, false, fmt.Errorf("creating state directory: %w", err)
+		}
 	}
 
 	timeout := opts.LockTimeout
 	if timeout <= 0 {
 		timeout = failFast
 	}
-	bopts := bbolt.Options{Timeout: timeout, ReadOnly: opts.ReadOnly}
+	var file *os.File // the descriptor bbolt locks
+	bopts := bbolt.Options{Timeout: timeout, ReadOnly: opts.ReadOnly,
+		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			f, err := os.OpenFile(name, flag, perm)
+			file = f
+			return f, err
+		}}
 	var bdb *bbolt.DB
 	var err error
 	if !boltfile.Guard(func() {
@@ -118,16 +151,25 @@ func Open(workspace string, opts Options) (*DB, error) {
 	}) {
 		// bbolt panicked, or faulted reading a page, while it opened a
 		// damaged file.
-		return nil, fmt.Errorf("opening %s: %w: %s", path, ErrCorrupt, damagedPages)
+		return nil, false, fmt.Errorf("opening %s: %w: %s", path, ErrCorrupt, damagedPages)
 	}
 	if err != nil {
-		return nil, openError(dir, path, opts, err)
+		// A writer's directory removed between MkdirAll and the open: by
+		// another writer's Close, which removes what it created.
+		again := !opts.ReadOnly && errors.Is(err, fs.ErrNotExist)
+		return nil, again, openError(dir, path, opts, err)
+	}
+	if !opts.ReadOnly && !sameFile(file, path) {
+		// The file was removed (or replaced) while this waited for its
+		// lock: a lock on it guards nothing.
+		_ = bdb.Close()
+		return nil, true, fmt.Errorf("opening %s: the file was removed while agentform waited for its lock", path)
 	}
 	if !boltfile.Fits(bdb) {
 		_ = bdb.Close()
-		return nil, fmt.Errorf("opening %s: %w: %s", path, ErrCorrupt, damagedPages)
+		return nil, false, fmt.Errorf("opening %s: %w: %s", path, ErrCorrupt, damagedPages)
 	}
-	db := &DB{bolt: bdb, dir: dir, path: path, opts: opts}
+	db := &DB{bolt: bdb, dir: dir, path: path, opts: opts, created: created}
 	if !opts.ReadOnly {
 		// We hold the exclusive flock from here on, so no other writer can be
 		// writing the lock info; any file already there is stale (its writer
@@ -140,16 +182,35 @@ func Open(workspace string, opts Options) (*DB, error) {
 			err = writeLockInfo(dir, info)
 		}
 		if err != nil {
-			_ = bdb.Close()
-			return nil, fmt.Errorf("recording state lock info: %w", err)
+			_ = db.Close()
+			return nil, false, fmt.Errorf("recording state lock info: %w", err)
 		}
 		db.lockInfo = info
 	}
 	if err := db.prepare(); err != nil {
 		_ = db.Close()
-		return nil, err
+		return nil, false, err
 	}
-	return db, nil
+	return db, false, nil
+}
+
+// createdPaths records what a writer's Open created: Close removes it
+// again when nothing was ever recorded in it.
+type createdPaths struct {
+	dir, file bool
+}
+
+// sameFile reports whether path still names the file f is open on.
+func sameFile(f *os.File, path string) bool {
+	if f == nil {
+		return false
+	}
+	open, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	named, err := os.Stat(path)
+	return err == nil && os.SameFile(open, named)
 }
 
 // checkPlace refuses a state directory or database file that is something
@@ -191,7 +252,13 @@ func (db *DB) Path() string { return db.path }
 
 // Close releases the database and its lock. A writer removes its lock info
 // file first, while it still holds the flock, so it can never remove the lock
-// info of the next writer. Close is idempotent.
+// info of the next writer. A writer whose Open created the database file
+// removes it, and the state directory if Open created that and it is
+// empty, when nothing was ever recorded in it (no commit, no pending
+// artifacts): an apply that fails before it writes anything leaves the
+// workspace as it found it. Another writer waiting for the lock on the
+// removed file sees that and opens the path again (openOnce). Close is
+// idempotent.
 func (db *DB) Close() error {
 	db.closeMu.Lock()
 	defer db.closeMu.Unlock()
@@ -205,10 +272,47 @@ func (db *DB) Close() error {
 			errs = append(errs, fmt.Errorf("removing state lock info: %w", err))
 		}
 	}
+	removeFile := db.created.file && !db.opts.ReadOnly && db.blank()
+	if removeFile {
+		if err := os.Remove(db.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("removing %s, which nothing was recorded in: %w", db.path, err))
+			removeFile = false
+		}
+	}
 	if err := db.bolt.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("closing %s: %w", db.path, err))
 	}
+	if removeFile && db.created.dir {
+		// Only if empty: the resolution cache, artifacts or another
+		// writer's new database may be in it by now. A writer that made
+		// the directory and has yet to create its file there opens again.
+		_ = os.Remove(db.dir)
+	}
 	return errors.Join(errs...)
+}
+
+// blank reports whether the database holds nothing but what prepare
+// writes: no resource, matrix row, history entry, pending artifact,
+// lineage or serial. A database that cannot be read is not blank.
+func (db *DB) blank() bool {
+	blank := true
+	err := db.view(func(tx *bbolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bbolt.Bucket) error {
+			if string(name) == string(bucketMeta) {
+				return b.ForEach(func(k, _ []byte) error {
+					if string(k) != string(keyFormatVersion) {
+						blank = false
+					}
+					return nil
+				})
+			}
+			if k, _ := b.Cursor().First(); k != nil {
+				blank = false
+			}
+			return nil
+		})
+	})
+	return err == nil && blank
 }
 
 // view runs fn in a read transaction. bbolt may panic on a damaged page; that

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.etcd.io/bbolt"
 
@@ -128,25 +129,129 @@ func TestOpenWriterCreatesState(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Errorf("second close\ngot:  %v\nwant: <nil>", err)
 	}
-	if got, want := listTree(t, ws), []string{".", ".agentform", ".agentform/state.db"}; !reflect.DeepEqual(got, want) {
+	// Nothing was recorded: the workspace is as it was before the Open.
+	if got, want := listTree(t, ws), []string{"."}; !reflect.DeepEqual(got, want) {
 		t.Errorf("workspace after close\ngot:  %q\nwant: %q", got, want)
 	}
+	if r, err := state.Open(ws, state.Options{ReadOnly: true}); !errors.Is(err, state.ErrNoState) {
+		if err == nil {
+			_ = r.Close()
+		}
+		t.Errorf("read-only open after close\ngot:  %v\nwant: %v", err, state.ErrNoState)
+	}
+}
 
-	// A state that was opened but never committed reads as empty.
-	r := openReader(t, ws)
-	m, err = r.Meta()
-	if err != nil {
+// A writer removes the database (and the directory) its Open created when
+// nothing was recorded in it, and only then: an apply that fails before it
+// writes anything changes nothing on disk.
+func TestCloseRemovesWhatOpenCreated(t *testing.T) {
+	tests := []struct {
+		name   string
+		before func(t *testing.T, ws string)
+		during func(t *testing.T, ws string, db *state.DB)
+		after  []string
+	}{
+		{"nothing recorded", nil, nil, []string{"."}},
+		{"the directory was there", func(t *testing.T, ws string) {
+			if err := os.Mkdir(filepath.Join(ws, state.DirName), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, nil, []string{".", ".agentform"}},
+		{"the directory gained other files", nil, func(t *testing.T, ws string, _ *state.DB) {
+			if err := os.WriteFile(filepath.Join(ws, state.DirName, "resolve.db"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{".", ".agentform", ".agentform/resolve.db"}},
+		{"an empty file was there", func(t *testing.T, ws string) {
+			if err := os.Mkdir(filepath.Join(ws, state.DirName), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(ws, state.DirName, state.FileName), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, nil, []string{".", ".agentform", ".agentform/state.db"}},
+		{"pending artifacts", nil, func(t *testing.T, _ string, db *state.DB) {
+			if err := db.SetPending(map[string][]string{"dist/a.tgz": {"sha256:00"}}); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{".", ".agentform", ".agentform/state.db"}},
+		{"pending artifacts recorded and cleared", nil, func(t *testing.T, _ string, db *state.DB) {
+			if err := db.SetPending(map[string][]string{"dist/a.tgz": {"sha256:00"}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.SetPending(nil); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"."}},
+		{"a commit", nil, func(t *testing.T, _ string, db *state.DB) {
+			if _, err := db.Commit(sampleCommit()); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{".", ".agentform", ".agentform/state.db"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := t.TempDir()
+			if tt.before != nil {
+				tt.before(t, ws)
+			}
+			db := openWriter(t, ws)
+			if tt.during != nil {
+				tt.during(t, ws, db)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := listTree(t, ws); !reflect.DeepEqual(got, tt.after) {
+				t.Errorf("workspace after close\ngot:  %q\nwant: %q", got, tt.after)
+			}
+			if !slices.Contains(tt.after, ".agentform/state.db") {
+				return
+			}
+			// What is left reads.
+			r := openReader(t, ws)
+			if _, err := r.Meta(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// A writer that waited for the lock on a database the holder then removed
+// (it created it and recorded nothing) opens the path again, so its
+// commit lands in the file others read, not in the removed one.
+func TestOpenAgainAfterRemoval(t *testing.T) {
+	ws := t.TempDir()
+	first := openWriter(t, ws)
+	type opened struct {
+		db  *state.DB
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		db, err := state.Open(ws, state.Options{LockTimeout: 30 * time.Second})
+		done <- opened{db, err}
+	}()
+	// Give the second writer time to open the file and wait for its lock;
+	// if it is slower, it opens after the removal, and the test still holds.
+	time.Sleep(300 * time.Millisecond)
+	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if want := (state.Meta{FormatVersion: "1"}); m != want {
-		t.Errorf("meta read back\ngot:  %+v\nwant: %+v", m, want)
+	second := <-done
+	if second.err != nil {
+		t.Fatal(second.err)
 	}
-	res, err := r.Resources()
-	if err != nil || len(res) != 0 {
-		t.Errorf("resources\ngot:  %v, %v\nwant: [], <nil>", res, err)
+	if _, err := second.db.Commit(sampleCommit()); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(ws, state.DirName, state.LockInfoName)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a reader wrote lock info\ngot:  %v\nwant: %v", err, os.ErrNotExist)
+	if err := second.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := openReader(t, ws)
+	m, err := r.Meta()
+	if err != nil || m.Serial != 1 {
+		t.Errorf("serial read back\ngot:  %d (%v)\nwant: 1 (the second writer's commit)", m.Serial, err)
 	}
 }
 
@@ -241,6 +346,9 @@ func TestOpenCorrupt(t *testing.T) {
 		}, "the file is shorter than the pages it records"},
 		{"newer format version", func(t *testing.T, ws string) {
 			db := openWriter(t, ws)
+			if _, err := db.Commit(sampleCommit()); err != nil {
+				t.Fatal(err)
+			}
 			_ = db.Close()
 			poke(t, ws, []byte("meta"), []byte("format_version"), []byte("2"))
 		}, `unsupported format_version "2"`},
