@@ -470,8 +470,9 @@ Usage: agentform [-chdir=DIR] calls [options]
   -json shows them whole.
 
   The database keeps every record until it is pruned: -prune=AGE removes
-  the records of calls older than AGE (720h is 30 days) and lists nothing.
-  Sessions' states are kept, and the file does not shrink (later records
+  the records of calls older than AGE (720h is 30 days), and the state of
+  each session with no call since (its next call starts from an empty
+  state), and lists nothing. The file does not shrink (later records
   reuse its space).
 
 Options:
@@ -479,7 +480,8 @@ Options:
   -json         Print the records as a JSON array.
   -last=N       Only the last N calls (default: all).
   -prune=AGE    Remove the records of calls that started more than AGE
-                ago (a duration such as 720h), then print how many.
+                ago (a duration such as 720h), and the states of sessions
+                with no later call, then print how many.
   -no-color     Disable colour.
   -chdir=DIR    Use DIR as the workspace.
 `) + "\n"
@@ -518,7 +520,9 @@ func (c *CallsCommand) Run(args []string) int {
 			fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 			return ExitError
 		}
-		fmt.Fprintf(c.Stdout, "Removed %d %s from before %s.\n", n, plural(n, "call record", "call records"), before.UTC().Format(time.RFC3339))
+		fmt.Fprintf(c.Stdout, "Removed %d %s from before %s, and the state of %d %s with no call since.\n",
+			n.Calls, plural(n.Calls, "call record", "call records"), before.UTC().Format(time.RFC3339),
+			n.Sessions, plural(n.Sessions, "session", "sessions"))
 		return ExitOK
 	}
 	records, err := db.Calls(*last)

@@ -96,10 +96,10 @@ func TestCallsPrune(t *testing.T) {
 			t.Errorf("calls %v got: exit %d\n%s\nwant: refused", args, code, stderr)
 		}
 	}
-	if code, stdout, _ := run(t, "", "-chdir="+dir, "calls", "-prune=1h"); code != ExitOK || !strings.HasPrefix(stdout, "Removed 0 call records from before ") {
+	if code, stdout, _ := run(t, "", "-chdir="+dir, "calls", "-prune=1h"); code != ExitOK || !strings.HasPrefix(stdout, "Removed 0 call records from before ") || !strings.HasSuffix(stdout, ", and the state of 0 sessions with no call since.\n") {
 		t.Errorf("calls -prune=1h got: exit %d\n%s\nwant: nothing removed", code, stdout)
 	}
-	if code, stdout, _ := run(t, "", "-chdir="+dir, "calls", "-prune=1ns"); code != ExitOK || !strings.HasPrefix(stdout, "Removed 1 call record from before ") {
+	if code, stdout, _ := run(t, "", "-chdir="+dir, "calls", "-prune=1ns"); code != ExitOK || !strings.HasPrefix(stdout, "Removed 1 call record from before ") || !strings.HasSuffix(stdout, ", and the state of 0 sessions with no call since.\n") {
 		t.Errorf("calls -prune=1ns got: exit %d\n%s\nwant: the call removed", code, stdout)
 	}
 	if _, stdout, _ := run(t, "", "-chdir="+dir, "calls"); !strings.Contains(stdout, "No calls recorded.") {

@@ -108,26 +108,36 @@ func TestCallRecordBounded(t *testing.T) {
 	}
 }
 
-// TestRuntimeDBPrune: records of calls older than the limit go; younger
-// ones and the sessions' states stay.
+// TestRuntimeDBPrune: records of calls older than the limit go, and so
+// does the state of each session none of the remaining records belongs
+// to; younger records and their sessions' states stay.
 func TestRuntimeDBPrune(t *testing.T) {
 	dir := t.TempDir()
 	db, err := OpenRuntimeDB(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := db.Prune(time.Now()); n != 0 || err != nil {
-		t.Errorf("Prune without a database: %d, %v; want 0, nil", n, err)
+	if n, err := db.Prune(time.Now()); n != (Pruned{}) || err != nil {
+		t.Errorf("Prune without a database: %+v, %v; want nothing, nil", n, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".agentform")); !os.IsNotExist(err) {
 		t.Errorf("Prune without a database created .agentform: %v", err)
 	}
 	now := time.Now().UTC()
 	patch, _ := contextPatch([]byte(`[{"op": "add", "path": "/context/n", "value": 1}]`))
-	for i, age := range []time.Duration{72 * time.Hour, 48 * time.Hour, time.Hour, 0} {
-		rec := &Record{Time: now.Add(-age), Agent: "a", Tool: "t", Session: "s", Status: StatusSuccess}
+	calls := []struct {
+		session string
+		age     time.Duration
+	}{
+		// "kept": its state written by an old call, a young call since.
+		{"kept", 72 * time.Hour}, {"kept", 48 * time.Hour}, {"kept", time.Hour}, {"kept", 0},
+		// "idle": every call older than the limit.
+		{"idle", 72 * time.Hour}, {"idle", 30 * time.Hour},
+	}
+	for _, c := range calls {
+		rec := &Record{Time: now.Add(-c.age), Agent: "a", Tool: "t", Session: c.session, Status: StatusSuccess}
 		var update func(json.RawMessage) (json.RawMessage, error)
-		if i == 0 {
+		if c.age == 72*time.Hour {
 			update = func(st json.RawMessage) (json.RawMessage, error) { return patch.Apply(st) }
 		}
 		if _, err := db.Commit(rec, update); err != nil {
@@ -135,15 +145,22 @@ func TestRuntimeDBPrune(t *testing.T) {
 		}
 	}
 	n, err := db.Prune(now.Add(-24 * time.Hour))
-	if n != 2 || err != nil {
-		t.Errorf("Prune of records older than 24h: %d, %v; want 2", n, err)
+	if want := (Pruned{Calls: 4, Sessions: 1}); n != want || err != nil {
+		t.Errorf("Prune of records older than 24h: %+v, %v; want %+v", n, err, want)
 	}
 	recs, _ := db.Calls(0)
 	if len(recs) != 2 || recs[0].Time.Before(now.Add(-24*time.Hour)) {
 		t.Errorf("records after the prune: %+v, want the two younger ones", recs)
 	}
-	if st, _ := db.State("s"); !strings.Contains(string(st), `"n":1`) {
-		t.Errorf("session state after the prune: %s, want it kept", st)
+	if st, _ := db.State("kept"); !strings.Contains(string(st), `"n":1`) {
+		t.Errorf("state of a session with a young call after the prune: %s, want it kept", st)
+	}
+	if st, _ := db.State("idle"); string(st) != string(emptyState) {
+		t.Errorf("state of an idle session after the prune: %s, want it removed (%s)", st, emptyState)
+	}
+	// Nothing left to remove: the next prune removes nothing.
+	if n, err := db.Prune(now.Add(-24 * time.Hour)); n != (Pruned{}) || err != nil {
+		t.Errorf("second Prune: %+v, %v; want nothing", n, err)
 	}
 }
 

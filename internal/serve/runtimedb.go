@@ -283,27 +283,39 @@ func (r *RuntimeDB) Calls(limit int) ([]Record, error) {
 	return out, err
 }
 
-// Prune removes the records of calls that started before before and
-// returns how many it removed. Sessions' states stay: a session has no
-// time of its own, and its next call reads its state. The file does not
+// Pruned says what Prune removed.
+type Pruned struct {
+	// Calls is the number of call records removed.
+	Calls int
+	// Sessions is the number of sessions whose state was removed.
+	Sessions int
+}
+
+// Prune removes the records of calls that started before before, and the
+// state of every session no remaining record belongs to: a session's age is
+// that of its last call, since only a call writes its state. A session
+// whose records an earlier prune removed goes too. The file does not
 // shrink: bbolt reuses the pages freed for later records.
-func (r *RuntimeDB) Prune(before time.Time) (int, error) {
+func (r *RuntimeDB) Prune(before time.Time) (Pruned, error) {
 	if _, err := os.Stat(r.path); errors.Is(err, os.ErrNotExist) {
-		return 0, nil
+		return Pruned{}, nil
 	}
-	n := 0
+	var out Pruned
 	err := r.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketCalls)
+		calls := tx.Bucket(bucketCalls)
 		// Deleting under a cursor makes it skip the next key: collect
 		// first. A record's own time decides, not its key's order.
 		var old [][]byte
-		err := b.ForEach(func(k, v []byte) error {
+		live := map[string]bool{} // sessions with a record that stays
+		err := calls.ForEach(func(k, v []byte) error {
 			rec, err := decodeRecord(v)
 			if err != nil {
 				return err
 			}
 			if rec.Time.Before(before) {
 				old = append(old, bytes.Clone(k))
+			} else {
+				live[rec.Session] = true
 			}
 			return nil
 		})
@@ -311,17 +323,33 @@ func (r *RuntimeDB) Prune(before time.Time) (int, error) {
 			return err
 		}
 		for _, k := range old {
-			if err := b.Delete(k); err != nil {
+			if err := calls.Delete(k); err != nil {
 				return err
 			}
 		}
-		n = len(old)
+		sessions := tx.Bucket(bucketSessions)
+		var idle [][]byte
+		err = sessions.ForEach(func(k, _ []byte) error {
+			if !live[string(k)] {
+				idle = append(idle, bytes.Clone(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range idle {
+			if err := sessions.Delete(k); err != nil {
+				return err
+			}
+		}
+		out = Pruned{Calls: len(old), Sessions: len(idle)}
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return Pruned{}, err
 	}
-	return n, nil
+	return out, nil
 }
 
 // decodeRecord decodes a stored call record.
