@@ -153,6 +153,21 @@ func ReadSaved(path string) (*Saved, error) {
 	return &s, nil
 }
 
+// stateMoved says how the state a saved plan was made against (lineage,
+// serial) differs from the workspace's now.
+func stateMoved(savedLineage string, savedSerial uint64, lineage string, serial uint64) string {
+	switch {
+	case savedLineage == lineage:
+		return fmt.Sprintf("it was made against state serial %d, and the state is now at serial %d: something was applied or removed from state since", savedSerial, serial)
+	case savedLineage == "":
+		return fmt.Sprintf("it was made before anything was applied, and the state is now at serial %d (lineage %q): something was applied since", serial, lineage)
+	case lineage == "":
+		return fmt.Sprintf("it was made against state serial %d (lineage %q), and this workspace has no state: was it planned in another workspace, or the state database removed?", savedSerial, savedLineage)
+	default:
+		return fmt.Sprintf("it was made against another state (lineage %q, serial %d) than this workspace's (lineage %q, serial %d): was it planned in another workspace, or the state database replaced?", savedLineage, savedSerial, lineage, serial)
+	}
+}
+
 // CheckSaved compares a fresh plan with a saved one: the state it was made
 // against and its inputs must be the same. The error wraps ErrStalePlan or
 // ErrPlanInputsChanged and says what differs.
@@ -163,8 +178,7 @@ func (p *Plan) CheckSaved(s *Saved) error {
 		lineage, serial = p.Applied.Lineage, p.Applied.Serial
 	}
 	if lineage != s.Lineage || serial != s.Serial {
-		return fmt.Errorf("%w: it was made against state serial %d (lineage %q), and the state is now at serial %d (lineage %q); run agentform plan again",
-			ErrStalePlan, s.Serial, s.Lineage, serial, lineage)
+		return fmt.Errorf("%w: %s; run agentform plan again", ErrStalePlan, stateMoved(s.Lineage, s.Serial, lineage, serial))
 	}
 	current := p.Save(nil, "")
 	if cleanOutDir(current.OutDir) != cleanOutDir(s.OutDir) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -168,8 +169,24 @@ func TestCheckSaved(t *testing.T) {
 	}
 	moved := *applied
 	moved.Serial = 2
-	if err := planSrc(t, stateBase, &moved).CheckSaved(saved); !errors.Is(err, ErrStalePlan) {
-		t.Errorf("moved state got: %v\nwant: ErrStalePlan", err)
+	other := *applied
+	other.Lineage = "1e0b5a3c-0000-4000-8000-000000000000"
+	for _, tt := range []struct {
+		name    string
+		applied *Applied
+		want    string
+	}{
+		{"moved", &moved, fmt.Sprintf("it was made against state serial %d, and the state is now at serial 2: something was applied or removed from state since", applied.Serial)},
+		{"no state", nil, fmt.Sprintf("it was made against state serial %d (lineage %q), and this workspace has no state: was it planned in another workspace", applied.Serial, applied.Lineage)},
+		{"another lineage", &other, fmt.Sprintf("it was made against another state (lineage %q, serial %d) than this workspace's (lineage %q, serial %d)", applied.Lineage, applied.Serial, other.Lineage, other.Serial)},
+	} {
+		err := planSrc(t, stateBase, tt.applied).CheckSaved(saved)
+		if !errors.Is(err, ErrStalePlan) || !strings.Contains(fmt.Sprint(err), tt.want) {
+			t.Errorf("%s got: %v\nwant: ErrStalePlan saying %q", tt.name, err, tt.want)
+		}
+	}
+	if err := planSrc(t, stateBase, applied).CheckSaved(first.Save([]byte("{}"), "text")); !errors.Is(err, ErrStalePlan) || !strings.Contains(err.Error(), "it was made before anything was applied") {
+		t.Errorf("plan saved before the first apply got: %v\nwant: ErrStalePlan saying it was made before anything was applied", err)
 	}
 	changed := strings.Replace(stateBase, `["ls"]`, `["ls", "cat"]`, 1)
 	err := planSrc(t, changed, applied).CheckSaved(saved)
