@@ -291,6 +291,67 @@ func TestVerifyAgainstState(t *testing.T) {
 	}
 }
 
+// TestVerifyLockfileMissingOrEmpty: an existing lockfile is compared even
+// when it pins nothing (an empty file, a dangling link), so an artifact
+// that pins tools fails against it; with no lockfile, such an artifact is
+// not compared, with a warning, and one that pins nothing matches.
+func TestVerifyLockfileMissingOrEmpty(t *testing.T) {
+	dir := appliedQuickstart(t)
+	applied, err := os.ReadFile(filepath.Join(dir, "dist", "assistant.agent.tgz"))
+	must(t, err)
+	elsewhere := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(elsewhere, "a.tgz"), applied, 0o644))
+	lock := filepath.Join(elsewhere, "agentform.lock.hcl")
+
+	code, stdout, stderr := run(t, "", "-chdir="+elsewhere, "verify", "a.tgz")
+	if code != ExitOK || strings.Contains(stdout, "matches") || !strings.Contains(stderr, "Warning: the artifact was not compared with a lockfile: there is no "+lock+", and the artifact pins tools or skills.") {
+		t.Errorf("verify without a lockfile got: exit %d\n%s%s\nwant: OK, with a warning that it was not compared", code, stdout, stderr)
+	}
+	for name, make := range map[string]func(){
+		"an empty lockfile":  func() { must(t, os.WriteFile(lock, nil, 0o644)) },
+		"only a comment":     func() { must(t, os.WriteFile(lock, []byte("# nothing pinned\n"), 0o644)) },
+		"a dangling symlink": func() { must(t, os.Symlink(filepath.Join(elsewhere, "gone"), lock)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			_ = os.Remove(lock)
+			make()
+			code, stdout, stderr := run(t, "", "-chdir="+elsewhere, "verify", "a.tgz")
+			if code != ExitError || !strings.Contains(stderr, `agent.json pins tool block "word_count", but the lockfile has no entry for it`) {
+				t.Errorf("got: exit %d\n%s%s\nwant: refused, word_count not in the lockfile", code, stdout, stderr)
+			}
+		})
+	}
+
+	// A workspace that pins nothing has no lockfile: its artifacts match.
+	bare := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(bare, "agent.acl"), []byte(`agent "a" {
+  capabilities = ["x"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude"
+  }
+}
+tool "t" {
+  kind         = "bash"
+  commands     = ["ls"]
+  capabilities = ["x"]
+}
+`), 0o644))
+	if code, _, stderr := run(t, "", "-chdir="+bare, "apply", "-auto-approve"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(bare, "agentform.lock.hcl")); !os.IsNotExist(err) {
+		t.Fatalf("a workspace that pins nothing has a lockfile: %v", err)
+	}
+	code, stdout, stderr = run(t, "", "-chdir="+bare, "verify", "dist/a.agent.tgz")
+	if code != ExitOK || stderr != "" || !strings.Contains(stdout, "and pins nothing, as the workspace has no agentform.lock.hcl") {
+		t.Errorf("verify in a workspace that pins nothing got: exit %d\n%s%s\nwant: OK, pins nothing, no warning", code, stdout, stderr)
+	}
+}
+
 // TestVerifyToolMovedToAnUnpinnedBlock: the assistant's artifact with
 // word_count's code replaced and the tool pointed at a block that
 // agent.json makes up and pins nothing for, repackaged so that SHA256SUMS

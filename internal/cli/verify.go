@@ -29,9 +29,11 @@ func (c *VerifyCommand) Help() string {
 Usage: agentform [-chdir=DIR] verify [options] ARTIFACT
 
   Checks dist/<agent>.agent.tgz without extracting it: every entry against
-  SHA256SUMS, the digests agent.json records against the files, and, when
-  the workspace has agentform.lock.hcl, against the lockfile. Archives with
-  unsafe entries (absolute paths, "..", links, duplicates) are rejected.
+  SHA256SUMS, the digests agent.json records against the files, and
+  against the workspace's agentform.lock.hcl. Without a lockfile, an
+  artifact that pins nothing matches, and one that pins tools or skills
+  is not compared, with a warning. Archives with unsafe entries (absolute
+  paths, "..", links, duplicates) are rejected.
 
   Against the workspace's state too: when it records an agent's artifact at
   this path, the file must hold that agent and be the one the last apply
@@ -84,19 +86,36 @@ func (c *VerifyCommand) Run(args []string) int {
 		return ExitError
 	}
 	var lock *lockfile.File
+	noLockfile := false // -lockfile, but the workspace has none
 	if *useLock {
 		l, diags := lockfile.Load(c.Dir)
 		if diags.HasErrors() {
 			c.showDiagnostics(diags, nil)
 			return ExitError
 		}
-		if len(l.Tools) > 0 || len(l.Skills) > 0 {
+		// Any file there is compared, an empty one too: it pins nothing,
+		// and an artifact that pins something does not match it.
+		if _, err := os.Lstat(c.path(lockfile.FileName)); err == nil {
 			lock = l
+		} else {
+			noLockfile = true
 		}
 	}
 	var problems []string
 	for _, p := range artifact.Verify(a, lock) {
 		problems = append(problems, p.String())
+	}
+	if noLockfile && len(problems) == 0 {
+		// No lockfile is what a workspace that pins nothing has: an
+		// artifact that pins nothing matches it; one that pins something
+		// was not compared with any.
+		if agent, err := artifact.ParseAgent(a.Files[artifact.AgentName]); err == nil {
+			if agent.LockfileDigest == lockfile.New().Digest() {
+				lock = lockfile.New()
+			} else {
+				fmt.Fprintf(c.Stderr, "Warning: the artifact was not compared with a lockfile: there is no %s, and the artifact pins tools or skills. Run verify in the workspace that built it (or with -chdir) to compare them.\n", c.path(lockfile.FileName))
+			}
+		}
 	}
 	var applied bool
 	if len(problems) == 0 && *useState {
@@ -120,7 +139,10 @@ func (c *VerifyCommand) Run(args []string) int {
 		return ExitError
 	}
 	against := ""
-	if lock != nil {
+	switch {
+	case lock != nil && noLockfile:
+		against = " and pins nothing, as the workspace has no " + lockfile.FileName
+	case lock != nil:
 		against = " and matches " + lockfile.FileName
 	}
 	if applied {
