@@ -42,6 +42,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/agentform/agentform/internal/artifact"
@@ -343,8 +344,8 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 		return nil, fmt.Errorf("%w before writing %s: %v", ErrInterrupted, lockfile.FileName, err)
 	}
 	if writeLock {
-		if err := lockfile.WriteChecked(lock); err != nil {
-			return nil, err // "writing PATH: why"
+		if err := writeLockfile(lock); err != nil {
+			return nil, unrecorded(err, res.Artifacts) // "writing PATH: why"
 		}
 		progress("Wrote %s", lockfile.FileName)
 	}
@@ -373,7 +374,7 @@ func Apply(ctx context.Context, db *state.DB, plan *planner.Plan, opts Options) 
 	}
 	meta, err := db.Commit(commit)
 	if err != nil {
-		return nil, fmt.Errorf("committing state: %w", err)
+		return nil, unrecorded(fmt.Errorf("committing state: %w", err), res.Artifacts)
 	}
 	committed = true
 	res.Meta = meta
@@ -473,6 +474,29 @@ var (
 	beforeCommit = func() error { return nil }
 	afterCommit  = func() error { return nil }
 )
+
+// writeLockfile is lockfile.WriteChecked; a variable for tests.
+var writeLockfile = lockfile.WriteChecked
+
+// unrecorded adds to err, which ends an apply after it wrote artifacts
+// and before its commit, which artifacts are now there unrecorded (up to
+// three named), and what to do.
+func unrecorded(err error, written map[string]state.Artifact) error {
+	if len(written) == 0 {
+		return err
+	}
+	paths := make([]string, 0, len(written))
+	for _, a := range written {
+		paths = append(paths, a.Path)
+	}
+	slices.Sort(paths)
+	named := strings.Join(paths, ", ")
+	if len(paths) > 3 {
+		named = strings.Join(paths[:3], ", ") + fmt.Sprintf(" and %d more", len(paths)-3)
+	}
+	return fmt.Errorf("%w; the %d %s this apply wrote (%s) %s not recorded in state, so serve and invoke refuse those that replaced recorded ones, and the next plan shows them as changes: fix the cause and run agentform apply again",
+		err, len(paths), map[bool]string{true: "artifact", false: "artifacts"}[len(paths) == 1], named, map[bool]string{true: "is", false: "are"}[len(paths) == 1])
+}
 
 // setPending is state.DB.SetPending; a variable for tests.
 var setPending = (*state.DB).SetPending

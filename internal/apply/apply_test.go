@@ -266,6 +266,35 @@ func TestApplyInterruptedCommitsNothing(t *testing.T) {
 	}
 }
 
+// TestApplyLockfileWriteFails: the lockfile write failing after the
+// artifacts were written fails the apply with an error that says they are
+// there and not recorded, and commits nothing.
+func TestApplyLockfileWriteFails(t *testing.T) {
+	dir := newWorkspace(t)
+	writeLockfile = func(lockfile.Checked) error {
+		return errors.New("writing agentform.lock.hcl: operation not permitted")
+	}
+	t.Cleanup(func() { writeLockfile = lockfile.WriteChecked })
+	_, _, err := planAndApply(t, context.Background(), dir)
+	want := "writing agentform.lock.hcl: operation not permitted; the 2 artifacts this apply wrote (dist/a.agent.tgz, dist/b.agent.tgz) are not recorded in state, so serve and invoke refuse those that replaced recorded ones, and the next plan shows them as changes: fix the cause and run agentform apply again"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got: %v\nwant: %s", err, want)
+	}
+	for _, name := range []string{"a.agent.tgz", "b.agent.tgz"} {
+		if _, err := os.Stat(filepath.Join(dir, "dist", name)); err != nil {
+			t.Errorf("an artifact the error names: %v", err)
+		}
+	}
+	db, err := state.Open(dir, state.Options{ReadOnly: true})
+	if err == nil {
+		meta, _ := db.Meta()
+		db.Close()
+		if meta.Serial != 0 {
+			t.Errorf("got serial %d\nwant: nothing committed", meta.Serial)
+		}
+	}
+}
+
 // planAndApplyCancelled plans with a live context and applies with ctx.
 func planAndApplyCancelled(t *testing.T, ctx context.Context, dir string) (*planner.Plan, *Result, error) {
 	t.Helper()
