@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -28,10 +29,30 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 	for _, t := range cfg.Tools {
 		old := current.Tools[t.Name]
 		res := opts.Resolution.Tools[t.Name]
-		if old == nil || res == nil || res.Pin == nil || res.FromLock {
+		if res == nil || res.Pin == nil || res.FromLock {
 			continue
 		}
 		var d hcl.Diagnostics
+		switch {
+		case old != nil:
+		case t.Kind == manifest.KindMCP:
+			// No lock entry: what the last apply recorded stands in.
+			if served := appliedServed(opts.Applied, t); served != nil {
+				locked := resolve.MCPLockedWithout(&lockfile.Tool{Kind: t.Kind, Served: served}, res.Unpinnable)
+				locked = resolve.MCPLockedWithout(locked, unexposed(t, locked))
+				d = resolve.MCPDriftSinceApply(t.Name, locked.Served, res.Pin, t.DeclRange)
+			}
+		case t.Kind == manifest.KindA2A:
+			d = resolve.A2ADriftSinceApply(t.Name, appliedAttribute(opts.Applied, t, "card"), res.Pin, t.DeclRange)
+		}
+		if old == nil {
+			if d.HasErrors() {
+				drifted["tool."+t.Name] = true
+				p.Drift = append(p.Drift, driftErrors(d)...)
+			}
+			p.Diagnostics = append(p.Diagnostics, d...)
+			continue
+		}
 		switch t.Kind {
 		case manifest.KindMCP:
 			// Tools an earlier agentform pinned under a name the lockfile
@@ -80,6 +101,50 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 			Subject:  declRange(cfg, c.Address),
 		})
 	}
+}
+
+// appliedAttribute is an attribute of a tool as the last apply recorded
+// it; "" when state has no record of it as a tool of its kind now.
+func appliedAttribute(applied *Applied, t *manifest.Tool, name string) string {
+	r, ok := appliedTool(applied, t)
+	if !ok {
+		return ""
+	}
+	return r.Attributes[name]
+}
+
+// appliedServed is what the last apply recorded an mcp block to serve:
+// served tool name → digest (the tools["name"] attributes); nil when
+// state has no record of the block as an mcp tool, or none of a tool.
+func appliedServed(applied *Applied, t *manifest.Tool) map[string]string {
+	r, ok := appliedTool(applied, t)
+	if !ok {
+		return nil
+	}
+	var served map[string]string
+	for k, v := range r.Attributes {
+		quoted, ok := strings.CutPrefix(k, "tools[")
+		if !ok || !strings.HasSuffix(quoted, "]") {
+			continue
+		}
+		name, err := strconv.Unquote(strings.TrimSuffix(quoted, "]"))
+		if err != nil {
+			continue
+		}
+		if served == nil {
+			served = map[string]string{}
+		}
+		served[name] = v
+	}
+	return served
+}
+
+func appliedTool(applied *Applied, t *manifest.Tool) (AppliedResource, bool) {
+	if applied == nil {
+		return AppliedResource{}, false
+	}
+	r, ok := applied.Resources["tool."+t.Name]
+	return r, ok && r.Kind == t.Kind
 }
 
 // staleEntry says why the lock entry of a block still in the

@@ -106,7 +106,16 @@ func (c *LockCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stderr, "%s was not changed.\n", lockfile.FileName)
 		return ExitError
 	}
-	plan := planner.New(ctx, cfg, planner.Options{Resolution: ws, Lock: lock})
+	// What the last apply recorded of a block the lockfile has no entry
+	// for stands in for it: removing an entry accepts no change.
+	var prior *planner.Applied
+	if db != nil {
+		if prior, err = planner.AppliedFromState(db); err != nil {
+			c.showStateError(err)
+			return ExitError
+		}
+	}
+	plan := planner.New(ctx, cfg, planner.Options{Resolution: ws, Lock: lock, Applied: prior})
 	if *upgrade {
 		// Drift errors are what -upgrade accepts; keep the rest.
 		for _, d := range plan.Diagnostics {

@@ -136,6 +136,68 @@ skill "notes" {
 	}
 }
 
+// TestDriftSinceApplyWithoutLockEntry: with the lockfile deleted (or the
+// block's entry removed), a server that changed a tool since the last
+// apply fails plan, apply and lock as drift against what state recorded,
+// and audit reports it; lock -upgrade accepts it, as it accepts drift
+// against the lockfile.
+func TestDriftSinceApplyWithoutLockEntry(t *testing.T) {
+	bin := testMCPServer(t)
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`agent "assistant" {
+  capabilities = ["search"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "search" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = %q
+  args         = ["-tools=2", runtime("SERVER_FLAG", "-name=agentform-test-server")]
+  capabilities = ["search"]
+}
+`, bin)), 0o644))
+	lockPath := filepath.Join(dir, "agentform.lock.hcl")
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	must(t, os.Remove(lockPath))
+	// Unchanged: nothing to say, the entry is written again.
+	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color"); code != ExitOK || strings.Contains(stderr, "since last apply") {
+		t.Fatalf("plan without the lockfile, server unchanged: exit %d\n%s\nwant: no drift", code, stderr)
+	}
+
+	t.Setenv("SERVER_FLAG", "-poison=tool1")
+	for _, cmd := range [][]string{{"plan"}, {"apply", "-auto-approve"}, {"lock"}} {
+		code, _, stderr := run(t, "", append([]string{"-chdir=" + dir}, append(cmd, "-no-color")...)...)
+		if code != ExitError || !strings.Contains(stderr, "Error: MCP tool changed since last apply") ||
+			!strings.Contains(stderr, `agentform.lock.hcl has no entry for tool "search" (it was removed, or the file deleted)`) ||
+			!strings.Contains(stderr, "Removing a lock entry does not accept a change.") || !strings.Contains(stderr, "agentform lock -upgrade") {
+			t.Errorf("%s after the server changed tool1: exit %d\n%s\nwant: drift since the last apply", cmd[0], code, stderr)
+		}
+	}
+	if _, err := os.Stat(lockPath); !os.IsNotExist(err) {
+		t.Errorf("a refused command wrote the lockfile: %v", err)
+	}
+	code, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-format=json")
+	if code == ExitOK || !strings.Contains(stdout, "AF202") {
+		t.Errorf("audit: exit %d\n%s\nwant: the drift reported (AF202)", code, stdout)
+	}
+	// lock -upgrade accepts it; then plan shows the change to apply.
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "lock", "-upgrade"); code != ExitOK || !strings.Contains(stdout, "+ tool.search") {
+		t.Fatalf("lock -upgrade: exit %d\n%s%s\nwant: the entry written", code, stdout, stderr)
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color"); code != ExitOK || !strings.Contains(stdout, `tools["tool1"]: sha256:`) {
+		t.Errorf("plan after lock -upgrade: exit %d\n%s%s\nwant: tool1's new digest to apply", code, stdout, stderr)
+	}
+}
+
 // TestServerIdentityChange: a server that reports another name or version
 // than the lock records is warned about, as the warning says: plain
 // apply records it (no lock -upgrade needed), and -lockfile=readonly
@@ -264,6 +326,22 @@ tool "planner" {
 	}
 	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-lockfile=readonly", "-no-color"); code != ExitOK {
 		t.Errorf("plan after lock -upgrade got: exit %d\n%s\nwant: the new card accepted", code, stderr)
+	}
+
+	// Applied, then the lockfile deleted: a card changed since is drift
+	// against what state recorded.
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	must(t, os.Remove(filepath.Join(dir, "agentform.lock.hcl")))
+	mu.Lock()
+	description = "Plans trips, and books them with your card."
+	mu.Unlock()
+	code, _, stderr = run(t, "", "-chdir="+dir, "plan", "-no-color")
+	for _, want := range []string{"Error: A2A agent card changed since last apply", `agentform.lock.hcl has no entry for tool "planner"`, "Plans trips, and books them with your card.", "Removing a lock entry does not accept a change.", "agentform lock -upgrade"} {
+		if code != ExitError || !strings.Contains(stderr, want) {
+			t.Errorf("plan without the lockfile got: exit %d\n%s\nwant: exit 1 with %q", code, stderr, want)
+		}
 	}
 }
 

@@ -801,6 +801,34 @@ func A2ADrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 	}}
 }
 
+// A2ADriftSinceApply is A2ADrift for an a2a block the lockfile has no
+// entry for, against the card digest the last apply recorded in state
+// ("" when state has none): removing the entry, or deleting the lockfile,
+// does not accept a changed card. State holds the digest only, so the
+// card is shown as it is served now.
+func A2ADriftSinceApply(block, appliedCard string, current *lockfile.Tool, rng hcl.Range) hcl.Diagnostics {
+	if appliedCard == "" || current == nil || appliedCard == current.Card {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s The agent card behind it is not the one the last apply recorded:\n\n", sinceApplyLead(block))
+	fmt.Fprintf(&b, "  %-12s  applied: %s\n  %-12s  current: %s\n", "card", appliedCard, "", current.Card)
+	if current.CardJSON != "" {
+		b.WriteString("\nState records only the digest, so only the card served now can be shown:\n\n")
+		b.WriteString(mcpShowDefinition(current.CardJSON))
+		b.WriteString("\n")
+	}
+	b.WriteString("\n" + sinceApplyAdvice + "The card tells your agents what the remote agent does and how to delegate to it; a card that changes under you can redirect that delegation. ")
+	fmt.Fprintf(&b, "Review the new card (the agent serves it at /%s) and, if you trust it, run \"agentform lock -upgrade\" to pin it.", a2aCardPath)
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagError,
+		Summary:  "A2A agent card changed since last apply",
+		Detail:   b.String(),
+		Subject:  rng.Ptr(),
+		Extra:    DriftDetail{Block: block},
+	}}
+}
+
 // a2aLockedCard is the card a lock entry records, or "" when it records
 // none or one that is not the card its digest names (a hand-edited entry).
 func a2aLockedCard(l *lockfile.Tool) string {
