@@ -76,6 +76,9 @@ type Plan struct {
 	cfg        *manifest.Config
 	resolution *resolve.Workspace
 	outDir     string
+	// lockReadDigest is the digest of the lockfile as read (Options.Lock,
+	// or an empty one), for Saved.
+	lockReadDigest string
 
 	// lockBytes and lockDigest memoise Lock.Bytes() and Lock.Digest() for
 	// the artifacts, which all carry the digest, and apply, which writes

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentform/agentform/internal/safefile"
 	"github.com/agentform/agentform/internal/version"
+	"github.com/agentform/agentform/lockfile"
 )
 
 // SavedFormatVersion is the version of the saved plan file format.
@@ -30,6 +31,11 @@ type Saved struct {
 	Serial  uint64 `json:"serial"`
 	// LockDigest is the digest of the lockfile the plan would write.
 	LockDigest string `json:"lock_digest"`
+	// LockReadDigest is the digest of the lockfile as the plan read it
+	// (an empty one's when there was none): apply of the file refuses a
+	// lockfile edited since, which it would otherwise overwrite. Empty in
+	// plans saved before it was recorded.
+	LockReadDigest string `json:"lock_read_digest,omitempty"`
 	// OutDir is the -out-dir the plan was made with ("" for none): apply
 	// of the file writes where the plan said.
 	OutDir string `json:"out_dir,omitempty"`
@@ -72,6 +78,7 @@ func (p *Plan) Save(document []byte, text string) *Saved {
 	if p.Lock != nil {
 		s.LockDigest = p.LockDigest()
 	}
+	s.LockReadDigest = p.lockReadDigest
 	for _, a := range p.Addresses {
 		s.Fingerprints[a.Address] = a.Fingerprint
 	}
@@ -202,6 +209,9 @@ func (p *Plan) CheckSaved(s *Saved) error {
 	}
 	if current.LockDigest != s.LockDigest && len(diffs) == 0 {
 		diffs = append(diffs, "the resolved lockfile differs")
+	}
+	if s.LockReadDigest != "" && current.LockReadDigest != s.LockReadDigest {
+		diffs = append(diffs, lockfile.FileName+" was edited")
 	}
 	if len(diffs) > 0 {
 		sort.Strings(diffs)

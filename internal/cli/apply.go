@@ -34,6 +34,7 @@ Usage: agentform [-chdir=DIR] apply [options] [PLANFILE]
 
   With PLANFILE (from "agentform plan -out"), applies exactly that plan
   without asking, and refuses it when the state moved or the inputs
+  (a block, what a tool resolves to, agentform.lock.hcl's entries)
   changed since it was made.
 
   The order survives a crash: artifacts are written to temporary files and

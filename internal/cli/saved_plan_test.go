@@ -63,6 +63,41 @@ func TestSavedPlanOutDir(t *testing.T) {
 	}
 }
 
+// TestSavedPlanLockfileEdited: apply of a saved plan refuses a lockfile
+// edited since the plan read it, which it would overwrite without a word;
+// one only reformatted is the same lockfile.
+func TestSavedPlanLockfileEdited(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	lockPath := filepath.Join(dir, "agentform.lock.hcl")
+	orig, err := os.ReadFile(lockPath)
+	must(t, err)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color", "-out=p"); code != ExitOK {
+		t.Fatalf("plan: exit %d\n%s", code, stderr)
+	}
+	// A comment and blank lines: no entry changed.
+	must(t, os.WriteFile(lockPath, append([]byte("# reviewed\n\n"), orig...), 0o644))
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "show", "p"); code != ExitOK {
+		t.Fatalf("show: exit %d\n%s%s", code, stdout, stderr)
+	}
+	edited := strings.Replace(string(orig), `source = "h1:R`, `source = "h1:S`, 1)
+	if edited == string(orig) {
+		t.Fatalf("the quick start lockfile has no h1 source to edit:\n%s", orig)
+	}
+	must(t, os.WriteFile(lockPath, []byte(edited), 0o644))
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-no-color", "p")
+	if code != ExitError || !strings.Contains(stderr, "the workspace changed since the plan was saved: agentform.lock.hcl was edited") || strings.Contains(stdout, "Apply complete!") {
+		t.Errorf("apply p after the lockfile was edited\ngot:  exit %d\n%s%s\nwant: refused, naming the lockfile", code, stdout, stderr)
+	}
+	if after, _ := os.ReadFile(lockPath); string(after) != edited {
+		t.Errorf("the refused apply rewrote the lockfile")
+	}
+	// Reformatting only: the same entries, applied.
+	must(t, os.WriteFile(lockPath, append([]byte("# reviewed\n\n"), orig...), 0o644))
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-no-color", "p"); code != ExitOK {
+		t.Errorf("apply p after a comment was added\ngot:  exit %d\n%s%s\nwant: applied", code, stdout, stderr)
+	}
+}
+
 // TestSavedPlanShowJSON checks that show -json FILE prints the document
 // byte for byte as plan -json printed it.
 func TestSavedPlanShowJSON(t *testing.T) {
