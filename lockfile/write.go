@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -457,11 +459,14 @@ func WriteDir(dir string, f *File) error {
 }
 
 // Write writes f's canonical encoding to path atomically: into a temporary
-// file in the same directory, synced, given mode 0644 (whatever the
-// umask), then renamed over path, and the directory synced. A crash or an
-// error leaves the old file intact and no temporary file behind. A File
-// whose encoding would not parse back (a tool without a kind, a malformed
-// hash; see Validate) is refused without touching path.
+// file in the same directory, synced, given the mode of the file it
+// replaces (0644, whatever the umask, for a new one), then renamed over
+// path, and the directory synced. A crash or an error leaves the old file
+// intact and no temporary file behind. A symbolic link at path is
+// replaced, not written through: a link planted in a repository must not
+// make apply write a file elsewhere. A File whose encoding would not parse
+// back (a tool without a kind, a malformed hash; see Validate) is refused
+// without touching path.
 func Write(path string, f *File) error {
 	if err := f.Validate(); err != nil {
 		return refusal(path, err)
@@ -498,5 +503,9 @@ func WriteChecked(c Checked) error {
 	if c.path == "" {
 		return errors.New("writing a lockfile: nothing was checked")
 	}
-	return safefile.Write(c.path, c.data, 0o644)
+	perm := fs.FileMode(0o644)
+	if info, err := os.Lstat(c.path); err == nil && info.Mode().IsRegular() {
+		perm = info.Mode().Perm()
+	}
+	return safefile.Write(c.path, c.data, perm)
 }

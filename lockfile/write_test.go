@@ -43,11 +43,38 @@ func TestWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Mode().Perm() != 0o644 {
-		t.Errorf("got:  mode %v\nwant: -rw-r--r--", info.Mode().Perm())
+	// The file it replaced keeps its mode.
+	if info.Mode().Perm() != 0o600 {
+		t.Errorf("got:  mode %v\nwant: -rw------- (the old file's)", info.Mode().Perm())
 	}
 	if names := dirNames(t, dir); len(names) != 1 || names[0] != FileName {
 		t.Errorf("got:  %v\nwant: [%s] (no temporary files left)", names, FileName)
+	}
+	// A new file is 0644 whatever the umask.
+	fresh := filepath.Join(t.TempDir(), FileName)
+	if err := Write(fresh, fullFile()); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(fresh); err != nil || info.Mode().Perm() != 0o644 {
+		t.Errorf("new file got:  %v, %v\nwant: -rw-r--r--", info.Mode().Perm(), err)
+	}
+	// A symbolic link is replaced by the file; what it led to is left.
+	target := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linked := filepath.Join(t.TempDir(), FileName)
+	if err := os.Symlink(target, linked); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(linked, fullFile()); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Lstat(linked); err != nil || !info.Mode().IsRegular() {
+		t.Errorf("link got: %v, %v\nwant: replaced by a regular file", info.Mode(), err)
+	}
+	if old, _ := os.ReadFile(target); string(old) != "old" {
+		t.Errorf("the link's target got:\n%s\nwant: left as it was", old)
 	}
 	// WriteDir writes the same bytes to dir/FileName.
 	dir2 := t.TempDir()
