@@ -91,6 +91,18 @@ func MCPDrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 			}
 			detail := fmt.Sprintf("The definition of %q served by tool %q changed since %s pinned it (%s, now %s).", name, block, lockfile.FileName, oldDigest, newDigest)
 			switch {
+			case hasOld && hasNew && oldDef == newDef && sameFields:
+				// The server serves what the entry records: the entry's
+				// digest is what changed.
+				detail = fmt.Sprintf("%s records the definition of %q served by tool %q as the server serves it now, but under another digest (%s, the definition's is %s): the entry's digest was edited. Review the file's history; if the definition is what you trust, run `agentform lock -upgrade` to record its digest again.", lockfile.FileName, name, block, oldDigest, newDigest)
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "MCP lock entry does not match its digests",
+					Detail:   detail,
+					Subject:  rng.Ptr(),
+					Extra:    DriftDetail{Block: block, Served: name},
+				})
+				continue
 			case hasOld && hasNew:
 				detail += "\n\n" + mcpDefinitionDiff(oldDef, newDef)
 			case hasNew:

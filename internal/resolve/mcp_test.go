@@ -1253,6 +1253,23 @@ func TestResolveMCPServerEverything(t *testing.T) {
 
 // TestMCPDriftDetail checks that every drift diagnostic says, as data,
 // which block and served tool it is about.
+// TestMCPDriftDigestEdited: a lock entry whose digest was edited while
+// its definition is what the server serves is reported as an edited
+// entry, not as a server that changed.
+func TestMCPDriftDigestEdited(t *testing.T) {
+	rng := hcl.Range{Filename: "agent.acl", Start: hcl.Pos{Line: 3, Column: 1}, End: hcl.Pos{Line: 3, Column: 10}}
+	def := `{"description":"Adds.","name":"a"}`
+	current := &lockfile.Tool{Kind: "mcp", ServerName: "s", ServerVersion: "1", HashedFields: MCPHashedFields,
+		Served: map[string]string{"a": SHA256([]byte(def))}, Definitions: map[string]string{"a": def}}
+	locked := *current
+	locked.Served = map[string]string{"a": "sha256:b711"}
+	diags := MCPDrift("srv", &locked, current, rng)
+	want := `agentform.lock.hcl records the definition of "a" served by tool "srv" as the server serves it now, but under another digest (sha256:b711, the definition's is ` + current.Served["a"] + `): the entry's digest was edited.`
+	if len(diags) != 1 || diags[0].Summary != "MCP lock entry does not match its digests" || !strings.Contains(diags[0].Detail, want) || diags[0].Severity != hcl.DiagError {
+		t.Errorf("got: %v\nwant: one error saying %q", diags, want)
+	}
+}
+
 // TestMCPDriftSinceApply: without a lock entry, what a server serves is
 // compared with the digests the last apply recorded: every tool that
 // changed, appeared or went is an error that says so and shows what is
