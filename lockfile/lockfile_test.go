@@ -287,8 +287,11 @@ func TestLoadAndRead(t *testing.T) {
 		if f == nil || len(diags) != 1 || diags[0].Summary != "Cannot read lockfile" {
 			t.Fatalf("got: %v, %v\nwant: one \"Cannot read lockfile\" diagnostic", f, diags)
 		}
-		if diags[0].Subject == nil || diags[0].Subject.Filename != FileName {
-			t.Errorf("got: %v\nwant: a range in %s", diags[0].Subject, FileName)
+		// About the file, not a line of it: no range, the file named,
+		// and what to do.
+		want := "agentform.lock.hcl is a directory, not a regular file. agentform keeps its lockfile there: move it away, and restore agentform.lock.hcl from version control or run \"agentform lock\" to write it again."
+		if diags[0].Subject != nil || diags[0].Detail != want {
+			t.Errorf("got: %v\n%s\nwant: no range\n%s", diags[0].Subject, diags[0].Detail, want)
 		}
 	})
 	t.Run("names", func(t *testing.T) {

@@ -108,18 +108,30 @@ func read(path, name string) (*File, hcl.Diagnostics) {
 		return New(), nil
 	}
 	if err != nil {
-		detail := fmt.Sprintf("Reading %s: %s.", name, err)
+		// No line of it to show: the error is about the file.
+		detail := fmt.Sprintf("Reading %s: %s. Check the file's permissions, or delete it and run \"agentform lock\" to write it again.", name, err)
 		if refused := (*safefile.ReadError)(nil); errors.As(err, &refused) {
-			detail = fmt.Sprintf("%s %s.", name, refused.Reason)
+			detail = fmt.Sprintf("%s %s. agentform keeps its lockfile there: move it away, and restore %s from version control or run \"agentform lock\" to write it again.", name, refused.Reason, FileName)
 		}
 		return New(), hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Cannot read lockfile",
-			Detail:   detail + " Check the file's permissions, or delete it and run \"agentform lock\" to write it again.",
-			Subject:  &hcl.Range{Filename: name, Start: hcl.InitialPos, End: hcl.InitialPos},
+			Detail:   detail,
 		}}
 	}
 	return Parse(src, name)
+}
+
+// hinted adds fixHint to the errors that do not say what to do: the
+// parser's own (syntax errors, unknown or repeated arguments, wrong
+// blocks), which speak of the file as if it were written by hand.
+func hinted(diags hcl.Diagnostics) hcl.Diagnostics {
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError && !strings.Contains(d.Detail, "agentform lock") {
+			d.Detail = strings.TrimSpace(d.Detail + " " + fixHint)
+		}
+	}
+	return diags
 }
 
 // Parse decodes a lockfile's content; filename names it in diagnostics.
@@ -143,7 +155,7 @@ func Parse(src []byte, filename string) (*File, hcl.Diagnostics) {
 	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	if diags.HasErrors() || file == nil {
-		return lf, diags
+		return lf, hinted(diags)
 	}
 	p := &parser{diags: diags}
 	content, d := file.Body.Content(rootSchema)
@@ -174,7 +186,7 @@ func Parse(src []byte, filename string) (*File, hcl.Diagnostics) {
 			}
 		}
 	}
-	return lf, p.diags
+	return lf, hinted(p.diags)
 }
 
 // parser accumulates diagnostics while decoding entries.

@@ -3,6 +3,8 @@ package lockfile
 import (
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/hcl/v2"
 )
 
 // goodJS is a valid javascript entry, for cases that break one thing.
@@ -252,6 +254,12 @@ func TestParseErrors(t *testing.T) {
 			}
 			if tc.detail != "" && !strings.Contains(first.Detail, tc.detail) {
 				t.Errorf("detail\ngot:  %s\nwant: it to contain %q", first.Detail, tc.detail)
+			}
+			// Every error says what to do about a file agentform writes.
+			for _, d := range diags {
+				if d.Severity == hcl.DiagError && !strings.Contains(d.Detail, `run "agentform lock"`) {
+					t.Errorf("detail of %q\ngot:  %s\nwant: what to do (restore the file, or agentform lock)", d.Summary, d.Detail)
+				}
 			}
 		})
 	}
