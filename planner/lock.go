@@ -91,7 +91,9 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 		switch {
 		case stale != "":
 			detail = "-lockfile=readonly: " + stale
-		case len(c.Attributes) > 0:
+		case c.Action == lockfile.ActionUpdate && len(c.Attributes) > 0:
+			// An entry added or removed whole changes every attribute:
+			// only an update's list says something.
 			detail += fmt.Sprintf(" Changed: %s.", strings.Join(c.Attributes, ", "))
 		}
 		detail += " Run \"agentform lock\" (after reviewing the change) and commit " + lockfile.FileName + "."
