@@ -316,8 +316,9 @@ func TestVerifyLockfileMissingOrEmpty(t *testing.T) {
 			_ = os.Remove(lock)
 			make()
 			code, stdout, stderr := run(t, "", "-chdir="+elsewhere, "verify", "a.tgz")
-			if code != ExitError || !strings.Contains(stderr, `agent.json pins tool block "word_count", but the lockfile has no entry for it`) {
-				t.Errorf("got: exit %d\n%s%s\nwant: refused, word_count not in the lockfile", code, stdout, stderr)
+			if code != ExitError || !strings.Contains(stderr, `agent.json pins tool block "word_count", but the lockfile has no entry for it`) ||
+				!strings.Contains(stderr, "Error: a.tgz does not match "+lock+":") || !strings.Contains(stderr, "The archive is intact") {
+				t.Errorf("got: exit %d\n%s%s\nwant: refused, word_count not in the lockfile, the archive itself intact", code, stdout, stderr)
 			}
 		})
 	}

@@ -105,6 +105,8 @@ func (c *VerifyCommand) Run(args []string) int {
 	for _, p := range artifact.Verify(a, lock) {
 		problems = append(problems, p.String())
 	}
+	// Whole on its own, the archive differs from the lockfile only.
+	lockOnly := len(problems) > 0 && lock != nil && len(artifact.Verify(a, nil)) == 0
 	if noLockfile && len(problems) == 0 {
 		// No lockfile is what a workspace that pins nothing has: an
 		// artifact that pins nothing matches it; one that pins something
@@ -130,6 +132,15 @@ func (c *VerifyCommand) Run(args []string) int {
 			}
 			problems = append(problems, more...)
 		}
+	}
+	if len(problems) > 0 && lockOnly {
+		// The archive is whole; it was built against other lock entries.
+		fmt.Fprintf(c.Stderr, "Error: %s does not match %s:\n", path, c.path(lockfile.FileName))
+		for _, p := range problems {
+			fmt.Fprintf(c.Stderr, "  - %s\n", p)
+		}
+		fmt.Fprintf(c.Stderr, "The archive is intact (SHA256SUMS and agent.json's digests hold), but it was built from other lock entries than the lockfile holds. If the lockfile changed since it was built (agentform lock, an edit), run agentform apply to build it again; if not, it was not built from this lockfile.\n")
+		return ExitError
 	}
 	if len(problems) > 0 {
 		fmt.Fprintf(c.Stderr, "Error: %s failed verification:\n", path)
