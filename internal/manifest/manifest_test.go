@@ -230,6 +230,37 @@ http_server {
 	}
 }
 
+// TestSecretDefaultTagsChecked: a secret(runtime()) capabilities default
+// with a malformed tag is an error at the reference, naming the element
+// and not the tag; a well-formed one is accepted.
+func TestSecretDefaultTagsChecked(t *testing.T) {
+	const src = `
+agent "a" {
+  capabilities = secret(runtime("CAPS", %s))
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+`
+	_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(fmt.Sprintf(src, `["calc", "SECRETTAG:: "]`))})
+	want := `In "capabilities", element 2 of the default of secret(runtime("CAPS")) is not a well-formed tag (a secret's value is not shown).`
+	if len(diags) != 1 || diags[0].Summary != "Invalid capability tag" || !strings.HasPrefix(diags[0].Detail, want) || diags[0].Subject == nil || diags[0].Subject.Start.Line != 3 {
+		t.Errorf("got: %v\nwant: one error at line 3: %s", diags, want)
+	}
+	for _, d := range diags {
+		if strings.Contains(d.Summary+d.Detail, "SECRETTAG") {
+			t.Errorf("the secret default is quoted: %s", d.Detail)
+		}
+	}
+	if _, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(fmt.Sprintf(src, `["calc", "shell::read"]`))}); diags.HasErrors() {
+		t.Errorf("well-formed secret default got: %v\nwant: no error", diags)
+	}
+}
+
 // TestHoldsStarTag: holds() with a "*" segment written out is a warning at
 // the tag: "*" is not a wildcard, so !holds(a, "shell::*") passes for an
 // agent holding "shell::exec".

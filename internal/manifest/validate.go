@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
 
 	"github.com/agentform/agentform/internal/capability"
 )
@@ -87,6 +89,18 @@ func (d *decoder) validateAgentModel(cfg *Config, a *Agent) {
 // validateTags checks every tag of a list: well-formed, no duplicates, and
 // a warning for "*", which is not a wildcard.
 func (d *decoder) validateTags(l StringList, name string) {
+	if ref := l.Runtime; ref != nil && ref.Secret && ref.HasDefault() {
+		// A secret's default is what plans use too, and must be
+		// well-formed; the message does not quote it.
+		if dv, err := convert.Convert(ref.Default, cty.List(cty.String)); err == nil {
+			for i, tag := range listStrings(dv) {
+				if ValidateTag(tag) != nil {
+					d.errorf(ref.Range, "Invalid capability tag", "In %q, element %d of the default of secret(runtime(%q)) is not a well-formed tag (a secret's value is not shown). %s", name, i+1, ref.Env, TagHelp)
+				}
+			}
+		}
+		return
+	}
 	values, ranges := l.Values, l.ElemRanges
 	if l.Runtime != nil {
 		// The default is what plans use; it must be well-formed too.
