@@ -238,3 +238,19 @@ func typeName(flag byte) string {
 		return fmt.Sprintf("entry type %q", flag)
 	}
 }
+
+// Canonical reports whether data, the archive a was read from, is byte for
+// byte the archive Build writes for a's files: entries in order, with
+// agentform's modes, owners and timestamps, and its compression. An
+// archive repacked by another tool can hold intact files and still fail.
+func Canonical(a *Archive, data []byte) bool {
+	files := make([]File, 0, len(a.Files))
+	for _, p := range a.Paths() {
+		if p == SumsName {
+			continue
+		}
+		files = append(files, File{Path: p, Data: a.Files[p], Executable: a.Executable[p]})
+	}
+	built, err := Build(files)
+	return err == nil && bytes.Equal(built, data)
+}

@@ -331,3 +331,72 @@ func rawTar(t *testing.T, blocks ...[]byte) []byte {
 	}
 	return gzipOf(t, append(stream, make([]byte, 1024)...))
 }
+
+// TestCanonical: what Build writes is canonical; the same tar stream
+// compressed at another level, or its entries written in another order,
+// reads back with the same files but is not.
+func TestCanonical(t *testing.T) {
+	s := newSample(t)
+	data := mustBuild(t, s.all(t))
+	read := func(data []byte) *Archive {
+		t.Helper()
+		a, err := Read(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	if !Canonical(read(data), data) {
+		t.Fatal("Build's own archive is not canonical")
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recompressed bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&recompressed, gzip.BestSpeed)
+	zw.Write(stream)
+	zw.Close()
+	// Entries in reverse order.
+	tr := tar.NewReader(bytes.NewReader(stream))
+	type entry struct {
+		hdr  *tar.Header
+		data []byte
+	}
+	var entries []entry
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(tr)
+		entries = append(entries, entry{hdr, b})
+	}
+	var reordered bytes.Buffer
+	zw = gzip.NewWriter(&reordered)
+	tw := tar.NewWriter(zw)
+	for _, e := range slices.Backward(entries) {
+		if err := tw.WriteHeader(e.hdr); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(e.data)
+	}
+	tw.Close()
+	zw.Close()
+	for name, other := range map[string][]byte{"recompressed": recompressed.Bytes(), "reordered": reordered.Bytes()} {
+		a := read(other)
+		if !maps.EqualFunc(a.Files, read(data).Files, bytes.Equal) {
+			t.Fatalf("%s: files differ", name)
+		}
+		if Canonical(a, other) {
+			t.Errorf("%s: got canonical, want not", name)
+		}
+	}
+}

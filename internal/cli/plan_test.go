@@ -231,7 +231,7 @@ func TestVerifyAgainstState(t *testing.T) {
 		t.Fatalf("apply: exit %d\n%s", code, stderr)
 	}
 	art := filepath.Join(dir, "dist", "assistant.agent.tgz")
-	if code, stdout, stderr := run(t, "", "-chdir="+dir, "verify", "dist/assistant.agent.tgz"); code != ExitOK || !strings.Contains(stdout, "it is the artifact the last apply wrote") {
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "verify", "dist/assistant.agent.tgz"); code != ExitOK || !strings.Contains(stdout, "it is the artifact the last apply wrote") || stderr != "" {
 		t.Fatalf("verify of the applied artifact got: exit %d\n%s%s", code, stdout, stderr)
 	}
 	applied, err := os.ReadFile(art)

@@ -149,6 +149,9 @@ func (c *VerifyCommand) Run(args []string) int {
 		}
 		return ExitError
 	}
+	if !artifact.Canonical(a, data) {
+		fmt.Fprintf(c.Stderr, "Warning: %s is not byte for byte the archive agentform writes for these files (its entry order, modes, owners, timestamps or compression differ): the files check out, but it was repacked since agentform built it. agentform apply builds it again.\n", path)
+	}
 	against := ""
 	switch {
 	case lock != nil && noLockfile:
