@@ -150,7 +150,7 @@ func (c *VerifyCommand) Run(args []string) int {
 		return ExitError
 	}
 	if !artifact.Canonical(a, data) {
-		fmt.Fprintf(c.Stderr, "Warning: %s is not byte for byte the archive agentform writes for these files (its entry order, modes, owners, timestamps or compression differ): the files check out, but it was repacked since agentform built it. agentform apply builds it again.\n", path)
+		fmt.Fprintf(c.Stderr, "Warning: %s is not byte for byte the archive agentform writes for these files (its entry order, modes, owners, timestamps or compression differ): the files check out, but it was repacked since agentform built it, or built by an agentform that writes archives otherwise. agentform apply builds it again.\n", path)
 	}
 	against := ""
 	switch {
