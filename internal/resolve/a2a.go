@@ -24,6 +24,7 @@ import (
 
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/sameorigin"
+	"github.com/agentform/agentform/internal/secretparts"
 	"github.com/agentform/agentform/lockfile"
 )
 
@@ -388,14 +389,14 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		return fail("Invalid A2A agent card", fmt.Sprintf("The agent card at %s is not valid JSON: %s.", where(path), a2aScrubText(err.Error(), secrets)))
 	}
 	// The scrub replaces each value whole; a card quoting only a
-	// credential inside one (quotableParts: a URL's password, a secret
-	// URL's query key, a secret header's token) is refused instead, since
-	// replacing those too would rewrite ordinary cards, and the card is
-	// written into the lockfile and artifacts. Each value is looked for in
-	// the card with only its own whole occurrences replaced, so that
-	// scrubbing another value cannot break a credential up.
+	// credential inside one (secretparts.Credentials: a URL's password, a
+	// secret URL's query key, a secret header's token) is refused
+	// instead, since replacing those too would rewrite ordinary cards, and
+	// the card is written into the lockfile and artifacts. Each value is
+	// looked for in the card with only its own whole occurrences replaced,
+	// so that scrubbing another value cannot break a credential up.
 	for _, sec := range secrets {
-		parts := quotableParts(sec.value, sec.secret)
+		parts := secretparts.Credentials(sec.value, sec.secret)
 		if len(parts) > 0 && quotes(a2aScrub(tree, []a2aSecret{sec}), parts) {
 			return fail("A2A agent card quotes a credential", fmt.Sprintf("The agent card at %s quotes a credential from the value of %s (a password, query value or token in it). agentform does not write runtime values into the lockfile, plans or artifacts, so it cannot pin this card. Pass the credential as auth_token or a header the card does not echo, or fix the agent.", where(path), sec.env))
 		}

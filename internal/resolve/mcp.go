@@ -32,6 +32,7 @@ import (
 	"github.com/agentform/agentform/internal/mcpwire"
 	"github.com/agentform/agentform/internal/proctree"
 	"github.com/agentform/agentform/internal/sameorigin"
+	"github.com/agentform/agentform/internal/secretparts"
 	"github.com/agentform/agentform/lockfile"
 )
 
@@ -706,10 +707,10 @@ type mcpSecret struct {
 }
 
 // needles are what text must not quote of the value: the credentials
-// inside it (quotableParts) and, for a secret of minWhole bytes or more,
-// the whole value.
+// inside it (secretparts.Credentials) and, for a secret of minWhole bytes
+// or more, the whole value.
 func (sv mcpSecret) needles(minWhole int) []string {
-	needles := quotableParts(sv.value, sv.secret)
+	needles := secretparts.Credentials(sv.value, sv.secret)
 	if sv.secret && len(sv.value) >= minWhole {
 		needles = append(needles, sv.value)
 	}
@@ -719,7 +720,7 @@ func (sv mcpSecret) needles(minWhole int) []string {
 // secretInDefinitions refuses a server whose pinned tool definitions, or
 // whose reported name or version, quote a secret given to it (the auth
 // token always counts as one) or a credential inside a runtime value
-// (quotableParts): they would be pinned in the lockfile, which is
+// (secretparts.Credentials): they would be pinned in the lockfile, which is
 // committed, and shipped in artifacts. A plain runtime value quoted whole
 // (a port, a host) is not refused: a server may well name it. The error
 // names the variable, never the value. A whole secret value is looked for
@@ -769,7 +770,7 @@ func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool, regis
 }
 
 // redact replaces every runtime value in s, and every credential inside
-// one (quotableParts), by a reference to its variable.
+// one (secretparts.Credentials), by a reference to its variable.
 func (s *mcpSession) redact(text string) string {
 	replace := func(text string, form func(string) string) string {
 		for _, sv := range s.secrets {
@@ -778,7 +779,7 @@ func (s *mcpSession) redact(text string) string {
 			}
 		}
 		for _, sv := range s.secrets {
-			for _, part := range quotableParts(sv.value, sv.secret) {
+			for _, part := range secretparts.Credentials(sv.value, sv.secret) {
 				text = strings.ReplaceAll(text, form(part), fmt.Sprintf("(part of %s)", sv.env))
 			}
 		}

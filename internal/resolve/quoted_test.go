@@ -1,45 +1,10 @@
 package resolve
 
 import (
-	"encoding/base64"
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 )
-
-func TestQuotableParts(t *testing.T) {
-	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
-	for _, tc := range []struct {
-		value  string
-		secret bool
-		want   []string
-	}{
-		// A password (also as written) and the Basic form, never the user
-		// name beside it; not a password that repeats the user name.
-		{"https://postgres:hunter22@localhost:5432/app", false, []string{"hunter22", b64("postgres:hunter22")}},
-		{"postgresql://app:Xk9%40pL2%23qR7@db:5432/app", false, []string{"Xk9@pL2#qR7", "Xk9%40pL2%23qR7", b64("app:Xk9@pL2#qR7")}},
-		{"postgresql://postgres:postgres@localhost/app", false, nil},
-		{"postgresql://postgres@localhost/app", false, nil},
-		// A token used as the user name, with or without an empty password,
-		// in a secret value.
-		{"https://ghpTOKEN12345@host/", true, []string{"ghpTOKEN12345", b64("ghpTOKEN12345:")}},
-		{"https://sk_live_51HabcdEFGH1234:@api.example.com/mcp", true, []string{"sk_live_51HabcdEFGH1234", b64("sk_live_51HabcdEFGH1234:")}},
-		{"https://ghpTOKEN12345@host/", false, nil},
-		// Credential-named query values of a secret URL, raw and decoded;
-		// settings (format, region) are not credentials.
-		{"https://h/?api_key=abc%2Fdef12345&format=markdown&region=us-east-1", true, []string{"abc%2Fdef12345", "abc/def12345"}},
-		{"https://h/?api_key=abc%2Fdef12345", false, nil},
-		{"Bearer tok-12345678", true, []string{"tok-12345678"}},
-		{"Basic " + b64("svc:passw0rd"), true, []string{b64("svc:passw0rd"), "passw0rd"}},
-		{"Bearer tok-12345678", false, nil},
-		{"Bearer short", true, nil},
-	} {
-		if got := quotableParts(tc.value, tc.secret); !slices.Equal(got, tc.want) {
-			t.Errorf("quotableParts(%q, %v)\ngot:  %q\nwant: %q", tc.value, tc.secret, got, tc.want)
-		}
-	}
-}
 
 func TestQuotes(t *testing.T) {
 	var tree any

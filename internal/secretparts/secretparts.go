@@ -1,0 +1,228 @@
+// Package secretparts says which pieces of a runtime value text may quote
+// on their own, so that plan-time resolution (package resolve) and serve
+// and invoke (package serve) hide the same ones. Each of them hides a
+// runtime value whole; this package names the rest:
+//
+//   - Credentials are the credentials inside a value: a URL's password, a
+//     secret's token. They are secrets in their own right: a remote
+//     definition that quotes one is refused, and messages replace it.
+//   - URLParts are the parts of a runtime URL that messages quote apart
+//     from the whole: its host and user name and, for a secret URL, its
+//     path and query values. They are no secrets by themselves (a server's
+//     definitions may well name its own host or path), so they are hidden
+//     from messages only. Treating them as credentials would refuse
+//     ordinary servers; treating a credential as one of them would let a
+//     definition pin a password into the lockfile.
+//   - Forms are the re-encodings of any value or part that a remote may
+//     quote instead of the text itself: escaped in a JSON string, or
+//     percent-encoded in a URL.
+//
+// Parts shorter than a few bytes are left out: a short query value or
+// password ("json", "on") is an ordinary word of any message, and
+// replacing it would rewrite every text.
+package secretparts
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Lengths below which a part is not looked for on its own.
+const (
+	// minCredential bounds a token, a user name used as one, a query
+	// value named like a credential and a Basic Authorization value.
+	minCredential = 8
+	// minPassword bounds a password, which is usually shorter than a
+	// token.
+	minPassword = 6
+	// minURLPart bounds a host, a password, a path and a query value
+	// hidden from messages.
+	minURLPart = 4
+	// minUserName bounds a user name hidden from messages: shorter ones
+	// ("root", "app") are words of many messages.
+	minUserName = 6
+)
+
+// credentialParams are substrings of the names of query parameters that
+// carry credentials (api_key, access_token, sig, X-Amz-Credential, …);
+// other query values (a region, a format) are settings, not secrets.
+var credentialParams = []string{"key", "token", "secret", "sig", "pass", "auth", "cred", "code", "session"}
+
+// Credentials lists the credentials inside a runtime value that a remote
+// may quote on their own, besides the whole value. For any URL: its
+// password (as written and decoded) unless it is the user name again (a
+// local default such as postgres:postgres), and the Basic Authorization
+// header Go sends for the user info. For a secret() value also: the user
+// name when the password is empty or absent (a token used as the user
+// name), the values of query parameters named like credentials (as
+// written and decoded), and the token of a header such as "Bearer X" (of
+// "Basic X", the password in X too). A plain runtime() value's user name,
+// query settings and header words are not credentials by construction.
+// The list is in a fixed order and may hold one part twice.
+func Credentials(value string, secret bool) []string {
+	var out []string
+	add := func(s string, min int) {
+		if len(s) >= min {
+			out = append(out, s)
+		}
+	}
+	if u := parseURL(value); u != nil {
+		if u.User != nil {
+			name := u.User.Username()
+			pass, _ := u.User.Password()
+			if pass != "" && pass != name {
+				add(pass, minPassword)
+				// As written in the URL, percent-escapes and all.
+				if _, raw, ok := strings.Cut(u.User.String(), ":"); ok && raw != pass {
+					add(raw, minPassword)
+				}
+				add(base64.StdEncoding.EncodeToString([]byte(name+":"+pass)), minCredential)
+			}
+			if pass == "" && secret {
+				add(name, minCredential)
+				add(base64.StdEncoding.EncodeToString([]byte(name+":")), minCredential)
+			}
+		}
+		if secret {
+			for _, kv := range queryPairs(u) {
+				name, raw, _ := strings.Cut(kv, "=")
+				if !credentialParam(name) {
+					continue
+				}
+				add(raw, minCredential)
+				if dec, err := url.QueryUnescape(raw); err == nil && dec != raw {
+					add(dec, minCredential)
+				}
+			}
+		}
+	}
+	if f := strings.Fields(value); secret && len(f) > 1 {
+		last := f[len(f)-1]
+		add(last, minCredential)
+		if strings.EqualFold(f[0], "basic") {
+			if dec, err := base64.StdEncoding.DecodeString(last); err == nil {
+				if _, pass, ok := strings.Cut(string(dec), ":"); ok {
+					add(pass, minPassword)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// URLParts lists the parts of a runtime URL that messages quote apart from
+// the whole (a dial error its host, a client error the URL with its
+// password masked, a server its request path), to be hidden from messages
+// and only there. For any URL: its host with and without the port, its
+// user name and its password (as written and decoded). For a secret()
+// URL also its path (as written and decoded, without a trailing slash)
+// and the value of each query parameter (as written and decoded):
+// webhook-style URLs carry their token in the path, and a query setting
+// of a secret URL is no one's business either. A value that is no
+// absolute URL has none. The list is in a fixed order and may hold one
+// part twice.
+func URLParts(value string, secret bool) []string {
+	u := parseURL(value)
+	if u == nil {
+		return nil
+	}
+	var out []string
+	add := func(s string, min int) {
+		if len(s) >= min {
+			out = append(out, s)
+		}
+	}
+	add(u.Host, minURLPart)
+	add(u.Hostname(), minURLPart)
+	if u.User != nil {
+		add(u.User.Username(), minUserName)
+		if pass, ok := u.User.Password(); ok {
+			add(pass, minURLPart)
+			if _, raw, ok := strings.Cut(u.User.String(), ":"); ok && raw != pass {
+				add(raw, minURLPart)
+			}
+		}
+	}
+	if !secret {
+		return out
+	}
+	escaped := strings.TrimRight(u.EscapedPath(), "/")
+	add(escaped, minURLPart)
+	if decoded := strings.TrimRight(u.Path, "/"); decoded != escaped {
+		add(decoded, minURLPart)
+	}
+	for _, kv := range queryPairs(u) {
+		_, raw, _ := strings.Cut(kv, "=")
+		add(raw, minURLPart)
+		if dec, err := url.QueryUnescape(raw); err == nil && dec != raw {
+			add(dec, minURLPart)
+		}
+	}
+	return out
+}
+
+// Forms returns s followed by the other forms a remote may quote it in:
+// escaped inside a JSON string (as most encoders write it, and as Go's
+// encoder writes it with <, > and & escaped too), and percent-encoded as a
+// query value and as a path segment. A form equal to one before it is left
+// out, so that a plain word has one form only. Forms are never shorter
+// than s.
+func Forms(s string) []string {
+	out := []string{s}
+	add := func(f string) {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(s) == nil {
+		add(jsonInner(bytes.TrimSuffix(b.Bytes(), []byte("\n"))))
+	}
+	if quoted, err := json.Marshal(s); err == nil {
+		add(jsonInner(quoted))
+	}
+	add(url.QueryEscape(s))
+	add(url.PathEscape(s))
+	return out
+}
+
+// jsonInner returns a JSON string's text without its quotes.
+func jsonInner(quoted []byte) string {
+	return string(quoted[1 : len(quoted)-1])
+}
+
+// parseURL returns value as a URL when it is an absolute one with a host,
+// else nil.
+func parseURL(value string) *url.URL {
+	u, err := url.Parse(value)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil
+	}
+	return u
+}
+
+// queryPairs splits a URL's query into its name=value pairs as written.
+func queryPairs(u *url.URL) []string {
+	return strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' })
+}
+
+// credentialParam reports whether a query parameter's name says it
+// carries a credential.
+func credentialParam(name string) bool {
+	if dec, err := url.QueryUnescape(name); err == nil {
+		name = dec
+	}
+	name = strings.ToLower(name)
+	for _, c := range credentialParams {
+		if strings.Contains(name, c) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,83 @@
+package secretparts
+
+import (
+	"encoding/base64"
+	"slices"
+	"testing"
+)
+
+func TestCredentials(t *testing.T) {
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	for _, tc := range []struct {
+		value  string
+		secret bool
+		want   []string
+	}{
+		// A password (also as written) and the Basic form, never the user
+		// name beside it; not a password that repeats the user name.
+		{"https://postgres:hunter22@localhost:5432/app", false, []string{"hunter22", b64("postgres:hunter22")}},
+		{"postgresql://app:Xk9%40pL2%23qR7@db:5432/app", false, []string{"Xk9@pL2#qR7", "Xk9%40pL2%23qR7", b64("app:Xk9@pL2#qR7")}},
+		{"postgresql://postgres:postgres@localhost/app", false, nil},
+		{"postgresql://postgres@localhost/app", false, nil},
+		// A token used as the user name, with or without an empty password,
+		// in a secret value.
+		{"https://ghpTOKEN12345@host/", true, []string{"ghpTOKEN12345", b64("ghpTOKEN12345:")}},
+		{"https://sk_live_51HabcdEFGH1234:@api.example.com/mcp", true, []string{"sk_live_51HabcdEFGH1234", b64("sk_live_51HabcdEFGH1234:")}},
+		{"https://ghpTOKEN12345@host/", false, nil},
+		// Credential-named query values of a secret URL, raw and decoded;
+		// settings (format, region) are not credentials.
+		{"https://h/?api_key=abc%2Fdef12345&format=markdown&region=us-east-1", true, []string{"abc%2Fdef12345", "abc/def12345"}},
+		{"https://h/?api_key=abc%2Fdef12345", false, nil},
+		{"Bearer tok-12345678", true, []string{"tok-12345678"}},
+		{"Basic " + b64("svc:passw0rd"), true, []string{b64("svc:passw0rd"), "passw0rd"}},
+		{"Bearer tok-12345678", false, nil},
+		{"Bearer short", true, nil},
+	} {
+		if got := Credentials(tc.value, tc.secret); !slices.Equal(got, tc.want) {
+			t.Errorf("Credentials(%q, %v)\ngot:  %q\nwant: %q", tc.value, tc.secret, got, tc.want)
+		}
+	}
+}
+
+func TestURLParts(t *testing.T) {
+	for _, tc := range []struct {
+		value  string
+		secret bool
+		want   []string
+	}{
+		// Host (with and without the port), a user name from 6 bytes, a
+		// password from 4, as written and decoded.
+		{"http://svcaccount:p%40ss@mcp.corp.example:8443/mcp", false, []string{"mcp.corp.example:8443", "mcp.corp.example", "svcaccount", "p@ss", "p%40ss"}},
+		{"http://root@10.0.0.7/mcp?api_key=SENTINEL_q", false, []string{"10.0.0.7", "10.0.0.7"}},
+		// A secret URL's path (without a trailing slash, as written and
+		// decoded) and every query value from 4 bytes.
+		{"https://hooks.example/services/T0K%2FEN-77/?api_key=SENTINEL_q&fmt=json&v=1", true,
+			[]string{"hooks.example", "hooks.example", "/services/T0K%2FEN-77", "/services/T0K/EN-77", "SENTINEL_q", "json"}},
+		{"https://hooks.example/", true, []string{"hooks.example", "hooks.example"}},
+		{"https://hooks.example/a", true, []string{"hooks.example", "hooks.example"}},
+		// No absolute URL, no parts.
+		{"Bearer tok-12345678", true, nil},
+		{"/usr/local/bin/server", true, nil},
+	} {
+		if got := URLParts(tc.value, tc.secret); !slices.Equal(got, tc.want) {
+			t.Errorf("URLParts(%q, %v)\ngot:  %q\nwant: %q", tc.value, tc.secret, got, tc.want)
+		}
+	}
+}
+
+func TestForms(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want []string
+	}{
+		{"plain-token_123", []string{"plain-token_123"}},
+		// JSON escapes a quote and a backslash, not a slash; Go's encoder
+		// also escapes <, > and &.
+		{`pa"ss\w/rd`, []string{`pa"ss\w/rd`, `pa\"ss\\w/rd`, "pa%22ss%5Cw%2Frd"}},
+		{"a&b c/d", []string{"a&b c/d", `a\u0026b c/d`, "a%26b+c%2Fd", "a&b%20c%2Fd"}},
+	} {
+		if got := Forms(tc.s); !slices.Equal(got, tc.want) {
+			t.Errorf("Forms(%q)\ngot:  %q\nwant: %q", tc.s, got, tc.want)
+		}
+	}
+}
