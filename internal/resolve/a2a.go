@@ -284,7 +284,7 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 
 	// Go's error text can quote what the agent sent (a malformed status
 	// line echoing the token): runtime values are scrubbed from it.
-	reasonOf := func(err error) string { return a2aScrubText(netReason(err, timeout, literal), secrets) }
+	reasonOf := func(err error) string { return a2aScrubMessage(netReason(err, timeout, literal), secrets) }
 
 	var diags hcl.Diagnostics
 	path := a2aCardPath
@@ -314,7 +314,7 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 			// The request could not be made at all (a header value HTTP
 			// cannot carry): the configuration's fault, not the network's.
 			detail := fmt.Sprintf("agentform could not make the request for the agent card of tool %q at %s: %s. Check the block's headers and auth_token.",
-				t.Name, where(path), a2aScrubText(requestText(err), secrets))
+				t.Name, where(path), a2aScrubMessage(requestText(err), secrets))
 			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot make the A2A request", Detail: detail, Subject: rng.Ptr()})
 		case proxyError(err) != nil:
 			// The proxy could not be reached (its certificate included):
@@ -386,7 +386,7 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 
 	tree, err := a2aDecodeJSON(body)
 	if err != nil {
-		return fail("Invalid A2A agent card", fmt.Sprintf("The agent card at %s is not valid JSON: %s.", where(path), a2aScrubText(err.Error(), secrets)))
+		return fail("Invalid A2A agent card", fmt.Sprintf("The agent card at %s is not valid JSON: %s.", where(path), a2aScrubMessage(err.Error(), secrets)))
 	}
 	// The scrub replaces each value whole; a card quoting only a
 	// credential inside one (secretparts.Credentials: a URL's password, a
@@ -396,7 +396,10 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	// looked for in the card with only its own whole occurrences replaced,
 	// so that scrubbing another value cannot break a credential up.
 	for _, sec := range secrets {
-		parts := secretparts.Credentials(sec.value, sec.secret)
+		var parts []string
+		for _, p := range secretparts.Credentials(sec.value, sec.secret) {
+			parts = append(parts, secretparts.Forms(p)...)
+		}
 		if len(parts) > 0 && quotes(a2aScrub(tree, []a2aSecret{sec}), parts) {
 			return fail("A2A agent card quotes a credential", fmt.Sprintf("The agent card at %s quotes a credential from the value of %s (a password, query value or token in it). agentform does not write runtime values into the lockfile, plans or artifacts, so it cannot pin this card. Pass the credential as auth_token or a header the card does not echo, or fix the agent.", where(path), sec.env))
 		}
@@ -645,18 +648,45 @@ func a2aScrub(v any, secrets []a2aSecret) any {
 	return v
 }
 
-// a2aScrubText replaces runtime values in s, longest first so that a value
-// containing another is replaced whole.
+// a2aScrubText replaces runtime values in s, as written or re-encoded
+// (secretparts.Forms), by ${ENV}.
 func a2aScrubText(s string, secrets []a2aSecret) string {
-	type pair struct{ old, new string }
-	var pairs []pair
+	var pairs []a2aPair
 	for _, sec := range secrets {
 		// Without a trailing slash, so that a URL set with or without
 		// one scrubs to the same text.
 		if v := strings.TrimRight(sec.value, "/"); len(v) >= a2aMinScrub {
-			pairs = append(pairs, pair{v, "${" + sec.env + "}"})
+			for _, f := range secretparts.Forms(v) {
+				pairs = append(pairs, a2aPair{f, "${" + sec.env + "}"})
+			}
 		}
 	}
+	return a2aReplace(s, pairs)
+}
+
+// a2aScrubMessage replaces in a message what a2aScrubText replaces, and
+// also, by "(part of ENV)", the credentials inside each value and the
+// parts of a runtime URL that messages quote (secretparts), as written or
+// re-encoded. Messages only: in the card, such a credential is refused
+// and such a part (the agent's own path) is the card's business.
+func a2aScrubMessage(s string, secrets []a2aSecret) string {
+	s = a2aScrubText(s, secrets)
+	var pairs []a2aPair
+	for _, sec := range secrets {
+		for _, p := range append(secretparts.Credentials(sec.value, sec.secret), secretparts.URLParts(sec.value, sec.secret)...) {
+			for _, f := range secretparts.Forms(p) {
+				pairs = append(pairs, a2aPair{f, "(part of " + sec.env + ")"})
+			}
+		}
+	}
+	return a2aReplace(s, pairs)
+}
+
+type a2aPair struct{ old, new string }
+
+// a2aReplace replaces each pair's old text, longest first so that a value
+// containing another is replaced whole.
+func a2aReplace(s string, pairs []a2aPair) string {
 	sort.SliceStable(pairs, func(i, j int) bool {
 		if len(pairs[i].old) != len(pairs[j].old) {
 			return len(pairs[i].old) > len(pairs[j].old)

@@ -1360,3 +1360,31 @@ func TestResolveA2AReadonlyLock(t *testing.T) {
 		}
 	}
 }
+
+// TestA2AScrubMessage: a message about an agent reached by a secret URL
+// names none of its parts (path, query values, host, password), nor a
+// value re-encoded; the card scrub replaces re-encoded values too, and
+// leaves the parts to the card.
+func TestA2AScrubMessage(t *testing.T) {
+	const base = "https://svc:pw-0123456789@agent.internal:8443/hooks/T0K-PATH-99?api_key=QKEY-abcdef123&team=blue-team"
+	secrets := []a2aSecret{
+		{value: base, env: "A2A_URL", secret: true},
+		{value: "agent.internal:8443", env: "A2A_URL"},
+		{value: `tok"en/5e6f7a8b`, env: "TOKEN", secret: true},
+	}
+	msg := "GET /hooks/T0K-PATH-99?api_key=QKEY-abcdef123&team=blue-team on agent.internal (user svc, password pw-0123456789), token " +
+		url.QueryEscape(`tok"en/5e6f7a8b`) + ` or "tok\"en/5e6f7a8b"`
+	got := a2aScrubMessage(msg, secrets)
+	for _, leak := range []string{"T0K-PATH", "QKEY", "blue-team", "agent.internal", "pw-0123456789", "5e6f7a8b"} {
+		if strings.Contains(got, leak) {
+			t.Errorf("message\ngot:  %s\nwant: no %q in it", got, leak)
+		}
+	}
+	if !strings.Contains(got, "(part of A2A_URL)") || !strings.Contains(got, "${TOKEN}") {
+		t.Errorf("message\ngot:  %s\nwant: the parts named by A2A_URL, the token by ${TOKEN}", got)
+	}
+	card := "see " + url.QueryEscape(strings.TrimSuffix(base, "/")) + " at /hooks/T0K-PATH-99"
+	if got, want := a2aScrubText(card, secrets), "see ${A2A_URL} at /hooks/T0K-PATH-99"; got != want {
+		t.Errorf("card text\ngot:  %s\nwant: %s", got, want)
+	}
+}

@@ -673,8 +673,9 @@ type mcpSession struct {
 	// auth token), each with the variable that supplied it, scrubbed from
 	// any error text.
 	secrets []mcpSecret
-	// hidden are parts of a URL given at runtime (host, user name), left
-	// out of messages only (redact).
+	// hidden are parts of a URL given at runtime (secretparts.URLParts:
+	// host, user name, a secret URL's path), left out of messages only
+	// (redact).
 	hidden []mcpSecret
 
 	// stdio
@@ -710,9 +711,15 @@ type mcpSecret struct {
 // inside it (secretparts.Credentials) and, for a secret of minWhole bytes
 // or more, the whole value.
 func (sv mcpSecret) needles(minWhole int) []string {
-	needles := secretparts.Credentials(sv.value, sv.secret)
+	parts := secretparts.Credentials(sv.value, sv.secret)
 	if sv.secret && len(sv.value) >= minWhole {
-		needles = append(needles, sv.value)
+		parts = append(parts, sv.value)
+	}
+	// Each as written and re-encoded (a definition quoting a secret
+	// percent-encoded quotes it all the same).
+	var needles []string
+	for _, p := range parts {
+		needles = append(needles, secretparts.Forms(p)...)
 	}
 	return needles
 }
@@ -769,25 +776,39 @@ func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool, regis
 	return nil
 }
 
-// redact replaces every runtime value in s, and every credential inside
-// one (secretparts.Credentials), by a reference to its variable.
+// redact replaces every runtime value in s, every credential inside one
+// (secretparts.Credentials) and every part of a runtime URL in hidden, as
+// written or re-encoded (secretparts.Forms), by a reference to its
+// variable.
 func (s *mcpSession) redact(text string) string {
 	replace := func(text string, form func(string) string) string {
 		for _, sv := range s.secrets {
 			if sv.value != "" {
-				text = strings.ReplaceAll(text, form(sv.value), fmt.Sprintf("(value of %s)", sv.env))
+				for _, f := range secretparts.Forms(sv.value) {
+					text = strings.ReplaceAll(text, form(f), fmt.Sprintf("(value of %s)", sv.env))
+				}
 			}
 		}
 		for _, sv := range s.secrets {
 			for _, part := range secretparts.Credentials(sv.value, sv.secret) {
-				text = strings.ReplaceAll(text, form(part), fmt.Sprintf("(part of %s)", sv.env))
+				for _, f := range secretparts.Forms(part) {
+					text = strings.ReplaceAll(text, form(f), fmt.Sprintf("(part of %s)", sv.env))
+				}
 			}
 		}
 		return text
 	}
 	text = replace(text, func(v string) string { return v })
 	for _, h := range s.hidden {
-		text = replaceWhole(text, h.value, fmt.Sprintf("(part of %s)", h.env))
+		for _, f := range secretparts.Forms(h.value) {
+			if strings.HasPrefix(f, "/") {
+				// A path: no name goes on before its slash, and one
+				// quoted after the host it follows is found there too.
+				text = strings.ReplaceAll(text, f, fmt.Sprintf("(part of %s)", h.env))
+			} else {
+				text = replaceWhole(text, f, fmt.Sprintf("(part of %s)", h.env))
+			}
+		}
 	}
 	// A value quoted with its accents composed differently is found in
 	// the text normalised (as quotes finds it); the text is kept as it
@@ -877,18 +898,14 @@ func (s *mcpSession) prepareHTTP() (missing []string) {
 	}
 	s.endpoint = u
 	s.addSecret(u, m.URL.Runtime)
-	if pu, err := url.Parse(u); err == nil && m.URL.Runtime != nil {
+	if m.URL.Runtime != nil {
 		// Messages quote a URL given at runtime by its parts too (a dial
 		// error its host, a client error the URL with its password
-		// masked); they are hidden from what is shown, and only there:
-		// a definition may name its server's host.
-		for _, part := range []struct {
-			value string
-			min   int
-		}{{pu.Host, 4}, {pu.Hostname(), 4}, {pu.User.Username(), 6}} {
-			if len(part.value) >= part.min {
-				s.hidden = append(s.hidden, mcpSecret{value: part.value, env: m.URL.Runtime.Env})
-			}
+		// masked, a server its request path); they are hidden from what
+		// is shown, and only there: a definition may name its server's
+		// host or path.
+		for _, part := range secretparts.URLParts(u, m.URL.Runtime.Secret) {
+			s.hidden = append(s.hidden, mcpSecret{value: part, env: m.URL.Runtime.Env})
 		}
 		// Longest first, so that a part containing another is replaced
 		// whole.

@@ -376,6 +376,10 @@ config = { MCPTEST_A = "1", MCPTEST_B = secret(runtime("MCPTEST_TOKEN")) }
 			{"JSON-escaped in two ways", mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK") + `config = { LEAK = secret(runtime("MCPTEST_KEY")) }`,
 				"p&ss\"w<rd>-99", map[string]string{"MCPTEST_KEY": "p&ss\"w<rd>-99"}, `The definition of "leaky"`},
 			{"secret as the server's name", fmt.Sprintf("transport = \"stdio\"\ncommand = %q\nargs = [\"-tools=1\", \"-name\", secret(runtime(\"MCPTEST_KEY\"))]", bin), "tok-SERVERNAME-123", map[string]string{"MCPTEST_KEY": "tok-SERVERNAME-123"}, "The server's reported name or version"},
+			// A server quoting the secret percent-encoded (as a query
+			// value it passes on) quotes it all the same.
+			{"percent-encoded", mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK") + `config = { LEAK = "p%40ss%2Fw0rd%26x9", KEY = secret(runtime("MCPTEST_KEY")) }`,
+				"p@ss/w0rd&x9", map[string]string{"MCPTEST_KEY": "p@ss/w0rd&x9"}, `The definition of "leaky"`},
 			{"plain runtime value quoted", mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK") + `config = { LEAK = runtime("MCPTEST_KEY") }`,
 				"", map[string]string{"MCPTEST_KEY": "k3y-value-plain"}, ""},
 			{"a tool expose leaves out", mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK") + `config = { LEAK = secret(runtime("MCPTEST_KEY")) }
@@ -485,6 +489,19 @@ expose = ["tool1"]`, "", map[string]string{"MCPTEST_KEY": "k3y-value-unexposed"}
 			t.Errorf("got: %s, pin %v\nwant: refused, naming MCP_URL", d.Detail, res.Pin)
 		}
 		mcpNoSecret(t, res, diags, key)
+	})
+
+	// The path and the query settings of a secret URL are hidden from
+	// messages only: a server may name its own path, and is pinned.
+	t.Run("a secret URL's path quoted over HTTP is pinned", func(t *testing.T) {
+		t.Parallel()
+		const path = "/mcp/hook-path-777"
+		endpoint := mcpStartHTTP(t, bin, []string{"LEAK=" + path + "?team=blue-team"}, "-tools=1", "-leak-env=LEAK")
+		req := mcpTestRequest(t, "transport = \"http\"\nurl = secret(runtime(\"MCP_URL\"))\n", map[string]string{"MCP_URL": strings.TrimSuffix(endpoint, "/mcp") + path + "?team=blue-team"})
+		res, diags := ResolveMCP(context.Background(), req)
+		if diags.HasErrors() || res.Pin == nil || !strings.Contains(fmt.Sprint(res.Pin.Definitions), path) {
+			t.Errorf("got: %s, pin %v\nwant: pinned, the definition naming the path", diags.Error(), res.Pin)
+		}
 	})
 
 	t.Run("drift against a poisoned server", func(t *testing.T) {
@@ -1605,6 +1622,49 @@ func TestResolveMCPRuntimeHostHidden(t *testing.T) {
 	}
 	_, port, _ := strings.Cut(host, ":")
 	mcpNoSecret(t, nil, diags, host, "127.0.0.1", ":"+port, "svcaccount", "pw-0123456789")
+}
+
+// TestResolveMCPSecretURLPathHidden: a server's error quoting its request
+// path leaves out a secret URL's path (webhook-style URLs carry tokens
+// there) and every query value, not only the credential-named ones; a
+// plain runtime URL's path and settings are shown.
+func TestResolveMCPSecretURLPathHidden(t *testing.T) {
+	srv := mcpErrorServer(t, -32000, func(r *http.Request) string { return "denied: path=" + r.URL.RequestURI() })
+	for _, tc := range []struct {
+		url, want string
+	}{
+		{`secret(runtime("MCP_URL"))`, "denied: path=(part of MCP_URL)?api_key=(part of MCP_URL)&team=(part of MCP_URL)"},
+		{`runtime("MCP_URL")`, "denied: path=/mcp/SENTINEL_path?api_key=SENTINEL_q&team=SENTINEL_team"},
+	} {
+		u := srv.URL + "/mcp/SENTINEL_path?api_key=SENTINEL_q&team=SENTINEL_team"
+		_, diags := ResolveMCP(context.Background(), mcpTestRequest(t, "transport = \"http\"\nurl = "+tc.url+"\n", map[string]string{"MCP_URL": u}))
+		d := mcpDiag(t, diags, "MCP server answered with an error")
+		if !strings.Contains(d.Detail, tc.want) {
+			t.Errorf("url = %s: detail\ngot:  %s\nwant: %s", tc.url, d.Detail, tc.want)
+		}
+	}
+}
+
+// TestResolveMCPReencodedSecretHidden: a server's error quoting a secret
+// header escaped in a JSON string or percent-encoded leaves it out, as it
+// does the value as written.
+func TestResolveMCPReencodedSecretHidden(t *testing.T) {
+	const secret = `Token SENTINEL"tok/7f3a9&x`
+	for name, encode := range map[string]func(string) string{
+		"JSON":    func(s string) string { b, _ := json.Marshal(s); return string(b) },
+		"query":   url.QueryEscape,
+		"path":    url.PathEscape,
+		"as is":   func(s string) string { return s },
+		"a token": func(s string) string { return s[len("Token "):] },
+	} {
+		srv := mcpErrorServer(t, -32000, func(r *http.Request) string { return "bad key " + encode(r.Header.Get("X-Api-Key")) })
+		body := fmt.Sprintf("transport = \"http\"\nurl = %q\nheaders = { X-Api-Key = secret(runtime(\"MCP_HDR\")) }\n", srv.URL+"/mcp")
+		_, diags := ResolveMCP(context.Background(), mcpTestRequest(t, body, map[string]string{"MCP_HDR": secret}))
+		d := mcpDiag(t, diags, "MCP server answered with an error")
+		if strings.Contains(d.Detail, "SENTINEL") || !strings.Contains(d.Detail, "of MCP_HDR)") {
+			t.Errorf("%s: detail\ngot:  %s\nwant: the header named by its variable", name, d.Detail)
+		}
+	}
 }
 
 // TestResolveMCPServerCodeRejected: a server's own error with the code the
