@@ -671,15 +671,25 @@ func a2aScrubText(s string, secrets []a2aSecret) string {
 // and such a part (the agent's own path) is the card's business.
 func a2aScrubMessage(s string, secrets []a2aSecret) string {
 	s = a2aScrubText(s, secrets)
-	var pairs []a2aPair
+	var credentials, parts []a2aPair
 	for _, sec := range secrets {
-		for _, p := range append(secretparts.Credentials(sec.value, sec.secret), secretparts.URLParts(sec.value, sec.secret)...) {
+		for _, p := range secretparts.Credentials(sec.value, sec.secret) {
 			for _, f := range secretparts.Forms(p) {
-				pairs = append(pairs, a2aPair{f, "(part of " + sec.env + ")"})
+				credentials = append(credentials, a2aPair{f, "(part of " + sec.env + ")"})
+			}
+		}
+		for _, p := range secretparts.URLParts(sec.value, sec.secret) {
+			for _, f := range secretparts.Forms(p) {
+				parts = append(parts, a2aPair{f, "(part of " + sec.env + ")"})
 			}
 		}
 	}
-	return a2aReplace(s, pairs)
+	s = a2aReplace(s, credentials)
+	a2aSortPairs(parts)
+	for _, p := range parts {
+		s = secretparts.ReplacePart(s, p.old, p.new)
+	}
+	return s
 }
 
 type a2aPair struct{ old, new string }
@@ -687,16 +697,21 @@ type a2aPair struct{ old, new string }
 // a2aReplace replaces each pair's old text, longest first so that a value
 // containing another is replaced whole.
 func a2aReplace(s string, pairs []a2aPair) string {
+	a2aSortPairs(pairs)
+	for _, p := range pairs {
+		s = strings.ReplaceAll(s, p.old, p.new)
+	}
+	return s
+}
+
+// a2aSortPairs sorts pairs longest first, in byte order among equals.
+func a2aSortPairs(pairs []a2aPair) {
 	sort.SliceStable(pairs, func(i, j int) bool {
 		if len(pairs[i].old) != len(pairs[j].old) {
 			return len(pairs[i].old) > len(pairs[j].old)
 		}
 		return pairs[i].old < pairs[j].old
 	})
-	for _, p := range pairs {
-		s = strings.ReplaceAll(s, p.old, p.new)
-	}
-	return s
 }
 
 // a2aTools builds the four registered tools. card is the fetched card, or

@@ -516,38 +516,6 @@ func mcpWrittenForm(raw, canon string) bool {
 	return raw == lockfile.ExactJSON(canon) || raw == lockfile.Canonical(canon)
 }
 
-// replaceWhole replaces each occurrence of old in text that is not part of
-// a longer name (no letter, digit, '_', '-' or '.' right before or after
-// it, but for a full stop that ends a sentence), so that a host or user
-// name hidden from a message does not also rewrite a tool name that
-// contains it.
-func replaceWhole(text, old, new string) string {
-	if old == "" {
-		return text
-	}
-	part := func(b byte) bool {
-		return b == '_' || b == '-' || b == '.' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
-	}
-	var b strings.Builder
-	for {
-		i := strings.Index(text, old)
-		if i < 0 {
-			b.WriteString(text)
-			return b.String()
-		}
-		end := i + len(old)
-		stop := end < len(text) && text[end] == '.' && (end+1 == len(text) || !part(text[end+1]))
-		if (i > 0 && part(text[i-1])) || (end < len(text) && part(text[end]) && !stop) {
-			b.WriteString(text[:i+1])
-			text = text[i+1:]
-			continue
-		}
-		b.WriteString(text[:i])
-		b.WriteString(new)
-		text = text[end:]
-	}
-}
-
 // mcpToolCount is "1 tool" or "n tools".
 func mcpToolCount(n int) string {
 	if n == 1 {
@@ -801,13 +769,7 @@ func (s *mcpSession) redact(text string) string {
 	text = replace(text, func(v string) string { return v })
 	for _, h := range s.hidden {
 		for _, f := range secretparts.Forms(h.value) {
-			if strings.HasPrefix(f, "/") {
-				// A path: no name goes on before its slash, and one
-				// quoted after the host it follows is found there too.
-				text = strings.ReplaceAll(text, f, fmt.Sprintf("(part of %s)", h.env))
-			} else {
-				text = replaceWhole(text, f, fmt.Sprintf("(part of %s)", h.env))
-			}
+			text = secretparts.ReplacePart(text, f, fmt.Sprintf("(part of %s)", h.env))
 		}
 	}
 	// A value quoted with its accents composed differently is found in

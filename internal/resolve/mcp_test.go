@@ -1679,21 +1679,6 @@ func TestResolveMCPServerCodeRejected(t *testing.T) {
 	}
 }
 
-func TestReplaceWhole(t *testing.T) {
-	for _, tc := range []struct{ text, old, want string }{
-		{"no upstream for 10.0.0.7:8443 (user svcaccount)", "10.0.0.7:8443", "no upstream for X (user svcaccount)"},
-		{"lookup mcp.corp.example: no such host mcp.corp.example.", "mcp.corp.example", "lookup X: no such host X."},
-		{`Served tools: "get_users", "user"`, "user", `Served tools: "get_users", "X"`},
-		{"see /localhost-setup on localhost", "localhost", "see /localhost-setup on X"},
-		{"api.mcp.corp.example and mcp.corp.examples", "mcp.corp.example", "api.mcp.corp.example and mcp.corp.examples"},
-		{"userusers user", "user", "userusers X"},
-	} {
-		if got := replaceWhole(tc.text, tc.old, "X"); got != tc.want {
-			t.Errorf("replaceWhole(%q, %q)\ngot:  %q\nwant: %q", tc.text, tc.old, got, tc.want)
-		}
-	}
-}
-
 // mcpLivePin starts a test MCP server of three tools and lists it, for a
 // lock entry that a server out of reach falls back to.
 func mcpLivePin(t *testing.T) (*mcpHTTPServer, *lockfile.Tool) {

@@ -226,3 +226,42 @@ func credentialParam(name string) bool {
 	}
 	return false
 }
+
+// ReplacePart replaces in text each occurrence of part, one of URLParts or
+// a form of one, by new. A path (a part that starts with a slash) is
+// replaced wherever it occurs: no name goes on before its slash, and one
+// quoted after the host it follows is found there too. Any other part (a
+// host, a user name, a query value) is an ordinary word of messages, and
+// is replaced only where it is not part of a longer name: no letter,
+// digit, '_', '-' or '.' right before or after it, but for a full stop
+// that ends a sentence. So a host or user name hidden from a message does
+// not also rewrite a tool name that contains it.
+func ReplacePart(text, part, new string) string {
+	if part == "" {
+		return text
+	}
+	if strings.HasPrefix(part, "/") {
+		return strings.ReplaceAll(text, part, new)
+	}
+	inName := func(b byte) bool {
+		return b == '_' || b == '-' || b == '.' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(text, part)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		end := i + len(part)
+		stop := end < len(text) && text[end] == '.' && (end+1 == len(text) || !inName(text[end+1]))
+		if (i > 0 && inName(text[i-1])) || (end < len(text) && inName(text[end]) && !stop) {
+			b.WriteString(text[:i+1])
+			text = text[i+1:]
+			continue
+		}
+		b.WriteString(text[:i])
+		b.WriteString(new)
+		text = text[end:]
+	}
+}

@@ -81,3 +81,21 @@ func TestForms(t *testing.T) {
 		}
 	}
 }
+
+func TestReplacePart(t *testing.T) {
+	for _, tc := range []struct{ text, old, want string }{
+		{"no upstream for 10.0.0.7:8443 (user svcaccount)", "10.0.0.7:8443", "no upstream for X (user svcaccount)"},
+		{"lookup mcp.corp.example: no such host mcp.corp.example.", "mcp.corp.example", "lookup X: no such host X."},
+		{`Served tools: "get_users", "user"`, "user", `Served tools: "get_users", "X"`},
+		{"see /localhost-setup on localhost", "localhost", "see /localhost-setup on X"},
+		{"api.mcp.corp.example and mcp.corp.examples", "mcp.corp.example", "api.mcp.corp.example and mcp.corp.examples"},
+		{"userusers user", "user", "userusers X"},
+		{"fmt=json, not jsonschema", "json", "fmt=X, not jsonschema"},
+		// A path wherever it is, after a host too.
+		{"POST http://h:80/hooks/T0K?x=1 and /hooks/T0K/", "/hooks/T0K", "POST http://h:80X?x=1 and X/"},
+	} {
+		if got := ReplacePart(tc.text, tc.old, "X"); got != tc.want {
+			t.Errorf("ReplacePart(%q, %q)\ngot:  %q\nwant: %q", tc.text, tc.old, got, tc.want)
+		}
+	}
+}
