@@ -56,14 +56,14 @@ type a2aExecutor struct {
 	timeout  time.Duration
 	modes    []string
 	client   *http.Client
-	scrub    *remoteScrubber
+	scrub    *scrubber
 }
 
 // newA2AExecutor resolves the block's settings and reads the agent card
 // from the artifact. It does not contact the agent: an agent that is down
 // fails the calls, not the server.
 func newA2AExecutor(_ context.Context, h *Host, block string, tools []*artifact.Tool) (Executor, error) {
-	e := &a2aExecutor{h: h, block: block, tools: map[string]*artifact.Tool{}, scrub: &remoteScrubber{}, client: &http.Client{CheckRedirect: sameorigin.CheckRedirect}}
+	e := &a2aExecutor{h: h, block: block, tools: map[string]*artifact.Tool{}, scrub: &scrubber{}, client: &http.Client{CheckRedirect: sameorigin.CheckRedirect}}
 	var conf *artifact.A2A
 	var cardFile string
 	for _, t := range tools {
@@ -92,9 +92,10 @@ func newA2AExecutor(_ context.Context, h *Host, block string, tools []*artifact.
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("the url of a2a block %q is not an absolute http or https URL", block)
 	}
-	if conf.URL.Runtime != nil {
-		e.scrub.add(base, conf.URL.Runtime.Env)
-		e.scrub.addURLParts(u, conf.URL.Runtime.Env)
+	if r := conf.URL.Runtime; r != nil {
+		// With its parts (host, user name, a secret URL's path): errors
+		// quote them apart from the whole.
+		e.scrub.add(base, r.Env, r.Secret)
 	}
 	if conf.AuthToken != nil {
 		if e.token, err = h.Env.String(*conf.AuthToken); err != nil {
@@ -104,7 +105,7 @@ func newA2AExecutor(_ context.Context, h *Host, block string, tools []*artifact.
 		if conf.AuthToken.Runtime != nil {
 			name = conf.AuthToken.Runtime.Env
 		}
-		e.scrub.add(e.token, name)
+		e.scrub.add(e.token, name, true)
 	}
 	if e.headers, err = resolveStringMap(h.Env, conf.Headers, e.scrub); err != nil {
 		return nil, fmt.Errorf("the headers of block %q: %w", block, err)

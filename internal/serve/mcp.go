@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -54,7 +53,7 @@ type mcpExecutor struct {
 	block string
 	// tools are the block's registered tools by registered name.
 	tools   map[string]*artifact.Tool
-	scrub   *remoteScrubber
+	scrub   *scrubber
 	session *mcp.ClientSession
 	capture *mcpwire.Capture
 	// cmd is the stdio server's process (nil over HTTP), stderr the end
@@ -92,7 +91,7 @@ func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifac
 		h:          h,
 		block:      block,
 		tools:      map[string]*artifact.Tool{},
-		scrub:      &remoteScrubber{},
+		scrub:      &scrubber{},
 		capture:    mcpwire.NewCapture(),
 		withdrawn:  map[string]string{},
 		recheck:    make(chan struct{}, 1),
@@ -157,7 +156,10 @@ func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifac
 		return nil, fmt.Errorf("listing the tools of the MCP server of block %q: %s%s", block, e.scrub.text(mcpErrText(sctx, err)), e.stderrNote())
 	}
 	if ir := e.session.InitializeResult(); ir != nil && ir.ServerInfo != nil {
-		h.Logf("mcp block %q: upstream server %q %s lists %d tools", block, ir.ServerInfo.Name, ir.ServerInfo.Version, len(served))
+		// The server names itself: it may echo what it was reached with
+		// (its request path). Scrubbed before it is quoted, as quoting
+		// escapes what the scrubber looks for.
+		h.Logf("mcp block %q: upstream server %q %s lists %d tools", block, e.scrub.text(ir.ServerInfo.Name), e.scrub.text(ir.ServerInfo.Version), len(served))
 	}
 	e.check(served)
 	e.wg.Add(1)
@@ -185,8 +187,8 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 		if err != nil {
 			return nil, err
 		}
-		if conf.Command.Runtime != nil {
-			e.scrub.add(command, conf.Command.Runtime.Env)
+		if r := conf.Command.Runtime; r != nil {
+			e.scrub.add(command, r.Env, r.Secret)
 		}
 		var args []string
 		if conf.Args != nil {
@@ -194,10 +196,11 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 				return nil, err
 			}
 			for i, a := range args {
-				if conf.Args.Runtime != nil {
-					e.scrub.add(a, conf.Args.Runtime.Env)
+				if r := conf.Args.Runtime; r != nil {
+					e.scrub.add(a, r.Env, r.Secret)
 				} else if i < len(conf.Args.Values) && conf.Args.Values[i].Runtime != nil {
-					e.scrub.add(a, conf.Args.Values[i].Runtime.Env)
+					r := conf.Args.Values[i].Runtime
+					e.scrub.add(a, r.Env, r.Secret)
 				}
 			}
 		}
@@ -239,17 +242,14 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 		if err != nil {
 			return nil, err
 		}
-		if conf.URL.Runtime != nil {
-			e.scrub.add(endpoint, conf.URL.Runtime.Env)
+		if r := conf.URL.Runtime; r != nil {
+			// With its parts: dial and DNS errors quote the host, a
+			// server's own errors may quote any part.
+			e.scrub.add(endpoint, r.Env, r.Secret)
 		}
 		u, err := url.Parse(endpoint)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("the MCP server url of block %q is not an absolute http or https URL", e.block)
-		}
-		if conf.URL.Runtime != nil {
-			// Dial and DNS errors quote the host, a server's own errors
-			// may quote any part.
-			e.scrub.addURLParts(u, conf.URL.Runtime.Env)
 		}
 		var token string
 		if conf.AuthToken != nil {
@@ -261,7 +261,7 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 			if conf.AuthToken.Runtime != nil {
 				name = conf.AuthToken.Runtime.Env
 			}
-			e.scrub.add(token, name)
+			e.scrub.add(token, name, true)
 		}
 		headers, err := resolveStringMap(e.h.Env, conf.Headers, e.scrub)
 		if err != nil {
@@ -279,7 +279,7 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 // object. Values read from references are added to scrub. Numbers and
 // booleans become their text; null and nested values are left out, as at
 // plan time.
-func resolveStringMap(env *Env, raw artifact.JSON, scrub *remoteScrubber) (map[string]string, error) {
+func resolveStringMap(env *Env, raw artifact.JSON, scrub *scrubber) (map[string]string, error) {
 	out := map[string]string{}
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return out, nil
@@ -289,16 +289,16 @@ func resolveStringMap(env *Env, raw artifact.JSON, scrub *remoteScrubber) (map[s
 	if err := json.Unmarshal(raw, &whole); err != nil {
 		return nil, errors.New("an object of strings in agent.json is not valid JSON; rebuild the artifact with agentform apply")
 	}
-	refs := map[string]string{}
-	wholeRef := ""
+	refs := map[string]*artifact.RuntimeRef{}
+	var wholeRef *artifact.RuntimeRef
 	if m, ok := whole.(map[string]any); ok {
 		if ref, ok := asRef(m); ok {
-			wholeRef = ref.Env
+			wholeRef = ref
 		} else {
 			for k, v := range m {
 				if vm, ok := v.(map[string]any); ok {
 					if ref, ok := asRef(vm); ok {
-						refs[k] = ref.Env
+						refs[k] = ref
 					}
 				}
 			}
@@ -327,10 +327,10 @@ func resolveStringMap(env *Env, raw artifact.JSON, scrub *remoteScrubber) (map[s
 			continue
 		}
 		out[k] = s
-		if name := refs[k]; name != "" {
-			scrub.add(s, name)
-		} else if wholeRef != "" {
-			scrub.add(s, wholeRef)
+		if ref := refs[k]; ref != nil {
+			scrub.add(s, ref.Env, ref.Secret)
+		} else if wholeRef != nil {
+			scrub.add(s, wholeRef.Env, wholeRef.Secret)
 		}
 	}
 	return out, nil
@@ -680,52 +680,6 @@ func mcpShortDigest(d string) string {
 		return "(none)"
 	}
 	return d
-}
-
-// remoteScrubber replaces the runtime values used to reach a remote
-// (server command and arguments, URLs, tokens, header and environment
-// values) in text shown to clients or the operator.
-type remoteScrubber struct {
-	mu     sync.Mutex
-	values []remoteSecret
-}
-
-type remoteSecret struct{ value, env string }
-
-// add records a value read from env. Values shorter than four bytes
-// carry no secret and replacing them would mangle the text.
-// addURLParts adds the parts of a URL given at runtime that messages quote
-// apart from the whole: host (with and without the port), user name and
-// password.
-func (s *remoteScrubber) addURLParts(u *url.URL, env string) {
-	s.add(u.Host, env)
-	s.add(u.Hostname(), env)
-	s.add(u.User.Username(), env)
-	if pw, ok := u.User.Password(); ok {
-		s.add(pw, env)
-	}
-}
-
-func (s *remoteScrubber) add(value, env string) {
-	if len(value) < 4 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.values = append(s.values, remoteSecret{value, env})
-	// Longest first, so that a value containing another is replaced whole.
-	sort.SliceStable(s.values, func(i, j int) bool { return len(s.values[i].value) > len(s.values[j].value) })
-}
-
-// text returns t with every recorded value replaced by a reference to its
-// variable.
-func (s *remoteScrubber) text(t string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, v := range s.values {
-		t = strings.ReplaceAll(t, v.value, "(value of "+v.env+")")
-	}
-	return t
 }
 
 // mcpRoundTripper adds the block's headers and bearer token to every

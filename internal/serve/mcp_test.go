@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -473,8 +474,14 @@ func TestMCPOutput(t *testing.T) {
 // and returns its endpoint.
 func mcpTestHTTPServer(t *testing.T) string {
 	t.Helper()
-	bin := mcpTestBuildServer(t, t.TempDir())
-	srv := exec.Command(bin, "-http=127.0.0.1:0", "-tools=2")
+	return mcpTestStartHTTP(t, mcpTestBuildServer(t, t.TempDir()), "-tools=2")
+}
+
+// mcpTestStartHTTP starts the test MCP server bin over HTTP with args and
+// returns its endpoint.
+func mcpTestStartHTTP(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	srv := exec.Command(bin, append([]string{"-http=127.0.0.1:0"}, args...)...)
 	stdout, _ := srv.StdoutPipe()
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -482,6 +489,135 @@ func mcpTestHTTPServer(t *testing.T) string {
 	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
 	endpoint, _ := bufio.NewReader(stdout).ReadString('\n')
 	return strings.TrimSpace(endpoint)
+}
+
+// mcpTestErrorServer answers every JSON-RPC request with error -32000 and
+// the message message gives for the request, and returns its URL.
+func mcpTestErrorServer(t *testing.T, message func(*http.Request) string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		msg, _ := json.Marshal(message(r))
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%s}}`, req.ID, msg)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestServeRuntimePartsHidden: an upstream server's error, quoted when
+// serve cannot start the block, loses what it quotes of a secret URL (its
+// path, a credential-named and any other query value) and of a secret
+// header (the token of "Token X"), and the header quoted escaped in a JSON
+// string or percent-encoded, not only whole values and the URL's host.
+func TestServeRuntimePartsHidden(t *testing.T) {
+	endpoint := mcpTestHTTPServer(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(`
+  transport = "http"
+  url       = secret(runtime("MCP_URL"))
+  headers   = { X-Api-Key = secret(runtime("MCP_HDR")) }
+`)})
+	a, arch, _ := buildArtifact(t, dir, "assistant", map[string]string{"MCP_URL": endpoint, "MCP_HDR": "Token plan-token-0000"})
+	lastWord := func(s string) string {
+		f := strings.Fields(s)
+		if len(f) == 0 {
+			return ""
+		}
+		return f[len(f)-1]
+	}
+	for _, tc := range []struct {
+		name    string
+		message func(*http.Request) string
+		want    string
+	}{
+		{"the request path", func(r *http.Request) string { return "denied: path=" + r.URL.RequestURI() },
+			"denied: path=(part of MCP_URL)?api_key=(part of MCP_URL)&team=(part of MCP_URL)"},
+		{"the header's token", func(r *http.Request) string { return "denied: key " + lastWord(r.Header.Get("X-Api-Key")) },
+			"denied: key (part of MCP_HDR)"},
+		{"the header in JSON", func(r *http.Request) string {
+			b, _ := json.Marshal(r.Header.Get("X-Api-Key"))
+			return "denied: key " + string(b)
+		},
+			`denied: key "(value of MCP_HDR)"`},
+		{"the header percent-encoded", func(r *http.Request) string { return "denied: key " + url.QueryEscape(r.Header.Get("X-Api-Key")) },
+			"denied: key (value of MCP_HDR)"},
+	} {
+		srv := mcpTestErrorServer(t, tc.message)
+		h, _ := mcpTestHost(t, a, arch, map[string]string{
+			"MCP_URL": srv + "/mcp/SENTINEL_path?api_key=SENTINEL_q&team=SENTINEL_team",
+			"MCP_HDR": `Token SENTINEL"tok/7f3a9`,
+		})
+		ex, err := factories[artifact.KindMCP](context.Background(), h, "srv", mcpTestTools(a, "srv"))
+		if err == nil {
+			_ = ex.Close()
+			t.Errorf("%s: started\nwant: an error", tc.name)
+			continue
+		}
+		if strings.Contains(err.Error(), "SENTINEL") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: startup error\ngot:  %v\nwant: %s", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestServeStdioStderrPartsHidden: the standard error of a stdio server
+// that fails at startup, quoted in serve's error, loses the password of a
+// secret DSN in the block's config, not only the whole DSN.
+func TestServeStdioStderrPartsHidden(t *testing.T) {
+	bin := mcpTestBuildServer(t, t.TempDir())
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(fmt.Sprintf(`
+  transport = "stdio"
+  command   = runtime("SRV_CMD", %q)
+  config    = { DSN = secret(runtime("MCP_DSN")) }
+`, bin))})
+	a, arch, _ := buildArtifact(t, dir, "assistant", map[string]string{"MCP_DSN": "postgres://app:plan-pw-000@db/x"})
+	// A server that prints the password of its DSN and exits.
+	script := filepath.Join(t.TempDir(), "server")
+	writeFiles(t, filepath.Dir(script), map[string]string{"server": "#!/bin/sh\npw=${DSN#*://*:}\necho \"dsn password: ${pw%%@*}\" >&2\nexit 1\n"})
+	if err := os.Chmod(script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := mcpTestHost(t, a, arch, map[string]string{"SRV_CMD": script, "MCP_DSN": "postgres://app:SENTINEL_pw@db/x"})
+	ex, err := factories[artifact.KindMCP](context.Background(), h, "srv", mcpTestTools(a, "srv"))
+	if err == nil {
+		_ = ex.Close()
+		t.Fatal("started\nwant: an error")
+	}
+	if strings.Contains(err.Error(), "SENTINEL") || !strings.Contains(err.Error(), "dsn password: (part of MCP_DSN)") {
+		t.Errorf("startup error\ngot:  %v\nwant: the server's standard error, the password named by MCP_DSN", err)
+	}
+}
+
+// TestServeUpstreamNameScrubbed: the log line naming the upstream server
+// does not quote, through the name the server gives itself, what the
+// server was reached with (its path and query in a secret URL).
+func TestServeUpstreamNameScrubbed(t *testing.T) {
+	endpoint := mcpTestStartHTTP(t, mcpTestBuildServer(t, t.TempDir()), "-tools=1", "-name-echo-path")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(`
+  transport = "http"
+  url       = secret(runtime("MCP_URL"))
+`)})
+	a, arch, _ := buildArtifact(t, dir, "assistant", map[string]string{"MCP_URL": endpoint})
+	h, _ := mcpTestHost(t, a, arch, map[string]string{"MCP_URL": endpoint + "/SENTINEL_path?api_key=SENTINEL_q"})
+	var mu sync.Mutex
+	var lines []string
+	h.Logf = func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, fmt.Sprintf(format, args...))
+	}
+	mcpTestStart(t, h, a)
+	mu.Lock()
+	defer mu.Unlock()
+	log := strings.Join(lines, "\n")
+	if strings.Contains(log, "SENTINEL") || !strings.Contains(log, `upstream server "(part of MCP_URL)?api_key=(part of MCP_URL)" 1.0.0 lists 1 tools`) {
+		t.Errorf("log\ngot:  %s\nwant: the upstream server named without the URL's path and key", log)
+	}
 }
 
 // TestServeRuntimeURLHostHidden: when serve cannot reach an mcp server

@@ -5,7 +5,8 @@
 // tools, fail tools/list, or hang without ever answering. With -echo its
 // tools answer with their arguments; with -poison-on-signal it changes a
 // tool's description when it receives SIGUSR1 and tells its clients with
-// tools/list_changed.
+// tools/list_changed; with -name-echo-path it names itself after the path
+// it was reached at.
 package main
 
 import (
@@ -22,6 +23,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -55,6 +57,7 @@ func main() {
 		poisonSig = flag.String("poison-on-signal", "", "on SIGUSR1, replace this tool's description (clients get tools/list_changed)")
 		jsonResp  = flag.Bool("json-response", false, "with -http, answer requests with application/json instead of an event stream")
 		bigAnswer = flag.Int("big-answer", 0, "with -echo, answer calls with x=99 with a text of this many bytes")
+		echoPath  = flag.Bool("name-echo-path", false, "with -http, report as the server's name the path and query initialize was sent to")
 	)
 	flag.Parse()
 	if *sleep {
@@ -177,6 +180,9 @@ func main() {
 			log.Fatal(err)
 		}
 		var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{JSONResponse: *jsonResp})
+		if *echoPath {
+			h = nameEchoPath(server, h)
+		}
 		if *token != "" {
 			inner := h
 			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -209,4 +215,25 @@ func echoAnswer(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResul
 	_ = json.Unmarshal(req.Params.Arguments, &args)
 	text := fmt.Sprintf("%s: x=%s", req.Params.Name, args.X)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: strings.HasPrefix(args.X.String(), "-")}, nil
+}
+
+// nameEchoPath makes initialize report the path and query of the request
+// it came in as the server's name, as a gateway naming its route does.
+func nameEchoPath(server *mcp.Server, inner http.Handler) http.Handler {
+	var last atomic.Value
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && ir.ServerInfo != nil {
+				info := *ir.ServerInfo
+				info.Name, _ = last.Load().(string)
+				ir.ServerInfo = &info
+			}
+			return res, err
+		}
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		last.Store(r.URL.RequestURI())
+		inner.ServeHTTP(w, r)
+	})
 }

@@ -1,0 +1,47 @@
+package serve
+
+import (
+	"testing"
+
+	"github.com/agentform/agentform/internal/artifact"
+)
+
+func TestScrubber(t *testing.T) {
+	env := map[string]string{
+		"DSN":    "postgres://app:Xk9%40pL2@db.internal:5432/app",
+		"HOOK":   "https://hooks.example/services/T0K-PATH-99?sig=SIG-abcdef123&fmt=json",
+		"PLAIN":  "https://api.example/v1/search?fmt=json",
+		"HDR":    `Token tok"en/5e6f7a8b`,
+		"SHORT":  "abc",
+		"UNUSED": "never-read-1234",
+	}
+	s := newScrubber(NewEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }), []artifact.RuntimeRef{
+		{Env: "DSN"}, {Env: "HOOK", Secret: true}, {Env: "PLAIN"}, {Env: "HDR", Secret: true}, {Env: "SHORT", Secret: true}, {Env: "MISSING"},
+	})
+	for _, tc := range []struct{ in, want string }{
+		// Whole values first, then what is inside them.
+		{"dial " + env["DSN"], "dial (value of DSN)"},
+		{"auth failed for Xk9@pL2 at db.internal:5432", "auth failed for (part of DSN) at (part of DSN)"},
+		// A secret URL's path and every query value; a plain URL's host
+		// only.
+		{"POST /services/T0K-PATH-99?sig=SIG-abcdef123&fmt=json", "POST (part of HOOK)?sig=(part of HOOK)&fmt=(part of HOOK)"},
+		{"GET /v1/search?fmt=xml on api.example", "GET /v1/search?fmt=xml on (part of PLAIN)"},
+		// Parts that are words of messages, only as whole words.
+		{"invalid json in jsonschema", "invalid (part of HOOK) in jsonschema"},
+		// A secret header's token; re-encoded forms of either.
+		{"bad token tok\"en/5e6f7a8b", "bad token (part of HDR)"},
+		{`{"auth": "Token tok\"en/5e6f7a8b"}`, `{"auth": "(value of HDR)"}`},
+		{"auth=Token+tok%22en%2F5e6f7a8b", "auth=(value of HDR)"},
+		// Too short to scrub.
+		{"abc", "abc"},
+	} {
+		if got := s.text(tc.in); got != tc.want {
+			t.Errorf("text(%q)\ngot:  %s\nwant: %s", tc.in, got, tc.want)
+		}
+	}
+	// Values added later (an executor's) are scrubbed too.
+	s.add("late-value-77", "LATE", false)
+	if got, want := s.text("x late-value-77"), "x (value of LATE)"; got != want {
+		t.Errorf("after add\ngot:  %s\nwant: %s", got, want)
+	}
+}
