@@ -665,10 +665,18 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 	}
 	call := &Call{
 		Tool: tool, Args: args, State: state, Config: config, Session: req.Session,
-		Event: req.Event, Progress: req.Progress,
+		Event: func(string, any) {}, Progress: req.Progress,
 	}
-	if call.Event == nil {
-		call.Event = func(string, any) {}
+	if forward := req.Event; forward != nil {
+		call.Event = func(kind string, data any) {
+			if kind == "console" {
+				// A tool's console is its log, printed by invoke and
+				// sent to clients: no runtime value leaves in it, as in
+				// its errors.
+				data = s.scrubber.data(data)
+			}
+			forward(kind, data)
+		}
 	}
 	if call.Progress == nil {
 		call.Progress = func(float64, float64, string) {}

@@ -108,7 +108,7 @@ tool "writer" {
 `}
 	for _, m := range []map[string]string{
 		tool("untyped", `{properties: {n: {type: "number"}}}`, `return { output: "n=" + args.n };`),
-		tool("leaky", `{type: "object", properties: {}}`, `throw new Error("cannot reach https://api.example/" + config.token + "/hook");`),
+		tool("leaky", `{type: "object", properties: {}}`, `console.log("using", config); throw new Error("cannot reach https://api.example/" + config.token + "/hook");`),
 		tool("failing", `{type: "object", properties: {}}`, `return { status: "error", output: { message: "rejected key " + config.token } };`),
 		tool("chatty", `{type: "object", properties: {}}`, `console.log("hello from chatty"); return { output: "ok" };`),
 		tool("coded", `{type: "object", properties: {code: {type: "string", pattern: "^[0-9]+$"}}, required: ["code"]}`, `return { output: args.code };`),
@@ -173,10 +173,21 @@ func TestServerCalls(t *testing.T) {
 	if r := call("untyped", `{"n": 2}`); r.Status != StatusSuccess || string(r.Output) != `"n=2"` {
 		t.Errorf("untyped: %+v", r)
 	}
-	// An error quoting a secret is recorded without it.
-	r := call("leaky", `{}`)
+	// An error quoting a secret is recorded without it, and so is the
+	// console line quoting it that invoke prints and serve forwards.
+	var events []string
+	r, err := s.Call(ctx, Request{Tool: "leaky", Args: []byte(`{}`), Held: s.Held(), Via: "invoke", Event: func(kind string, data any) {
+		b, _ := json.Marshal(data)
+		events = append(events, kind+" "+string(b))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if r.Status != StatusError || strings.Contains(r.Error, leakySecret) || !strings.Contains(r.Error, "(value of LEAKY_TOKEN)") {
 		t.Errorf("leaky: status %s, error %q; want an error with the secret replaced", r.Status, r.Error)
+	}
+	if got, want := strings.Join(events, "\n"), `console {"level":"log","message":"using {\"token\":\"(value of LEAKY_TOKEN)\"}"}`; got != want {
+		t.Errorf("leaky: events\ngot:  %s\nwant: %s", got, want)
 	}
 	// A failed tool's output quoting a secret is scrubbed too.
 	r = call("failing", `{}`)
