@@ -77,12 +77,11 @@ func (s *scrubber) add(value, env string, secret bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Longer texts first, so that a value containing another, or a part,
-	// is replaced whole: the replacer tries them in this order.
+	// is replaced whole: the replacer tries them in this order. New
+	// slices, as text reads the old ones after it unlocks.
 	longest := func(a, b scrubPair) int { return len(b.old) - len(a.old) }
-	s.pairs = append(s.pairs, pairs...)
-	slices.SortStableFunc(s.pairs, longest)
-	s.parts = append(s.parts, parts...)
-	slices.SortStableFunc(s.parts, longest)
+	s.pairs = slices.SortedStableFunc(slices.Values(slices.Concat(s.pairs, pairs)), longest)
+	s.parts = slices.SortedStableFunc(slices.Values(slices.Concat(s.parts, parts)), longest)
 	s.replacer = nil
 }
 
