@@ -59,9 +59,10 @@ var credentialParams = []string{"key", "token", "secret", "sig", "pass", "auth",
 // header Go sends for the user info. For a secret() value also: the user
 // name when the password is empty or absent (a token used as the user
 // name), the values of query parameters named like credentials (as
-// written and decoded), and the token of a header such as "Bearer X" (of
-// "Basic X", the password in X too). A plain runtime() value's user name,
-// query settings and header words are not credentials by construction.
+// written and decoded), and the token of a header such as "Bearer X", a
+// value of two words (of "Basic X", the password in X too). A plain
+// runtime() value's user name, query settings and header words are not
+// credentials by construction.
 // The list is in a fixed order and may hold one part twice.
 func Credentials(value string, secret bool) []string {
 	var out []string
@@ -100,7 +101,10 @@ func Credentials(value string, secret bool) []string {
 			}
 		}
 	}
-	if f := strings.Fields(value); secret && len(f) > 1 {
+	// Two words only: a scheme and its token. The last word of a secret
+	// sentence (a prompt) is no credential, and hiding it would rewrite
+	// every message that uses the word.
+	if f := strings.Fields(value); secret && len(f) == 2 {
 		last := f[len(f)-1]
 		add(last, minCredential)
 		if strings.EqualFold(f[0], "basic") {

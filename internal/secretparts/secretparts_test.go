@@ -32,6 +32,8 @@ func TestCredentials(t *testing.T) {
 		{"Basic " + b64("svc:passw0rd"), true, []string{b64("svc:passw0rd"), "passw0rd"}},
 		{"Bearer tok-12345678", false, nil},
 		{"Bearer short", true, nil},
+		// A sentence is no scheme and token: its last word is no credential.
+		{"You are a concise research assistant", true, nil},
 	} {
 		if got := Credentials(tc.value, tc.secret); !slices.Equal(got, tc.want) {
 			t.Errorf("Credentials(%q, %v)\ngot:  %q\nwant: %q", tc.value, tc.secret, got, tc.want)
