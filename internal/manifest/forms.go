@@ -2,6 +2,8 @@ package manifest
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -108,7 +110,29 @@ func (d *decoder) readBody(body hcl.Body, schema *hcl.BodySchema, partial bool) 
 	// Keep the source order of blocks, which decoders rely on for
 	// "already declared at" messages.
 	sortBlocksByPos(out.Blocks)
+	// And of diagnostics: HCL reports unsupported arguments, and the loop
+	// above its attributes, in the order of a map.
+	sortDiagsByPos(diags)
 	return out, rest, diags
+}
+
+// sortDiagsByPos orders diagnostics by where they are, keeping the order
+// of those at the same place (and of those placed nowhere, first).
+func sortDiagsByPos(diags hcl.Diagnostics) {
+	key := func(d *hcl.Diagnostic) (string, int) {
+		if d.Subject == nil {
+			return "", -1
+		}
+		return d.Subject.Filename, d.Subject.Start.Byte
+	}
+	slices.SortStableFunc(diags, func(a, b *hcl.Diagnostic) int {
+		af, ab := key(a)
+		bf, bb := key(b)
+		if c := strings.Compare(af, bf); c != 0 {
+			return c
+		}
+		return ab - bb
+	})
 }
 
 func sortBlocksByPos(blocks hcl.Blocks) {
