@@ -56,7 +56,10 @@ func newScrubber(env *Env, refs []artifact.RuntimeRef) *scrubber {
 // (secretparts.URLParts).
 func (s *scrubber) add(value, env string, secret bool) {
 	var pairs, parts []scrubPair
-	if len(value) >= scrubMin {
+	// "true", "false" and "null" (a flag's value) say nothing of a
+	// secret and are words of many messages ("allow_loopback is not
+	// true"): not replaced whole.
+	if len(value) >= scrubMin && value != "true" && value != "false" && value != "null" {
 		for _, f := range secretparts.Forms(value) {
 			pairs = append(pairs, scrubPair{f, "(value of " + env + ")"})
 		}

@@ -13,10 +13,11 @@ func TestScrubber(t *testing.T) {
 		"PLAIN":  "https://api.example/v1/search?fmt=json",
 		"HDR":    `Token tok"en/5e6f7a8b`,
 		"SHORT":  "abc",
+		"FLAG":   "true",
 		"UNUSED": "never-read-1234",
 	}
 	s := newScrubber(NewEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }), []artifact.RuntimeRef{
-		{Env: "DSN"}, {Env: "HOOK", Secret: true}, {Env: "PLAIN"}, {Env: "HDR", Secret: true}, {Env: "SHORT", Secret: true}, {Env: "MISSING"},
+		{Env: "DSN"}, {Env: "HOOK", Secret: true}, {Env: "PLAIN"}, {Env: "HDR", Secret: true}, {Env: "SHORT", Secret: true}, {Env: "FLAG"}, {Env: "MISSING"},
 	})
 	for _, tc := range []struct{ in, want string }{
 		// Whole values first, then what is inside them.
@@ -32,8 +33,9 @@ func TestScrubber(t *testing.T) {
 		{"bad token tok\"en/5e6f7a8b", "bad token (part of HDR)"},
 		{`{"auth": "Token tok\"en/5e6f7a8b"}`, `{"auth": "(value of HDR)"}`},
 		{"auth=Token+tok%22en%2F5e6f7a8b", "auth=(value of HDR)"},
-		// Too short to scrub.
+		// Too short to scrub, or a flag's value.
 		{"abc", "abc"},
+		{"allow_loopback is not true", "allow_loopback is not true"},
 	} {
 		if got := s.text(tc.in); got != tc.want {
 			t.Errorf("text(%q)\ngot:  %s\nwant: %s", tc.in, got, tc.want)
