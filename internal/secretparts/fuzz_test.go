@@ -1,0 +1,43 @@
+package secretparts
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzParts: no value or text makes the parts panic, every part is at
+// least as long as the bound for its kind, every form of a value is at
+// least as long as the value, and ReplacePart leaves no path it replaces.
+func FuzzParts(f *testing.F) {
+	for _, seed := range []string{
+		"https://user:pass%40word@host.example:8443/hooks/T0K3N?api_key=abc%2F123&fmt=json",
+		"postgres://app:Xk9%40pL2@db:5432/app",
+		"Bearer tok-12345678",
+		"Basic c3ZjOnBhc3N3MHJk",
+		"http://[::1]:80/%zz",
+		"\"quoted\" / and %",
+	} {
+		f.Add(seed, "error: "+seed, true)
+	}
+	f.Fuzz(func(t *testing.T, value, text string, secret bool) {
+		for _, p := range Credentials(value, secret) {
+			if len(p) < minPassword {
+				t.Fatalf("credential %q shorter than %d", p, minPassword)
+			}
+		}
+		for _, p := range URLParts(value, secret) {
+			if len(p) < minURLPart {
+				t.Fatalf("URL part %q shorter than %d", p, minURLPart)
+			}
+			for _, form := range Forms(p) {
+				if len(form) < len(p) {
+					t.Fatalf("form %q shorter than %q", form, p)
+				}
+				out := ReplacePart(text, form, "(part)")
+				if strings.HasPrefix(form, "/") && strings.Contains(out, form) && !strings.Contains("(part)", form) {
+					t.Fatalf("ReplacePart(%q, %q) left it: %q", text, form, out)
+				}
+			}
+		}
+	})
+}
