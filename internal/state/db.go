@@ -83,24 +83,32 @@ type DB struct {
 func Open(workspace string, opts Options) (*DB, error) {
 	dir := filepath.Join(workspace, DirName)
 	path := filepath.Join(dir, FileName)
+	// The lock timeout bounds the whole Open, every attempt together.
+	deadline := time.Now().Add(opts.LockTimeout)
 	for attempt := 1; ; attempt++ {
 		db, again, err := openOnce(dir, path, opts)
 		if !again || attempt == maxOpenAttempts {
 			return db, err
 		}
+		if opts.LockTimeout > 0 {
+			if opts.LockTimeout = time.Until(deadline); opts.LockTimeout <= 0 {
+				opts.LockTimeout = failFast
+			}
+		}
 	}
 }
 
-// maxOpenAttempts bounds how often a writer's Open starts again after the
-// file it locked was removed (see openOnce): each time another writer
-// created the database, locked it and removed it again before a commit.
+// maxOpenAttempts bounds how often Open starts again after the file it
+// locked was removed (see openOnce): each time another writer created the
+// database, locked it and removed it again before a commit.
 const maxOpenAttempts = 20
 
 // openOnce is one attempt of Open. again reports that the file this
-// attempt opened was removed while it waited for the lock (a writer that
-// created it closed it without a commit, see Close), or the directory was
-// removed before the file could be created in it: Open tries again, and
-// err says what happened if it gives up.
+// attempt opened was removed or replaced while it waited for the lock (a
+// writer that created it closed it without a commit, see Close), or, for a
+// writer, that the directory was removed before the file could be created
+// in it: Open tries again, and err says what happened if it gives up. A
+// reader whose file was removed and not created again has no state.
 func openOnce(dir, path string, opts Options) (_ *DB, again bool, _ error) {
 	if err := checkPlace(dir, path); err != nil {
 		return nil, false, err
@@ -122,8 +130,6 @@ func openOnce(dir, path string, opts Options) (_ *DB, again bool, _ error) {
 	} else {
 		_, err := os.Lstat(dir)
 		created.dir = errors.Is(err, fs.ErrNotExist)
-		_, err = os.Lstat(path)
-		created.file = errors.Is(err, fs.ErrNotExist)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, false, fmt.Errorf("creating state directory: %w", err)
 		}
@@ -136,7 +142,19 @@ func openOnce(dir, path string, opts Options) (_ *DB, again bool, _ error) {
 	var file *os.File // the descriptor bbolt locks
 	bopts := bbolt.Options{Timeout: timeout, ReadOnly: opts.ReadOnly,
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
-			f, err := os.OpenFile(name, flag, perm)
+			if flag&os.O_CREATE != 0 {
+				// Whether this Open creates the file is what the create
+				// itself says, not a look before it.
+				f, err := os.OpenFile(name, flag|os.O_EXCL, perm)
+				if err == nil {
+					file, created.file = f, true
+					return f, nil
+				}
+				if !errors.Is(err, fs.ErrExist) {
+					return nil, err
+				}
+			}
+			f, err := os.OpenFile(name, flag&^os.O_CREATE, perm)
 			file = f
 			return f, err
 		}}
@@ -154,15 +172,20 @@ func openOnce(dir, path string, opts Options) (_ *DB, again bool, _ error) {
 		return nil, false, fmt.Errorf("opening %s: %w: %s", path, ErrCorrupt, damagedPages)
 	}
 	if err != nil {
-		// A writer's directory removed between MkdirAll and the open: by
-		// another writer's Close, which removes what it created.
+		// A writer's directory or file removed between MkdirAll and the
+		// open: by another writer's Close, which removes what it created.
 		again := !opts.ReadOnly && errors.Is(err, fs.ErrNotExist)
 		return nil, again, openError(dir, path, opts, err)
 	}
-	if !opts.ReadOnly && !sameFile(file, path) {
+	if !sameFile(file, path) {
 		// The file was removed (or replaced) while this waited for its
-		// lock: a lock on it guards nothing.
+		// lock: a lock on it guards nothing, and a reader would read what
+		// no one keeps (Fits, which looks at the path, would even call it
+		// damaged).
 		_ = bdb.Close()
+		if _, err := os.Lstat(path); opts.ReadOnly && errors.Is(err, fs.ErrNotExist) {
+			return nil, false, fmt.Errorf("opening %s: %w", path, ErrNoState)
+		}
 		return nil, true, fmt.Errorf("opening %s: the file was removed while agentform waited for its lock", path)
 	}
 	if !boltfile.Fits(bdb) {

@@ -217,6 +217,30 @@ func TestCloseRemovesWhatOpenCreated(t *testing.T) {
 	}
 }
 
+// A reader that waited for the lock on a database the holder then removed
+// (it created it and recorded nothing) finds no state, not a damaged file.
+func TestReaderWaitingOnRemovedState(t *testing.T) {
+	ws := t.TempDir()
+	first := openWriter(t, ws)
+	done := make(chan error, 1)
+	go func() {
+		db, err := state.Open(ws, state.Options{ReadOnly: true, LockTimeout: 30 * time.Second})
+		if err == nil {
+			db.Close()
+		}
+		done <- err
+	}()
+	// Give the reader time to open the file and wait for its lock; if it
+	// is slower, it finds no file, and the test still holds.
+	time.Sleep(300 * time.Millisecond)
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, state.ErrNoState) {
+		t.Errorf("reader\ngot:  %v\nwant: %v", err, state.ErrNoState)
+	}
+}
+
 // A writer that waited for the lock on a database the holder then removed
 // (it created it and recorded nothing) opens the path again, so its
 // commit lands in the file others read, not in the removed one.
