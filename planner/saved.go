@@ -210,7 +210,9 @@ func (p *Plan) CheckSaved(s *Saved) error {
 	if current.LockDigest != s.LockDigest && len(diffs) == 0 {
 		diffs = append(diffs, "the resolved lockfile differs")
 	}
-	if s.LockReadDigest != "" && current.LockReadDigest != s.LockReadDigest {
+	// The lockfile as the plan read it, or as it would write it (an
+	// agentform lock since wrote just that).
+	if s.LockReadDigest != "" && current.LockReadDigest != s.LockReadDigest && current.LockReadDigest != s.LockDigest {
 		diffs = append(diffs, lockfile.FileName+" was edited")
 	}
 	if len(diffs) > 0 {

@@ -96,6 +96,27 @@ func TestSavedPlanLockfileEdited(t *testing.T) {
 	if code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-no-color", "p"); code != ExitOK {
 		t.Errorf("apply p after a comment was added\ngot:  exit %d\n%s%s\nwant: applied", code, stdout, stderr)
 	}
+
+	// The plan writes the lockfile (a source changed); agentform lock
+	// writes the same before the apply: what the plan would write is no
+	// edit.
+	must(t, os.WriteFile(filepath.Join(dir, "tools", "word_count", "index.ts"), append(mustReadFile(t, filepath.Join(dir, "tools", "word_count", "index.ts")), []byte("\n// counted\n")...), 0o644))
+	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color", "-out=q"); code != ExitOK {
+		t.Fatalf("plan: exit %d\n%s", code, stderr)
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "lock"); code != ExitOK || !strings.Contains(stdout, "~ tool.word_count") {
+		t.Fatalf("lock: exit %d\n%s%s\nwant: word_count's entry written", code, stdout, stderr)
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-no-color", "q"); code != ExitOK {
+		t.Errorf("apply q after agentform lock wrote what it would\ngot:  exit %d\n%s%s\nwant: applied", code, stdout, stderr)
+	}
+}
+
+func mustReadFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	must(t, err)
+	return b
 }
 
 // TestSavedPlanShowJSON checks that show -json FILE prints the document
