@@ -3,6 +3,8 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -141,14 +143,29 @@ func (s *scrubber) json(raw json.RawMessage) json.RawMessage {
 		switch x := v.(type) {
 		case string:
 			return s.text(x)
+		case json.Number:
+			// A number that is a runtime value (a PIN) is scrubbed too,
+			// and becomes the string that says so.
+			if t := s.text(x.String()); t != x.String() {
+				return t
+			}
 		case []any:
 			for i := range x {
 				x[i] = walk(x[i])
 			}
 		case map[string]any:
 			out := make(map[string]any, len(x))
-			for k, val := range x {
-				out[s.text(k)] = walk(val)
+			// In key order, so that keys that scrub to the same text are
+			// told apart the same way every time.
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				key := s.text(k)
+				for n := 2; ; n++ {
+					if _, taken := out[key]; !taken {
+						break
+					}
+					key = fmt.Sprintf("%s (%d)", s.text(k), n)
+				}
+				out[key] = walk(x[k])
 			}
 			return out
 		}

@@ -47,3 +47,22 @@ func TestScrubber(t *testing.T) {
 		t.Errorf("after add\ngot:  %s\nwant: %s", got, want)
 	}
 }
+
+// TestScrubberJSON: in a JSON value (a failed call's output), strings,
+// keys and numbers that are runtime values are scrubbed, and keys that
+// scrub to the same text stay apart.
+func TestScrubberJSON(t *testing.T) {
+	env := map[string]string{"PIN": "48151623", "TOKEN": "tok-secret-99"}
+	s := newScrubber(NewEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }), []artifact.RuntimeRef{
+		{Env: "PIN", Secret: true}, {Env: "TOKEN", Secret: true},
+	})
+	for _, tc := range []struct{ in, want string }{
+		{`{"pin":48151623,"n":7}`, `{"n":7,"pin":"(value of PIN)"}`},
+		{`["tok-secret-99",1.5]`, `["(value of TOKEN)",1.5]`},
+		{`{"48151623":1,"(value of PIN)":2}`, `{"(value of PIN)":2,"(value of PIN) (2)":1}`},
+	} {
+		if got := string(s.json([]byte(tc.in))); got != tc.want {
+			t.Errorf("json(%s)\ngot:  %s\nwant: %s", tc.in, got, tc.want)
+		}
+	}
+}
