@@ -101,10 +101,11 @@ func Credentials(value string, secret bool) []string {
 			}
 		}
 	}
-	// Two words only: a scheme and its token. The last word of a secret
-	// sentence (a prompt) is no credential, and hiding it would rewrite
-	// every message that uses the word.
-	if f := strings.Fields(value); secret && len(f) == 2 {
+	// A scheme and its token only. The second word of a secret name
+	// ("Acme Corporation") or the last of a sentence is no credential:
+	// hiding it would rewrite every message that uses the word, and
+	// refuse every server whose definitions do.
+	if f := strings.Fields(value); secret && len(f) == 2 && authScheme(f[0]) {
 		last := f[len(f)-1]
 		add(last, minCredential)
 		if strings.EqualFold(f[0], "basic") {
@@ -161,6 +162,10 @@ func URLParts(value string, secret bool) []string {
 	}
 	for _, kv := range queryPairs(u) {
 		_, raw, _ := strings.Cut(kv, "=")
+		if raw == "true" || raw == "false" || raw == "null" {
+			// A flag's value, a word of many messages.
+			continue
+		}
 		add(raw, minURLPart)
 		if dec, err := url.QueryUnescape(raw); err == nil && dec != raw {
 			add(dec, minURLPart)
@@ -211,6 +216,18 @@ func parseURL(value string) *url.URL {
 	return u
 }
 
+// authSchemes are the words an Authorization (or similar) header value
+// starts with before its credential: the HTTP authentication schemes
+// IANA registers, and the ones APIs use besides them. Compared without
+// case.
+var authSchemes = []string{"basic", "bearer", "concealed", "digest", "dpop", "gnap", "hoba", "mutual", "negotiate", "ntlm", "oauth", "privatetoken", "scram-sha-1", "scram-sha-256", "vapid",
+	"token", "apikey", "api-key", "key", "sso-key", "aws4-hmac-sha256", "signature"}
+
+// authScheme reports whether word is a scheme a credential follows.
+func authScheme(word string) bool {
+	return slices.ContainsFunc(authSchemes, func(s string) bool { return strings.EqualFold(s, word) })
+}
+
 // queryPairs splits a URL's query into its name=value pairs as written.
 func queryPairs(u *url.URL) []string {
 	return strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' })
@@ -232,21 +249,18 @@ func credentialParam(name string) bool {
 }
 
 // ReplacePart replaces in text each occurrence of part, one of URLParts or
-// a form of one, by new. A path (a part that starts with a slash) is
-// replaced wherever it occurs: no name goes on before its slash, and one
-// quoted after the host it follows is found there too. Any other part (a
-// host, a user name, a query value) is an ordinary word of messages, and
-// is replaced only where it is not part of a longer name: no letter,
-// digit, '_', '-' or '.' right before or after it, but for a full stop
-// that ends a sentence. So a host or user name hidden from a message does
-// not also rewrite a tool name that contains it.
+// a form of one, by new, where it is not part of a longer name: no letter,
+// digit, '_', '-' or '.' right after it, but for a full stop that ends a
+// sentence, and, unless it is a path (it starts with a slash, which no
+// name goes on before: one quoted after its host is found there), none
+// right before it. So a host or user name hidden from a message does not
+// also rewrite a tool name that contains it, nor a path /mcp the path
+// /mcpdocs.
 func ReplacePart(text, part, new string) string {
 	if part == "" {
 		return text
 	}
-	if strings.HasPrefix(part, "/") {
-		return strings.ReplaceAll(text, part, new)
-	}
+	path := strings.HasPrefix(part, "/")
 	inName := func(b byte) bool {
 		return b == '_' || b == '-' || b == '.' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
 	}
@@ -259,7 +273,7 @@ func ReplacePart(text, part, new string) string {
 		}
 		end := i + len(part)
 		stop := end < len(text) && text[end] == '.' && (end+1 == len(text) || !inName(text[end+1]))
-		if (i > 0 && inName(text[i-1])) || (end < len(text) && inName(text[end]) && !stop) {
+		if (!path && i > 0 && inName(text[i-1])) || (end < len(text) && inName(text[end]) && !stop) {
 			b.WriteString(text[:i+1])
 			text = text[i+1:]
 			continue

@@ -32,6 +32,9 @@ func TestCredentials(t *testing.T) {
 		{"Basic " + b64("svc:passw0rd"), true, []string{b64("svc:passw0rd"), "passw0rd"}},
 		{"Bearer tok-12345678", false, nil},
 		{"Bearer short", true, nil},
+		{"token abc12345678", true, []string{"abc12345678"}},
+		// Two words that are no scheme and token.
+		{"Acme Corporation", true, nil},
 		// A sentence is no scheme and token: its last word is no credential.
 		{"You are a concise research assistant", true, nil},
 	} {
@@ -53,7 +56,7 @@ func TestURLParts(t *testing.T) {
 		{"http://root@10.0.0.7/mcp?api_key=SENTINEL_q", false, []string{"10.0.0.7", "10.0.0.7"}},
 		// A secret URL's path (without a trailing slash, as written and
 		// decoded) and every query value from 4 bytes.
-		{"https://hooks.example/services/T0K%2FEN-77/?api_key=SENTINEL_q&fmt=json&v=1", true,
+		{"https://hooks.example/services/T0K%2FEN-77/?api_key=SENTINEL_q&fmt=json&v=1&stream=true", true,
 			[]string{"hooks.example", "hooks.example", "/services/T0K%2FEN-77", "/services/T0K/EN-77", "SENTINEL_q", "json"}},
 		{"https://hooks.example/", true, []string{"hooks.example", "hooks.example"}},
 		{"https://hooks.example/a", true, []string{"hooks.example", "hooks.example"}},
@@ -95,6 +98,8 @@ func TestReplacePart(t *testing.T) {
 		{"fmt=json, not jsonschema", "json", "fmt=X, not jsonschema"},
 		// A path wherever it is, after a host too.
 		{"POST http://h:80/hooks/T0K?x=1 and /hooks/T0K/", "/hooks/T0K", "POST http://h:80X?x=1 and X/"},
+		// Not a longer path that begins with it.
+		{"see /mcpdocs, not /mcp.", "/mcp", "see /mcpdocs, not X."},
 	} {
 		if got := ReplacePart(tc.text, tc.old, "X"); got != tc.want {
 			t.Errorf("ReplacePart(%q, %q)\ngot:  %q\nwant: %q", tc.text, tc.old, got, tc.want)
