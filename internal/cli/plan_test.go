@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentform/agentform/internal/artifact"
+	"github.com/agentform/agentform/lockfile"
 )
 
 const quickstart = "../../examples/quickstart"
@@ -350,6 +351,34 @@ tool "t" {
 	code, stdout, stderr = run(t, "", "-chdir="+bare, "verify", "dist/a.agent.tgz")
 	if code != ExitOK || stderr != "" || !strings.Contains(stdout, "and pins nothing, as the workspace has no agentform.lock.hcl") {
 		t.Errorf("verify in a workspace that pins nothing got: exit %d\n%s%s\nwant: OK, pins nothing, no warning", code, stdout, stderr)
+	}
+
+	// The same artifact with a lock entry written into agent.json, the
+	// digest of an empty lockfile kept: it pins something after all.
+	arch, err := artifact.Read(bytes.NewReader(mustReadFile(t, filepath.Join(bare, "dist", "a.agent.tgz"))))
+	must(t, err)
+	agent, err := artifact.ParseAgent(arch.Files[artifact.AgentName])
+	must(t, err)
+	agent.Blocks[0].Lock = artifact.NewLock(&lockfile.Tool{Kind: "javascript", Source: "h1:RbTrokOmxOcRTVyVAE2JkiGbm2V9c3zMaDx4Uswxb0I="})
+	agentJSON, err := artifact.MarshalAgent(agent)
+	must(t, err)
+	var files []artifact.File
+	for _, p := range arch.Paths() {
+		switch p {
+		case artifact.SumsName:
+		case artifact.AgentName:
+			files = append(files, artifact.File{Path: p, Data: agentJSON})
+		default:
+			files = append(files, artifact.File{Path: p, Data: arch.Files[p], Executable: arch.Executable[p]})
+		}
+	}
+	edited, err := artifact.Build(files)
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(elsewhere, "pins.tgz"), edited, 0o644))
+	must(t, os.Remove(lock))
+	code, stdout, stderr = run(t, "", "-chdir="+elsewhere, "verify", "pins.tgz")
+	if code != ExitError || !strings.Contains(stderr, `agent.json pins tool block "t", but the lockfile has no entry for it`) {
+		t.Errorf("verify of an artifact pinning an entry under an empty lockfile's digest got: exit %d\n%s%s\nwant: refused", code, stdout, stderr)
 	}
 }
 

@@ -113,7 +113,12 @@ func (c *VerifyCommand) Run(args []string) int {
 		// was not compared with any.
 		if agent, err := artifact.ParseAgent(a.Files[artifact.AgentName]); err == nil {
 			if agent.LockfileDigest == lockfile.New().Digest() {
+				// Compared with the empty lockfile whole: an entry in
+				// agent.json that it does not hold is a problem too.
 				lock = lockfile.New()
+				for _, p := range artifact.Verify(a, lock) {
+					problems = append(problems, p.String())
+				}
 			} else {
 				fmt.Fprintf(c.Stderr, "Warning: the artifact was not compared with a lockfile: there is no %s, and the artifact pins tools or skills. Run verify in the workspace that built it (or with -chdir) to compare them.\n", c.path(lockfile.FileName))
 			}
