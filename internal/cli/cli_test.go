@@ -518,6 +518,49 @@ func TestFmt(t *testing.T) {
 	if code != ExitOK || stdout != formatted {
 		t.Errorf("fmt -: got exit %d\n%s\nwant:\n%s", code, stdout, formatted)
 	}
+	// With -diff, the change instead; with -check too, exit 3.
+	for _, args := range [][]string{{"fmt", "-diff", "-"}, {"fmt", "-check", "-diff", "-"}} {
+		code, stdout, _ = run(t, unformatted, args...)
+		want := map[bool]int{true: ExitUnformatted, false: ExitOK}[args[1] == "-check"]
+		if code != want || !strings.HasPrefix(stdout, "--- old/<stdin>\n+++ new/<stdin>\n@@ ") || !strings.Contains(stdout, "+    name     = \"claude-haiku-4-5\"") {
+			t.Errorf("%v: got exit %d\n%s\nwant: exit %d, a unified diff of stdin", args, code, stdout, want)
+		}
+	}
+
+	// Under -chdir, every name relative to the workspace, outside it too.
+	sub := filepath.Join(dir, "sub")
+	must(t, os.Mkdir(sub, 0o755))
+	must(t, os.WriteFile(path, []byte(unformatted), 0o644))
+	must(t, os.WriteFile(filepath.Join(sub, "agent.acl"), []byte(unformatted), 0o644))
+	code, stdout, _ = run(t, "", "-chdir="+sub, "fmt", "-write=false", "../agent.acl", "agent.acl")
+	if code != ExitOK || stdout != "../agent.acl\nagent.acl\n" {
+		t.Errorf("fmt under -chdir got: exit %d\n%q\nwant: ../agent.acl and agent.acl", code, stdout)
+	}
+}
+
+// TestFmtDiffLineNumbers: the hunks of fmt -diff name the lines they
+// change. Alignment changes no line count, so every hunk starts at the
+// same line on both sides (go-udiff before v0.4.2 miscounted the new
+// side after a hunk with unchanged lines between its changes: here the
+// longest key, which alignment leaves alone).
+func TestFmtDiffLineNumbers(t *testing.T) {
+	block := func(name string) string {
+		return fmt.Sprintf("tool %q {\n  kind = \"bash\"\n  capabilities = [\"x\"]\n  commands = [\"ls\"]\n  description = \"d\"\n}\n", name)
+	}
+	src := block("t1") + strings.Repeat("# filler\n", 10) + block("t2")
+	code, stdout, _ := run(t, src, "fmt", "-diff", "-")
+	if code != ExitOK {
+		t.Fatalf("fmt -diff -: exit %d\n%s", code, stdout)
+	}
+	hunks := regexp.MustCompile(`(?m)^@@ -(\d+),\d+ \+(\d+),\d+ @@`).FindAllStringSubmatch(stdout, -1)
+	if len(hunks) != 2 {
+		t.Fatalf("got:\n%s\nwant: two hunks", stdout)
+	}
+	for _, h := range hunks {
+		if h[1] != h[2] {
+			t.Errorf("hunk %s: old side starts at line %s, new side at %s; want the same line\n%s", h[0], h[1], h[2], stdout)
+		}
+	}
 }
 
 func TestFmtRecursive(t *testing.T) {

@@ -46,14 +46,15 @@ Usage: agentform [-chdir=DIR] fmt [options] [TARGET ...]
 
 Options:
 
-  -check      Change nothing; exit 3 when any file needs formatting.
-  -diff       Print the changes as a unified diff.
-  -list=false Don't print the names of the files changed.
-  -write=false Don't write files (implied by -check).
-  -recursive  Also format subdirectories (skipping hidden ones,
-              node_modules and dist).
-  -no-color   Disable colour.
-  -chdir=DIR  Use DIR as the workspace.
+  -check        Change nothing; exit 3 when any file needs formatting.
+  -diff         Print the changes as a unified diff (for "-", instead of
+                the formatted text).
+  -list=false   Don't print the names of the files changed.
+  -write=false  Don't write files (implied by -check).
+  -recursive    Also format subdirectories (skipping hidden ones,
+                node_modules and dist).
+  -no-color     Disable colour.
+  -chdir=DIR    Use DIR as the workspace.
 
 Exit status: 0 when all went well, 1 on errors, 3 with -check when a file
 needs formatting.
@@ -76,7 +77,7 @@ func (c *FmtCommand) Run(args []string) int {
 	}
 	targets := fset.Args()
 	if len(targets) == 1 && targets[0] == "-" {
-		return c.formatStdin(*check)
+		return c.formatStdin(*check, *diff)
 	}
 	if slices.Contains(targets, "-") {
 		fmt.Fprintf(c.Stderr, "Error: \"-\" (standard input) must be fmt's only target.\n")
@@ -144,7 +145,10 @@ func (c *FmtCommand) Run(args []string) int {
 // with control characters escaped (a file's name cannot drive the
 // terminal).
 func (c *FmtCommand) display(path string) string {
-	if rel, err := filepath.Rel(c.Dir, path); err == nil && !strings.HasPrefix(rel, "..") {
+	// Relative to the workspace, as targets are given, outside it too
+	// ("../a.acl"): relative to two directories, two files could read
+	// the same.
+	if rel, err := filepath.Rel(c.Dir, path); err == nil {
 		path = rel
 	}
 	return render.PrintableName(path)
@@ -400,7 +404,10 @@ func (c *FmtCommand) showSourceDiagnostics(diags hcl.Diagnostics, name string, s
 	render.Diagnostics(c.Stderr, diags, map[string]*hcl.File{name: {Bytes: src}}, audit.SourceRedaction(map[string][]byte{name: src}), c.colorFor(c.StderrTTY))
 }
 
-func (c *FmtCommand) formatStdin(check bool) int {
+// formatStdin formats standard input: the result to stdout, or with diff
+// the change as a unified diff instead (masked as a file's is); with check
+// nothing but the diff, and exit 3 when the input needs formatting.
+func (c *FmtCommand) formatStdin(check, diff bool) int {
 	src, err := io.ReadAll(io.LimitReader(c.Stdin, manifest.MaxFileSize+1))
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "Error: reading stdin: %s\n", err)
@@ -415,10 +422,20 @@ func (c *FmtCommand) formatStdin(check bool) int {
 		c.showSourceDiagnostics(diags, "<stdin>", src)
 		return ExitError
 	}
-	if check {
-		if !bytes.Equal(src, out) {
-			return ExitUnformatted
+	changed := !bytes.Equal(src, out)
+	if diff && changed {
+		red := audit.SourceRedaction(map[string][]byte{"<stdin>": src, "<stdin, formatted>": out})
+		before, after := red.Scrub(string(src)), red.Scrub(string(out))
+		if before == after {
+			fmt.Fprintf(c.Stdout, "--- old/<stdin>\n+++ new/<stdin>\n(the changes are all inside hidden values, not shown)\n")
+		} else {
+			fmt.Fprint(c.Stdout, udiff.Unified("old/<stdin>", "new/<stdin>", before, after))
 		}
+	}
+	switch {
+	case check && changed:
+		return ExitUnformatted
+	case check, diff:
 		return ExitOK
 	}
 	_, _ = c.Stdout.Write(out)
