@@ -39,10 +39,11 @@ Usage: agentform [-chdir=DIR] fmt [options] [TARGET ...]
 
   TARGET is a file or directory (default: the workspace directory). In a
   directory fmt formats the *.acl files validate and plan load there,
-  symbolic links included and dot files not. A file that is a symbolic
-  link is rewritten where the link leads, keeping its mode; the link
-  stays a link. With "-" as the only target, fmt reads stdin and writes
-  the result to stdout. *.acl.json files are not reformatted.
+  symbolic links included and dot files not. A file keeps its mode, owner
+  and hard links; one that is a symbolic link is rewritten where the link
+  leads, and the link stays a link; one you may not write is an error.
+  With "-" as the only target, fmt reads stdin and writes the result to
+  stdout. *.acl.json files are not reformatted.
 
 Options:
 

@@ -32,13 +32,17 @@ func WriteUnsynced(path string, data []byte, perm os.FileMode) error {
 	return write(path, data, perm, false)
 }
 
-// WriteThrough is Write for rewriting a file in place, the way gofmt and
-// terraform fmt do: an existing file keeps its mode (perm is only that of
-// a new file), and when path is a symbolic link the file it leads to is
-// replaced, with the temporary file created and renamed in that file's
-// directory, so the link stays a link and the rename is as atomic as
-// Write's. (Write would rename over the link and leave its target as it
-// was.) A link that leads to no file is an error.
+// WriteThrough is Write for rewriting a file the way gofmt and terraform
+// fmt do: an existing file keeps its mode, owner and links, and when path
+// is a symbolic link the file it leads to is rewritten (the link stays a
+// link). A file this process may not write is refused, as it is for them,
+// even where its directory would let a rename replace it. The new content
+// goes to a temporary file renamed over the old one, synced, so a crash
+// leaves either; where a rename would lose something (the file has other
+// hard links, another owner this process cannot give the new file, or
+// sits in a directory this process cannot create in), the file is
+// rewritten in place instead. perm is only that of a new file. A link
+// that leads to no file is an error.
 func WriteThrough(path string, data []byte, perm os.FileMode) error {
 	info, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -47,26 +51,66 @@ func WriteThrough(path string, data []byte, perm os.FileMode) error {
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, Bare(err))
 	}
-	if info.Mode()&fs.ModeSymlink == 0 {
-		return Write(path, data, info.Mode().Perm())
+	target, name := path, path
+	if info.Mode()&fs.ModeSymlink != 0 {
+		if target, err = filepath.EvalSymlinks(path); err != nil {
+			return fmt.Errorf("writing %s: cannot follow the symbolic link: %w", path, Bare(err))
+		}
+		name = target + " (through the symbolic link " + path + ")"
+		if info, err = os.Stat(target); err != nil {
+			return fmt.Errorf("writing %s: %w", name, Bare(err))
+		}
 	}
-	target, err := filepath.EvalSymlinks(path)
+	if !writable(target, false) {
+		return fmt.Errorf("writing %s: %w", name, fs.ErrPermission)
+	}
+	uid, gid, links, known := owner(info)
+	inPlace := links > 1 || !writable(filepath.Dir(target), true)
+	if !inPlace && known && (uid != os.Getuid() || gid != os.Getgid()) {
+		// A rename gives the file this process's owner unless it may
+		// give the new file the old one's (root may).
+		inPlace = os.Getuid() != 0
+	}
+	if inPlace {
+		return rewriteInPlace(target, name, data)
+	}
+	return writeAs(target, name, data, info.Mode().Perm(), true, func(tmp *os.File) error {
+		if known && (uid != os.Getuid() || gid != os.Getgid()) {
+			return tmp.Chown(uid, gid)
+		}
+		return nil
+	})
+}
+
+// rewriteInPlace truncates the file at path and writes data into it,
+// synced: the file keeps its identity (links, owner, mode), at the cost of
+// a rename's all-or-nothing.
+func rewriteInPlace(path, name string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
-		return fmt.Errorf("writing %s: cannot follow the symbolic link: %w", path, Bare(err))
+		return fmt.Errorf("writing %s: %w", name, Bare(err))
 	}
-	tinfo, err := os.Stat(target)
-	if err != nil {
-		return fmt.Errorf("writing %s (through the symbolic link %s): %w", target, path, Bare(err))
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", name, Bare(err))
 	}
-	return writeAs(target, target+" (through the symbolic link "+path+")", data, tinfo.Mode().Perm(), true)
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", name, Bare(err))
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", name, Bare(err))
+	}
+	return nil
 }
 
 func write(path string, data []byte, perm os.FileMode, sync bool) error {
-	return writeAs(path, path, data, perm, sync)
+	return writeAs(path, path, data, perm, sync, nil)
 }
 
-// writeAs writes path, naming it name in its errors.
-func writeAs(path, name string, data []byte, perm os.FileMode, sync bool) error {
+// writeAs writes path, naming it name in its errors; prepare, when not
+// nil, runs on the temporary file before it is renamed.
+func writeAs(path, name string, data []byte, perm os.FileMode, sync bool, prepare func(*os.File) error) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -84,6 +128,11 @@ func writeAs(path, name string, data []byte, perm os.FileMode, sync bool) error 
 	}
 	if err := tmp.Chmod(perm); err != nil {
 		return fmt.Errorf("writing %s: %w", name, Bare(err))
+	}
+	if prepare != nil {
+		if err := prepare(tmp); err != nil {
+			return fmt.Errorf("writing %s: %w", name, Bare(err))
+		}
 	}
 	if sync {
 		if err := tmp.Sync(); err != nil {

@@ -138,3 +138,56 @@ func TestWriteThrough(t *testing.T) {
 		t.Errorf("a dangling link's target got created: %v", err)
 	}
 }
+
+// TestWriteThroughKeepsIdentity: a file with another hard link is
+// rewritten in place (the link sees the new text), and a file owned by
+// another user keeps its owner (run as root, which may give it).
+func TestWriteThroughKeepsIdentity(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.acl")
+	if err := os.WriteFile(path, []byte("old"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "also.txt")
+	if err := os.Link(path, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteThrough(path, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, link} {
+		if b, _ := os.ReadFile(p); string(b) != "new" {
+			t.Errorf("%s after the rewrite\ngot:  %q\nwant: \"new\" (one file, two names)", p, b)
+		}
+	}
+	if info, _ := os.Stat(path); info.Mode().Perm() != 0o640 {
+		t.Errorf("mode\ngot:  %v\nwant: 0640 kept", info.Mode().Perm())
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 2 {
+		t.Errorf("directory after the rewrite: %v, want the two names only", names)
+	}
+
+	if os.Getuid() != 0 {
+		t.Skip("giving a file another owner needs root")
+	}
+	owned := filepath.Join(dir, "owned.acl")
+	if err := os.WriteFile(owned, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(owned, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteThrough(owned, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(owned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := info.Sys().(*syscall.Stat_t); st.Uid != 65534 || st.Gid != 65534 {
+		t.Errorf("owner after the rewrite\ngot:  %d:%d\nwant: 65534:65534 kept", st.Uid, st.Gid)
+	}
+	if b, _ := os.ReadFile(owned); string(b) != "new" {
+		t.Errorf("content\ngot:  %q\nwant: \"new\"", b)
+	}
+}
