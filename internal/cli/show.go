@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentform/agentform/internal/render"
+	"github.com/agentform/agentform/internal/state"
 	"github.com/agentform/agentform/planner"
 )
 
@@ -83,7 +84,21 @@ func (c *ShowCommand) Run(args []string) int {
 		return ExitError
 	}
 	if *jsonOut {
-		doc := map[string]any{"format_version": "1.0", "lineage": prior.Lineage, "serial": prior.Serial, "resources": prior.Resources, "matrix": prior.Matrix}
+		// Each resource as state show -json prints it (snake_case keys,
+		// the lock entry), under its address.
+		resources := map[string]state.Resource{}
+		if db != nil {
+			records, err := db.Resources()
+			if err != nil {
+				c.showStateError(err)
+				return ExitError
+			}
+			for _, r := range records {
+				r.Attributes = planner.StoredAttributes(r.Type, r.Attributes)
+				resources[r.Address] = r
+			}
+		}
+		doc := map[string]any{"format_version": "1.0", "lineage": prior.Lineage, "serial": prior.Serial, "resources": resources, "matrix": prior.Matrix}
 		enc := json.NewEncoder(c.Stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(doc)

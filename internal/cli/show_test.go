@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,5 +54,27 @@ tool "sh" {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("show lacks %q:\n%s", want, stdout)
 		}
+	}
+
+	// show -json holds each resource as state show -json prints it.
+	code, stdout, stderr = run(t, "", "-chdir="+dir, "show", "-json")
+	if code != ExitOK {
+		t.Fatalf("show -json: exit %d\n%s", code, stderr)
+	}
+	var doc struct {
+		Resources map[string]json.RawMessage `json:"resources"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	code, one, stderr := run(t, "", "-chdir="+dir, "state", "show", "-json", "tool.sh")
+	if code != ExitOK {
+		t.Fatalf("state show -json: exit %d\n%s", code, stderr)
+	}
+	var got, want bytes.Buffer
+	must(t, json.Compact(&got, doc.Resources["tool.sh"]))
+	must(t, json.Compact(&want, []byte(one)))
+	if got.String() != want.String() {
+		t.Errorf("show -json's tool.sh\ngot:  %s\nwant: %s (as state show -json)", got.String(), want.String())
 	}
 }
