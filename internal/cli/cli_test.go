@@ -354,6 +354,28 @@ func TestInitScaffoldsAValidWorkspace(t *testing.T) {
 // would write, and a manifest file the directory already has (the new
 // agent.acl would be merged with it, and the workspace need not
 // validate). Once the conflict is gone, init works.
+// TestInitAgentNames: a directory whose name makes no agent name (a
+// digit first, longer than 64 characters) gives the default "assistant";
+// a -agent name that long is an error that says so; the next steps name
+// the workspace with -chdir.
+func TestInitAgentNames(t *testing.T) {
+	for _, base := range []string{"7days", strings.Repeat("a", 70)} {
+		dir := filepath.Join(t.TempDir(), base)
+		if code, stdout, stderr := run(t, "", "init", dir); code != ExitOK || !strings.Contains(stdout, `workspace for agent "assistant"`) {
+			t.Errorf("init %s…: got exit %d\n%s%s\nwant: agent \"assistant\"", base[:5], code, stdout, stderr)
+		}
+	}
+	code, _, stderr := run(t, "", "init", "-agent="+strings.Repeat("b", 65), t.TempDir())
+	if code != ExitError || !strings.Contains(stderr, "is 65 characters long; an agent name has at most 64") {
+		t.Errorf("init -agent with 65 characters: got exit %d\n%s\nwant: the length named", code, stderr)
+	}
+	dir := t.TempDir()
+	code, stdout, _ := run(t, "", "-chdir="+dir, "init")
+	if code != ExitOK || !strings.Contains(stdout, "-chdir="+dir) {
+		t.Errorf("init under -chdir: got exit %d\n%s\nwant: next steps with -chdir", code, stdout)
+	}
+}
+
 func TestInitChecksEverythingFirst(t *testing.T) {
 	quickstartManifest, err := os.ReadFile(filepath.Join(quickstart, "agent.acl"))
 	must(t, err)

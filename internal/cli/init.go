@@ -46,14 +46,21 @@ Usage: agentform [-chdir=DIR] init [options] [DIR]
 
 Options:
 
-  -agent=NAME  Name of the agent (default: derived from DIR, else
-               "assistant").
+  -agent=NAME  Name of the agent (default: derived from DIR, or
+               "assistant" when DIR's name makes no agent name: it
+               starts with a digit, or is longer than 64 characters).
   -no-color    Disable colour.
   -chdir=DIR   Use DIR as the workspace.
 `) + "\n"
 }
 
 var nonName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// maxAgentName is the longest agent name init writes.
+const maxAgentName = 64
+
+// agentName is what init accepts as an agent's name.
+var agentName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
 
 // Run implements cli.Command.
 func (c *InitCommand) Run(args []string) int {
@@ -83,11 +90,16 @@ func (c *InitCommand) Run(args []string) int {
 	if name == "" {
 		abs, _ := filepath.Abs(dir)
 		name = strings.Trim(nonName.ReplaceAllString(filepath.Base(abs), "_"), "_-")
-		if name == "" || name[0] >= '0' && name[0] <= '9' {
+		// A directory whose name makes no agent name gives the default.
+		if !agentName.MatchString(name) {
 			name = "assistant"
 		}
 	}
-	if !regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`).MatchString(name) {
+	switch {
+	case len(name) > maxAgentName:
+		fmt.Fprintf(c.Stderr, "Error: the agent name %.20q… is %d characters long; an agent name has at most %d. Choose a shorter one with -agent=NAME.\n", name, len(name), maxAgentName)
+		return ExitError
+	case !agentName.MatchString(name):
 		fmt.Fprintf(c.Stderr, "Error: %q is not a valid agent name: start with a letter or underscore; use letters, digits, _ and -.\n", name)
 		return ExitError
 	}
@@ -138,8 +150,11 @@ func (c *InitCommand) Run(args []string) int {
 	for _, f := range files {
 		fmt.Fprintf(c.Stdout, "  %s\n", f.path)
 	}
-	d := shellWord(dir)
-	fmt.Fprintf(c.Stdout, "\nNext: \"agentform -chdir=%s validate\" to check it, then \"agentform -chdir=%s plan\".\n", d, d)
+	chdir := ""
+	if filepath.Clean(dir) != "." {
+		chdir = "-chdir=" + shellWord(dir) + " "
+	}
+	fmt.Fprintf(c.Stdout, "\nNext: \"agentform %svalidate\" to check it, then \"agentform %splan\".\n", chdir, chdir)
 	return ExitOK
 }
 
