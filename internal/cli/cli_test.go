@@ -549,14 +549,23 @@ func TestFmt(t *testing.T) {
 		}
 	}
 
+	// A byte order mark is kept: formatted input with one is formatted.
+	bom := "\ufeff" + formatted
+	if code, stdout, _ = run(t, bom, "fmt", "-"); code != ExitOK || stdout != bom {
+		t.Errorf("fmt - of formatted text with a byte order mark: got exit %d\n%q\nwant it unchanged", code, stdout)
+	}
+	if code, _, _ = run(t, bom, "fmt", "-check", "-"); code != ExitOK {
+		t.Errorf("fmt -check - of formatted text with a byte order mark: got exit %d, want 0", code)
+	}
+
 	// Under -chdir, every name relative to the workspace, outside it too.
 	sub := filepath.Join(dir, "sub")
 	must(t, os.Mkdir(sub, 0o755))
 	must(t, os.WriteFile(path, []byte(unformatted), 0o644))
 	must(t, os.WriteFile(filepath.Join(sub, "agent.acl"), []byte(unformatted), 0o644))
-	code, stdout, _ = run(t, "", "-chdir="+sub, "fmt", "-write=false", "../agent.acl", "agent.acl")
+	code, stdout, _ = run(t, "", "-chdir="+sub, "fmt", "-write=false", "../agent.acl", "agent.acl", ".")
 	if code != ExitOK || stdout != "../agent.acl\nagent.acl\n" {
-		t.Errorf("fmt under -chdir got: exit %d\n%q\nwant: ../agent.acl and agent.acl", code, stdout)
+		t.Errorf("fmt under -chdir got: exit %d\n%q\nwant: ../agent.acl and agent.acl, each once", code, stdout)
 	}
 }
 

@@ -114,7 +114,13 @@ func (c *FmtCommand) Run(args []string) int {
 
 	code := ExitOK
 	workspaces := map[string]*fmtWorkspace{}
+	seen := map[string]bool{}
 	for _, path := range files {
+		// A file named twice (a target and its directory) once.
+		if seen[filepath.Clean(path)] {
+			continue
+		}
+		seen[filepath.Clean(path)] = true
 		// Read only when something of the file is printed: a diff, or
 		// the lines of a syntax error.
 		ws := func() *fmtWorkspace {
@@ -208,7 +214,13 @@ func canonical(src []byte, name string) ([]byte, hcl.Diagnostics) {
 	if _, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos); diags.HasErrors() {
 		return nil, diags
 	}
-	return hclwrite.Format(src), nil
+	out := hclwrite.Format(src)
+	// A byte order mark, which the formatter drops, is the file's own:
+	// kept, so that formatting changes nothing a diff cannot show.
+	if bom := []byte("\ufeff"); bytes.HasPrefix(src, bom) && !bytes.HasPrefix(out, bom) {
+		out = append(bom, out...)
+	}
+	return out, nil
 }
 
 // fmtWorkspace is the workspace a formatted file belongs to, read once:
