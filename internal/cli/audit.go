@@ -119,7 +119,9 @@ func (c *AuditCommand) Run(args []string) int {
 	}
 	switch {
 	case fs.NArg() > 0:
-		return usage("audit takes no arguments; use -chdir=DIR to pick the workspace.")
+		code := usage("audit takes no arguments; use -chdir=DIR to pick the workspace.")
+		fmt.Fprintf(c.Stderr, "\n%s", c.Help())
+		return code
 	case setEmpty(fs, "out"):
 		return usage("-out needs a value: -out=FILE.")
 	case setEmpty(fs, "against"), setEmpty(fs, "baseline"):

@@ -1052,3 +1052,19 @@ func TestTimeoutFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestExtraArgumentsShowUsage: every command given arguments it does not
+// take says so and prints its usage, as Terraform's commands do.
+func TestExtraArgumentsShowUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"validate", "x"}, {"plan", "x"}, {"apply", "x", "y"}, {"audit", "x"}, {"lock", "x"},
+		{"show", "x", "y"}, {"state", "x"}, {"graph", "x"}, {"calls", "x"}, {"init", "x", "y"},
+		{"verify", "x", "y"}, {"version", "x"},
+	} {
+		code, _, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...)
+		if code == ExitOK || !strings.HasPrefix(stderr, "Error: ") || !strings.Contains(stderr, "\n\nUsage: agentform ") {
+			t.Errorf("%v: got exit %d\n%s\nwant: an error, then the usage", args, code, stderr)
+		}
+	}
+}

@@ -55,7 +55,7 @@ func (c *GraphCommand) Run(args []string) int {
 		return ExitError
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintln(c.Stderr, "Error: graph takes no arguments; use -chdir=DIR to pick the workspace.")
+		fmt.Fprintf(c.Stderr, "Error: graph takes no arguments; use -chdir=DIR to pick the workspace.\n\n%s", c.Help())
 		return ExitError
 	}
 	if err := rf.validate(); err != nil {

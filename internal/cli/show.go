@@ -45,7 +45,7 @@ func (c *ShowCommand) Run(args []string) int {
 		return ExitError
 	}
 	if fs.NArg() > 1 {
-		fmt.Fprintf(c.Stderr, "Error: show takes at most one plan file.\n")
+		fmt.Fprintf(c.Stderr, "Error: show takes at most one plan file.\n\n%s", c.Help())
 		return ExitError
 	}
 	if fs.NArg() == 1 {

@@ -110,7 +110,7 @@ func (c *StateCommand) Run(args []string) int {
 	}
 	sub := args[0]
 	if sub != "list" && sub != "show" && sub != "rm" {
-		fmt.Fprintf(c.Stderr, "Error: unknown state subcommand %q: use list, show or rm.\n", sub)
+		fmt.Fprintf(c.Stderr, "Error: unknown state subcommand %q: use list, show or rm.\n\n%s", render.PrintableName(sub), c.Help())
 		return ExitError
 	}
 	// Each subcommand takes only its own options: -json is show's.
