@@ -9,6 +9,7 @@ package safefile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,10 +40,10 @@ func WriteUnsynced(path string, data []byte, perm os.FileMode) error {
 // even where its directory would let a rename replace it. The new content
 // goes to a temporary file renamed over the old one, synced, so a crash
 // leaves either; where a rename would lose something (the file has other
-// hard links, another owner this process cannot give the new file, or
-// sits in a directory this process cannot create in), the file is
-// rewritten in place instead. perm is only that of a new file. A link
-// that leads to no file is an error.
+// hard links, an owner or group the new file cannot be given, or sits in
+// a directory this process cannot create in), the file is rewritten in
+// place instead, and put back as it was if that fails (a full disk). perm
+// is only that of a new file. A link that leads to no file is an error.
 func WriteThrough(path string, data []byte, perm os.FileMode) error {
 	info, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -65,43 +66,82 @@ func WriteThrough(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("writing %s: %w", name, fs.ErrPermission)
 	}
 	uid, gid, links, known := owner(info)
-	inPlace := links > 1 || !writable(filepath.Dir(target), true)
-	if !inPlace && known && (uid != os.Getuid() || gid != os.Getgid()) {
-		// A rename gives the file this process's owner unless it may
-		// give the new file the old one's (root may).
-		inPlace = os.Getuid() != 0
-	}
-	if inPlace {
+	if links > 1 || !writable(filepath.Dir(target), true) {
 		return rewriteInPlace(target, name, data)
 	}
-	return writeAs(target, name, data, info.Mode().Perm(), true, func(tmp *os.File) error {
-		if known && (uid != os.Getuid() || gid != os.Getgid()) {
-			return tmp.Chown(uid, gid)
+	err = writeAs(target, name, data, info.Mode().Perm(), true, func(tmp *os.File) error {
+		if !known {
+			return nil
+		}
+		// The new file takes the directory's group (setgid) or this
+		// process's, and this process's owner: give it the old file's
+		// where they differ, if this process may.
+		tinfo, err := tmp.Stat()
+		if err != nil {
+			return err
+		}
+		tuid, tgid, _, _ := owner(tinfo)
+		if tuid == uid && tgid == gid {
+			return nil
+		}
+		if err := tmp.Chown(uid, gid); err != nil {
+			return errKeepIdentity
 		}
 		return nil
 	})
+	if errors.Is(err, errKeepIdentity) {
+		return rewriteInPlace(target, name, data)
+	}
+	return err
 }
 
-// rewriteInPlace truncates the file at path and writes data into it,
-// synced: the file keeps its identity (links, owner, mode), at the cost of
-// a rename's all-or-nothing.
+// writeAt is (*os.File).WriteAt of the new content in rewriteInPlace; a
+// variable so that tests can fail it midway.
+var writeAt = (*os.File).WriteAt
+
+// errKeepIdentity stops a rename that would give a file another owner or
+// group: WriteThrough rewrites it in place instead.
+var errKeepIdentity = errors.New("the new file cannot take the old one's owner and group")
+
+// rewriteInPlace writes data over the file at path, synced, so that the
+// file keeps its identity (links, owner, mode): at the cost of a rename's
+// all-or-nothing, which it makes up for as far as it can. The old content
+// is read first; the new one is written over it from the start, and the
+// file cut to its length only once it is all written. When a write fails
+// (a full disk, a file size limit) the old content is written back, into
+// the space it had, and the error says whether that worked.
 func rewriteInPlace(path, name string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", name, Bare(err))
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", name, Bare(err))
+	defer f.Close()
+	old, err := io.ReadAll(f)
+	if err != nil {
+		return fmt.Errorf("writing %s: reading it first: %w", name, Bare(err))
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", name, Bare(err))
+	_, err = writeAt(f, data, 0)
+	if err == nil {
+		err = f.Truncate(int64(len(data)))
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", name, Bare(err))
+	if err == nil {
+		err = f.Sync()
 	}
-	return nil
+	if err == nil {
+		return nil
+	}
+	// Put the old content back: it fits where it was.
+	_, rerr := f.WriteAt(old, 0)
+	if rerr == nil {
+		rerr = f.Truncate(int64(len(old)))
+	}
+	if rerr == nil {
+		rerr = f.Sync()
+	}
+	if rerr != nil {
+		return fmt.Errorf("writing %s: %w; putting its old content back failed too (%v): the file is damaged, restore it from version control", name, Bare(err), Bare(rerr))
+	}
+	return fmt.Errorf("writing %s: %w; the file is as it was", name, Bare(err))
 }
 
 func write(path string, data []byte, perm os.FileMode, sync bool) error {

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -189,5 +190,40 @@ func TestWriteThroughKeepsIdentity(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(owned); string(b) != "new" {
 		t.Errorf("content\ngot:  %q\nwant: \"new\"", b)
+	}
+}
+
+// TestWriteThroughInPlaceFailure: an in-place rewrite (a hard-linked
+// file) whose write fails midway, as on a full disk, puts the old content
+// back and says so.
+func TestWriteThroughInPlaceFailure(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.acl")
+	old := []byte("locals {\n  a = 1\n}\n")
+	if err := os.WriteFile(path, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(path, filepath.Join(dir, "b.acl")); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	writeAt = func(f *os.File, b []byte, off int64) (int, error) {
+		calls++
+		// Half of it written, then the disk is full.
+		n, _ := f.WriteAt(b[:len(b)/2], off)
+		return n, syscall.ENOSPC
+	}
+	t.Cleanup(func() { writeAt = (*os.File).WriteAt })
+	err := WriteThrough(path, []byte("locals {\n  a = 1\n  b = 2\n  c = 3\n}\n"), 0o644)
+	if err == nil || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "the file is as it was") {
+		t.Errorf("got: %v\nwant: no space left, the file as it was", err)
+	}
+	for _, name := range []string{"a.acl", "b.acl"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != string(old) {
+			t.Errorf("%s after the failed rewrite\ngot:  %q\nwant: %q", name, b, old)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("writes of the new content: %d, want 1", calls)
 	}
 }
