@@ -101,14 +101,15 @@ func Credentials(value string, secret bool) []string {
 			}
 		}
 	}
-	// A scheme and its token only. The second word of a secret name
-	// ("Acme Corporation") or the last of a sentence is no credential:
-	// hiding it would rewrite every message that uses the word, and
-	// refuse every server whose definitions do.
-	if f := strings.Fields(value); secret && len(f) == 2 && authScheme(f[0]) {
+	// A scheme and its token, the last two words ("Bearer X", also after
+	// a header's name: "Authorization: Bearer X"). The second word of a
+	// secret name ("Acme Corporation") or the last of a sentence is no
+	// credential: hiding it would rewrite every message that uses the
+	// word, and refuse every server whose definitions do.
+	if f := strings.Fields(value); secret && len(f) >= 2 && authScheme(f[len(f)-2]) {
 		last := f[len(f)-1]
 		add(last, minCredential)
-		if strings.EqualFold(f[0], "basic") {
+		if strings.EqualFold(f[len(f)-2], "basic") {
 			if dec, err := base64.StdEncoding.DecodeString(last); err == nil {
 				if _, pass, ok := strings.Cut(string(dec), ":"); ok {
 					add(pass, minPassword)
@@ -251,19 +252,21 @@ func credentialParam(name string) bool {
 // ReplacePart replaces in text each occurrence of part, one of URLParts or
 // a form of one, by new, where it is not part of a longer name: no letter,
 // digit, '_', '-' or '.' right after it, but for a full stop that ends a
-// sentence, and, unless it is a path (it starts with a slash, which no
-// name goes on before: one quoted after its host is found there), none
-// right before it. So a host or user name hidden from a message does not
-// also rewrite a tool name that contains it, nor a path /mcp the path
-// /mcpdocs.
+// sentence, and none right before it. A path (it starts with a slash) is
+// a name only with the letters and digits after it, and none before (no
+// name goes on before its slash: one quoted after its host is found
+// there). So a host or user name hidden from a message does not also
+// rewrite a tool name that contains it, nor a path /mcp the path
+// /mcpdocs, while /hooks/T0K is found in /hooks/T0K.json.
 func ReplacePart(text, part, new string) string {
 	if part == "" {
 		return text
 	}
 	path := strings.HasPrefix(part, "/")
-	inName := func(b byte) bool {
-		return b == '_' || b == '-' || b == '.' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
+	alnum := func(b byte) bool {
+		return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
 	}
+	inName := func(b byte) bool { return b == '_' || b == '-' || b == '.' || alnum(b) }
 	var b strings.Builder
 	for {
 		i := strings.Index(text, part)
@@ -273,7 +276,10 @@ func ReplacePart(text, part, new string) string {
 		}
 		end := i + len(part)
 		stop := end < len(text) && text[end] == '.' && (end+1 == len(text) || !inName(text[end+1]))
-		if (!path && i > 0 && inName(text[i-1])) || (end < len(text) && inName(text[end]) && !stop) {
+		// A path goes on only with a letter or digit (/mcp, /mcpdocs); a
+		// '.', '_' or '-' after it ends it (/hooks/T0K.json).
+		after := end < len(text) && (path && alnum(text[end]) || !path && inName(text[end]) && !stop)
+		if (!path && i > 0 && inName(text[i-1])) || after {
 			b.WriteString(text[:i+1])
 			text = text[i+1:]
 			continue

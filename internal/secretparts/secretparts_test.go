@@ -33,6 +33,7 @@ func TestCredentials(t *testing.T) {
 		{"Bearer tok-12345678", false, nil},
 		{"Bearer short", true, nil},
 		{"token abc12345678", true, []string{"abc12345678"}},
+		{"Authorization: Bearer abcdefgh12345678", true, []string{"abcdefgh12345678"}},
 		// Two words that are no scheme and token.
 		{"Acme Corporation", true, nil},
 		// A sentence is no scheme and token: its last word is no credential.
@@ -100,6 +101,7 @@ func TestReplacePart(t *testing.T) {
 		{"POST http://h:80/hooks/T0K?x=1 and /hooks/T0K/", "/hooks/T0K", "POST http://h:80X?x=1 and X/"},
 		// Not a longer path that begins with it.
 		{"see /mcpdocs, not /mcp.", "/mcp", "see /mcpdocs, not X."},
+		{"404: /hooks/T0K.json and /hooks/T0K_v2, /hooks/T0K-x", "/hooks/T0K", "404: X.json and X_v2, X-x"},
 	} {
 		if got := ReplacePart(tc.text, tc.old, "X"); got != tc.want {
 			t.Errorf("ReplacePart(%q, %q)\ngot:  %q\nwant: %q", tc.text, tc.old, got, tc.want)
