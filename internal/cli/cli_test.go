@@ -563,7 +563,7 @@ func TestFmt(t *testing.T) {
 	must(t, os.Mkdir(sub, 0o755))
 	must(t, os.WriteFile(path, []byte(unformatted), 0o644))
 	must(t, os.WriteFile(filepath.Join(sub, "agent.acl"), []byte(unformatted), 0o644))
-	code, stdout, _ = run(t, "", "-chdir="+sub, "fmt", "-write=false", "../agent.acl", "agent.acl", ".")
+	code, stdout, _ = run(t, "", "-chdir="+sub, "fmt", "-write=false", "../agent.acl", "agent.acl", ".", filepath.Join(sub, "agent.acl"))
 	if code != ExitOK || stdout != "../agent.acl\nagent.acl\n" {
 		t.Errorf("fmt under -chdir got: exit %d\n%q\nwant: ../agent.acl and agent.acl, each once", code, stdout)
 	}

@@ -116,11 +116,16 @@ func (c *FmtCommand) Run(args []string) int {
 	workspaces := map[string]*fmtWorkspace{}
 	seen := map[string]bool{}
 	for _, path := range files {
-		// A file named twice (a target and its directory) once.
-		if seen[filepath.Clean(path)] {
+		// A file named twice (a target and its directory, a relative
+		// and an absolute path) once.
+		key, err := filepath.Abs(path)
+		if err != nil {
+			key = filepath.Clean(path)
+		}
+		if seen[key] {
 			continue
 		}
-		seen[filepath.Clean(path)] = true
+		seen[key] = true
 		// Read only when something of the file is printed: a diff, or
 		// the lines of a syntax error.
 		ws := func() *fmtWorkspace {
@@ -155,8 +160,12 @@ func (c *FmtCommand) display(path string) string {
 	// Relative to the workspace, as targets are given, outside it too
 	// ("../a.acl"): relative to two directories, two files could read
 	// the same.
-	if rel, err := filepath.Rel(c.Dir, path); err == nil {
-		path = rel
+	dir, derr := filepath.Abs(c.Dir)
+	abs, perr := filepath.Abs(path)
+	if derr == nil && perr == nil {
+		if rel, err := filepath.Rel(dir, abs); err == nil {
+			path = rel
+		}
 	}
 	return render.PrintableName(path)
 }
@@ -237,6 +246,15 @@ type fmtWorkspace struct {
 
 func loadFmtWorkspace(dir string) *fmtWorkspace {
 	cfg, _ := manifest.Load(dir)
+	return fmtWorkspaceOf(dir, cfg)
+}
+
+// stdinFmtName is the name standard input is loaded under, as a manifest
+// file of its own, to find what fmt -diff - must hide.
+const stdinFmtName = "stdin" + manifest.SuffixNative
+
+// fmtWorkspaceOf is the fmtWorkspace of cfg, loaded from dir.
+func fmtWorkspaceOf(dir string, cfg *manifest.Config) *fmtWorkspace {
 	if cfg == nil {
 		return &fmtWorkspace{}
 	}
@@ -437,8 +455,11 @@ func (c *FmtCommand) formatStdin(check, diff bool) int {
 	}
 	changed := !bytes.Equal(src, out)
 	if diff && changed {
-		red := audit.SourceRedaction(map[string][]byte{"<stdin>": src, "<stdin, formatted>": out})
-		before, after := red.Scrub(string(src)), red.Scrub(string(out))
+		// Masked as a file's diff is, with stdin taken for a workspace of
+		// its own: its locals that a secret reads are hidden too.
+		cfg, _ := manifest.LoadSources("", map[string][]byte{stdinFmtName: src})
+		red, srcSpans, outSpans := fmtWorkspaceOf("", cfg).redaction(stdinFmtName, "<stdin>", src, out)
+		before, after := red.Scrub(render.MaskText(src, srcSpans)), red.Scrub(render.MaskText(out, outSpans))
 		if before == after {
 			fmt.Fprintf(c.Stdout, "--- old/<stdin>\n+++ new/<stdin>\n(the changes are all inside hidden values, not shown)\n")
 		} else {

@@ -118,6 +118,12 @@ func TestFmtDiffLocalSecret(t *testing.T) {
 	if code != ExitOK || strings.Contains(stdout, "hunter2") || !strings.Contains(stdout, `+  tokdef = (redacted)`) {
 		t.Errorf("fmt -diff: got exit %d\n%s%s\nwant: the local masked on both sides", code, stdout, stderr)
 	}
+	// The same text on standard input, one file.
+	one := "locals {\n  tokdef      =    \"hunter2-SECRET\"\n}\ntool \"m\" {\n  kind       = \"mcp\"\n  auth_token = secret(runtime(\"TOK\", locals.tokdef))\n}\n"
+	code, stdout, stderr = run(t, one, "fmt", "-diff", "-")
+	if code != ExitOK || strings.Contains(stdout, "hunter2") || !strings.Contains(stdout, `+  tokdef = (redacted)`) {
+		t.Errorf("fmt -diff -: got exit %d\n%s%s\nwant: the local masked on both sides", code, stdout, stderr)
+	}
 	// Also while another file of the workspace does not parse (being
 	// edited): fmt refuses that one and diffs the rest.
 	must(t, os.WriteFile(filepath.Join(dir, "broken.acl"), []byte("agent \"x\" {\n oops = \n}\n"), 0o644))
