@@ -1059,7 +1059,8 @@ func TestExtraArgumentsShowUsage(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"validate", "x"}, {"plan", "x"}, {"apply", "x", "y"}, {"audit", "x"}, {"lock", "x"},
-		{"show", "x", "y"}, {"state", "x"}, {"graph", "x"}, {"calls", "x"}, {"init", "x", "y"},
+		{"show", "x", "y"}, {"state", "x"}, {"state", "list", "x"}, {"state", "show", "a", "b"}, {"state", "rm"},
+		{"graph", "x"}, {"calls", "x"}, {"init", "x", "y"}, {"fmt", "-", "x"},
 		{"verify", "x", "y"}, {"version", "x"},
 	} {
 		code, _, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...)

@@ -81,7 +81,7 @@ func (c *FmtCommand) Run(args []string) int {
 		return c.formatStdin(*check, *diff)
 	}
 	if slices.Contains(targets, "-") {
-		fmt.Fprintf(c.Stderr, "Error: \"-\" (standard input) must be fmt's only target.\n")
+		fmt.Fprintf(c.Stderr, "Error: \"-\" (standard input) must be fmt's only target.\n\n%s", c.Help())
 		return ExitError
 	}
 	if len(targets) == 0 {

@@ -127,13 +127,13 @@ func (c *StateCommand) Run(args []string) int {
 	}
 	if sub == "list" {
 		if len(operands) != 0 {
-			fmt.Fprintf(c.Stderr, "Error: state list takes no address.\n")
+			fmt.Fprintf(c.Stderr, "Error: state list takes no address.\n\n%s", c.Help())
 			return ExitError
 		}
 		return c.list(*timeout)
 	}
 	if len(operands) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: state %s needs one address, like tool.adder.\n", sub)
+		fmt.Fprintf(c.Stderr, "Error: state %s needs one address, like tool.adder.\n\n%s", sub, c.Help())
 		return ExitError
 	}
 	if err := checkStateAddress(operands[0]); err != nil {

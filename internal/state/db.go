@@ -84,9 +84,13 @@ func Open(workspace string, opts Options) (*DB, error) {
 	dir := filepath.Join(workspace, DirName)
 	path := filepath.Join(dir, FileName)
 	// The lock timeout bounds the whole Open, every attempt together.
-	deadline := time.Now().Add(opts.LockTimeout)
+	deadline, wait := time.Now().Add(opts.LockTimeout), opts.LockTimeout
 	for attempt := 1; ; attempt++ {
 		db, again, err := openOnce(dir, path, opts)
+		if le := (*LockError)(nil); errors.As(err, &le) {
+			// What was waited is the whole wait, not the last attempt's.
+			le.Waited = max(wait, 0)
+		}
 		if !again || attempt == maxOpenAttempts {
 			return db, err
 		}
