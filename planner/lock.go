@@ -30,6 +30,16 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 	for _, t := range cfg.Tools {
 		old := current.Tools[t.Name]
 		res := opts.Resolution.Tools[t.Name]
+		if res != nil && res.Pin == nil && old == nil {
+			// Neither lock entry nor answer (the server unreachable,
+			// -refresh=false): applying would record the block without
+			// what the last apply pinned, and the next answer would have
+			// nothing to be compared with.
+			if d := unverifiedSinceApply(t, opts.Applied); d != nil {
+				p.Diagnostics = append(p.Diagnostics, d)
+			}
+			continue
+		}
 		if res == nil || res.Pin == nil || res.FromLock {
 			continue
 		}
@@ -103,6 +113,35 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 			Detail:   detail,
 			Subject:  declRange(cfg, c.Address),
 		})
+	}
+}
+
+// unverifiedSinceApply is the error of an mcp or a2a block that has no
+// lock entry and did not resolve now, when the last apply recorded what it
+// served (its tools' digests, its card's): nil otherwise.
+func unverifiedSinceApply(t *manifest.Tool, applied *Applied) *hcl.Diagnostic {
+	var what string
+	switch t.Kind {
+	case manifest.KindMCP:
+		n := len(appliedServed(applied, t))
+		if n == 0 {
+			return nil
+		}
+		what = fmt.Sprintf("the %d %s it served", n, map[bool]string{true: "tool", false: "tools"}[n == 1])
+	case manifest.KindA2A:
+		if appliedAttribute(applied, t, "card") == "" {
+			return nil
+		}
+		what = "its agent card's digest"
+	default:
+		return nil
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Remote tool not verified",
+		Detail: fmt.Sprintf("%s has no entry for tool %q (it was removed, or the file deleted), and what the block serves could not be read now (see the warning). The last apply recorded %s: applying without them would forget it, and a definition changed since would then be accepted unseen. Restore the entry from version control, or plan where the server can be reached (with its runtime values set, without -refresh=false), so that what it serves is compared with the last apply.",
+			lockfile.FileName, t.Name, what),
+		Subject: t.DeclRange.Ptr(),
 	}
 }
 

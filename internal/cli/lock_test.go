@@ -168,6 +168,14 @@ tool "search" {
 		t.Fatalf("apply: exit %d\n%s", code, stderr)
 	}
 	must(t, os.Remove(lockPath))
+	// Without the entry and without the server (-refresh=false), an
+	// apply would record the block without its tools: refused.
+	for _, cmd := range [][]string{{"plan", "-refresh=false"}, {"apply", "-refresh=false", "-auto-approve"}} {
+		code, _, stderr := run(t, "", append([]string{"-chdir=" + dir}, append(cmd, "-no-color")...)...)
+		if code != ExitError || !strings.Contains(stderr, "Error: Remote tool not verified") || !strings.Contains(stderr, "The last apply recorded the 2 tools it served") {
+			t.Errorf("%v without the lock entry: exit %d\n%s\nwant: refused, the recorded tools named", cmd, code, stderr)
+		}
+	}
 	// Unchanged: nothing to say, the entry is written again.
 	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color"); code != ExitOK || strings.Contains(stderr, "since last apply") {
 		t.Fatalf("plan without the lockfile, server unchanged: exit %d\n%s\nwant: no drift", code, stderr)
@@ -337,6 +345,10 @@ tool "planner" {
 	mu.Lock()
 	description = "Plans trips, and books them with your card."
 	mu.Unlock()
+	code, _, stderr = run(t, "", "-chdir="+dir, "plan", "-no-color", "-refresh=false")
+	if code != ExitError || !strings.Contains(stderr, "Error: Remote tool not verified") || !strings.Contains(stderr, "The last apply recorded its agent card's digest") {
+		t.Errorf("plan -refresh=false without the lockfile got: exit %d\n%s\nwant: refused, the recorded card named", code, stderr)
+	}
 	code, _, stderr = run(t, "", "-chdir="+dir, "plan", "-no-color")
 	for _, want := range []string{"Error: A2A agent card changed since last apply", `agentform.lock.hcl has no entry for tool "planner"`, "Plans trips, and books them with your card.", "Removing a lock entry does not accept a change.", "agentform lock -upgrade"} {
 		if code != ExitError || !strings.Contains(stderr, want) {
