@@ -43,6 +43,10 @@ func engineDiagnostics(ws *workspacePlan, at path.Path, warn func(*hcl.Diagnosti
 		if d.Summary == summaryNoManifest {
 			detail = strings.Replace(detail, cliNoManifestAdvice, providerNoManifestAdvice, 1)
 		}
+		// The CLI's flags by the provider's attributes: in Terraform,
+		// -refresh=false is Terraform's own flag, which means another
+		// thing.
+		detail = cliFlags.Replace(detail)
 		if d.Summary == planner.SummaryOutDirInSource && ws.outDirSet {
 			where = path.Root(outDirAttr)
 		}
@@ -70,6 +74,15 @@ const (
 	summaryNoManifest        = "No manifest files"
 	cliNoManifestAdvice      = ` Run agentform in a workspace directory, pass -chdir=DIR, or create one with "agentform init".`
 	providerNoManifestAdvice = ` Check dir, or create a workspace there with "agentform init".`
+)
+
+// cliFlags rewrites the CLI's flags that engine messages name as the
+// provider's attributes that do the same.
+var cliFlags = strings.NewReplacer(
+	"-refresh=false", "refresh = false",
+	"-lockfile=readonly", `lockfile_mode = "readonly"`,
+	"-resolve-timeout", "resolve_timeout",
+	"-lock-timeout", "lock_timeout",
 )
 
 // cliReadonlyLock begins the detail of every error the engine reports

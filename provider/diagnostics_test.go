@@ -130,3 +130,22 @@ tool "a" {
 		}
 	}
 }
+
+// TestEngineDiagnosticsProviderWords: an engine message that names a CLI
+// flag names the provider's attribute instead (in Terraform,
+// -refresh=false is Terraform's own flag).
+func TestEngineDiagnosticsProviderWords(t *testing.T) {
+	ws := &workspacePlan{dir: t.TempDir(), diags: hcl.Diagnostics{{
+		Severity: hcl.DiagWarning,
+		Summary:  "MCP tools unresolved",
+		Detail:   "Served tools of \"srv\" could not be listed. -refresh=false skips contacting MCP servers. Plan without -refresh=false, with a -resolve-timeout of 1m, or under -lockfile=readonly with -lock-timeout=30s.",
+	}}}
+	got := engineDiagnostics(ws, path.Root("dir"), nil)
+	if len(got) != 1 {
+		t.Fatalf("got %d diagnostics, want 1", len(got))
+	}
+	want := "Served tools of \"srv\" could not be listed. refresh = false skips contacting MCP servers. Plan without refresh = false, with a resolve_timeout of 1m, or under lockfile_mode = \"readonly\" with lock_timeout=30s."
+	if got[0].Detail() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got[0].Detail(), want)
+	}
+}

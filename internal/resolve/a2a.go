@@ -837,7 +837,7 @@ func A2ADrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 		b.WriteString("\n")
 	}
 	b.WriteString("\nThe card tells your agents what the remote agent does and how to delegate to it; a card that changes under you can redirect that delegation. ")
-	fmt.Fprintf(&b, "Review the new card (the agent serves it at /%s) and, if you trust it, run \"agentform lock -upgrade\" to pin it.", a2aCardPath)
+	fmt.Fprintf(&b, "Review the new card (the agent serves it at /%s) and, if you trust it, run `agentform lock -upgrade` to pin it.", a2aCardPath)
 	return hcl.Diagnostics{{
 		Severity: hcl.DiagError,
 		Summary:  "A2A agent card changed since lock",
@@ -865,7 +865,7 @@ func A2ADriftSinceApply(block, appliedCard string, current *lockfile.Tool, rng h
 		b.WriteString("\n")
 	}
 	b.WriteString("\n" + sinceApplyAdvice + "The card tells your agents what the remote agent does and how to delegate to it; a card that changes under you can redirect that delegation. ")
-	fmt.Fprintf(&b, "Review the new card (the agent serves it at /%s) and, if you trust it, run \"agentform lock -upgrade\" to pin it.", a2aCardPath)
+	fmt.Fprintf(&b, "Review the new card (the agent serves it at /%s) and, if you trust it, run `agentform lock -upgrade` to pin it.", a2aCardPath)
 	return hcl.Diagnostics{{
 		Severity: hcl.DiagError,
 		Summary:  "A2A agent card changed since last apply",

@@ -1065,7 +1065,7 @@ func TestA2ADrift(t *testing.T) {
 				"  card_name     Planner (unchanged)\n",
 				"  card_version  locked:  1.2.0\n                current: 1.3.0\n",
 				"  card          locked:  sha256:" + strings.Repeat("1", 64) + "\n                current: sha256:" + strings.Repeat("2", 64) + "\n",
-				`run "agentform lock -upgrade"`,
+				"run `agentform lock -upgrade`",
 				"Review the new card",
 			},
 		},
