@@ -673,7 +673,7 @@ func a2aScrubMessage(s string, secrets []a2aSecret) string {
 	s = a2aScrubText(s, secrets)
 	var credentials, parts []a2aPair
 	for _, sec := range secrets {
-		for _, p := range secretparts.Credentials(sec.value, sec.secret) {
+		for _, p := range slices.Concat(secretparts.Credentials(sec.value, sec.secret), secretparts.Lines(sec.value, sec.secret)) {
 			for _, f := range secretparts.Forms(p) {
 				credentials = append(credentials, a2aPair{f, "(part of " + sec.env + ")"})
 			}

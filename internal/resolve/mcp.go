@@ -767,6 +767,15 @@ func (s *mcpSession) redact(text string) string {
 		return text
 	}
 	text = replace(text, func(v string) string { return v })
+	// The lines of a secret of several lines, each on its own: a stderr
+	// tail cut between them holds no more than some (messages only).
+	for _, sv := range s.secrets {
+		for _, line := range secretparts.Lines(sv.value, sv.secret) {
+			for _, f := range secretparts.Forms(line) {
+				text = strings.ReplaceAll(text, f, fmt.Sprintf("(part of %s)", sv.env))
+			}
+		}
+	}
 	for _, h := range s.hidden {
 		for _, f := range secretparts.Forms(h.value) {
 			text = secretparts.ReplacePart(text, f, fmt.Sprintf("(part of %s)", h.env))

@@ -63,3 +63,21 @@ func TestMCPRedactComposition(t *testing.T) {
 		t.Errorf("redact changed text that quotes no value: %q", s.redact(in))
 	}
 }
+
+// TestRedactSecretLines: a secret of several lines, cut between them (the
+// tail of a server's standard error keeps whole lines), has each line it
+// still holds hidden.
+func TestRedactSecretLines(t *testing.T) {
+	kubeconfig := "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n    server: https://k8s.internal:6443\nusers:\n- user:\n    token: eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ\n"
+	s := &mcpSession{secrets: []mcpSecret{{value: kubeconfig, env: "KUBECONFIG_DATA", secret: true}}}
+	tail := "    server: https://k8s.internal:6443\nusers:\n- user:\n    token: eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ\nerror: cannot load"
+	got := s.redact(tail)
+	for _, leak := range []string{"eyJhbGci", "k8s.internal"} {
+		if strings.Contains(got, leak) {
+			t.Errorf("redact of a tail of the secret's lines:\n%s\nwant no %q", got, leak)
+		}
+	}
+	if !strings.Contains(got, "(part of KUBECONFIG_DATA)") || !strings.Contains(got, "error: cannot load") {
+		t.Errorf("got:\n%s\nwant: the lines replaced, the server's own line kept", got)
+	}
+}

@@ -6,9 +6,8 @@ import (
 )
 
 // FuzzParts: no value or text makes the parts panic, every part is at
-// least as long as the bound for its kind, every form of a value is at
-// least as long as the value, and ReplacePart replaces a part that stands
-// on its own.
+// least as long as the bound for its kind, no form is empty, and
+// ReplacePart replaces a part that stands on its own.
 func FuzzParts(f *testing.F) {
 	for _, seed := range []string{
 		"https://user:pass%40word@host.example:8443/hooks/T0K3N?api_key=abc%2F123&fmt=json",
@@ -31,8 +30,8 @@ func FuzzParts(f *testing.F) {
 				t.Fatalf("URL part %q shorter than %d", p, minURLPart)
 			}
 			for _, form := range Forms(p) {
-				if len(form) < len(p) {
-					t.Fatalf("form %q shorter than %q", form, p)
+				if form == "" {
+					t.Fatalf("an empty form of %q", p)
 				}
 				alone := text + " " + form + " "
 				if out := ReplacePart(alone, form, "(part)"); !strings.HasSuffix(out, " (part) ") {

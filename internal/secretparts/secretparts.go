@@ -26,9 +26,14 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Lengths below which a part is not looked for on its own.
@@ -45,6 +50,12 @@ const (
 	// minUserName bounds a user name hidden from messages: shorter ones
 	// ("root", "app") are words of many messages.
 	minUserName = 6
+	// minSecretURLPart bounds a secret URL's path and query values:
+	// shorter ones ("/api", "json", "True") are words of many messages,
+	// and a token is longer.
+	minSecretURLPart = 8
+	// minSegment bounds one segment of a secret URL's path.
+	minSegment = 12
 )
 
 // credentialParams are substrings of the names of query parameters that
@@ -111,8 +122,13 @@ func Credentials(value string, secret bool) []string {
 		add(last, minCredential)
 		if strings.EqualFold(f[len(f)-2], "basic") {
 			if dec, err := base64.StdEncoding.DecodeString(last); err == nil {
-				if _, pass, ok := strings.Cut(string(dec), ":"); ok {
+				if user, pass, ok := strings.Cut(string(dec), ":"); ok {
 					add(pass, minPassword)
+					if pass == "" {
+						// A token as the user name, no password (API
+						// keys sent the way curl -u KEY: sends them).
+						add(user, minCredential)
+					}
 				}
 			}
 		}
@@ -144,6 +160,10 @@ func URLParts(value string, secret bool) []string {
 	}
 	add(u.Host, minURLPart)
 	add(u.Hostname(), minURLPart)
+	if lower := strings.ToLower(u.Hostname()); lower != u.Hostname() {
+		// As resolvers and URL parsers quote it.
+		add(lower, minURLPart)
+	}
 	if u.User != nil {
 		add(u.User.Username(), minUserName)
 		if pass, ok := u.User.Password(); ok {
@@ -157,30 +177,54 @@ func URLParts(value string, secret bool) []string {
 		return out
 	}
 	escaped := strings.TrimRight(u.EscapedPath(), "/")
-	add(escaped, minURLPart)
+	add(escaped, minSecretURLPart)
 	if decoded := strings.TrimRight(u.Path, "/"); decoded != escaped {
-		add(decoded, minURLPart)
+		add(decoded, minSecretURLPart)
+	}
+	// Each segment too, quoted on its own ("unknown webhook T0K3N"), when
+	// as long as a token is and no word is ("services", "webhooks").
+	for _, seg := range strings.Split(strings.Trim(u.Path, "/"), "/") {
+		add(seg, minSegment)
 	}
 	for _, kv := range queryPairs(u) {
 		_, raw, _ := strings.Cut(kv, "=")
-		if raw == "true" || raw == "false" || raw == "null" {
-			// A flag's value, a word of many messages.
-			continue
-		}
-		add(raw, minURLPart)
+		add(raw, minSecretURLPart)
 		if dec, err := url.QueryUnescape(raw); err == nil && dec != raw {
-			add(dec, minURLPart)
+			add(dec, minSecretURLPart)
+		}
+	}
+	return out
+}
+
+// Lines lists the lines of a secret() value of several lines (a private
+// key, a kubeconfig) from the length of a token, as written and without
+// surrounding spaces: text that quotes such a value may be cut between
+// its lines (the tail of a server's standard error), and then no longer
+// holds it whole. Messages only: a line ("apiVersion: v1") may well be an
+// ordinary line of a definition.
+func Lines(value string, secret bool) []string {
+	if !secret || !strings.Contains(value, "\n") {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(value, "\n") {
+		line = strings.TrimRight(line, "\r")
+		for _, l := range []string{line, strings.TrimSpace(line)} {
+			if len(l) >= minCredential && !slices.Contains(out, l) {
+				out = append(out, l)
+			}
 		}
 	}
 	return out
 }
 
 // Forms returns s followed by the other forms a remote may quote it in:
-// escaped inside a JSON string (as most encoders write it, and as Go's
-// encoder writes it with <, > and & escaped too), and percent-encoded as a
-// query value and as a path segment. A form equal to one before it is left
-// out, so that a plain word has one form only. Forms are never shorter
-// than s.
+// escaped inside a JSON string (as most encoders write it, as Go's encoder
+// writes it with <, > and & escaped too, and with every non-ASCII
+// character escaped), percent-encoded as a query value, as a path segment
+// and with a space as %20, and with its accents composed or decomposed
+// otherwise. A form equal to one before it is left out, so that a plain
+// word has one form only. Only a composed form is shorter than s.
 func Forms(s string) []string {
 	out := []string{s}
 	add := func(f string) {
@@ -199,7 +243,51 @@ func Forms(s string) []string {
 	}
 	add(url.QueryEscape(s))
 	add(url.PathEscape(s))
+	// As JavaScript's encodeURIComponent and Python's quote write it: a
+	// space as %20 where QueryEscape writes +.
+	add(strings.ReplaceAll(url.QueryEscape(s), "+", "%20"))
+	// In a JSON string with every non-ASCII character escaped (Python's
+	// json.dumps).
+	add(asciiJSON(s))
+	// With its accents composed or decomposed otherwise (valid text only:
+	// normalising other bytes makes replacement characters of them).
+	if utf8.ValidString(s) {
+		for _, n := range []string{norm.NFC.String(s), norm.NFD.String(s)} {
+			if n != s {
+				add(n)
+			}
+		}
+	}
 	return out
+}
+
+// asciiJSON is s as a JSON string's text with every character outside
+// printable ASCII written \uXXXX (a pair for one beyond the BMP).
+func asciiJSON(s string) string {
+	var b strings.Builder
+	inner := jsonInnerOf(s)
+	for _, r := range inner {
+		if r < 0x80 {
+			b.WriteRune(r)
+			continue
+		}
+		for _, u := range utf16.Encode([]rune{r}) {
+			fmt.Fprintf(&b, "\\u%04x", u)
+		}
+	}
+	return b.String()
+}
+
+// jsonInnerOf is s escaped as Go writes it in a JSON string, without the
+// quotes and without escaping <, > and &.
+func jsonInnerOf(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(s) != nil {
+		return s
+	}
+	return jsonInner(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
 // jsonInner returns a JSON string's text without its quotes.

@@ -34,6 +34,8 @@ func TestCredentials(t *testing.T) {
 		{"Bearer short", true, nil},
 		{"token abc12345678", true, []string{"abc12345678"}},
 		{"Authorization: Bearer abcdefgh12345678", true, []string{"abcdefgh12345678"}},
+		// Basic with a token as the user and no password.
+		{"Basic " + b64("sk_live_SENTINEL_u:"), true, []string{b64("sk_live_SENTINEL_u:"), "sk_live_SENTINEL_u"}},
 		// Two words that are no scheme and token.
 		{"Acme Corporation", true, nil},
 		// A sentence is no scheme and token: its last word is no credential.
@@ -58,7 +60,11 @@ func TestURLParts(t *testing.T) {
 		// A secret URL's path (without a trailing slash, as written and
 		// decoded) and every query value from 4 bytes.
 		{"https://hooks.example/services/T0K%2FEN-77/?api_key=SENTINEL_q&fmt=json&v=1&stream=true", true,
-			[]string{"hooks.example", "hooks.example", "/services/T0K%2FEN-77", "/services/T0K/EN-77", "SENTINEL_q", "json"}},
+			[]string{"hooks.example", "hooks.example", "/services/T0K%2FEN-77", "/services/T0K/EN-77", "SENTINEL_q"}},
+		// A segment as long as a token, on its own; a host as written and
+		// lower-cased.
+		{"https://Hooks.Example/services/T0/SENTINEL_seg1", true,
+			[]string{"Hooks.Example", "Hooks.Example", "hooks.example", "/services/T0/SENTINEL_seg1", "SENTINEL_seg1"}},
 		{"https://hooks.example/", true, []string{"hooks.example", "hooks.example"}},
 		{"https://hooks.example/a", true, []string{"hooks.example", "hooks.example"}},
 		// No absolute URL, no parts.
@@ -80,7 +86,7 @@ func TestForms(t *testing.T) {
 		// JSON escapes a quote and a backslash, not a slash; Go's encoder
 		// also escapes <, > and &.
 		{`pa"ss\w/rd`, []string{`pa"ss\w/rd`, `pa\"ss\\w/rd`, "pa%22ss%5Cw%2Frd"}},
-		{"a&b c/d", []string{"a&b c/d", `a\u0026b c/d`, "a%26b+c%2Fd", "a&b%20c%2Fd"}},
+		{"a&b c/d", []string{"a&b c/d", `a\u0026b c/d`, "a%26b+c%2Fd", "a&b%20c%2Fd", "a%26b%20c%2Fd"}},
 	} {
 		if got := Forms(tc.s); !slices.Equal(got, tc.want) {
 			t.Errorf("Forms(%q)\ngot:  %q\nwant: %q", tc.s, got, tc.want)
@@ -105,6 +111,32 @@ func TestReplacePart(t *testing.T) {
 	} {
 		if got := ReplacePart(tc.text, tc.old, "X"); got != tc.want {
 			t.Errorf("ReplacePart(%q, %q)\ngot:  %q\nwant: %q", tc.text, tc.old, got, tc.want)
+		}
+	}
+}
+
+// TestLines: each line of a secret of several lines, from a token's
+// length, as written and trimmed; none of a plain value or a single line.
+func TestLines(t *testing.T) {
+	key := "-----BEGIN KEY-----\r\n  MIIEvQIBADANBgkq  \nshort\n-----END KEY-----"
+	want := []string{"-----BEGIN KEY-----", "  MIIEvQIBADANBgkq  ", "MIIEvQIBADANBgkq", "-----END KEY-----"}
+	if got := Lines(key, true); !slices.Equal(got, want) {
+		t.Errorf("Lines\ngot:  %q\nwant: %q", got, want)
+	}
+	if got := Lines(key, false); got != nil {
+		t.Errorf("Lines of a plain value: %q, want none", got)
+	}
+	if got := Lines("one-line-secret-value", true); got != nil {
+		t.Errorf("Lines of one line: %q, want none", got)
+	}
+}
+
+// TestFormsEncodings: the forms a remote quotes a value in besides Go's.
+func TestFormsEncodings(t *testing.T) {
+	forms := Forms("café key=1")
+	for _, want := range []string{`caf\u00e9 key=1`, "caf%C3%A9%20key%3D1", "cafe\u0301 key=1"} {
+		if !slices.Contains(forms, want) {
+			t.Errorf("Forms(\"café key=1\") = %q, want it to hold %q", forms, want)
 		}
 	}
 }

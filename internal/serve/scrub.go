@@ -66,7 +66,9 @@ func (s *scrubber) add(value, env string, secret bool) {
 			pairs = append(pairs, scrubPair{f, "(value of " + env + ")"})
 		}
 	}
-	for _, p := range secretparts.Credentials(value, secret) {
+	// The credentials inside it, and each line of a secret of several
+	// (a tail of text may hold only some of them).
+	for _, p := range slices.Concat(secretparts.Credentials(value, secret), secretparts.Lines(value, secret)) {
 		for _, f := range secretparts.Forms(p) {
 			pairs = append(pairs, scrubPair{f, "(part of " + env + ")"})
 		}

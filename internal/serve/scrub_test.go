@@ -14,10 +14,11 @@ func TestScrubber(t *testing.T) {
 		"HDR":    `Token tok"en/5e6f7a8b`,
 		"SHORT":  "abc",
 		"FLAG":   "true",
+		"PEM":    "-----BEGIN KEY-----\nFIRST-LINE-OF-KEY-00\nANOTHER-LINE-OF-KEY-99\n-----END KEY-----",
 		"UNUSED": "never-read-1234",
 	}
 	s := newScrubber(NewEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }), []artifact.RuntimeRef{
-		{Env: "DSN"}, {Env: "HOOK", Secret: true}, {Env: "PLAIN"}, {Env: "HDR", Secret: true}, {Env: "SHORT", Secret: true}, {Env: "FLAG"}, {Env: "MISSING"},
+		{Env: "DSN"}, {Env: "HOOK", Secret: true}, {Env: "PLAIN"}, {Env: "HDR", Secret: true}, {Env: "SHORT", Secret: true}, {Env: "FLAG"}, {Env: "PEM", Secret: true}, {Env: "MISSING"},
 	})
 	for _, tc := range []struct{ in, want string }{
 		// Whole values first, then what is inside them.
@@ -25,14 +26,16 @@ func TestScrubber(t *testing.T) {
 		{"auth failed for Xk9@pL2 at db.internal:5432", "auth failed for (part of DSN) at (part of DSN)"},
 		// A secret URL's path and every query value; a plain URL's host
 		// only.
-		{"POST /services/T0K-PATH-99?sig=SIG-abcdef123&fmt=json", "POST (part of HOOK)?sig=(part of HOOK)&fmt=(part of HOOK)"},
+		{"POST /services/T0K-PATH-99?sig=SIG-abcdef123&fmt=json", "POST (part of HOOK)?sig=(part of HOOK)&fmt=json"},
 		{"GET /v1/search?fmt=xml on api.example", "GET /v1/search?fmt=xml on (part of PLAIN)"},
-		// Parts that are words of messages, only as whole words.
-		{"invalid json in jsonschema", "invalid (part of HOOK) in jsonschema"},
+		// Query values shorter than a token are words of messages: left.
+		{"invalid json in jsonschema", "invalid json in jsonschema"},
 		// A secret header's token; re-encoded forms of either.
 		{"bad token tok\"en/5e6f7a8b", "bad token (part of HDR)"},
 		{`{"auth": "Token tok\"en/5e6f7a8b"}`, `{"auth": "(value of HDR)"}`},
 		{"auth=Token+tok%22en%2F5e6f7a8b", "auth=(value of HDR)"},
+		// A line of a secret of several, on its own (a cut stderr tail).
+		{"…ANOTHER-LINE-OF-KEY-99\nend", "…(part of PEM)\nend"},
 		// Too short to scrub, or a flag's value.
 		{"abc", "abc"},
 		{"allow_loopback is not true", "allow_loopback is not true"},
