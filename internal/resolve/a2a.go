@@ -836,12 +836,21 @@ func A2ADrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 		b.WriteString(mcpShowDefinition(current.CardJSON))
 		b.WriteString("\n")
 	}
-	b.WriteString("\nThe card tells your agents what the remote agent does and how to delegate to it; a card that changes under you can redirect that delegation. ")
-	fmt.Fprintf(&b, "Review the new card (the agent serves it at /%s) and, if you trust it, run `agentform lock -upgrade` to pin it.", a2aCardPath)
+	b.WriteString("\n" + a2aDriftAdvice())
+	return a2aDriftError("A2A agent card changed since lock", b.String(), block, rng)
+}
+
+// a2aDriftAdvice ends every A2A drift error: why it matters, what to do.
+func a2aDriftAdvice() string {
+	return fmt.Sprintf("The card tells your agents what the remote agent does and how to delegate to it; a card that changes under you can redirect that delegation. Review the new card (the agent serves it at /%s) and, if you trust it, run `agentform lock -upgrade` to pin it.", a2aCardPath)
+}
+
+// a2aDriftError is an A2A drift error located at the block.
+func a2aDriftError(summary, detail, block string, rng hcl.Range) hcl.Diagnostics {
 	return hcl.Diagnostics{{
 		Severity: hcl.DiagError,
-		Summary:  "A2A agent card changed since lock",
-		Detail:   b.String(),
+		Summary:  summary,
+		Detail:   detail,
 		Subject:  rng.Ptr(),
 		Extra:    DriftDetail{Block: block},
 	}}
@@ -864,15 +873,8 @@ func A2ADriftSinceApply(block, appliedCard string, current *lockfile.Tool, rng h
 		b.WriteString(mcpShowDefinition(current.CardJSON))
 		b.WriteString("\n")
 	}
-	b.WriteString("\n" + sinceApplyAdvice + "The card tells your agents what the remote agent does and how to delegate to it; a card that changes under you can redirect that delegation. ")
-	fmt.Fprintf(&b, "Review the new card (the agent serves it at /%s) and, if you trust it, run `agentform lock -upgrade` to pin it.", a2aCardPath)
-	return hcl.Diagnostics{{
-		Severity: hcl.DiagError,
-		Summary:  "A2A agent card changed since last apply",
-		Detail:   b.String(),
-		Subject:  rng.Ptr(),
-		Extra:    DriftDetail{Block: block},
-	}}
+	b.WriteString("\n" + sinceApplyAdvice + a2aDriftAdvice())
+	return a2aDriftError("A2A agent card changed since last apply", b.String(), block, rng)
 }
 
 // a2aLockedCard is the card a lock entry records, or "" when it records
