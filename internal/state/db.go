@@ -221,8 +221,9 @@ func openOnce(dir, path string, opts Options) (_ *DB, again bool, _ error) {
 	return db, false, nil
 }
 
-// createdPaths records what a writer's Open created: Close removes it
-// again when nothing was ever recorded in it.
+// createdPaths records what a writer's Open created: Close removes the
+// directory again when it removes a blank database and the directory is
+// empty. file is kept for what it says of the Open.
 type createdPaths struct {
 	dir, file bool
 }
@@ -279,13 +280,14 @@ func (db *DB) Path() string { return db.path }
 
 // Close releases the database and its lock. A writer removes its lock info
 // file first, while it still holds the flock, so it can never remove the lock
-// info of the next writer. A writer whose Open created the database file
-// removes it, and the state directory if Open created that and it is
-// empty, when nothing was ever recorded in it (no commit, no pending
-// artifacts): an apply that fails before it writes anything leaves the
-// workspace as it found it. Another writer waiting for the lock on the
-// removed file sees that and opens the path again (openOnce). Close is
-// idempotent.
+// info of the next writer. A writer removes the database file when
+// nothing was ever recorded in it (no commit, no pending artifacts), and
+// the state directory if its Open created that and it is empty: an apply
+// that fails before it writes anything leaves the workspace as it found
+// it, and a blank file an earlier writer left (killed before its first
+// commit) goes with the next one. Another writer or reader waiting for the
+// lock on the removed file sees that and opens the path again, or finds no
+// state (openOnce). Close is idempotent.
 func (db *DB) Close() error {
 	db.closeMu.Lock()
 	defer db.closeMu.Unlock()
@@ -299,7 +301,7 @@ func (db *DB) Close() error {
 			errs = append(errs, fmt.Errorf("removing state lock info: %w", err))
 		}
 	}
-	removeFile := db.created.file && !db.opts.ReadOnly && db.blank()
+	removeFile := !db.opts.ReadOnly && db.blank()
 	if removeFile {
 		if err := os.Remove(db.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("removing %s, which nothing was recorded in: %w", db.path, err))

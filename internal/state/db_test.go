@@ -162,6 +162,8 @@ func TestCloseRemovesWhatOpenCreated(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, []string{".", ".agentform", ".agentform/resolve.db"}},
+		// A file a writer killed before its first commit left (empty, or
+		// blank): nothing in it, it goes; the directory was there.
 		{"an empty file was there", func(t *testing.T, ws string) {
 			if err := os.Mkdir(filepath.Join(ws, state.DirName), 0o755); err != nil {
 				t.Fatal(err)
@@ -169,7 +171,25 @@ func TestCloseRemovesWhatOpenCreated(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(ws, state.DirName, state.FileName), nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
-		}, nil, []string{".", ".agentform", ".agentform/state.db"}},
+		}, nil, []string{".", ".agentform"}},
+		{"a blank database was there", func(t *testing.T, ws string) {
+			// As a writer killed before its first commit leaves it:
+			// initialised, blank (kept through a second name while the
+			// writer that made it closes).
+			if err := os.Mkdir(filepath.Join(ws, state.DirName), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			db := openWriter(t, ws)
+			path := filepath.Join(ws, state.DirName, state.FileName)
+			keep := filepath.Join(ws, state.DirName, "keep")
+			if err := os.Link(path, keep); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			if err := os.Rename(keep, path); err != nil {
+				t.Fatal(err)
+			}
+		}, nil, []string{".", ".agentform"}},
 		{"pending artifacts", nil, func(t *testing.T, _ string, db *state.DB) {
 			if err := db.SetPending(map[string][]string{"dist/a.tgz": {"sha256:00"}}); err != nil {
 				t.Fatal(err)
