@@ -78,3 +78,19 @@ tool "sh" {
 		t.Errorf("show -json's tool.sh\ngot:  %s\nwant: %s (as state show -json)", got.String(), want.String())
 	}
 }
+
+// TestPlanMatrixCounts: the matrix says which of agents and tools there
+// are none of, and counts one of each in the singular.
+func TestPlanMatrixCounts(t *testing.T) {
+	dir := t.TempDir()
+	agent := "agent \"a\" {\n  capabilities = [\"x\"]\n  graph {\n    type = \"react\"\n  }\n  model {\n    provider = \"anthropic\"\n    name     = \"claude\"\n  }\n}\n"
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(agent), 0o644))
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color"); code != ExitOK || !strings.Contains(stdout, "  (no enabled tools)\n") {
+		t.Errorf("plan of an agent without tools: exit %d\n%s%s\nwant: (no enabled tools)", code, stdout, stderr)
+	}
+	tool := "tool \"t\" {\n  kind         = \"bash\"\n  commands     = [\"ls\"]\n  capabilities = [\"x\"]\n}\n"
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(agent+tool), 0o644))
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color", "-matrix=summary"); code != ExitOK || !strings.Contains(stdout, "(1 agent × 1 tool;") {
+		t.Errorf("plan -matrix=summary of one agent and one tool: exit %d\n%s%s\nwant: (1 agent × 1 tool;", code, stdout, stderr)
+	}
+}

@@ -351,7 +351,14 @@ func writeMatrixGrid(w io.Writer, p *planner.Plan, st style) {
 	}
 	fmt.Fprintf(w, "%s (%s):\n\n", matrixTitle(p), legend)
 	if len(tools) == 0 || len(p.Agents) == 0 {
-		fmt.Fprintln(w, "  (no agents or no enabled tools)")
+		switch {
+		case len(p.Agents) == 0 && len(tools) == 0:
+			fmt.Fprintln(w, "  (no agents, no enabled tools)")
+		case len(p.Agents) == 0:
+			fmt.Fprintln(w, "  (no agents)")
+		default:
+			fmt.Fprintln(w, "  (no enabled tools)")
+		}
 		fmt.Fprintln(w)
 		return
 	}
@@ -439,7 +446,7 @@ func runtimeEnabledNote(p *planner.Plan) string {
 func writeMatrixSummary(w io.Writer, p *planner.Plan, st style) {
 	m := p.Matrix()
 	total := len(m.Tools())
-	fmt.Fprintf(w, "%s (%d agents × %d tools; agentform plan -matrix=full shows the grid):\n\n", matrixTitle(p), len(p.Agents), total)
+	fmt.Fprintf(w, "%s (%s × %s; agentform plan -matrix=full shows the grid):\n\n", matrixTitle(p), count(len(p.Agents), "agent", "agents"), count(total, "tool", "tools"))
 	nameW := 0
 	for _, a := range p.Agents {
 		nameW = max(nameW, len(a.Name))
@@ -613,11 +620,14 @@ func writeLockChanges(w io.Writer, p *planner.Plan, st style) {
 }
 
 // countErrors is "1 error" or "N errors".
-func countErrors(n int) string {
+func countErrors(n int) string { return count(n, "error", "errors") }
+
+// count is "1 <one>" or "N <many>".
+func count(n int, one, many string) string {
 	if n == 1 {
-		return "1 error"
+		return "1 " + one
 	}
-	return fmt.Sprintf("%d errors", n)
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // changeCounts counts changes by agent, in the order the agents first
