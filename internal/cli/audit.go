@@ -16,6 +16,7 @@ import (
 	"github.com/agentform/agentform/internal/audit"
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/internal/state"
 	"github.com/agentform/agentform/lockfile"
 	"github.com/agentform/agentform/planner"
 )
@@ -54,7 +55,8 @@ Options:
                      audit cannot see the whole workspace, the report says
                      so and lists the errors; when the workspace cannot be
                      read, FILE still gets a report, saying the audit failed.
-                     A manifest file or the lockfile is refused as FILE.
+                     A manifest file (or a new *.acl in the workspace), the
+                     lockfile, or a file under .agentform/ is refused as FILE.
   -fail-on=LEVEL     Exit 1 when an unwaived finding is at LEVEL or above:
                      error (default), warning, note, or none.
   -show-waived       List waived findings too.
@@ -100,7 +102,7 @@ func (c *AuditCommand) Run(args []string) int {
 		if what := workspaceFile(c.Dir, c.path(*out)); what != "" {
 			// Checked before anything is written: usage below writes a
 			// "not run" report to -out.
-			fmt.Fprintf(c.Stderr, "Error: -out=%s names %s, which the report would replace; write the report to another file, like -out=audit.txt.\n", *out, what)
+			fmt.Fprintf(c.Stderr, "Error: -out=%s names %s; write the report to another file, like -out=audit.txt.\n", *out, what)
 			return exitUsage
 		}
 	}
@@ -204,24 +206,62 @@ func (c *AuditCommand) Run(args []string) int {
 	return ExitOK
 }
 
-// workspaceFile names what path is when it is one of the workspace's own
-// files (a manifest file, the lockfile), which an output file must not
-// replace, or returns "".
+// workspaceFile names what path is when it is, or would be, one of the
+// workspace's own files, which an output file must not replace or
+// become: a manifest file (an existing one, or a new *.acl or *.acl.json
+// in the workspace directory, which the workspace would load), the
+// lockfile (also where there is none yet), or anything under .agentform/
+// (the state and runtime databases, the resolution cache). It returns ""
+// for any other path.
 func workspaceFile(dir, path string) string {
-	target, err := os.Stat(path)
+	if target, err := os.Stat(path); err == nil {
+		names, _ := manifest.ManifestFiles(dir)
+		for _, name := range names {
+			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && os.SameFile(fi, target) {
+				return "the manifest file " + name
+			}
+		}
+		if fi, err := os.Stat(filepath.Join(dir, lockfile.FileName)); err == nil && os.SameFile(fi, target) {
+			return "the lockfile " + lockfile.FileName
+		}
+	}
+	// By where it is: the directory it would be written in, as the
+	// system finds it.
+	parent, err := filepath.EvalSymlinks(filepath.Dir(path))
 	if err != nil {
 		return ""
 	}
-	names, _ := manifest.ManifestFiles(dir)
-	for _, name := range names {
-		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && os.SameFile(fi, target) {
-			return "the manifest file " + name
+	ws, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return ""
+	}
+	base := filepath.Base(path)
+	if sameDir(parent, ws) {
+		switch {
+		case base == lockfile.FileName:
+			return "the lockfile " + lockfile.FileName
+		case strings.HasSuffix(base, manifest.SuffixNative) || strings.HasSuffix(base, manifest.SuffixJSON):
+			return "a manifest file (" + base + ": the workspace would load it)"
 		}
 	}
-	if fi, err := os.Stat(filepath.Join(dir, lockfile.FileName)); err == nil && os.SameFile(fi, target) {
-		return "the lockfile " + lockfile.FileName
+	for d := parent; ; d = filepath.Dir(d) {
+		if filepath.Base(d) == state.DirName && sameDir(filepath.Dir(d), ws) {
+			return "a file of agentform's own in " + state.DirName + "/ (state, runtime records, cache)"
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
 	}
-	return ""
+}
+
+// sameDir reports whether a and b are the same directory.
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // reportWriter writes an audit report where audit -format and -out say.

@@ -485,26 +485,43 @@ func TestAuditUsageErrorReplacesReport(t *testing.T) {
 	}
 }
 
-// TestAuditOutKeepsWorkspaceFiles: audit -out naming the manifest or the
-// lockfile is refused before anything is written (a usage error writes a
-// "not run" report to -out), and the file is left as it was.
+// TestAuditOutKeepsWorkspaceFiles: audit -out (and plan -out) naming one
+// of the workspace's own files — the manifest, the lockfile (there or
+// not yet), a new *.acl the workspace would load, anything under
+// .agentform/ — is refused before anything is written (a usage error
+// writes a "not run" report to -out), and the file is left as it was.
 func TestAuditOutKeepsWorkspaceFiles(t *testing.T) {
 	dir := copyTree(t, quickstart)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
 	for _, tc := range []struct{ out, want string }{
-		{"agent.acl", "Error: -out=agent.acl names the manifest file agent.acl, which the report would replace"},
-		{"./agentform.lock.hcl", "Error: -out=./agentform.lock.hcl names the lockfile agentform.lock.hcl, which the report would replace"},
+		{"agent.acl", "Error: -out=agent.acl names the manifest file agent.acl;"},
+		{"./agentform.lock.hcl", "Error: -out=./agentform.lock.hcl names the lockfile agentform.lock.hcl;"},
+		{"report.acl", "Error: -out=report.acl names a manifest file (report.acl: the workspace would load it);"},
+		{"report.acl.json", "Error: -out=report.acl.json names a manifest file (report.acl.json: the workspace would load it);"},
+		{".agentform/state.db", "Error: -out=.agentform/state.db names a file of agentform's own in .agentform/"},
+		{".agentform/cache/report.txt", "Error: -out=.agentform/cache/report.txt names a file of agentform's own in .agentform/"},
 	} {
 		path := filepath.Join(dir, tc.out)
-		before, err := os.ReadFile(path)
-		must(t, err)
-		for _, args := range [][]string{{"-out=" + tc.out}, {"-out=" + tc.out, "-format=pdf"}} {
-			code, _, stderr := run(t, "", append([]string{"-chdir=" + dir, "audit"}, args...)...)
-			if code != exitUsage || !strings.Contains(stderr, tc.want) {
-				t.Errorf("audit %s\ngot:  exit %d\n%s\nwant: exit %d and %q", args, code, stderr, exitUsage, tc.want)
+		before, _ := os.ReadFile(path)
+		for _, args := range [][]string{{"audit", "-out=" + tc.out}, {"audit", "-out=" + tc.out, "-format=pdf"}, {"plan", "-out=" + tc.out}} {
+			code, _, stderr := run(t, "", append([]string{"-chdir=" + dir}, args...)...)
+			want := map[string]int{"audit": exitUsage, "plan": ExitError}[args[0]]
+			if code != want || !strings.Contains(stderr, strings.TrimSuffix(tc.want, ";")) {
+				t.Errorf("%s\ngot:  exit %d\n%s\nwant: exit %d and %q", args, code, stderr, want, tc.want)
 			}
 			if after, _ := os.ReadFile(path); string(after) != string(before) {
-				t.Errorf("audit %s replaced %s:\n%.200s", args, tc.out, after)
+				t.Errorf("%s replaced %s:\n%.200s", args, tc.out, after)
 			}
 		}
+	}
+	// The lockfile's name while there is none yet.
+	must(t, os.Remove(filepath.Join(dir, "agentform.lock.hcl")))
+	if code, _, stderr := run(t, "", "-chdir="+dir, "audit", "-out=agentform.lock.hcl"); code != exitUsage || !strings.Contains(stderr, "names the lockfile") {
+		t.Errorf("audit -out=agentform.lock.hcl without a lockfile: exit %d\n%s\nwant: refused", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "agentform.lock.hcl")); !os.IsNotExist(err) {
+		t.Errorf("the refused audit wrote the lockfile: %v", err)
 	}
 }

@@ -117,6 +117,12 @@ func (c *PlanCommand) Run(args []string) int {
 			return ExitError
 		}
 	}
+	if *out != "" {
+		if what := workspaceFile(c.Dir, c.path(*out)); what != "" {
+			fmt.Fprintf(c.Stderr, "Error: -out=%s names %s; write the plan to another file, like -out=agents.plan.\n", *out, what)
+			return ExitError
+		}
+	}
 	if *out != "" && notPlanFile(c.path(*out)) {
 		fmt.Fprintf(c.Stderr, "Error: -out=%s names a file that is not a saved plan, which the plan would replace; name a new file, like -out=agents.plan.\n", *out)
 		return ExitError

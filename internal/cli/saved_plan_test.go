@@ -374,11 +374,20 @@ func TestPlanOutKeepsOtherFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-out=agent.acl")
-	if want := "Error: -out=agent.acl names a file that is not a saved plan, which the plan would replace; name a new file, like -out=agents.plan."; code != ExitError || !strings.Contains(stderr, want) {
+	if want := "Error: -out=agent.acl names the manifest file agent.acl; write the plan to another file, like -out=agents.plan."; code != ExitError || !strings.Contains(stderr, want) {
 		t.Errorf("plan -out=agent.acl\ngot:  exit %d\n%s\nwant: exit 1 and %q", code, stderr, want)
 	}
 	if after, _ := os.ReadFile(manifest); !bytes.Equal(after, before) {
 		t.Errorf("plan -out=agent.acl changed the manifest:\n%s", after)
+	}
+	notes := filepath.Join(dir, "notes.txt")
+	must(t, os.WriteFile(notes, []byte("my notes"), 0o644))
+	code, _, stderr = run(t, "", "-chdir="+dir, "plan", "-out=notes.txt")
+	if want := "Error: -out=notes.txt names a file that is not a saved plan, which the plan would replace; name a new file, like -out=agents.plan."; code != ExitError || !strings.Contains(stderr, want) {
+		t.Errorf("plan -out=notes.txt\ngot:  exit %d\n%s\nwant: exit 1 and %q", code, stderr, want)
+	}
+	if after, _ := os.ReadFile(notes); string(after) != "my notes" {
+		t.Errorf("plan -out=notes.txt changed the file: %q", after)
 	}
 	for range 2 { // a new file, then over the plan it wrote
 		if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-out=agents.plan"); code != ExitOK {
