@@ -39,6 +39,7 @@ func TestAuditExitCodesAndWaivers(t *testing.T) {
 		{"both gates is a usage error", []string{"audit", "-against=state", "-baseline=x.json"}, exitUsage, ""},
 		{"missing baseline is a usage error", []string{"audit", "-baseline=nowhere.json"}, exitUsage, ""},
 		{"unwritable -out", []string{"audit", "-format=json", "-out=nodir/x.json"}, ExitError, ""},
+		{"a -chdir with no directory is a usage error", []string{"-chdir=" + filepath.Join(dir, "nowhere"), "audit"}, exitUsage, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, tc.args...)...)

@@ -63,6 +63,10 @@ func Run(args []string, streams Streams) int {
 	if len(args) > 0 && args[0] != "init" && !strings.HasPrefix(args[0], "-") && args[0] != "help" {
 		if err := checkChdir(meta.Dir); err != nil {
 			fmt.Fprintf(streams.Stderr, "Error: %s.\n", err)
+			if args[0] == "audit" {
+				// audit tells a broken invocation from a failed audit.
+				return exitUsage
+			}
 			return ExitError
 		}
 	}
