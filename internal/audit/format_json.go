@@ -32,7 +32,7 @@ type jsonIncomplete struct {
 
 type jsonDiagnostic struct {
 	Diagnostic
-	Range *jsonRange `json:"range,omitempty"`
+	Range *jsonRange `json:"range"` // null for an error about no place in the files
 }
 
 // jsonFinding adds the range that Finding leaves out of its own encoding.

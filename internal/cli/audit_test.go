@@ -526,3 +526,29 @@ func TestAuditOutKeepsWorkspaceFiles(t *testing.T) {
 		t.Errorf("the refused audit wrote the lockfile: %v", err)
 	}
 }
+
+// TestAuditJSONErrorRange: an error of the JSON report that is about no
+// place in the files still has its range key, null.
+func TestAuditJSONErrorRange(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	out := filepath.Join(dir, "report.json")
+	if code, _, _ := run(t, "", "-chdir="+dir, "audit", "-format=json", "-fail-on=bad", "-out="+out); code != exitUsage {
+		t.Fatalf("audit -fail-on=bad: exit %d, want %d", code, exitUsage)
+	}
+	var doc struct {
+		Incomplete struct {
+			Errors []map[string]json.RawMessage `json:"errors"`
+		} `json:"incomplete"`
+	}
+	b, err := os.ReadFile(out)
+	must(t, err)
+	must(t, json.Unmarshal(b, &doc))
+	if len(doc.Incomplete.Errors) == 0 {
+		t.Fatalf("report:\n%s\nwant: the error listed", b)
+	}
+	for _, e := range doc.Incomplete.Errors {
+		if r, ok := e["range"]; !ok || string(r) != "null" {
+			t.Errorf("error %s: range %q (present %v), want null", e["summary"], r, ok)
+		}
+	}
+}
