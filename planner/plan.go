@@ -373,7 +373,15 @@ func resolvedTools(t *manifest.Tool, ws *resolve.Workspace) []RegisteredTool {
 	if ws != nil {
 		res = ws.Tools[t.Name]
 	}
-	if res == nil || res.Unresolved || len(res.Tools) == 0 {
+	if res == nil || res.Unresolved {
+		return staticTools(t)
+	}
+	if len(res.Tools) == 0 {
+		if t.Kind == manifest.KindMCP {
+			// A server that was listed and serves nothing (or nothing
+			// expose keeps) registers nothing: no column to grant.
+			return nil
+		}
 		return staticTools(t)
 	}
 	out := make([]RegisteredTool, 0, len(res.Tools))

@@ -517,3 +517,44 @@ func TestLockUnpinnedIsNotUpToDate(t *testing.T) {
 		t.Errorf("lock -refresh=false of the quickstart got: exit %d\n%s%s\nwant: up to date", code, stdout, stderr)
 	}
 }
+
+// TestMCPServerWithNoTools: a server that is listed and serves no tool
+// registers none: no matrix column, no grant, and apply builds.
+func TestMCPServerWithNoTools(t *testing.T) {
+	bin := testMCPServer(t)
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`agent "assistant" {
+  capabilities = ["gh"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "one" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = %q
+  args         = ["-tools=2"]
+  capabilities = ["gh"]
+}
+
+tool "two" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = %q
+  args         = ["-tools=0"]
+  capabilities = ["gh"]
+}
+`, bin, bin)), 0o644))
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color")
+	if code != ExitOK || !strings.Contains(stdout, "2 granted") || strings.Contains(stdout, "  two ") || strings.Contains(stdout, "unresolved") {
+		t.Errorf("plan: exit %d\n%s%s\nwant: one's two tools granted, no column for two", code, stdout, stderr)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve"); code != ExitOK {
+		t.Errorf("apply: exit %d\n%s", code, stderr)
+	}
+}
