@@ -720,7 +720,13 @@ func (a *auditor) checkLockDrift() {
 				f.Message = fmt.Sprintf("%s: %q of tool %q.", d.Summary, detail.Served, detail.Block)
 			}
 		}
-		f.Message += " Review the change (agentform plan shows old beside new), then run agentform lock -upgrade to accept it."
+		if strings.HasSuffix(d.Summary, "since last apply") {
+			// Against state, which holds digests: the plan shows the new
+			// text only.
+			f.Message += " Review the change (agentform plan shows what is served now), then run agentform lock -upgrade to accept it."
+		} else {
+			f.Message += " Review the change (agentform plan shows old beside new), then run agentform lock -upgrade to accept it."
+		}
 		a.add(RuleLockDrift, f, key)
 	}
 }

@@ -194,8 +194,8 @@ tool "search" {
 		t.Errorf("a refused command wrote the lockfile: %v", err)
 	}
 	code, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-format=json")
-	if code == ExitOK || !strings.Contains(stdout, "AF202") {
-		t.Errorf("audit: exit %d\n%s\nwant: the drift reported (AF202)", code, stdout)
+	if code == ExitOK || !strings.Contains(stdout, "AF202") || !strings.Contains(stdout, "agentform plan shows what is served now") {
+		t.Errorf("audit: exit %d\n%s\nwant: the drift reported (AF202), the plan said to show what is served now", code, stdout)
 	}
 	// lock -upgrade accepts it; then plan shows the change to apply.
 	if code, stdout, stderr := run(t, "", "-chdir="+dir, "lock", "-upgrade"); code != ExitOK || !strings.Contains(stdout, "+ tool.search") {
