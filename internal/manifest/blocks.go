@@ -831,7 +831,9 @@ func (d *decoder) decodeWaiver(b *hcl.Block) *Waiver {
 	}
 	a := content.Attributes
 	w.Target = d.str(a, field{name: "target"}, "")
+	errsBefore := len(d.diags.Errs())
 	w.Reason = d.str(a, field{name: "reason"}, "")
+	reasonRead := len(d.diags.Errs()) == errsBefore // not empty for want of a value
 	w.Expires = d.str(a, field{name: "expires"}, "")
 	if w.Target.Set && w.Target.Value != "" && !waiverTargetPattern.MatchString(w.Target.Value) {
 		detail := fmt.Sprintf("%q is not an address. A waiver targets \"agent.NAME\", \"tool.NAME\", \"skill.NAME\", \"provider.NAME\", \"network\" or \"filesystem\".", w.Target.Value)
@@ -840,7 +842,7 @@ func (d *decoder) decodeWaiver(b *hcl.Block) *Waiver {
 		}
 		d.errorf(w.Target.Range, "Invalid waiver target", "%s", detail)
 	}
-	if w.Reason.Set && strings.TrimSpace(w.Reason.Value) == "" {
+	if w.Reason.Set && reasonRead && strings.TrimSpace(w.Reason.Value) == "" {
 		d.errorf(w.Reason.Range, "Empty waiver reason", "A waiver must say why the finding is accepted; reviewers read this reason.")
 	}
 	if w.Expires.Set {

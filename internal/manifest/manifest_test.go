@@ -584,3 +584,31 @@ agent "a" {
 		t.Errorf("got:  %q\nwant: %q", got, want)
 	}
 }
+
+// TestWaiverReasonThatDoesNotEvaluate: a waiver reason that does not
+// evaluate is that error alone, not also an empty reason.
+func TestWaiverReasonThatDoesNotEvaluate(t *testing.T) {
+	src := `
+agent "a" {
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+waiver "AF105" {
+  target = "agent.a"
+  reason = "because ${nope}"
+}
+`
+	_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(src)})
+	var got []string
+	for _, d := range diags.Errs() {
+		got = append(got, d.Error())
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "Unknown variable") {
+		t.Errorf("got: %q\nwant: one error, Unknown variable", got)
+	}
+}
