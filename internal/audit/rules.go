@@ -720,7 +720,7 @@ func (a *auditor) checkLockDrift() {
 				f.Message = fmt.Sprintf("%s: %q of tool %q.", d.Summary, detail.Served, detail.Block)
 			}
 		}
-		if strings.HasSuffix(d.Summary, "since last apply") {
+		if detail, ok := d.Extra.(resolve.DriftDetail); ok && detail.SinceApply {
 			// Against state, which holds digests: the plan shows the new
 			// text only.
 			f.Message += " Review the change (agentform plan shows what is served now), then run agentform lock -upgrade to accept it."

@@ -869,12 +869,14 @@ func A2ADriftSinceApply(block, appliedCard string, current *lockfile.Tool, rng h
 	fmt.Fprintf(&b, "%s The agent card behind it is not the one the last apply recorded:\n\n", sinceApplyLead(block))
 	fmt.Fprintf(&b, "  %-12s  applied: %s\n  %-12s  current: %s\n", "card", appliedCard, "", current.Card)
 	if current.CardJSON != "" {
-		b.WriteString("\nState records only the digest, so only the card served now can be shown:\n\n")
+		b.WriteString("\nThe card served now:\n\n")
 		b.WriteString(mcpShowDefinition(current.CardJSON))
 		b.WriteString("\n")
 	}
 	b.WriteString("\n" + sinceApplyAdvice + a2aDriftAdvice())
-	return a2aDriftError("A2A agent card changed since last apply", b.String(), block, rng)
+	d := a2aDriftError("A2A agent card changed since last apply", b.String(), block, rng)
+	d[0].Extra = DriftDetail{Block: block, SinceApply: true}
+	return d
 }
 
 // a2aLockedCard is the card a lock entry records, or "" when it records

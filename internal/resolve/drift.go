@@ -168,7 +168,7 @@ func MCPDriftSinceApply(block string, applied map[string]string, current *lockfi
 			summary = "MCP tool changed since last apply"
 			detail = fmt.Sprintf("%s The definition of %q served by tool %q changed (%s, now %s).", lead, name, block, oldDigest, newDigest)
 			if hasNew {
-				detail += " State records only digests, so only the new definition can be shown:\n\n" + mcpShowDefinition(newDef)
+				detail += " It is now:\n\n" + mcpShowDefinition(newDef)
 			}
 		default:
 			continue
@@ -178,7 +178,7 @@ func MCPDriftSinceApply(block string, applied map[string]string, current *lockfi
 			Summary:  summary,
 			Detail:   strings.TrimRight(detail, "\n") + "\n\n" + sinceApplyAdvice + mcpDriftAdvice,
 			Subject:  rng.Ptr(),
-			Extra:    DriftDetail{Block: block, Served: name},
+			Extra:    DriftDetail{Block: block, Served: name, SinceApply: true},
 		})
 	}
 	return diags
@@ -469,4 +469,7 @@ type DriftDetail struct {
 	// Served is the served MCP tool concerned; empty for a server identity
 	// change or an A2A card.
 	Served string
+	// SinceApply is set for drift against what the last apply recorded
+	// (the block has no lock entry), which shows the new text only.
+	SinceApply bool
 }
