@@ -22,7 +22,7 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 	if current == nil {
 		current = lockfile.New()
 	}
-	p.lockReadDigest = current.Digest()
+	p.lockRead = current
 	p.Lock = opts.Resolution.Pins(cfg, current)
 	p.LockChanges = lockfile.Diff(current, p.Lock)
 

@@ -76,9 +76,10 @@ type Plan struct {
 	cfg        *manifest.Config
 	resolution *resolve.Workspace
 	outDir     string
-	// lockReadDigest is the digest of the lockfile as read (Options.Lock,
-	// or an empty one), for Saved.
-	lockReadDigest string
+	// lockRead is the lockfile as read (Options.Lock, or an empty one),
+	// whose digest Save records: computed there, as only a saved plan
+	// needs it.
+	lockRead *lockfile.File
 
 	// lockBytes and lockDigest memoise Lock.Bytes() and Lock.Digest() for
 	// the artifacts, which all carry the digest, and apply, which writes

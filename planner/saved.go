@@ -78,7 +78,9 @@ func (p *Plan) Save(document []byte, text string) *Saved {
 	if p.Lock != nil {
 		s.LockDigest = p.LockDigest()
 	}
-	s.LockReadDigest = p.lockReadDigest
+	if p.lockRead != nil {
+		s.LockReadDigest = p.lockRead.Digest()
+	}
 	for _, a := range p.Addresses {
 		s.Fingerprints[a.Address] = a.Fingerprint
 	}
