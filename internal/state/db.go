@@ -146,19 +146,7 @@ func openOnce(dir, path string, opts Options) (_ *DB, again bool, _ error) {
 	var file *os.File // the descriptor bbolt locks
 	bopts := bbolt.Options{Timeout: timeout, ReadOnly: opts.ReadOnly,
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
-			if flag&os.O_CREATE != 0 {
-				// Whether this Open creates the file is what the create
-				// itself says, not a look before it.
-				f, err := os.OpenFile(name, flag|os.O_EXCL, perm)
-				if err == nil {
-					file, created.file = f, true
-					return f, nil
-				}
-				if !errors.Is(err, fs.ErrExist) {
-					return nil, err
-				}
-			}
-			f, err := os.OpenFile(name, flag&^os.O_CREATE, perm)
+			f, err := os.OpenFile(name, flag, perm)
 			file = f
 			return f, err
 		}}
@@ -223,9 +211,9 @@ func openOnce(dir, path string, opts Options) (_ *DB, again bool, _ error) {
 
 // createdPaths records what a writer's Open created: Close removes the
 // directory again when it removes a blank database and the directory is
-// empty. file is kept for what it says of the Open.
+// empty.
 type createdPaths struct {
-	dir, file bool
+	dir bool
 }
 
 // sameFile reports whether path still names the file f is open on.
