@@ -153,9 +153,9 @@ func (c *FmtCommand) Run(args []string) int {
 	return code
 }
 
-// display shows a path relative to the workspace when it is inside it,
-// with control characters escaped (a file's name cannot drive the
-// terminal).
+// display shows a path relative to the workspace (outside it too:
+// "../a.acl"), with control characters escaped (a file's name cannot
+// drive the terminal).
 func (c *FmtCommand) display(path string) string {
 	// Relative to the workspace, as targets are given, outside it too
 	// ("../a.acl"): relative to two directories, two files could read

@@ -59,8 +59,9 @@ var nonName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 // maxAgentName is the longest agent name init writes.
 const maxAgentName = 64
 
-// agentName is what init accepts as an agent's name.
-var agentName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
+// agentName is what init accepts as an agent's name, up to maxAgentName
+// characters.
+var agentName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
 // Run implements cli.Command.
 func (c *InitCommand) Run(args []string) int {
@@ -91,7 +92,7 @@ func (c *InitCommand) Run(args []string) int {
 		abs, _ := filepath.Abs(dir)
 		name = strings.Trim(nonName.ReplaceAllString(filepath.Base(abs), "_"), "_-")
 		// A directory whose name makes no agent name gives the default.
-		if !agentName.MatchString(name) {
+		if !agentName.MatchString(name) || len(name) > maxAgentName {
 			name = "assistant"
 		}
 	}

@@ -669,7 +669,7 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 	}
 	if forward := req.Event; forward != nil {
 		call.Event = func(kind string, data any) {
-			if kind == "console" {
+			if kind == "console" && !s.scrubber.empty() {
 				// A tool's console is its log, printed by invoke and
 				// sent to clients: no runtime value leaves in it, as in
 				// its errors.
