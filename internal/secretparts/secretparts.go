@@ -243,9 +243,13 @@ func Forms(s string) []string {
 	}
 	add(url.QueryEscape(s))
 	add(url.PathEscape(s))
-	// As JavaScript's encodeURIComponent and Python's quote write it: a
-	// space as %20 where QueryEscape writes +.
-	add(strings.ReplaceAll(url.QueryEscape(s), "+", "%20"))
+	// As other encoders write it, each leaving its own characters as
+	// they are: JavaScript's encodeURIComponent and encodeURI, the
+	// WHATWG form encoding (URLSearchParams, space as +), Python's quote
+	// and quote_plus.
+	for _, e := range percentEncoders {
+		add(percentEncode(s, e.keep, e.plus))
+	}
 	// In a JSON string with every non-ASCII character escaped (Python's
 	// json.dumps).
 	add(asciiJSON(s))
@@ -259,6 +263,39 @@ func Forms(s string) []string {
 		}
 	}
 	return out
+}
+
+// percentEncoders are the percent-encodings Forms adds besides Go's: the
+// characters each leaves unescaped besides ASCII letters and digits, and
+// whether it writes a space as +.
+var percentEncoders = []struct {
+	keep string
+	plus bool
+}{
+	{"-_.!~*'()", false},            // JavaScript encodeURIComponent
+	{"-_.!~*'();,/?:@&=+$#", false}, // JavaScript encodeURI
+	{"*-._", true},                  // WHATWG application/x-www-form-urlencoded
+	{"_.-~/", false},                // Python urllib.parse.quote
+	{"_.-~", true},                  // Python urllib.parse.quote_plus
+	{"_.-~", false},                 // the same with a space as %20
+}
+
+// percentEncode writes s with every byte but ASCII letters, digits and
+// keep as %XX (upper case), and with plus a space as +.
+func percentEncode(s, keep string, plus bool) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c < 0x80 && strings.IndexByte(keep, c) >= 0:
+			b.WriteByte(c)
+		case c == ' ' && plus:
+			b.WriteByte('+')
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // asciiJSON is s as a JSON string's text with every character outside
