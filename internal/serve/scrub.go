@@ -23,14 +23,14 @@ import (
 // values added while others read included.
 type scrubber struct {
 	mu sync.Mutex
-	// pairs are replaced wherever they occur: values and credentials.
-	pairs []scrubPair
-	// parts are the parts of runtime URLs, replaced as
-	// secretparts.ReplacePart does: ordinary words of messages (a host, a
-	// query setting) only where they are no part of a longer name.
-	parts []scrubPair
-	// replacer replaces pairs; nil until text needs it after an add.
-	replacer *strings.Replacer
+	// In the order text applies them, each longest first: secrets'
+	// whole values, wherever they occur; plain values, as whole words
+	// (secretparts.ReplacePart); the credentials and lines inside values,
+	// wherever they occur; the parts of runtime URLs, as whole words.
+	secrets, plain, pairs, parts []scrubPair
+	// secretsR and pairsR replace secrets and pairs; nil until text
+	// needs them after an add.
+	secretsR, pairsR *strings.Replacer
 }
 
 // scrubPair is one text to replace and what replaces it.
@@ -57,13 +57,23 @@ func newScrubber(env *Env, refs []artifact.RuntimeRef) *scrubber {
 // (secretparts.Credentials) and hides more of a URL
 // (secretparts.URLParts).
 func (s *scrubber) add(value, env string, secret bool) {
-	var pairs, parts []scrubPair
-	// "true", "false" and "null" (a flag's value) say nothing of a
-	// secret and are words of many messages ("allow_loopback is not
-	// true"): not replaced whole.
-	if len(value) >= scrubMin && value != "true" && value != "false" && value != "null" {
+	var secrets, plain, pairs, parts []scrubPair
+	// "true", "false" and "null" in any case (a flag's value) say nothing
+	// of a secret and are words of many messages ("allow_loopback is not
+	// true", Python's True): not replaced whole.
+	flag := strings.EqualFold(value, "true") || strings.EqualFold(value, "false") || strings.EqualFold(value, "null")
+	if len(value) >= scrubMin && !flag {
 		for _, f := range secretparts.Forms(value) {
-			pairs = append(pairs, scrubPair{f, "(value of " + env + ")"})
+			p := scrubPair{f, "(value of " + env + ")"}
+			if secret {
+				// Wherever it is: a secret inside a longer word (a
+				// token in a URL) is still the secret.
+				secrets = append(secrets, p)
+			} else {
+				// A plain value (a region, a mode) only as a whole word:
+				// "east" is no part of "northeast".
+				plain = append(plain, p)
+			}
 		}
 	}
 	// The credentials inside it, and each line of a secret of several
@@ -78,7 +88,7 @@ func (s *scrubber) add(value, env string, secret bool) {
 			parts = append(parts, scrubPair{f, "(part of " + env + ")"})
 		}
 	}
-	if len(pairs)+len(parts) == 0 {
+	if len(secrets)+len(plain)+len(pairs)+len(parts) == 0 {
 		return
 	}
 	s.mu.Lock()
@@ -87,9 +97,23 @@ func (s *scrubber) add(value, env string, secret bool) {
 	// is replaced whole: the replacer tries them in this order. New
 	// slices, as text reads the old ones after it unlocks.
 	longest := func(a, b scrubPair) int { return len(b.old) - len(a.old) }
-	s.pairs = slices.SortedStableFunc(slices.Values(slices.Concat(s.pairs, pairs)), longest)
-	s.parts = slices.SortedStableFunc(slices.Values(slices.Concat(s.parts, parts)), longest)
-	s.replacer = nil
+	merge := func(old, more []scrubPair) []scrubPair {
+		return slices.SortedStableFunc(slices.Values(slices.Concat(old, more)), longest)
+	}
+	s.secrets, s.plain, s.pairs, s.parts = merge(s.secrets, secrets), merge(s.plain, plain), merge(s.pairs, pairs), merge(s.parts, parts)
+	s.secretsR, s.pairsR = nil, nil
+}
+
+// replacerOf replaces every pair wherever it occurs; nil for none.
+func replacerOf(pairs []scrubPair) *strings.Replacer {
+	if len(pairs) == 0 {
+		return nil
+	}
+	args := make([]string, 0, 2*len(pairs))
+	for _, p := range pairs {
+		args = append(args, p.old, p.new)
+	}
+	return strings.NewReplacer(args...)
 }
 
 // text returns t with every runtime value, and every part of one,
@@ -99,23 +123,40 @@ func (s *scrubber) text(t string) string {
 		return t
 	}
 	s.mu.Lock()
-	r, parts := s.replacer, s.parts
-	if r == nil && len(s.pairs) > 0 {
-		args := make([]string, 0, 2*len(s.pairs))
-		for _, p := range s.pairs {
-			args = append(args, p.old, p.new)
-		}
-		r = strings.NewReplacer(args...)
-		s.replacer = r
+	if s.secretsR == nil {
+		s.secretsR = replacerOf(s.secrets)
 	}
+	if s.pairsR == nil {
+		s.pairsR = replacerOf(s.pairs)
+	}
+	secretsR, plain, pairsR, parts := s.secretsR, s.plain, s.pairsR, s.parts
 	s.mu.Unlock()
-	if r != nil {
-		t = r.Replace(t)
+	if secretsR != nil {
+		t = secretsR.Replace(t)
+	}
+	for _, p := range plain {
+		t = secretparts.ReplacePart(t, p.old, p.new)
+	}
+	if pairsR != nil {
+		t = pairsR.Replace(t)
 	}
 	for _, p := range parts {
 		t = secretparts.ReplacePart(t, p.old, p.new)
 	}
 	return t
+}
+
+// whole returns what replaces t when t is, as a whole, a value or part
+// the scrubber hides.
+func (s *scrubber) whole(t string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range slices.Concat(s.secrets, s.plain, s.pairs, s.parts) {
+		if p.old == t {
+			return p.new, true
+		}
+	}
+	return "", false
 }
 
 // empty reports whether nothing is scrubbed.
@@ -125,7 +166,7 @@ func (s *scrubber) empty() bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.pairs)+len(s.parts) == 0
+	return len(s.secrets)+len(s.plain)+len(s.pairs)+len(s.parts) == 0
 }
 
 // json returns a JSON value with every string in it scrubbed (the output
@@ -147,8 +188,9 @@ func (s *scrubber) json(raw json.RawMessage) json.RawMessage {
 			return s.text(x)
 		case json.Number:
 			// A number that is a runtime value (a PIN) is scrubbed too,
-			// and becomes the string that says so.
-			if t := s.text(x.String()); t != x.String() {
+			// and becomes the string that says so; one that only holds
+			// its digits (148290 for 4829) is another number.
+			if t, ok := s.whole(x.String()); ok {
 				return t
 			}
 		case []any:

@@ -14,11 +14,13 @@ func TestScrubber(t *testing.T) {
 		"HDR":    `Token tok"en/5e6f7a8b`,
 		"SHORT":  "abc",
 		"FLAG":   "true",
+		"REGION": "east",
+		"SEKRIT": "SEKRIT-77",
 		"PEM":    "-----BEGIN KEY-----\nFIRST-LINE-OF-KEY-00\nANOTHER-LINE-OF-KEY-99\n-----END KEY-----",
 		"UNUSED": "never-read-1234",
 	}
 	s := newScrubber(NewEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }), []artifact.RuntimeRef{
-		{Env: "DSN"}, {Env: "HOOK", Secret: true}, {Env: "PLAIN"}, {Env: "HDR", Secret: true}, {Env: "SHORT", Secret: true}, {Env: "FLAG"}, {Env: "PEM", Secret: true}, {Env: "MISSING"},
+		{Env: "DSN"}, {Env: "HOOK", Secret: true}, {Env: "PLAIN"}, {Env: "HDR", Secret: true}, {Env: "SHORT", Secret: true}, {Env: "FLAG"}, {Env: "REGION"}, {Env: "SEKRIT", Secret: true}, {Env: "PEM", Secret: true}, {Env: "MISSING"},
 	})
 	for _, tc := range []struct{ in, want string }{
 		// Whole values first, then what is inside them.
@@ -39,6 +41,10 @@ func TestScrubber(t *testing.T) {
 		// Too short to scrub, or a flag's value.
 		{"abc", "abc"},
 		{"allow_loopback is not true", "allow_loopback is not true"},
+		{"enabled: True", "enabled: True"},
+		// A plain value only as a whole word; a secret wherever it is.
+		{"northeast of the east coast", "northeast of the (value of REGION) coast"},
+		{"tokenSEKRIT-77end", "token(value of SEKRIT)end"},
 	} {
 		if got := s.text(tc.in); got != tc.want {
 			t.Errorf("text(%q)\ngot:  %s\nwant: %s", tc.in, got, tc.want)
@@ -61,6 +67,8 @@ func TestScrubberJSON(t *testing.T) {
 	})
 	for _, tc := range []struct{ in, want string }{
 		{`{"pin":48151623,"n":7}`, `{"n":7,"pin":"(value of PIN)"}`},
+		// A number that only holds the PIN's digits is another number.
+		{`{"n":1481516230}`, `{"n":1481516230}`},
 		{`["tok-secret-99",1.5]`, `["(value of TOKEN)",1.5]`},
 		{`{"48151623":1,"(value of PIN)":2}`, `{"(value of PIN)":2,"(value of PIN) (2)":1}`},
 	} {
