@@ -28,6 +28,8 @@ type scrubber struct {
 	// (secretparts.ReplacePart); the credentials and lines inside values,
 	// wherever they occur; the parts of runtime URLs, as whole words.
 	secrets, plain, pairs, parts []scrubPair
+	// keep are names never hidden as URL parts (keepNames).
+	keep []string
 	// secretsR and pairsR replace secrets and pairs; nil until text
 	// needs them after an add.
 	secretsR, pairsR *strings.Replacer
@@ -100,8 +102,40 @@ func (s *scrubber) add(value, env string, secret bool) {
 	merge := func(old, more []scrubPair) []scrubPair {
 		return slices.SortedStableFunc(slices.Values(slices.Concat(old, more)), longest)
 	}
-	s.secrets, s.plain, s.pairs, s.parts = merge(s.secrets, secrets), merge(s.plain, plain), merge(s.pairs, pairs), merge(s.parts, parts)
+	s.secrets, s.plain, s.pairs, s.parts = merge(s.secrets, secrets), merge(s.plain, plain), merge(s.pairs, pairs), merge(s.parts, s.kept(parts))
 	s.secretsR, s.pairsR = nil, nil
+}
+
+// keepNames leaves out of the URL parts hidden from messages the names
+// given: the workspace's own names (an agent, a block, a tool, a skill),
+// which messages quote as themselves, and which a runtime URL's host may
+// share (http://research:8080 for the block "research"). The URL's host
+// with its port, and every value and credential, stay hidden.
+func (s *scrubber) keepNames(names []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keep = append(s.keep, names...)
+	s.parts = s.kept(s.parts)
+}
+
+// kept returns parts without those named in keep, in a new slice.
+func (s *scrubber) kept(parts []scrubPair) []scrubPair {
+	return slices.DeleteFunc(slices.Clone(parts), func(p scrubPair) bool { return slices.Contains(s.keep, p.old) })
+}
+
+// agentNames are the names an agent's messages quote as its own.
+func agentNames(a *artifact.Agent) []string {
+	names := []string{a.Name}
+	for _, t := range a.Tools {
+		names = append(names, t.Name)
+	}
+	for _, b := range a.Blocks {
+		names = append(names, b.Name)
+	}
+	for _, sk := range a.Skills {
+		names = append(names, sk.Name)
+	}
+	return names
 }
 
 // replacerOf replaces every pair wherever it occurs; nil for none.

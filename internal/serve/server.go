@@ -165,6 +165,7 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 		withdrawn: map[string]string{},
 	}
 	s.scrubber = newScrubber(env, agent.Runtime)
+	s.scrubber.keepNames(agentNames(agent))
 	logf := opts.Logf
 	s.logPlain = func(format string, args ...any) { logf("%s", fmt.Sprintf(format, args...)) }
 	s.opts.Logf = func(format string, args ...any) { logf("%s", s.scrubber.text(fmt.Sprintf(format, args...))) }
