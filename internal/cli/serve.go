@@ -234,7 +234,11 @@ func (m *Meta) openServer(ctx context.Context, operation, path, override string,
 		// error): as text, like what serve logs.
 		switch {
 		case errors.As(err, &missing):
-			fmt.Fprintf(m.Stderr, "Error: cannot start %s: %s.\n\nSet them in the environment of agentform (secrets have no default in the artifact).\n", path, err)
+			them := "them"
+			if len(missing.Vars) == 1 {
+				them = "it"
+			}
+			fmt.Fprintf(m.Stderr, "Error: cannot start %s: %s.\n\nSet %s in the environment of agentform (secrets have no default in the artifact).\n", path, err, them)
 		case errors.As(err, &oe):
 			fmt.Fprintf(m.Stderr, "Error: cannot start %s:\n", path)
 			for _, p := range oe.Problems {

@@ -159,7 +159,11 @@ func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifac
 		// The server names itself: it may echo what it was reached with
 		// (its request path). Scrubbed before it is quoted, as quoting
 		// escapes what the scrubber looks for.
-		h.Logf("mcp block %q: upstream server %q %s lists %d tools", block, e.scrub.text(ir.ServerInfo.Name), e.scrub.text(ir.ServerInfo.Version), len(served))
+		tools := "tools"
+		if len(served) == 1 {
+			tools = "tool"
+		}
+		h.Logf("mcp block %q: upstream server %q %s lists %d %s", block, e.scrub.text(ir.ServerInfo.Name), e.scrub.text(ir.ServerInfo.Version), len(served), tools)
 	}
 	e.check(served)
 	e.wg.Add(1)

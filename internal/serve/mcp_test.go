@@ -615,7 +615,7 @@ func TestServeUpstreamNameScrubbed(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	log := strings.Join(lines, "\n")
-	if strings.Contains(log, "SENTINEL") || !strings.Contains(log, `upstream server "(part of MCP_URL)?api_key=(part of MCP_URL)" 1.0.0 lists 1 tools`) {
+	if strings.Contains(log, "SENTINEL") || !strings.Contains(log, `upstream server "(part of MCP_URL)?api_key=(part of MCP_URL)" 1.0.0 lists 1 tool`) {
 		t.Errorf("log\ngot:  %s\nwant: the upstream server named without the URL's path and key", log)
 	}
 }
