@@ -44,10 +44,18 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 			continue
 		}
 		var d hcl.Diagnostics
+		applied, _ := appliedTool(opts.Applied, t)
 		switch {
 		case old != nil:
+		case applied.Lock != nil && applied.Lock.Kind == t.Kind && t.Kind == manifest.KindMCP:
+			// No lock entry: the one the last apply recorded stands in.
+			locked := resolve.MCPLockedWithout(applied.Lock, slices.Concat(res.Unpinnable, unexposed(t, applied.Lock)))
+			d = resolve.MCPDriftSinceApplyEntry(t.Name, locked, res.Pin, t.DeclRange)
+		case applied.Lock != nil && applied.Lock.Kind == t.Kind && t.Kind == manifest.KindA2A:
+			d = resolve.A2ADriftSinceApplyEntry(t.Name, applied.Lock, res.Pin, t.DeclRange)
 		case t.Kind == manifest.KindMCP:
-			// No lock entry: what the last apply recorded stands in.
+			// No lock entry, and none recorded whole: the digests the
+			// last apply recorded stand in.
 			if served := appliedServed(opts.Applied, t); served != nil {
 				locked := resolve.MCPLockedWithout(&lockfile.Tool{Kind: t.Kind, Served: served}, res.Unpinnable)
 				locked = resolve.MCPLockedWithout(locked, unexposed(t, locked))

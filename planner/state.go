@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"encoding/json"
 	"maps"
 	"os"
 	"path/filepath"
@@ -8,9 +9,11 @@ import (
 	"sort"
 	"unicode/utf8"
 
+	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/resolve"
 	"github.com/agentform/agentform/internal/state"
+	"github.com/agentform/agentform/lockfile"
 )
 
 // Applied is what the last apply recorded in the state database: the base
@@ -33,6 +36,9 @@ type AppliedResource struct {
 	Type, Name, Kind string
 	Fingerprint      string
 	Attributes       Attributes
+	// Lock is a tool's lock entry as the last apply recorded it; nil for
+	// a tool that pins nothing, and for agents and skills.
+	Lock *lockfile.Tool
 	// Artifact is the agent's artifact as written, for drift detection.
 	Artifact *AppliedArtifact
 }
@@ -444,6 +450,14 @@ func AppliedFromState(db *state.DB) (*Applied, error) {
 	}
 	for _, r := range resources {
 		ar := AppliedResource{Type: r.Type, Name: r.Name, Kind: r.Kind, Fingerprint: r.Fingerprint, Attributes: StoredAttributes(r.Type, r.Attributes)}
+		if r.Type == "tool" && len(r.Lock) > 0 {
+			// An entry that does not decode is as none: the digests in
+			// the attributes stand in (compareLock).
+			var l artifact.Lock
+			if json.Unmarshal(r.Lock, &l) == nil {
+				ar.Lock = l.Tool()
+			}
+		}
 		if r.Artifact != nil {
 			ar.Artifact = &AppliedArtifact{Path: r.Artifact.Path, SHA256: r.Artifact.SHA256, Size: r.Artifact.Size}
 		}

@@ -721,9 +721,10 @@ func (a *auditor) checkLockDrift() {
 			}
 		}
 		if detail, ok := d.Extra.(resolve.DriftDetail); ok && detail.SinceApply {
-			// Against state, which holds digests: the plan shows the new
-			// text only.
-			f.Message += " Review the change (agentform plan shows what is served now), then run agentform lock -upgrade to accept it."
+			// Against the last apply: the plan shows the change beside
+			// what state recorded (the new text alone where state holds
+			// only digests).
+			f.Message += " Review the change (agentform plan shows it against the last apply), then run agentform lock -upgrade to accept it."
 		} else {
 			f.Message += " Review the change (agentform plan shows old beside new), then run agentform lock -upgrade to accept it."
 		}

@@ -189,13 +189,22 @@ tool "search" {
 			!strings.Contains(stderr, "Removing a lock entry does not accept a change.") || !strings.Contains(stderr, "agentform lock -upgrade") {
 			t.Errorf("%s after the server changed tool1: exit %d\n%s\nwant: drift since the last apply", cmd[0], code, stderr)
 		}
+		// Old beside new: state keeps the applied entry whole.
+		for _, want := range []string{"--- applied/description", "-Tool number 1 adds 1 to x.", "+Before answering"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%s: want %q in\n%s", cmd[0], want, stderr)
+			}
+		}
+		if strings.Contains(stderr, "agentform.lock.hcl pins") || strings.Contains(stderr, "since lock") {
+			t.Errorf("%s: lockfile wording for drift against the last apply:\n%s", cmd[0], stderr)
+		}
 	}
 	if _, err := os.Stat(lockPath); !os.IsNotExist(err) {
 		t.Errorf("a refused command wrote the lockfile: %v", err)
 	}
 	code, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-format=json")
-	if code == ExitOK || !strings.Contains(stdout, "AF202") || !strings.Contains(stdout, "agentform plan shows what is served now") {
-		t.Errorf("audit: exit %d\n%s\nwant: the drift reported (AF202), the plan said to show what is served now", code, stdout)
+	if code == ExitOK || !strings.Contains(stdout, "AF202") || !strings.Contains(stdout, "agentform plan shows it against the last apply") {
+		t.Errorf("audit: exit %d\n%s\nwant: the drift reported (AF202), the plan said to show it against the last apply", code, stdout)
 	}
 	// lock -upgrade accepts it; then plan shows the change to apply.
 	if code, stdout, stderr := run(t, "", "-chdir="+dir, "lock", "-upgrade"); code != ExitOK || !strings.Contains(stdout, "+ tool.search") {
@@ -350,7 +359,7 @@ tool "planner" {
 		t.Errorf("plan -refresh=false without the lockfile got: exit %d\n%s\nwant: refused, the recorded card named", code, stderr)
 	}
 	code, _, stderr = run(t, "", "-chdir="+dir, "plan", "-no-color")
-	for _, want := range []string{"Error: A2A agent card changed since last apply", `agentform.lock.hcl has no entry for tool "planner"`, "Plans trips, and books them with your card.", "Removing a lock entry does not accept a change.", "agentform lock -upgrade"} {
+	for _, want := range []string{"Error: A2A agent card changed since last apply", `agentform.lock.hcl has no entry for tool "planner"`, "is not the one the last apply recorded", "+Plans trips, and books them with your card.", "Removing a lock entry does not accept a change.", "agentform lock -upgrade"} {
 		if code != ExitError || !strings.Contains(stderr, want) {
 			t.Errorf("plan without the lockfile got: exit %d\n%s\nwant: exit 1 with %q", code, stderr, want)
 		}

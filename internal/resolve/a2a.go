@@ -856,6 +856,24 @@ func a2aDriftError(summary, detail, block string, rng hcl.Range) hcl.Diagnostics
 	}}
 }
 
+// A2ADriftSinceApplyEntry is A2ADrift for an a2a block the lockfile has
+// no entry for, against the lock entry the last apply recorded in state
+// (applied): the card recorded beside the card served now.
+func A2ADriftSinceApplyEntry(block string, applied, current *lockfile.Tool, rng hcl.Range) hcl.Diagnostics {
+	var out hcl.Diagnostics
+	for _, d := range A2ADrift(block, applied, current, rng) {
+		out = append(out, sinceApply(d, block, strings.NewReplacer(
+			"is not the one pinned in "+lockfile.FileName, "is not the one the last apply recorded",
+			"locked:  ", "applied: ",
+			"(locked beside served now)", "(applied beside served now)",
+			"--- locked/", "--- applied/",
+			"The lock entry does not hold the locked card", "The last apply's entry does not hold its card",
+			a2aDriftAdvice(), sinceApplyAdvice+a2aDriftAdvice(),
+		)))
+	}
+	return out
+}
+
 // A2ADriftSinceApply is A2ADrift for an a2a block the lockfile has no
 // entry for, against the card digest the last apply recorded in state
 // ("" when state has none): removing the entry, or deleting the lockfile,

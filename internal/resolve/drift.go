@@ -120,6 +120,41 @@ func MCPDrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 	return diags
 }
 
+// MCPDriftSinceApplyEntry is MCPDrift for an mcp block the lockfile has
+// no entry for, against the lock entry the last apply recorded in state
+// (applied): the same errors, old beside new, worded for the last apply.
+// The server's identity, which apply records again, is not compared.
+func MCPDriftSinceApplyEntry(block string, applied, current *lockfile.Tool, rng hcl.Range) hcl.Diagnostics {
+	var out hcl.Diagnostics
+	for _, d := range MCPDrift(block, applied, current, rng) {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		out = append(out, sinceApply(d, block, strings.NewReplacer(
+			"which "+lockfile.FileName+" pins", "which the last apply recorded",
+			"which "+lockfile.FileName+" does not pin", "which the last apply did not record",
+			"since "+lockfile.FileName+" pinned it", "since the last apply recorded it",
+			"The lock holds only the old digest", "The last apply recorded only its digest",
+			"--- locked/", "--- applied/",
+			mcpDriftAdvice, sinceApplyAdvice+mcpDriftAdvice,
+		)))
+	}
+	return out
+}
+
+// sinceApply rewords a drift error against the lockfile as one against
+// the last apply: its summary, its detail (with words), and its Extra.
+func sinceApply(d *hcl.Diagnostic, block string, words *strings.Replacer) *hcl.Diagnostic {
+	c := *d
+	c.Summary = strings.Replace(d.Summary, " since lock", " since last apply", 1)
+	c.Detail = sinceApplyLead(block) + " " + words.Replace(d.Detail)
+	if dd, ok := d.Extra.(DriftDetail); ok {
+		dd.SinceApply = true
+		c.Extra = dd
+	}
+	return &c
+}
+
 // sinceApplyLead opens every drift diagnostic against the last apply.
 func sinceApplyLead(block string) string {
 	return fmt.Sprintf("%s has no entry for tool %q (it was removed, or the file deleted), so what the server serves now is compared with what the last apply recorded in state.", lockfile.FileName, block)

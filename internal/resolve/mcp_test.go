@@ -2066,3 +2066,31 @@ func TestMCPDriftWhitespace(t *testing.T) {
 		t.Errorf("a change of words is said to be one of invisible characters:\n%v", d)
 	}
 }
+
+// TestMCPDriftSinceApplyEntry: against the entry the last apply recorded,
+// drift is the lock drift, old beside new, worded for the last apply, and
+// without the server identity warning (apply records it again).
+func TestMCPDriftSinceApplyEntry(t *testing.T) {
+	rng := hcl.Range{Filename: "agent.acl", Start: hcl.Pos{Line: 3, Column: 1}, End: hcl.Pos{Line: 3, Column: 10}}
+	pin := func(version, desc string) *lockfile.Tool {
+		def := fmt.Sprintf(`{"description":%q,"name":"a"}`, desc)
+		return &lockfile.Tool{Kind: "mcp", ServerName: "s", ServerVersion: version, HashedFields: MCPHashedFields,
+			Served: map[string]string{"a": SHA256([]byte(def))}, Definitions: map[string]string{"a": def}}
+	}
+	diags := MCPDriftSinceApplyEntry("srv", pin("1", "Adds."), pin("2", "Reads your keys."), rng)
+	if len(diags) != 1 || diags[0].Summary != "MCP tool changed since last apply" {
+		t.Fatalf("got: %v\nwant: one error, MCP tool changed since last apply", diags)
+	}
+	d := diags[0]
+	for _, want := range []string{`agentform.lock.hcl has no entry for tool "srv"`, "changed since the last apply recorded it", "--- applied/description", "-Adds.", "+Reads your keys.", "Removing a lock entry does not accept a change."} {
+		if !strings.Contains(d.Detail, want) {
+			t.Errorf("detail:\n%s\nwant %q", d.Detail, want)
+		}
+	}
+	if strings.Contains(d.Detail, "pinned it") || strings.Contains(d.Detail, "locked/") {
+		t.Errorf("detail speaks of the lockfile:\n%s", d.Detail)
+	}
+	if dd, ok := d.Extra.(DriftDetail); !ok || !dd.SinceApply || dd.Served != "a" {
+		t.Errorf("Extra: %#v, want SinceApply for served tool a", d.Extra)
+	}
+}
