@@ -36,8 +36,8 @@ type AppliedResource struct {
 	Type, Name, Kind string
 	Fingerprint      string
 	Attributes       Attributes
-	// Lock is a tool's lock entry as the last apply recorded it; nil for
-	// a tool that pins nothing, and for agents and skills.
+	// Lock is an mcp or a2a tool's lock entry as the last apply recorded
+	// it; nil for other resources.
 	Lock *lockfile.Tool
 	// Artifact is the agent's artifact as written, for drift detection.
 	Artifact *AppliedArtifact
@@ -450,9 +450,10 @@ func AppliedFromState(db *state.DB) (*Applied, error) {
 	}
 	for _, r := range resources {
 		ar := AppliedResource{Type: r.Type, Name: r.Name, Kind: r.Kind, Fingerprint: r.Fingerprint, Attributes: StoredAttributes(r.Type, r.Attributes)}
-		if r.Type == "tool" && len(r.Lock) > 0 {
-			// An entry that does not decode is as none: the digests in
-			// the attributes stand in (compareLock).
+		if r.Type == "tool" && (r.Kind == manifest.KindMCP || r.Kind == manifest.KindA2A) && len(r.Lock) > 0 {
+			// The remote kinds' entries only: compareLock reads them in
+			// place of a missing lock entry. An entry that does not decode
+			// is as none: the digests in the attributes stand in.
 			var l artifact.Lock
 			if json.Unmarshal(r.Lock, &l) == nil {
 				ar.Lock = l.Tool()
