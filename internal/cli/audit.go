@@ -236,7 +236,7 @@ func workspaceFile(dir, path string) string {
 		return ""
 	}
 	base := filepath.Base(path)
-	if sameDir(parent, ws) {
+	if sameFile(parent, ws) {
 		switch {
 		case base == lockfile.FileName:
 			return "the lockfile " + lockfile.FileName
@@ -245,23 +245,13 @@ func workspaceFile(dir, path string) string {
 		}
 	}
 	for d := parent; ; d = filepath.Dir(d) {
-		if filepath.Base(d) == state.DirName && sameDir(filepath.Dir(d), ws) {
+		if filepath.Base(d) == state.DirName && sameFile(filepath.Dir(d), ws) {
 			return "a file of agentform's own in " + state.DirName + "/ (state, runtime records, cache)"
 		}
 		if d == filepath.Dir(d) {
 			return ""
 		}
 	}
-}
-
-// sameDir reports whether a and b are the same directory.
-func sameDir(a, b string) bool {
-	fa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	fb, err := os.Stat(b)
-	return err == nil && os.SameFile(fa, fb)
 }
 
 // reportWriter writes an audit report where audit -format and -out say.

@@ -212,7 +212,8 @@ func (m *Meta) appliedProblems(path, agent string, data []byte, timeout time.Dur
 	return nil, false, nil
 }
 
-// sameFile reports whether a and b name the same existing file.
+// sameFile reports whether a and b name the same existing file (or
+// directory).
 func sameFile(a, b string) bool {
 	ia, err := os.Stat(a)
 	if err != nil {
