@@ -280,6 +280,11 @@ class Reader(object):
         positional = list(getattr(a, "posonlyargs", [])) + list(a.args)
         defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
         params = list(zip(positional, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
+        if len(params) == 1 and request_style(params[0][0]):
+            # Called with the request (serve's runner decides so from the
+            # same signature): its arguments are the request's args, which
+            # the signature does not describe.
+            return node.name, first_paragraph(doc), {"type": "object"}
         properties = {}
         required = []
         for arg, default in params:
@@ -542,6 +547,15 @@ class Reader(object):
 
 
 # Syntax helpers.
+
+
+def request_style(arg):
+    """Whether a function's only parameter takes the whole request, as
+    serve's runner reads it: annotated ToolInput, or named ctx or input
+    without an annotation."""
+    if arg.annotation is None:
+        return arg.arg in ("ctx", "input")
+    return "ToolInput" in expr_text(arg.annotation)
 
 
 def base_name(node):

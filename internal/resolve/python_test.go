@@ -245,6 +245,16 @@ func TestResolvePythonSchemas(t *testing.T) {
 			},
 		},
 		{
+			name: "a function taking the request (ctx) has no argument schema of its own",
+			block: `tool "by_request" {
+  kind   = "python"
+  source = "./functions"
+}`,
+			tool:        "by_request",
+			description: "Reads its arguments from the request.",
+			schema:      `{"type":"object"}`,
+		},
+		{
 			name: "a file with a syntax error is skipped with a warning",
 			block: `tool "echo" {
   kind   = "python"

@@ -43,5 +43,10 @@ def loose(anything, data: dict, when: "datetime.datetime"):
     pass
 
 
+def by_request(ctx):
+    """Reads its arguments from the request."""
+    return ctx["args"]
+
+
 def broken_default(items: set[str] = frozenset(), ratio: float = float("nan")):
     """Defaults that are not JSON are left out."""
