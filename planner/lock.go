@@ -3,7 +3,6 @@ package planner
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -44,25 +43,15 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 			continue
 		}
 		var d hcl.Diagnostics
-		applied, _ := appliedTool(opts.Applied, t)
+		applied := appliedLock(opts.Applied, t)
 		switch {
-		case old != nil:
-		case applied.Lock != nil && applied.Lock.Kind == t.Kind && t.Kind == manifest.KindMCP:
-			// No lock entry: the one the last apply recorded stands in.
-			locked := resolve.MCPLockedWithout(applied.Lock, slices.Concat(res.Unpinnable, unexposed(t, applied.Lock)))
-			d = resolve.MCPDriftSinceApplyEntry(t.Name, locked, res.Pin, t.DeclRange)
-		case applied.Lock != nil && applied.Lock.Kind == t.Kind && t.Kind == manifest.KindA2A:
-			d = resolve.A2ADriftSinceApplyEntry(t.Name, applied.Lock, res.Pin, t.DeclRange)
+		case old != nil, applied == nil:
 		case t.Kind == manifest.KindMCP:
-			// No lock entry, and none recorded whole: the digests the
-			// last apply recorded stand in.
-			if served := appliedServed(opts.Applied, t); served != nil {
-				locked := resolve.MCPLockedWithout(&lockfile.Tool{Kind: t.Kind, Served: served}, res.Unpinnable)
-				locked = resolve.MCPLockedWithout(locked, unexposed(t, locked))
-				d = resolve.MCPDriftSinceApply(t.Name, locked.Served, res.Pin, t.DeclRange)
-			}
+			// No lock entry: the one the last apply recorded stands in.
+			locked := resolve.MCPLockedWithout(applied, slices.Concat(res.Unpinnable, unexposed(t, applied)))
+			d = resolve.MCPDriftSinceApplyEntry(t.Name, locked, res.Pin, t.DeclRange)
 		case t.Kind == manifest.KindA2A:
-			d = resolve.A2ADriftSinceApply(t.Name, appliedAttribute(opts.Applied, t, "card"), res.Pin, t.DeclRange)
+			d = resolve.A2ADriftSinceApplyEntry(t.Name, applied, res.Pin, t.DeclRange)
 		}
 		if old == nil {
 			if d.HasErrors() {
@@ -128,16 +117,20 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 // lock entry and did not resolve now, when the last apply recorded what it
 // served (its tools' digests, its card's): nil otherwise.
 func unverifiedSinceApply(t *manifest.Tool, applied *Applied) *hcl.Diagnostic {
+	locked := appliedLock(applied, t)
+	if locked == nil {
+		return nil
+	}
 	var what string
 	switch t.Kind {
 	case manifest.KindMCP:
-		n := len(appliedServed(applied, t))
+		n := len(locked.Served)
 		if n == 0 {
 			return nil
 		}
 		what = fmt.Sprintf("the %d %s it served", n, map[bool]string{true: "tool", false: "tools"}[n == 1])
 	case manifest.KindA2A:
-		if appliedAttribute(applied, t, "card") == "" {
+		if locked.Card == "" {
 			return nil
 		}
 		what = "its agent card's digest"
@@ -153,48 +146,17 @@ func unverifiedSinceApply(t *manifest.Tool, applied *Applied) *hcl.Diagnostic {
 	}
 }
 
-// appliedAttribute is an attribute of a tool as the last apply recorded
-// it; "" when state has no record of it as a tool of its kind now.
-func appliedAttribute(applied *Applied, t *manifest.Tool, name string) string {
-	r, ok := appliedTool(applied, t)
-	if !ok {
-		return ""
-	}
-	return r.Attributes[name]
-}
-
-// appliedServed is what the last apply recorded an mcp block to serve:
-// served tool name → digest (the tools["name"] attributes); nil when
-// state has no record of the block as an mcp tool, or none of a tool.
-func appliedServed(applied *Applied, t *manifest.Tool) map[string]string {
-	r, ok := appliedTool(applied, t)
-	if !ok {
+// appliedLock is the lock entry the last apply recorded for an mcp or a2a
+// tool of the kind it is now; nil when state records none.
+func appliedLock(applied *Applied, t *manifest.Tool) *lockfile.Tool {
+	if applied == nil {
 		return nil
 	}
-	var served map[string]string
-	for k, v := range r.Attributes {
-		quoted, ok := strings.CutPrefix(k, "tools[")
-		if !ok || !strings.HasSuffix(quoted, "]") {
-			continue
-		}
-		name, err := strconv.Unquote(strings.TrimSuffix(quoted, "]"))
-		if err != nil {
-			continue
-		}
-		if served == nil {
-			served = map[string]string{}
-		}
-		served[name] = v
-	}
-	return served
-}
-
-func appliedTool(applied *Applied, t *manifest.Tool) (AppliedResource, bool) {
-	if applied == nil {
-		return AppliedResource{}, false
-	}
 	r, ok := applied.Resources["tool."+t.Name]
-	return r, ok && r.Kind == t.Kind
+	if !ok || r.Kind != t.Kind || r.Lock == nil || r.Lock.Kind != t.Kind {
+		return nil
+	}
+	return r.Lock
 }
 
 // staleEntry says why the lock entry of a block still in the

@@ -453,7 +453,7 @@ func AppliedFromState(db *state.DB) (*Applied, error) {
 		if r.Type == "tool" && (r.Kind == manifest.KindMCP || r.Kind == manifest.KindA2A) && len(r.Lock) > 0 {
 			// The remote kinds' entries only: compareLock reads them in
 			// place of a missing lock entry. An entry that does not decode
-			// is as none: the digests in the attributes stand in.
+			// is as none.
 			var l artifact.Lock
 			if json.Unmarshal(r.Lock, &l) == nil {
 				ar.Lock = l.Tool()

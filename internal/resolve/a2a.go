@@ -874,29 +874,6 @@ func A2ADriftSinceApplyEntry(block string, applied, current *lockfile.Tool, rng 
 	return out
 }
 
-// A2ADriftSinceApply is A2ADrift for an a2a block the lockfile has no
-// entry for, against the card digest the last apply recorded in state
-// ("" when state has none): removing the entry, or deleting the lockfile,
-// does not accept a changed card. State holds the digest only, so the
-// card is shown as it is served now.
-func A2ADriftSinceApply(block, appliedCard string, current *lockfile.Tool, rng hcl.Range) hcl.Diagnostics {
-	if appliedCard == "" || current == nil || appliedCard == current.Card {
-		return nil
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s The agent card behind it is not the one the last apply recorded:\n\n", sinceApplyLead(block))
-	fmt.Fprintf(&b, "  %-12s  applied: %s\n  %-12s  current: %s\n", "card", appliedCard, "", current.Card)
-	if current.CardJSON != "" {
-		b.WriteString("\nThe card served now:\n\n")
-		b.WriteString(mcpShowDefinition(current.CardJSON))
-		b.WriteString("\n")
-	}
-	b.WriteString("\n" + sinceApplyAdvice + a2aDriftAdvice())
-	d := a2aDriftError("A2A agent card changed since last apply", b.String(), block, rng)
-	d[0].Extra = DriftDetail{Block: block, SinceApply: true}
-	return d
-}
-
 // a2aLockedCard is the card a lock entry records, or "" when it records
 // none or one that is not the card its digest names (a hand-edited entry).
 func a2aLockedCard(l *lockfile.Tool) string {

@@ -163,62 +163,6 @@ func sinceApplyLead(block string) string {
 // sinceApplyAdvice ends every drift diagnostic against the last apply.
 const sinceApplyAdvice = "Removing a lock entry does not accept a change. "
 
-// MCPDriftSinceApply is MCPDrift for an mcp block the lockfile has no
-// entry for, against what the last apply recorded of it: applied maps
-// each served tool to its digest as state holds it (nil when state has no
-// record of the block). Without it, removing the entry, or deleting the
-// lockfile, would accept a changed definition without a word. State holds
-// digests only, so a changed or added tool is shown as it is now. Digests
-// over other fields than the current ones (an agentform that hashed
-// fewer) read as changed: lock -upgrade accepts them.
-func MCPDriftSinceApply(block string, applied map[string]string, current *lockfile.Tool, rng hcl.Range) hcl.Diagnostics {
-	if len(applied) == 0 || current == nil {
-		return nil
-	}
-	names := map[string]bool{}
-	for n := range applied {
-		names[n] = true
-	}
-	for n := range current.Served {
-		names[n] = true
-	}
-	lead := sinceApplyLead(block)
-	var diags hcl.Diagnostics
-	for _, name := range sortedKeys(names) {
-		oldDigest, inOld := applied[name]
-		newDigest, inNew := current.Served[name]
-		newDef, hasNew := current.Definitions[name]
-		var summary, detail string
-		switch {
-		case !inNew:
-			summary = "MCP tool removed since last apply"
-			detail = fmt.Sprintf("%s Tool %q no longer serves %q.", lead, block, name)
-		case !inOld:
-			summary = "MCP tool added since last apply"
-			detail = fmt.Sprintf("%s Tool %q now serves %q, which the last apply did not record: the server added it, or it was newly listed in expose.", lead, block, name)
-			if hasNew {
-				detail += " It is:\n\n" + mcpShowDefinition(newDef)
-			}
-		case oldDigest != newDigest:
-			summary = "MCP tool changed since last apply"
-			detail = fmt.Sprintf("%s The definition of %q served by tool %q changed (%s, now %s).", lead, name, block, oldDigest, newDigest)
-			if hasNew {
-				detail += " It is now:\n\n" + mcpShowDefinition(newDef)
-			}
-		default:
-			continue
-		}
-		diags = append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  summary,
-			Detail:   strings.TrimRight(detail, "\n") + "\n\n" + sinceApplyAdvice + mcpDriftAdvice,
-			Subject:  rng.Ptr(),
-			Extra:    DriftDetail{Block: block, Served: name, SinceApply: true},
-		})
-	}
-	return diags
-}
-
 // mcpIdentityChange warns that the server's self-reported name or version
 // (serverInfo) is not the one locked, saying which changed; nil when
 // neither did. It is no drift error: what a server says of itself pins
