@@ -664,32 +664,18 @@ func a2aScrubText(s string, secrets []a2aSecret) string {
 	return a2aReplace(s, pairs)
 }
 
-// a2aScrubMessage replaces in a message what a2aScrubText replaces, and
-// also, by "(part of ENV)", the credentials inside each value and the
-// parts of a runtime URL that messages quote (secretparts), as written or
-// re-encoded. Messages only: in the card, such a credential is refused
-// and such a part (the agent's own path) is the card's business.
+// a2aScrubMessage replaces in a message what a2aScrubText replaces, as
+// the card shows it, and then what serve hides of the same values
+// (secretparts.Scrubber): the credentials inside each, by "(part of
+// ENV)", and the parts of a runtime URL that messages quote. Messages
+// only: in the card, such a credential is refused and such a part (the
+// agent's own path) is the card's business.
 func a2aScrubMessage(s string, secrets []a2aSecret) string {
-	s = a2aScrubText(s, secrets)
-	var credentials, parts []a2aPair
+	var scrub secretparts.Scrubber
 	for _, sec := range secrets {
-		for _, p := range slices.Concat(secretparts.Credentials(sec.value, sec.secret), secretparts.Lines(sec.value, sec.secret)) {
-			for _, f := range secretparts.Forms(p) {
-				credentials = append(credentials, a2aPair{f, "(part of " + sec.env + ")"})
-			}
-		}
-		for _, p := range secretparts.URLParts(sec.value, sec.secret) {
-			for _, f := range secretparts.Forms(p) {
-				parts = append(parts, a2aPair{f, "(part of " + sec.env + ")"})
-			}
-		}
+		scrub.Add(sec.value, sec.env, sec.secret)
 	}
-	s = a2aReplace(s, credentials)
-	a2aSortPairs(parts)
-	for _, p := range parts {
-		s = secretparts.ReplacePart(s, p.old, p.new)
-	}
-	return s
+	return scrub.Text(a2aScrubText(s, secrets))
 }
 
 type a2aPair struct{ old, new string }

@@ -26,7 +26,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zclconf/go-cty/cty"
-	"golang.org/x/text/unicode/norm"
 
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/mcpwire"
@@ -641,10 +640,12 @@ type mcpSession struct {
 	// auth token), each with the variable that supplied it, scrubbed from
 	// any error text.
 	secrets []mcpSecret
-	// hidden are parts of a URL given at runtime (secretparts.URLParts:
-	// host, user name, a secret URL's path), left out of messages only
-	// (redact).
-	hidden []mcpSecret
+	// scrub hides the runtime values in secrets from messages (redact),
+	// with the credentials inside them and the parts of a URL given at
+	// runtime (secretparts.URLParts: host, user name, a secret URL's
+	// path), which are left out of messages only: a definition may name
+	// its server's host or path.
+	scrub *secretparts.Scrubber
 
 	// stdio
 	command string
@@ -744,55 +745,21 @@ func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool, regis
 	return nil
 }
 
-// redact replaces every runtime value in s, every credential inside one
-// (secretparts.Credentials) and every part of a runtime URL in hidden, as
-// written or re-encoded (secretparts.Forms), by a reference to its
-// variable.
+// redact replaces every runtime value in text, every credential inside
+// one, the lines of a secret of several and every part of a runtime URL
+// that messages quote, as written or re-encoded, by a reference to its
+// variable (secretparts.Scrubber, as serve hides them).
 func (s *mcpSession) redact(text string) string {
-	replace := func(text string, form func(string) string) string {
-		for _, sv := range s.secrets {
-			if sv.value != "" {
-				for _, f := range secretparts.Forms(sv.value) {
-					text = strings.ReplaceAll(text, form(f), fmt.Sprintf("(value of %s)", sv.env))
-				}
-			}
-		}
-		for _, sv := range s.secrets {
-			for _, part := range secretparts.Credentials(sv.value, sv.secret) {
-				for _, f := range secretparts.Forms(part) {
-					text = strings.ReplaceAll(text, form(f), fmt.Sprintf("(part of %s)", sv.env))
-				}
-			}
-		}
-		return text
-	}
-	text = replace(text, func(v string) string { return v })
-	// The lines of a secret of several lines, each on its own: a stderr
-	// tail cut between them holds no more than some (messages only).
-	for _, sv := range s.secrets {
-		for _, line := range secretparts.Lines(sv.value, sv.secret) {
-			for _, f := range secretparts.Forms(line) {
-				text = strings.ReplaceAll(text, f, fmt.Sprintf("(part of %s)", sv.env))
-			}
-		}
-	}
-	for _, h := range s.hidden {
-		for _, f := range secretparts.Forms(h.value) {
-			text = secretparts.ReplacePart(text, f, fmt.Sprintf("(part of %s)", h.env))
-		}
-	}
-	// A value quoted with its accents composed differently is found in
-	// the text normalised (as quotes finds it); the text is kept as it
-	// was unless that finds one.
-	if n := norm.NFC.String(text); replace(n, norm.NFC.String) != n {
-		text = replace(n, norm.NFC.String)
-	}
-	return text
+	return s.scrub.Text(text)
 }
 
 func (s *mcpSession) addSecret(value string, ref *manifest.RuntimeRef) {
 	if ref != nil && value != "" {
 		s.secrets = append(s.secrets, mcpSecret{value: value, env: ref.Env, secret: ref.Secret})
+		if s.scrub == nil {
+			s.scrub = &secretparts.Scrubber{}
+		}
+		s.scrub.Add(value, ref.Env, ref.Secret)
 		// Longest first, so that a value containing another is replaced
 		// whole.
 		sort.SliceStable(s.secrets, func(i, j int) bool { return len(s.secrets[i].value) > len(s.secrets[j].value) })
@@ -869,19 +836,6 @@ func (s *mcpSession) prepareHTTP() (missing []string) {
 	}
 	s.endpoint = u
 	s.addSecret(u, m.URL.Runtime)
-	if m.URL.Runtime != nil {
-		// Messages quote a URL given at runtime by its parts too (a dial
-		// error its host, a client error the URL with its password
-		// masked, a server its request path); they are hidden from what
-		// is shown, and only there: a definition may name its server's
-		// host or path.
-		for _, part := range secretparts.URLParts(u, m.URL.Runtime.Secret) {
-			s.hidden = append(s.hidden, mcpSecret{value: part, env: m.URL.Runtime.Env})
-		}
-		// Longest first, so that a part containing another is replaced
-		// whole.
-		sort.SliceStable(s.hidden, func(i, j int) bool { return len(s.hidden[i].value) > len(s.hidden[j].value) })
-	}
 	if m.AuthToken.Set || m.AuthToken.Runtime != nil {
 		tok, ok := s.req.String(m.AuthToken)
 		if !ok && m.AuthToken.Runtime != nil {

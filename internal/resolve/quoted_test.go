@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/agentform/agentform/internal/manifest"
 )
 
 func TestQuotes(t *testing.T) {
@@ -41,7 +43,7 @@ func TestQuotes(t *testing.T) {
 // TestMCPRedactParts: error text from a server loses the credentials
 // inside a runtime value, not only the whole value.
 func TestMCPRedactParts(t *testing.T) {
-	s := &mcpSession{secrets: []mcpSecret{{value: "https://h/mcp?api_key=QKEY-abcdef123", env: "MCP_URL", secret: true}}}
+	s := redacting("https://h/mcp?api_key=QKEY-abcdef123", "MCP_URL")
 	got := s.redact("JSON-RPC error: bad api key QKEY-abcdef123 for https://h/mcp?api_key=QKEY-abcdef123")
 	if strings.Contains(got, "QKEY") || !strings.Contains(got, "(part of MCP_URL)") || !strings.Contains(got, "(value of MCP_URL)") {
 		t.Errorf("redact got %q", got)
@@ -51,11 +53,11 @@ func TestMCPRedactParts(t *testing.T) {
 // TestMCPRedactComposition: a value quoted with its accents composed
 // differently is replaced; text without a value keeps its form.
 func TestMCPRedactComposition(t *testing.T) {
-	s := &mcpSession{secrets: []mcpSecret{{value: "Caf\u00e9-SECRET-1", env: "KEY", secret: true}}}
+	s := redacting("Caf\u00e9-SECRET-1", "KEY")
 	if got := s.redact("tool e\u0301Cafe\u0301-SECRET-1"); strings.Contains(got, "SECRET") || !strings.Contains(got, "(value of KEY)") {
 		t.Errorf("redact of the value decomposed: %q", got)
 	}
-	d := &mcpSession{secrets: []mcpSecret{{value: "Cafe\u0301-SECRET-1", env: "KEY", secret: true}}}
+	d := redacting("Cafe\u0301-SECRET-1", "KEY")
 	if got := d.redact("tool Caf\u00e9-SECRET-1"); strings.Contains(got, "SECRET") {
 		t.Errorf("redact of a decomposed value quoted composed: %q", got)
 	}
@@ -69,7 +71,7 @@ func TestMCPRedactComposition(t *testing.T) {
 // still holds hidden.
 func TestRedactSecretLines(t *testing.T) {
 	kubeconfig := "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n    server: https://k8s.internal:6443\nusers:\n- user:\n    token: eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ\n"
-	s := &mcpSession{secrets: []mcpSecret{{value: kubeconfig, env: "KUBECONFIG_DATA", secret: true}}}
+	s := redacting(kubeconfig, "KUBECONFIG_DATA")
 	tail := "    server: https://k8s.internal:6443\nusers:\n- user:\n    token: eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ\nerror: cannot load"
 	got := s.redact(tail)
 	for _, leak := range []string{"eyJhbGci", "k8s.internal"} {
@@ -80,4 +82,26 @@ func TestRedactSecretLines(t *testing.T) {
 	if !strings.Contains(got, "(part of KUBECONFIG_DATA)") || !strings.Contains(got, "error: cannot load") {
 		t.Errorf("got:\n%s\nwant: the lines replaced, the server's own line kept", got)
 	}
+}
+
+// TestMCPRedactPlainValues: plan hides a plain runtime value as serve
+// does: as a whole word, and not at all when it is a flag's word or too
+// short to be anything but a word of every message.
+func TestMCPRedactPlainValues(t *testing.T) {
+	s := &mcpSession{}
+	s.addSecret("east", &manifest.RuntimeRef{Env: "REGION"})
+	s.addSecret("true", &manifest.RuntimeRef{Env: "VERBOSE"})
+	s.addSecret("on", &manifest.RuntimeRef{Env: "MODE"})
+	in := "northeast: no region east; verbose is true; mode on"
+	if got, want := s.redact(in), "northeast: no region (value of REGION); verbose is true; mode on"; got != want {
+		t.Errorf("redact\ngot:  %s\nwant: %s", got, want)
+	}
+}
+
+// redacting returns a session given one secret value, as addSecret records
+// it.
+func redacting(value, env string) *mcpSession {
+	s := &mcpSession{}
+	s.addSecret(value, &manifest.RuntimeRef{Env: env, Secret: true})
+	return s
 }

@@ -1,7 +1,8 @@
 // Package secretparts says which pieces of a runtime value text may quote
 // on their own, so that plan-time resolution (package resolve) and serve
-// and invoke (package serve) hide the same ones. Each of them hides a
-// runtime value whole; this package names the rest:
+// and invoke (package serve) hide the same ones, and hides them
+// (Scrubber), so that both hide them the same way. A runtime value is
+// hidden whole; this package names the rest:
 //
 //   - Credentials are the credentials inside a value: a URL's password, a
 //     secret's token. They are secrets in their own right: a remote

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/sameorigin"
+	"github.com/agentform/agentform/internal/secretparts"
 )
 
 func init() { register(artifact.KindA2A, newA2AExecutor) }
@@ -56,14 +57,14 @@ type a2aExecutor struct {
 	timeout  time.Duration
 	modes    []string
 	client   *http.Client
-	scrub    *scrubber
+	scrub    *secretparts.Scrubber
 }
 
 // newA2AExecutor resolves the block's settings and reads the agent card
 // from the artifact. It does not contact the agent: an agent that is down
 // fails the calls, not the server.
 func newA2AExecutor(_ context.Context, h *Host, block string, tools []*artifact.Tool) (Executor, error) {
-	e := &a2aExecutor{h: h, block: block, tools: map[string]*artifact.Tool{}, scrub: &scrubber{}, client: &http.Client{CheckRedirect: sameorigin.CheckRedirect}}
+	e := &a2aExecutor{h: h, block: block, tools: map[string]*artifact.Tool{}, scrub: &secretparts.Scrubber{}, client: &http.Client{CheckRedirect: sameorigin.CheckRedirect}}
 	var conf *artifact.A2A
 	var cardFile string
 	for _, t := range tools {
@@ -95,7 +96,7 @@ func newA2AExecutor(_ context.Context, h *Host, block string, tools []*artifact.
 	if r := conf.URL.Runtime; r != nil {
 		// With its parts (host, user name, a secret URL's path): errors
 		// quote them apart from the whole.
-		e.scrub.add(base, r.Env, r.Secret)
+		e.scrub.Add(base, r.Env, r.Secret)
 	}
 	if conf.AuthToken != nil {
 		if e.token, err = h.Env.String(*conf.AuthToken); err != nil {
@@ -105,7 +106,7 @@ func newA2AExecutor(_ context.Context, h *Host, block string, tools []*artifact.
 		if conf.AuthToken.Runtime != nil {
 			name = conf.AuthToken.Runtime.Env
 		}
-		e.scrub.add(e.token, name, true)
+		e.scrub.Add(e.token, name, true)
 	}
 	if e.headers, err = resolveStringMap(h.Env, conf.Headers, e.scrub); err != nil {
 		return nil, fmt.Errorf("the headers of block %q: %w", block, err)
@@ -367,7 +368,7 @@ type a2aRPCResponse struct {
 // the tool ran, and the agent refused. The agent's message is the output;
 // the record keeps the method and the code.
 func (e *a2aExecutor) errorResult(method string, code int, message string) *Result {
-	out, _ := json.Marshal(fmt.Sprintf("the A2A agent answered %s with error %d: %s", method, code, e.scrub.text(message)))
+	out, _ := json.Marshal(fmt.Sprintf("the A2A agent answered %s with error %d: %s", method, code, e.scrub.Text(message)))
 	return &Result{Output: out, Status: StatusError,
 		Reason: fmt.Sprintf("the A2A agent answered %s with JSON-RPC error %d%s", method, code, rpcCode(code, a2aCodes))}
 }
@@ -432,7 +433,7 @@ func (e *a2aExecutor) netError(ctx context.Context, err error) error {
 	if errors.As(err, &uerr) {
 		err = uerr.Err
 	}
-	return fmt.Errorf("the A2A agent of block %q could not be reached: %s", e.block, e.scrub.text(err.Error()))
+	return fmt.Errorf("the A2A agent of block %q could not be reached: %s", e.block, e.scrub.Text(err.Error()))
 }
 
 // rpc sends one request and returns its result; a JSON-RPC error of the

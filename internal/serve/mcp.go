@@ -25,6 +25,7 @@ import (
 	"github.com/agentform/agentform/internal/proctree"
 	"github.com/agentform/agentform/internal/resolve"
 	"github.com/agentform/agentform/internal/sameorigin"
+	"github.com/agentform/agentform/internal/secretparts"
 )
 
 func init() { register(artifact.KindMCP, newMCPExecutor) }
@@ -53,7 +54,7 @@ type mcpExecutor struct {
 	block string
 	// tools are the block's registered tools by registered name.
 	tools   map[string]*artifact.Tool
-	scrub   *scrubber
+	scrub   *secretparts.Scrubber
 	session *mcp.ClientSession
 	capture *mcpwire.Capture
 	// cmd is the stdio server's process (nil over HTTP), stderr the end
@@ -91,7 +92,7 @@ func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifac
 		h:          h,
 		block:      block,
 		tools:      map[string]*artifact.Tool{},
-		scrub:      &scrubber{},
+		scrub:      &secretparts.Scrubber{},
 		capture:    mcpwire.NewCapture(),
 		withdrawn:  map[string]string{},
 		recheck:    make(chan struct{}, 1),
@@ -139,7 +140,7 @@ func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifac
 	e.session, err = client.Connect(sctx, transport, nil)
 	if err != nil {
 		e.kill()
-		return nil, fmt.Errorf("connecting to the MCP server of block %q: %s%s", block, e.scrub.text(mcpErrText(sctx, err)), e.stderrNote())
+		return nil, fmt.Errorf("connecting to the MCP server of block %q: %s%s", block, e.scrub.Text(mcpErrText(sctx, err)), e.stderrNote())
 	}
 	if e.cmd != nil && e.cmd.Process != nil {
 		// Connected, so running a moment ago. The MCP library waits for
@@ -153,7 +154,7 @@ func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifac
 	served, err := e.list(sctx)
 	if err != nil {
 		_ = e.Close()
-		return nil, fmt.Errorf("listing the tools of the MCP server of block %q: %s%s", block, e.scrub.text(mcpErrText(sctx, err)), e.stderrNote())
+		return nil, fmt.Errorf("listing the tools of the MCP server of block %q: %s%s", block, e.scrub.Text(mcpErrText(sctx, err)), e.stderrNote())
 	}
 	if ir := e.session.InitializeResult(); ir != nil && ir.ServerInfo != nil {
 		// The server names itself: it may echo what it was reached with
@@ -163,7 +164,7 @@ func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifac
 		if len(served) == 1 {
 			tools = "tool"
 		}
-		h.Logf("mcp block %q: upstream server %q %s lists %d %s", block, e.scrub.text(ir.ServerInfo.Name), e.scrub.text(ir.ServerInfo.Version), len(served), tools)
+		h.Logf("mcp block %q: upstream server %q %s lists %d %s", block, e.scrub.Text(ir.ServerInfo.Name), e.scrub.Text(ir.ServerInfo.Version), len(served), tools)
 	}
 	e.check(served)
 	e.wg.Add(1)
@@ -192,7 +193,7 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 			return nil, err
 		}
 		if r := conf.Command.Runtime; r != nil {
-			e.scrub.add(command, r.Env, r.Secret)
+			e.scrub.Add(command, r.Env, r.Secret)
 		}
 		var args []string
 		if conf.Args != nil {
@@ -201,10 +202,10 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 			}
 			for i, a := range args {
 				if r := conf.Args.Runtime; r != nil {
-					e.scrub.add(a, r.Env, r.Secret)
+					e.scrub.Add(a, r.Env, r.Secret)
 				} else if i < len(conf.Args.Values) && conf.Args.Values[i].Runtime != nil {
 					r := conf.Args.Values[i].Runtime
-					e.scrub.add(a, r.Env, r.Secret)
+					e.scrub.Add(a, r.Env, r.Secret)
 				}
 			}
 		}
@@ -223,7 +224,7 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 		}
 		path, err := mcpwire.LookCommand(command, "", vars["PATH"])
 		if err != nil {
-			return nil, fmt.Errorf("the MCP server command of block %q %s; install the server on this machine or fix its command", e.block, e.scrub.text(err.Error()))
+			return nil, fmt.Errorf("the MCP server command of block %q %s; install the server on this machine or fix its command", e.block, e.scrub.Text(err.Error()))
 		}
 		cmd := exec.Command(path, args...)
 		for _, k := range slices.Sorted(maps.Keys(vars)) {
@@ -249,7 +250,7 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 		if r := conf.URL.Runtime; r != nil {
 			// With its parts: dial and DNS errors quote the host, a
 			// server's own errors may quote any part.
-			e.scrub.add(endpoint, r.Env, r.Secret)
+			e.scrub.Add(endpoint, r.Env, r.Secret)
 		}
 		u, err := url.Parse(endpoint)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -265,7 +266,7 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 			if conf.AuthToken.Runtime != nil {
 				name = conf.AuthToken.Runtime.Env
 			}
-			e.scrub.add(token, name, true)
+			e.scrub.Add(token, name, true)
 		}
 		headers, err := resolveStringMap(e.h.Env, conf.Headers, e.scrub)
 		if err != nil {
@@ -283,7 +284,7 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 // object. Values read from references are added to scrub. Numbers and
 // booleans become their text; null and nested values are left out, as at
 // plan time.
-func resolveStringMap(env *Env, raw artifact.JSON, scrub *scrubber) (map[string]string, error) {
+func resolveStringMap(env *Env, raw artifact.JSON, scrub *secretparts.Scrubber) (map[string]string, error) {
 	out := map[string]string{}
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return out, nil
@@ -332,9 +333,9 @@ func resolveStringMap(env *Env, raw artifact.JSON, scrub *scrubber) (map[string]
 		}
 		out[k] = s
 		if ref := refs[k]; ref != nil {
-			scrub.add(s, ref.Env, ref.Secret)
+			scrub.Add(s, ref.Env, ref.Secret)
 		} else if wholeRef != nil {
-			scrub.add(s, wholeRef.Env, wholeRef.Secret)
+			scrub.Add(s, wholeRef.Env, wholeRef.Secret)
 		}
 	}
 	return out, nil
@@ -389,7 +390,7 @@ func (e *mcpExecutor) list(ctx context.Context) (map[string]string, error) {
 			if _, dup := served[name]; dup {
 				// Scrubbed before it is quoted: quoting escapes what the
 				// scrubber looks for.
-				return nil, fmt.Errorf("tools/list lists the tool %q twice", e.scrub.text(name))
+				return nil, fmt.Errorf("tools/list lists the tool %q twice", e.scrub.Text(name))
 			}
 			served[name] = digest
 		}
@@ -468,7 +469,7 @@ func (e *mcpExecutor) watch() {
 		close(listed)
 		errText := ""
 		if err != nil {
-			errText = e.scrub.text(mcpErrText(ctx, err))
+			errText = e.scrub.Text(mcpErrText(ctx, err))
 		}
 		cancel()
 		select {
@@ -556,10 +557,10 @@ func (e *mcpExecutor) Call(ctx context.Context, call *Call) (*Result, error) {
 			// code.
 			return nil, &toolError{
 				reason: fmt.Sprintf("the MCP server answered the call of %q with JSON-RPC error %d%s", t.MCP.Served, werr.Code, rpcCode(int(werr.Code), nil)),
-				text:   fmt.Sprintf("the MCP server answered the call of %q with error %d: %s", t.MCP.Served, werr.Code, e.scrub.text(werr.Message)),
+				text:   fmt.Sprintf("the MCP server answered the call of %q with error %d: %s", t.MCP.Served, werr.Code, e.scrub.Text(werr.Message)),
 			}
 		}
-		return nil, fmt.Errorf("calling %q on the MCP server of block %q failed: %s", t.MCP.Served, e.block, e.scrub.text(mcpErrText(ctx, err)))
+		return nil, fmt.Errorf("calling %q on the MCP server of block %q failed: %s", t.MCP.Served, e.block, e.scrub.Text(mcpErrText(ctx, err)))
 	}
 	out, err := mcpOutput(res)
 	if err != nil {
@@ -622,7 +623,7 @@ func (e *mcpExecutor) stderrNote() string {
 	if e.stderr == nil {
 		return ""
 	}
-	text := strings.TrimSpace(e.scrub.text(e.stderr.String()))
+	text := strings.TrimSpace(e.scrub.Text(e.stderr.String()))
 	if text == "" {
 		return ""
 	}

@@ -35,6 +35,7 @@ import (
 	"github.com/agentform/agentform/internal/capability"
 	"github.com/agentform/agentform/internal/mcpwire"
 	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/internal/secretparts"
 )
 
 // Options configure a Server.
@@ -71,7 +72,7 @@ type Server struct {
 	// lockedWarning makes the ignored-header warning appear once.
 	lockedWarning sync.Once
 	// scrubber removes resolved runtime values from error texts.
-	scrubber *scrubber
+	scrubber *secretparts.Scrubber
 	// logPlain writes a line made only of what the operator gave and the
 	// artifact's names (the banner, the listen address), unscrubbed: a
 	// runtime value such as "http://127.0.0.1:1" turned the banner's
@@ -165,10 +166,10 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 		withdrawn: map[string]string{},
 	}
 	s.scrubber = newScrubber(env, agent.Runtime)
-	s.scrubber.keepNames(agentNames(agent))
+	s.scrubber.Keep(agentNames(agent)...)
 	logf := opts.Logf
 	s.logPlain = func(format string, args ...any) { logf("%s", fmt.Sprintf(format, args...)) }
-	s.opts.Logf = func(format string, args ...any) { logf("%s", s.scrubber.text(fmt.Sprintf(format, args...))) }
+	s.opts.Logf = func(format string, args ...any) { logf("%s", s.scrubber.Text(fmt.Sprintf(format, args...))) }
 	s.host = &Host{Agent: agent, Files: files, Env: env, Logf: s.opts.Logf, Withdraw: s.withdraw}
 	var problems []string
 	policy, err := env.String(agent.CapabilityPolicy)
@@ -630,7 +631,7 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 		return resp, nil
 	}
 	refuse := func(status, format string, args ...any) (*Response, error) {
-		rec.Status, rec.Error = status, s.scrubber.text(fmt.Sprintf(format, args...))
+		rec.Status, rec.Error = status, s.scrubber.Text(fmt.Sprintf(format, args...))
 		return finish(nil)
 	}
 
@@ -670,11 +671,11 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 	}
 	if forward := req.Event; forward != nil {
 		call.Event = func(kind string, data any) {
-			if kind == "console" && !s.scrubber.empty() {
+			if kind == "console" && !s.scrubber.Empty() {
 				// A tool's console is its log, printed by invoke and
 				// sent to clients: no runtime value leaves in it, as in
 				// its errors.
-				data = s.scrubber.data(data)
+				data = scrubData(s.scrubber, data)
 			}
 			forward(kind, data)
 		}
@@ -692,7 +693,7 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 	res, err := runExecutor(ctx, ex, call)
 	var quoted *toolError
 	if errors.As(err, &quoted) {
-		shown = s.scrubber.text(quoted.text)
+		shown = s.scrubber.Text(quoted.text)
 		return refuse(StatusError, "%s", quoted.reason)
 	}
 	if err != nil {
@@ -717,11 +718,11 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 	if rec.Status == StatusError && rec.Error == "" {
 		rec.Error = "the tool reported an error"
 	}
-	rec.Error = s.scrubber.text(rec.Error)
+	rec.Error = s.scrubber.Text(rec.Error)
 	if rec.Status != StatusSuccess {
 		// A failed tool's output often quotes what it was given (an
 		// exception with a URL): no runtime value leaves in it.
-		resp.Output = s.scrubber.json(resp.Output)
+		resp.Output = s.scrubber.JSON(resp.Output)
 	}
 	if len(bytes.TrimSpace(res.StateUpdate)) == 0 || string(bytes.TrimSpace(res.StateUpdate)) == "null" {
 		return finish(nil)
