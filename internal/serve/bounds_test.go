@@ -140,7 +140,7 @@ func TestRuntimeDBPrune(t *testing.T) {
 		if c.age == 72*time.Hour {
 			update = func(st json.RawMessage) (json.RawMessage, error) { return patch.Apply(st) }
 		}
-		if _, err := db.Commit(rec, update); err != nil {
+		if _, err := db.Commit(rec, nil, update); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -164,6 +164,54 @@ func TestRuntimeDBPrune(t *testing.T) {
 	}
 }
 
+// TestPruneDuringCall: a prune that takes a session for idle while one of
+// its calls runs (its last finished call older than the limit) does not
+// make the call's update apply to an empty state: the call writes back
+// the state it started from, with its update.
+func TestPruneDuringCall(t *testing.T) {
+	db, err := OpenRuntimeDB(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	first, _ := contextPatch([]byte(`[{"op": "add", "path": "/context/n", "value": 1}]`))
+	if _, err := db.Commit(&Record{Time: now.Add(-48 * time.Hour), Agent: "a", Tool: "t", Session: "s", Status: StatusSuccess}, nil,
+		func(st json.RawMessage) (json.RawMessage, error) { return first.Apply(st) }); err != nil {
+		t.Fatal(err)
+	}
+	// The call starts, reading the state; the prune runs; the call ends.
+	base, err := db.State("s")
+	if err != nil || !strings.Contains(string(base), `"n":1`) {
+		t.Fatalf("state before the call: %s, %v", base, err)
+	}
+	if n, err := db.Prune(now.Add(-24 * time.Hour)); n != (Pruned{Calls: 1, Sessions: 1}) || err != nil {
+		t.Fatalf("Prune: %+v, %v", n, err)
+	}
+	second, _ := contextPatch([]byte(`[{"op": "add", "path": "/context/m", "value": 2}]`))
+	rec := &Record{Time: now, Agent: "a", Tool: "t", Session: "s", Status: StatusSuccess}
+	state, err := db.Commit(rec, base, func(st json.RawMessage) (json.RawMessage, error) { return second.Apply(st) })
+	if err != nil || !rec.PatchApplied {
+		t.Fatalf("Commit after the prune: %v %+v", err, rec)
+	}
+	stored, err := db.State("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []json.RawMessage{state, stored} {
+		if !strings.Contains(string(st), `"n":1`) || !strings.Contains(string(st), `"m":2`) {
+			t.Errorf("state after the call: %s, want the state it started from with its update", st)
+		}
+	}
+	// A session state that is stored wins over the base (another call
+	// of the session finished first).
+	third, _ := contextPatch([]byte(`[{"op": "add", "path": "/context/k", "value": 3}]`))
+	state, err = db.Commit(&Record{Time: now, Agent: "a", Tool: "t", Session: "s", Status: StatusSuccess}, base,
+		func(st json.RawMessage) (json.RawMessage, error) { return third.Apply(st) })
+	if err != nil || !strings.Contains(string(state), `"m":2`) || !strings.Contains(string(state), `"k":3`) {
+		t.Errorf("state after a second call: %s, %v; want the stored state with its update", state, err)
+	}
+}
+
 // TestCommitKeepsRecordWhenStateFails: one record per call, even when the
 // session's new state cannot be written (bbolt refuses a key over 32 KiB,
 // which a session id of an earlier agentform could be): the record says
@@ -176,7 +224,7 @@ func TestCommitKeepsRecordWhenStateFails(t *testing.T) {
 	patch, _ := contextPatch([]byte(`[{"op": "add", "path": "/context/n", "value": 1}]`))
 	session := strings.Repeat("s", 40000)
 	rec := &Record{Agent: "a", Tool: "t", Session: session, Status: StatusSuccess}
-	state, err := db.Commit(rec, func(st json.RawMessage) (json.RawMessage, error) { return patch.Apply(st) })
+	state, err := db.Commit(rec, nil, func(st json.RawMessage) (json.RawMessage, error) { return patch.Apply(st) })
 	if err != nil {
 		t.Fatalf("Commit of a state that cannot be written: %v, want the record written", err)
 	}

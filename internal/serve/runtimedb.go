@@ -186,11 +186,16 @@ func (r *RuntimeDB) State(session string) (json.RawMessage, error) {
 // other's patches. update's error is recorded in the record instead of
 // failing the commit; applied reports whether the state changed.
 //
+// base is the state the call read when it started (nil for none): where
+// no state is stored, Prune removed it while the call ran, taking the
+// session for idle, and base stands in for it, so that the call's update
+// applies to the state it was made for rather than to an empty one.
+//
 // There is one record per call: when the new state cannot be written (the
 // transaction that holds it fails), the record alone is written, as an
 // error saying so, and the state stays as it was. Commit fails only when
 // the record itself cannot be written.
-func (r *RuntimeDB) Commit(rec *Record, update func(state json.RawMessage) (json.RawMessage, error)) (state json.RawMessage, err error) {
+func (r *RuntimeDB) Commit(rec *Record, base json.RawMessage, update func(state json.RawMessage) (json.RawMessage, error)) (state json.RawMessage, err error) {
 	if rec.ID == "" {
 		id, err := uuid.NewV7()
 		if err != nil {
@@ -208,10 +213,7 @@ func (r *RuntimeDB) Commit(rec *Record, update func(state json.RawMessage) (json
 	withState := false
 	err = r.update(func(tx *bolt.Tx) error {
 		sessions := tx.Bucket(bucketSessions)
-		state = bytes.Clone(sessions.Get([]byte(rec.Session)))
-		if state == nil {
-			state = bytes.Clone(emptyState)
-		}
+		state = storedState(sessions, rec.Session, base)
 		if update != nil {
 			next, uerr := update(state)
 			switch {
@@ -239,13 +241,22 @@ func (r *RuntimeDB) Commit(rec *Record, update func(state json.RawMessage) (json
 	rec.Status, rec.PatchApplied = StatusError, false
 	rec.Error = cutText("the session state could not be saved, so the tool's state update was not applied: "+err.Error(), maxRecordedError)
 	err = r.update(func(tx *bolt.Tx) error {
-		state = bytes.Clone(tx.Bucket(bucketSessions).Get([]byte(rec.Session)))
-		if state == nil {
-			state = bytes.Clone(emptyState)
-		}
+		state = storedState(tx.Bucket(bucketSessions), rec.Session, base)
 		return putRecord(tx, rec)
 	})
 	return state, err
+}
+
+// storedState returns the session's stored state; base (Commit) when none
+// is stored, and the empty state when there is no base either.
+func storedState(sessions *bolt.Bucket, session string, base json.RawMessage) json.RawMessage {
+	if v := sessions.Get([]byte(session)); v != nil {
+		return bytes.Clone(v)
+	}
+	if base != nil {
+		return bytes.Clone(base)
+	}
+	return bytes.Clone(emptyState)
 }
 
 // putRecord stores a call record under its id.
@@ -294,7 +305,9 @@ type Pruned struct {
 // Prune removes the records of calls that started before before, and the
 // state of every session no remaining record belongs to: a session's age is
 // that of its last call, since only a call writes its state. A session
-// whose records an earlier prune removed goes too. The file does not
+// whose records an earlier prune removed goes too. A call running in such
+// a session keeps its state: it writes back the state it started from
+// with its update (Commit). The file does not
 // shrink: bbolt reuses the pages freed for later records.
 func (r *RuntimeDB) Prune(before time.Time) (Pruned, error) {
 	if _, err := os.Stat(r.path); errors.Is(err, os.ErrNotExist) {

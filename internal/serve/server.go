@@ -615,12 +615,14 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 	// shown, when set, is the error the client is shown in place of the
 	// recorded one: it quotes the tool (toolError).
 	shown := ""
+	// base is the session's state as the call read it, once read.
+	var base json.RawMessage
 	finish := func(update func(json.RawMessage) (json.RawMessage, error)) (*Response, error) {
 		rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 		if rec.Status == "" {
 			rec.Status = StatusSuccess
 		}
-		state, err := s.db.Commit(rec, update)
+		state, err := s.db.Commit(rec, base, update)
 		if err != nil {
 			return nil, fmt.Errorf("recording the call: %w", err)
 		}
@@ -661,6 +663,7 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	base = state
 	config, err := s.host.Env.Resolve(json.RawMessage(tool.Config))
 	if err != nil {
 		return refuse(StatusError, "resolving the config of %q: %s", req.Tool, err)

@@ -52,13 +52,13 @@ func TestRuntimeDB(t *testing.T) {
 	patch, _ := contextPatch(json.RawMessage(`[{"op": "add", "path": "/context/n", "value": 1}]`))
 	apply := func(state json.RawMessage) (json.RawMessage, error) { return patch.Apply(state) }
 	rec := &Record{Agent: "a", Tool: "t", Session: "s", Status: StatusSuccess}
-	if _, err := db.Commit(rec, apply); err != nil || !rec.PatchApplied || rec.ID == "" {
+	if _, err := db.Commit(rec, nil, apply); err != nil || !rec.PatchApplied || rec.ID == "" {
 		t.Fatalf("Commit: %v %+v", err, rec)
 	}
 	// A second patch of the same path fails on the stored state: recorded, not fatal.
 	bad, _ := contextPatch(json.RawMessage(`[{"op": "remove", "path": "/context/missing"}]`))
 	rec2 := &Record{Agent: "a", Tool: "t", Session: "s", Status: StatusSuccess}
-	state, err := db.Commit(rec2, func(s json.RawMessage) (json.RawMessage, error) { return bad.Apply(s) })
+	state, err := db.Commit(rec2, nil, func(s json.RawMessage) (json.RawMessage, error) { return bad.Apply(s) })
 	if err != nil || rec2.Status != StatusError || rec2.PatchApplied || !strings.Contains(string(state), `"n":1`) {
 		t.Errorf("failing patch: %v %+v state %s", err, rec2, state)
 	}
@@ -87,7 +87,7 @@ func TestRuntimeDBTruncated(t *testing.T) {
 	}
 	for i := range 200 {
 		rec := &Record{Agent: "a", Tool: "t", Session: fmt.Sprintf("s%d", i), Status: StatusSuccess, Error: strings.Repeat("x", 200)}
-		if _, err := db.Commit(rec, nil); err != nil {
+		if _, err := db.Commit(rec, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -104,7 +104,7 @@ func TestRuntimeDBTruncated(t *testing.T) {
 	if _, err := db.State("s1"); !errors.Is(err, ErrRuntimeDBDamaged) {
 		t.Errorf("State: %v, want %v", err, ErrRuntimeDBDamaged)
 	}
-	if _, err := db.Commit(&Record{Agent: "a", Tool: "t", Session: "s", Status: StatusSuccess}, nil); !errors.Is(err, ErrRuntimeDBDamaged) {
+	if _, err := db.Commit(&Record{Agent: "a", Tool: "t", Session: "s", Status: StatusSuccess}, nil, nil); !errors.Is(err, ErrRuntimeDBDamaged) {
 		t.Errorf("Commit: %v, want %v", err, ErrRuntimeDBDamaged)
 	}
 }
