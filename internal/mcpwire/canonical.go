@@ -12,7 +12,9 @@ import (
 // The canonical JSON of a served tool's definition is what its lock digest
 // is the sha256 of (the lock's hashed fields, as the server sent them):
 // the resolver computes it at plan time, serve for each live tools/list
-// answer, and verify from the definitions an artifact carries.
+// answer, and verify from the definitions an artifact carries. The same
+// encoding gives an A2A agent card's text and digest and a javascript
+// tool's parameters.
 
 // DecodeJSON decodes one JSON value keeping numbers as json.Number, as
 // CanonicalJSON needs them; anything after the value is an error.

@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/mcpwire"
 	"github.com/agentform/agentform/internal/sameorigin"
 	"github.com/agentform/agentform/internal/secretparts"
 	"github.com/agentform/agentform/lockfile"
@@ -409,7 +410,7 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	if problem != "" {
 		return fail("Invalid A2A agent card", fmt.Sprintf("The agent card at %s %s.", where(path), problem))
 	}
-	canonical, err := a2aCanonicalJSON(tree)
+	canonical, err := mcpwire.CanonicalJSON(tree)
 	if err != nil {
 		return fail("Invalid A2A agent card", fmt.Sprintf("The agent card at %s cannot be encoded: %s.", where(path), err))
 	}
@@ -591,20 +592,6 @@ func a2aParseCard(tree any) (card *a2aCard, problem string) {
 		}
 	}
 	return card, ""
-}
-
-// a2aCanonicalJSON encodes a decoded JSON value with object keys sorted at
-// every level, no insignificant whitespace, numbers as written and no HTML
-// escaping: the same card always gives the same bytes, however the server
-// formats it.
-func a2aCanonicalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // a2aScrub replaces every runtime value (without a trailing slash; for
@@ -900,7 +887,7 @@ func a2aLockedTree(l *lockfile.Tool) (any, []byte) {
 	// The text too is the one agentform writes for the card, which is
 	// what ships in the artifact's lock: not merely text that reads as it
 	// (a duplicate key the reading skips).
-	canonical, err := a2aCanonicalJSON(tree)
+	canonical, err := mcpwire.CanonicalJSON(tree)
 	if err != nil || SHA256(canonical) != l.Card || l.CardJSON != lockfile.ASCIIJSON(string(canonical)) {
 		return nil, nil
 	}

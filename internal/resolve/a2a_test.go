@@ -25,6 +25,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/mcpwire"
 	"github.com/agentform/agentform/lockfile"
 )
 
@@ -185,7 +186,7 @@ func a2aRecorded(t *testing.T, card, name, version string) *lockfile.Tool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	canonical, err := a2aCanonicalJSON(tree)
+	canonical, err := mcpwire.CanonicalJSON(tree)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/mcpwire"
 	"github.com/agentform/agentform/lockfile"
 )
 
@@ -922,21 +923,14 @@ func jsEvalError(err error) error {
 }
 
 // jsCanonicalJSON re-encodes JSON with object keys sorted and no
-// insignificant whitespace, keeping numbers as written.
+// insignificant whitespace, keeping numbers as written
+// (mcpwire.CanonicalJSON).
 func jsCanonicalJSON(b []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := mcpwire.DecodeJSON(b)
+	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return mcpwire.CanonicalJSON(v)
 }
 
 // jsFieldType names the JavaScript type of a tool field for a message.

@@ -41,7 +41,7 @@ func FuzzA2ACard(f *testing.F) {
 		_ = jsonKind(tree)
 		scrubbed := a2aScrub(tree, secrets)
 		_, _ = a2aParseCard(scrubbed)
-		canon, err := a2aCanonicalJSON(scrubbed)
+		canon, err := mcpwire.CanonicalJSON(scrubbed)
 		if err != nil {
 			return
 		}
@@ -51,7 +51,7 @@ func FuzzA2ACard(f *testing.F) {
 			}
 		}
 		for range 3 {
-			if again, err := a2aCanonicalJSON(a2aScrub(tree, secrets)); err != nil || !bytes.Equal(again, canon) {
+			if again, err := mcpwire.CanonicalJSON(a2aScrub(tree, secrets)); err != nil || !bytes.Equal(again, canon) {
 				t.Fatalf("scrubbing the same card twice gave different bytes (%v):\n%s\n%s", err, canon, again)
 			}
 		}
@@ -59,7 +59,7 @@ func FuzzA2ACard(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the canonical form does not decode: %v\n%s", err, canon)
 		}
-		again, err := a2aCanonicalJSON(back)
+		again, err := mcpwire.CanonicalJSON(back)
 		if err != nil {
 			t.Fatalf("the canonical form does not encode again: %v\n%s", err, canon)
 		}
