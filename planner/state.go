@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentform/agentform/internal/artifact"
@@ -428,6 +429,26 @@ func StoredAttributes(typ string, attrs map[string]string) Attributes {
 	}
 	out := maps.Clone(Attributes(attrs))
 	out["config"] = hideConfigCredentials(config)
+	return out
+}
+
+// Extensible returns the agents whose capability_policy was "extensible" at
+// the last apply, as that plan took it: written so, or a runtime()
+// reference whose default is "extensible" (a plan assumes the default; a
+// secret's, which it never reads, and none give "locked").
+func (a *Applied) Extensible() map[string]bool {
+	out := map[string]bool{}
+	if a == nil {
+		return out
+	}
+	for _, r := range a.Resources {
+		if r.Type != "agent" {
+			continue
+		}
+		p := r.Attributes["capability_policy"]
+		out[r.Name] = p == manifest.PolicyExtensible ||
+			strings.HasPrefix(p, "runtime(") && strings.HasSuffix(p, `, "`+manifest.PolicyExtensible+`")`)
+	}
 	return out
 }
 

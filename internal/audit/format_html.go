@@ -195,7 +195,7 @@ func htmlGate(g *Gate) *Gate {
 	}
 	out := &Gate{Against: render.Printable(g.Against), Pass: g.Pass}
 	for _, a := range g.Granted {
-		out.Granted = append(out.Granted, Access{Agent: render.Printable(a.Agent), Tool: render.Printable(a.Tool)})
+		out.Granted = append(out.Granted, Access{Agent: render.Printable(a.Agent), Tool: render.Printable(a.Tool), ByOverride: a.ByOverride})
 	}
 	for _, a := range g.Revoked {
 		out.Revoked = append(out.Revoked, Access{Agent: render.Printable(a.Agent), Tool: render.Printable(a.Tool)})

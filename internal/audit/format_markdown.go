@@ -194,7 +194,7 @@ func mdGate(m *mdWriter, g *Gate) {
 		}
 		m.printf("\n**%s** (%d):\n\n", list.title, len(list.as))
 		m.list(len(list.as), mdMaxList, func(i int) string {
-			return fmt.Sprintf("- %s → %s\n", mdInline(list.as[i].Agent), mdInline(list.as[i].Tool))
+			return fmt.Sprintf("- %s → %s%s\n", mdInline(list.as[i].Agent), mdInline(list.as[i].Tool), byOverrideNote(list.as[i]))
 		}, moreItems)
 	}
 	if len(g.NewFindings) > 0 {

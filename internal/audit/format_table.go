@@ -210,7 +210,7 @@ func (t *tableWriter) accessList(title, mark, color string, as []Access) {
 	}
 	t.line(fmt.Sprintf("  %s (%d):", title, len(as)))
 	for _, a := range as {
-		t.line("    " + t.paint(color, mark) + " " + oneLine(a.Agent) + " → " + oneLine(a.Tool))
+		t.line("    " + t.paint(color, mark) + " " + oneLine(a.Agent) + " → " + oneLine(a.Tool) + byOverrideNote(a))
 	}
 }
 

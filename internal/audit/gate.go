@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentform/agentform/internal/capability"
 	"github.com/agentform/agentform/internal/safefile"
 )
 
@@ -26,10 +27,11 @@ func allowedSet(rows []MatrixRow) map[Access]bool {
 }
 
 // CompareState sets the report's gate against the matrix recorded by the
-// last apply (agent → tools it could call): access granted since fails the
-// gate. Call it after MarkIncomplete: an incomplete audit leaves out of
-// the comparison what it could not resolve (compare).
-func CompareState(r *Report, applied map[string][]string) {
+// last apply (agent → tools it could call) and the agents that were
+// extensible then: access granted since fails the gate. Call it after
+// MarkIncomplete: an incomplete audit leaves out of the comparison what it
+// could not resolve (compare).
+func CompareState(r *Report, applied map[string][]string, extensible map[string]bool) {
 	var rows []MatrixRow
 	for agent, tools := range applied {
 		row := MatrixRow{Agent: agent}
@@ -38,7 +40,7 @@ func CompareState(r *Report, applied map[string][]string) {
 		}
 		rows = append(rows, row)
 	}
-	compare(r, "state", allowedSet(rows), nil)
+	compare(r, "state", allowedSet(rows), extensible, nil)
 }
 
 // CompareBaseline sets the report's gate against a previous report (a
@@ -52,7 +54,12 @@ func CompareBaseline(r *Report, base *Report, name string) {
 	for _, f := range base.Waived {
 		known[f.Fingerprint] = true
 	}
-	compare(r, name, allowedSet(base.Matrix), known)
+	extensible := map[string]bool{}
+	for _, row := range base.Matrix {
+		extensible[row.Agent] = row.Policy == string(capability.Extensible) ||
+			slices.ContainsFunc(row.Cells, func(c Cell) bool { return c.OverrideReachable })
+	}
+	compare(r, name, allowedSet(base.Matrix), extensible, known)
 }
 
 // compare sets the gate. In an incomplete audit (MarkIncomplete), an mcp
@@ -63,7 +70,12 @@ func CompareBaseline(r *Report, base *Report, name string) {
 // are left out, and a reason says so; the audit fails as incomplete
 // anyway. A complete audit compares such a column as it is: a block never
 // listed grants access no one has reviewed.
-func compare(r *Report, against string, before map[Access]bool, knownFindings map[string]bool) {
+//
+// An agent that is extensible now and was not in the baseline (extensible
+// says which were) can reach every tool it is denied with a session
+// override: each such tool it could not call then is access granted since,
+// marked ByOverride, with a reason per agent.
+func compare(r *Report, against string, before map[Access]bool, extensible map[string]bool, knownFindings map[string]bool) {
 	g := &Gate{Against: against, Granted: []Access{}, Revoked: []Access{}, NewFindings: []string{}, Reasons: []string{}}
 	now := allowedSet(r.Matrix)
 	left := gateLeftOut(r)
@@ -77,6 +89,27 @@ func compare(r *Report, against string, before map[Access]bool, knownFindings ma
 			g.Revoked = append(g.Revoked, a)
 		}
 	}
+	var overrideReasons []string
+	for _, row := range r.Matrix {
+		if extensible[row.Agent] {
+			continue
+		}
+		n := 0
+		for _, c := range row.Cells {
+			a := Access{Agent: row.Agent, Tool: c.Tool}
+			if c.Allowed || !c.OverrideReachable || before[a] || left(a.Tool, true) {
+				continue
+			}
+			a.ByOverride = true
+			g.Granted = append(g.Granted, a)
+			n++
+		}
+		if n > 0 {
+			overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q is extensible now but was not in %s: a session override can reach %s it could not call then",
+				row.Agent, against, countNoun(n, "tool")))
+		}
+	}
+	sort.Strings(overrideReasons)
 	less := func(s []Access) func(i, j int) bool {
 		return func(i, j int) bool {
 			if s[i].Agent != s[j].Agent {
@@ -104,6 +137,7 @@ func compare(r *Report, against string, before map[Access]bool, knownFindings ma
 		g.Reasons = append(g.Reasons, fmt.Sprintf("%s granted since %s: an agent can call a tool it could not call then",
 			countNoun(len(g.Granted), "permission"), against))
 	}
+	g.Reasons = append(g.Reasons, overrideReasons...)
 	if r.Incomplete != nil {
 		for _, block := range r.unresolved {
 			g.Reasons = append(g.Reasons, fmt.Sprintf("the audit is incomplete: the tools of %q could not be listed, so they are left out of the comparison", block))
@@ -157,10 +191,14 @@ func gateFindings(r *Report) []Finding {
 	out := make([]Finding, 0, len(g.Granted))
 	for _, a := range g.Granted {
 		target := "agent." + a.Agent
+		how := ""
+		if a.ByOverride {
+			how = " through a session override (its capability_policy is \"extensible\" now)"
+		}
 		out = append(out, Finding{
 			RuleID: RuleNewAccess, Severity: SeverityError, Target: target, Agent: a.Agent, Tool: a.Tool,
-			Message: fmt.Sprintf("Agent %q can call %q, which it could not call in %s, so the no-new-access gate fails. "+
-				"Review the grant; to accept it, apply the configuration (-against=state) or write a new baseline.", a.Agent, a.Tool, since),
+			Message: fmt.Sprintf("Agent %q can call %q%s, which it could not call in %s, so the no-new-access gate fails. "+
+				"Review the grant; to accept it, apply the configuration (-against=state) or write a new baseline.", a.Agent, a.Tool, how, since),
 			Range:       r.agentRanges[a.Agent],
 			Fingerprint: Fingerprint(RuleNewAccess, target, a.Agent, a.Tool, ""),
 		})
@@ -228,4 +266,13 @@ func ReadBaseline(path string) (*Report, error) {
 		out.Waived = append(out.Waived, Finding{Fingerprint: f.Fingerprint})
 	}
 	return out, nil
+}
+
+// byOverrideNote is what the gate's lists add to access granted only
+// through a session override.
+func byOverrideNote(a Access) string {
+	if a.ByOverride {
+		return " (by session override)"
+	}
+	return ""
 }

@@ -165,7 +165,7 @@ func TestGateLeavesOutUnresolvedOnIncomplete(t *testing.T) {
 	applied := map[string][]string{"a": {"m__t", "m__u", "m__other", "sh"}}
 
 	r := report(true)
-	CompareState(r, applied)
+	CompareState(r, applied, nil)
 	g := r.Gate
 	wantGranted := []Access{{Agent: "a", Tool: "web"}}
 	wantRevoked := []Access{{Agent: "a", Tool: "m__other"}}
@@ -182,10 +182,69 @@ func TestGateLeavesOutUnresolvedOnIncomplete(t *testing.T) {
 	}
 
 	r = report(false)
-	CompareState(r, applied)
+	CompareState(r, applied, nil)
 	wantGranted = []Access{{Agent: "a", Tool: "m"}, {Agent: "a", Tool: "web"}}
 	wantRevoked = []Access{{Agent: "a", Tool: "m__other"}, {Agent: "a", Tool: "m__t"}, {Agent: "a", Tool: "m__u"}}
 	if !slices.Equal(r.Gate.Granted, wantGranted) || !slices.Equal(r.Gate.Revoked, wantRevoked) || len(r.Gate.Reasons) != 1 {
 		t.Errorf("complete audit\ngot:  granted %v, revoked %v, reasons %q\nwant: granted %v, revoked %v, one reason", r.Gate.Granted, r.Gate.Revoked, r.Gate.Reasons, wantGranted, wantRevoked)
+	}
+}
+
+// TestGateExtensibleSinceBaseline: an agent made extensible since the
+// baseline can reach every tool it is denied with a session override, so
+// each one it could not call then is access granted (marked by_override),
+// against the state and against a baseline report alike; an agent that
+// was extensible then, or a locked one, adds nothing.
+func TestGateExtensibleSinceBaseline(t *testing.T) {
+	report := func() *Report {
+		r := newReport()
+		r.Matrix = []MatrixRow{
+			{Agent: "made", Policy: "extensible", Cells: []Cell{
+				{Tool: "read", Allowed: true}, {Tool: "shell", OverrideReachable: true}, {Tool: "web", OverrideReachable: true},
+			}},
+			{Agent: "was", Policy: "extensible", Cells: []Cell{
+				{Tool: "read", Allowed: true}, {Tool: "shell", OverrideReachable: true}, {Tool: "web", OverrideReachable: true},
+			}},
+			{Agent: "locked", Policy: "locked", Cells: []Cell{
+				{Tool: "read", Allowed: true}, {Tool: "shell"}, {Tool: "web"},
+			}},
+		}
+		return r
+	}
+	want := []Access{{Agent: "made", Tool: "shell", ByOverride: true}, {Agent: "made", Tool: "web", ByOverride: true}}
+	wantReason := `agent "made" is extensible now but was not in state: a session override can reach 2 tools it could not call then`
+
+	r := report()
+	CompareState(r, map[string][]string{"made": {"read", "web"}, "was": {"read"}, "locked": {"read"}}, map[string]bool{"was": true})
+	// web was callable then: not granted since.
+	if got := r.Gate.Granted; r.Gate.Pass || !slices.Equal(got, want[:1]) {
+		t.Errorf("against state\ngot:  pass %v, granted %v\nwant: fail, granted %v", r.Gate.Pass, got, want[:1])
+	}
+	r = report()
+	CompareState(r, map[string][]string{"made": {"read"}, "was": {"read"}, "locked": {"read"}}, map[string]bool{"was": true})
+	if got := r.Gate.Granted; r.Gate.Pass || !slices.Equal(got, want) || !slices.Contains(r.Gate.Reasons, wantReason) {
+		t.Errorf("against state\ngot:  pass %v, granted %v, reasons %q\nwant: fail, granted %v, reason %q", r.Gate.Pass, got, r.Gate.Reasons, want, wantReason)
+	}
+	found := gateFindings(r)
+	if len(found) != 2 || !strings.Contains(found[0].Message, `can call "shell" through a session override`) {
+		t.Errorf("AF111 results got: %+v\nwant: two, saying the access is through a session override", found)
+	}
+	if out := string(writeReport(t, r, FormatTable, sampleOptions())); !strings.Contains(out, "+ made → shell (by session override)") {
+		t.Errorf("table got:\n%s\nwant: the grant marked as by session override", out)
+	}
+
+	// A baseline report says which agents were extensible by their policy.
+	base := report()
+	base.Matrix[0].Policy = "locked"
+	base.Matrix[0].Cells[1].OverrideReachable, base.Matrix[0].Cells[2].OverrideReachable = false, false
+	r = report()
+	CompareBaseline(r, base, "base.json")
+	if got := r.Gate.Granted; r.Gate.Pass || !slices.Equal(got, want) {
+		t.Errorf("against a baseline\ngot:  pass %v, granted %v\nwant: fail, granted %v", r.Gate.Pass, got, want)
+	}
+	r = report()
+	CompareBaseline(r, report(), "base.json")
+	if !r.Gate.Pass {
+		t.Errorf("unchanged against a baseline got: granted %v\nwant: pass", r.Gate.Granted)
 	}
 }

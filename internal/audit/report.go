@@ -151,6 +151,10 @@ type Gate struct {
 type Access struct {
 	Agent string `json:"agent"`
 	Tool  string `json:"tool"`
+	// ByOverride marks access granted since the baseline only through a
+	// session's capability override: the agent is extensible now and was
+	// not then, so every tool it is denied is one override away.
+	ByOverride bool `json:"by_override,omitempty"`
 }
 
 // Incomplete says why a report does not cover the whole workspace.

@@ -177,7 +177,7 @@ func (c *AuditCommand) Run(args []string) int {
 	report.MarkIncomplete(unreported)
 	switch {
 	case *against == "state":
-		audit.CompareState(report, prior.Matrix)
+		audit.CompareState(report, prior.Matrix, prior.Extensible())
 	case base != nil:
 		audit.CompareBaseline(report, base, *baseline)
 	}

@@ -198,6 +198,46 @@ func TestAuditNoNewAccessGates(t *testing.T) {
 	}
 }
 
+// TestAuditGateExtensibleSinceApply: an agent made extensible since the
+// last apply can be given any tool by a session override, so the "no new
+// access" gate fails with each tool it is denied; one whose policy was
+// already extensible at the apply (written so or as a runtime default)
+// passes.
+func TestAuditGateExtensibleSinceApply(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	src, _ := os.ReadFile(filepath.Join(dir, "agent.acl"))
+	edit := func(from, to string) {
+		t.Helper()
+		if !strings.Contains(string(src), from) {
+			t.Fatalf("agent.acl has no %q", from)
+		}
+		src = []byte(strings.Replace(string(src), from, to, 1))
+		must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), src, 0o644))
+	}
+	edit(`capability_policy = "locked"`, `capability_policy = "extensible"`)
+	code, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-no-color", "-fail-on=none", "-against=state")
+	if code != ExitError || !strings.Contains(stdout, "FAIL") || !strings.Contains(stdout, "+ assistant → grep (by session override)") ||
+		!strings.Contains(stdout, `agent "assistant" is extensible now but was not in state`) {
+		t.Errorf("assistant made extensible got: exit %d\n%s\nwant: FAIL with assistant → grep by session override", code, stdout)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	if code, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-no-color", "-fail-on=none", "-against=state"); code != ExitOK || !strings.Contains(stdout, "PASS") {
+		t.Errorf("extensible at the apply got: exit %d\n%s\nwant: PASS", code, stdout)
+	}
+	edit(`capability_policy = "extensible"`, `capability_policy = runtime("ASSISTANT_POLICY", "extensible")`)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	if code, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-no-color", "-fail-on=none", "-against=state"); code != ExitOK || !strings.Contains(stdout, "PASS") {
+		t.Errorf("extensible by a runtime default at the apply got: exit %d\n%s\nwant: PASS", code, stdout)
+	}
+}
+
 func TestGraph(t *testing.T) {
 	dir := copyTree(t, quickstart)
 	code, stdout, stderr := run(t, "", "-chdir="+dir, "graph")
