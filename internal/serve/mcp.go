@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/url"
@@ -83,6 +84,8 @@ type mcpExecutor struct {
 	done      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
+	// lostOnce logs once that the upstream connection is gone.
+	lostOnce sync.Once
 }
 
 // newMCPExecutor connects to the block's upstream server and checks its
@@ -560,6 +563,13 @@ func (e *mcpExecutor) Call(ctx context.Context, call *Call) (*Result, error) {
 				text:   fmt.Sprintf("the MCP server answered the call of %q with error %d: %s", t.MCP.Served, werr.Code, e.scrub.Text(werr.Message)),
 			}
 		}
+		// A stdio server that exits ends the connection: a call in flight
+		// then sees the end of its output (EOF) or of its input (a broken
+		// pipe), the later ones a closed connection.
+		if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) ||
+			e.cmd != nil && (errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE)) {
+			return nil, e.lost()
+		}
 		return nil, fmt.Errorf("calling %q on the MCP server of block %q failed: %s", t.MCP.Served, e.block, e.scrub.Text(mcpErrText(ctx, err)))
 	}
 	out, err := mcpOutput(res)
@@ -570,6 +580,22 @@ func (e *mcpExecutor) Call(ctx context.Context, call *Call) (*Result, error) {
 		return &Result{Output: out, Status: StatusError, Reason: fmt.Sprintf("the MCP server's tool %q returned an error result", t.MCP.Served)}, nil
 	}
 	return &Result{Output: out, Status: StatusSuccess}, nil
+}
+
+// lost is the error of a call made once the connection to the upstream
+// server is gone for good: a stdio server that exited, or an HTTP
+// server that no longer knows the session (it restarted). serve does not
+// connect again, as the tools of a new session would have to be checked
+// against the lock again: the operator restarts serve, told once in the
+// log.
+func (e *mcpExecutor) lost() error {
+	what := "it ended the session (it restarted, say)"
+	if e.cmd != nil {
+		what = "its process exited"
+	}
+	msg := fmt.Sprintf("the MCP server of block %q is no longer connected: %s; every call of its tools fails until agentform serve is restarted", e.block, what)
+	e.lostOnce.Do(func() { e.h.Logf("Error: %s%s", msg, e.stderrNote()) })
+	return errors.New(msg + e.stderrNote())
 }
 
 // mcpOutput turns a tools/call result into a call's output.

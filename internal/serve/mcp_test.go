@@ -688,3 +688,88 @@ func TestServeRedirectKeepsCredentials(t *testing.T) {
 		t.Errorf("the other origin got %d requests (Authorization %q), want none", len(got), got)
 	}
 }
+
+// TestMCPUpstreamLost: once the upstream server is gone for good — a stdio
+// server that exited, an HTTP server restarted, which no longer knows the
+// session — a call says so and that serve must be restarted (logged once),
+// not only the MCP library's "connection closed" or "session not found".
+func TestMCPUpstreamLost(t *testing.T) {
+	bin := mcpTestBuildServer(t, t.TempDir())
+	want := func(t *testing.T, ex Executor, a *artifact.Agent, logged *[]string, what string) {
+		t.Helper()
+		for range 2 {
+			_, err := ex.Call(context.Background(), testCall(a, "srv__tool1", `{"x": 1}`))
+			if err == nil || !strings.Contains(err.Error(), `the MCP server of block "srv" is no longer connected: `+what) ||
+				!strings.Contains(err.Error(), "until agentform serve is restarted") {
+				t.Errorf("call after the server went away\ngot:  %v\nwant: no longer connected: %s, restart serve", err, what)
+			}
+		}
+		n := 0
+		for _, l := range *logged {
+			if strings.Contains(l, "no longer connected") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("log\ngot:  %q\nwant: one line saying the server is no longer connected", *logged)
+		}
+	}
+
+	t.Run("stdio server exited", func(t *testing.T) {
+		dir := t.TempDir()
+		pidfile := filepath.Join(dir, "pid")
+		writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(`
+  transport = "stdio"
+  command   = "` + bin + `"
+  args      = ["-echo", "-tools=2", "-pidfile=` + pidfile + `"]
+`)})
+		a, arch, _ := buildArtifact(t, dir, "assistant", nil)
+		h, _ := mcpTestHost(t, a, arch, nil)
+		var logged []string
+		h.Logf = func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }
+		ex := mcpTestStart(t, h, a)
+		if err := syscall.Kill(mcpTestPid(t, pidfile), syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		want(t, ex, a, &logged, "its process exited")
+	})
+
+	t.Run("http server restarted", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		start := func() *exec.Cmd {
+			srv := exec.Command(bin, "-http="+addr, "-echo", "-tools=2")
+			stdout, _ := srv.StdoutPipe()
+			if err := srv.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+				t.Fatalf("the server did not start: %v", err)
+			}
+			return srv
+		}
+		srv := start()
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(`
+  transport = "http"
+  url       = "http://` + addr + `/mcp"
+`)})
+		a, arch, _ := buildArtifact(t, dir, "assistant", nil)
+		h, _ := mcpTestHost(t, a, arch, nil)
+		var logged []string
+		h.Logf = func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }
+		ex := mcpTestStart(t, h, a)
+		if out, _, err := mcpTestCall(t, ex, a, "srv__tool1", `{"x": 2}`); err != nil || out != "tool1: x=2" {
+			t.Fatalf("call before the restart\ngot:  %q %v\nwant: \"tool1: x=2\"", out, err)
+		}
+		_ = srv.Process.Kill()
+		_ = srv.Wait()
+		srv = start()
+		t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+		want(t, ex, a, &logged, "it ended the session")
+	})
+}
