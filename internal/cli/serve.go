@@ -226,7 +226,8 @@ func (m *Meta) openServer(ctx context.Context, operation, path, override string,
 			}
 		}
 	}
-	srv, err := serve.OpenData(ctx, m.path(path), data, serve.Options{Dir: m.Dir, Lookup: os.LookupEnv, Override: override, Logf: logf})
+	// invoke makes one call: only the executor of its tool starts.
+	srv, err := serve.OpenData(ctx, m.path(path), data, serve.Options{Dir: m.Dir, Lookup: os.LookupEnv, Override: override, Logf: logf, OnCall: operation == "invoke"})
 	if err != nil {
 		var missing *serve.MissingError
 		var oe *serve.OpenError
@@ -269,7 +270,9 @@ Usage: agentform [-chdir=DIR] invoke ARTIFACT TOOL [options]
   the artifact is verified (against the workspace's state too, as serve
   does), the agent must be allowed to call the tool, the arguments must
   match its schema, and the call is recorded. Prints the output, the
-  session state after the call, and the call record.
+  session state after the call, and the call record. Only the called
+  tool's block starts: an mcp block's server is reached (and its tools
+  checked against the lock) only to call one of its tools.
 
   Exit status: 0 when the call succeeded (or partially succeeded), 1 when
   it failed, was blocked or skipped, or could not start.

@@ -597,7 +597,7 @@ tool "m" {
 	if err := os.WriteFile(marker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := e2eMust(t, dir, e2eOpts{}, 1, "invoke", "dist/a.agent.tgz", "m__tool1")
+	r := e2eMust(t, dir, e2eOpts{}, 1, "invoke", "dist/a.agent.tgz", "m__tool1", `-args={"x": 1}`)
 	if strings.ContainsAny(r.stderr, "\x1b\x07\u202e") || !strings.Contains(r.stderr, `\x1b[31mRED`) {
 		t.Errorf("invoke with a server failing to start:\n%q\nwant: its standard error quoted with escapes", r.stderr)
 	}

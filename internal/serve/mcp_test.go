@@ -773,3 +773,92 @@ func TestMCPUpstreamLost(t *testing.T) {
 		want(t, ex, a, &logged, "it ended the session")
 	})
 }
+
+// TestOpenOnCall: with OnCall (invoke) a block's executor starts at the
+// first call of one of its tools, so a call of another tool neither needs
+// nor reaches an mcp block's upstream server; the upstream's tools are
+// still checked against the lock when it starts, and a changed one is
+// refused as withdrawn (blocked), as serve refuses it.
+func TestOpenOnCall(t *testing.T) {
+	bin := mcpTestBuildServer(t, t.TempDir())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	start := func(args ...string) *exec.Cmd {
+		srv := exec.Command(bin, append([]string{"-http=" + addr, "-echo", "-tools=2"}, args...)...)
+		stdout, _ := srv.StdoutPipe()
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+			t.Fatalf("the server did not start: %v", err)
+		}
+		t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+		return srv
+	}
+	srv := start()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(`
+  transport = "http"
+  url       = "http://`+addr+`/mcp"
+`) + `
+tool "count" {
+  kind         = "bash"
+  capabilities = ["search"]
+}
+`})
+	_, _, data := buildArtifact(t, dir, "assistant", nil)
+	path := filepath.Join(dir, "assistant.agent.tgz")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open := func(onCall bool) (*Server, error) {
+		s, err := Open(context.Background(), path, Options{Dir: dir, OnCall: onCall, Logf: func(f string, a ...any) { t.Logf(f, a...) }})
+		if err == nil {
+			t.Cleanup(func() { s.Close() })
+		}
+		return s, err
+	}
+	call := func(s *Server, tool, args string) *Response {
+		t.Helper()
+		r, err := s.Call(context.Background(), Request{Tool: tool, Args: []byte(args), Held: s.Held(), Via: "invoke"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+
+	// The upstream is down: serve does not start; with OnCall the bash
+	// tool runs, and only a call of the block's tools fails.
+	_ = srv.Process.Kill()
+	_ = srv.Wait()
+	if _, err := open(false); err == nil || !strings.Contains(err.Error(), `connecting to the MCP server of block "srv"`) {
+		t.Errorf("Open with the upstream down\ngot:  %v\nwant: cannot connect", err)
+	}
+	s, err := open(true)
+	if err != nil {
+		t.Fatalf("Open with OnCall and the upstream down\ngot:  %v\nwant: opened", err)
+	}
+	if r := call(s, "count", `{"script": "echo hi"}`); r.Status != StatusSuccess {
+		t.Errorf("bash tool with the upstream down\ngot:  %s %s\nwant: success", r.Status, r.Error)
+	}
+	if r := call(s, "srv__tool1", `{"x": 1}`); r.Status != StatusError || !strings.Contains(r.Error, `connecting to the MCP server of block "srv"`) {
+		t.Errorf("mcp tool with the upstream down\ngot:  %s %s\nwant: error, cannot connect", r.Status, r.Error)
+	}
+
+	// A changed upstream tool is checked when the block starts: blocked.
+	start("-poison=tool1")
+	s, err = open(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := call(s, "srv__tool1", `{"x": 1}`); r.Status != StatusBlocked || !strings.Contains(r.Error, "changed since it was locked") {
+		t.Errorf("changed mcp tool with OnCall\ngot:  %s %s\nwant: blocked, withdrawn as changed", r.Status, r.Error)
+	}
+	if r := call(s, "srv__tool2", `{"x": 2}`); r.Status != StatusSuccess || string(r.Output) != `"tool2: x=2"` {
+		t.Errorf("unchanged mcp tool with OnCall\ngot:  %s %s %s\nwant: success", r.Status, r.Error, r.Output)
+	}
+}

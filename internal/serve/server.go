@@ -51,6 +51,11 @@ type Options struct {
 	Override string
 	// Logf writes operator log lines (serve's standard error).
 	Logf func(format string, args ...any)
+	// OnCall starts each block's executor at the first call of one of its
+	// tools, not at Open: for invoke, which makes one call, so that it
+	// neither needs nor starts (spawns, connects to) the upstream servers
+	// of the agent's other tools.
+	OnCall bool
 }
 
 // Server serves one artifact.
@@ -277,7 +282,9 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 	// extensible agent may reach any enabled tool with an override, so
 	// all of them start.
 	start := s.Allowed(s.held)
-	if s.policy == capability.Extensible {
+	if opts.OnCall {
+		start = nil
+	} else if s.policy == capability.Extensible {
 		start = nil
 		for _, name := range s.names {
 			start = append(start, s.tools[name])
@@ -658,6 +665,11 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 	ex, err := s.executor(ctx, blockKey(tool))
 	if err != nil {
 		return refuse(StatusError, "%s", err)
+	}
+	if reason, gone := s.Withdrawn()[req.Tool]; gone {
+		// Withdrawn as its executor started (an mcp tool that changed
+		// since it was locked, checked at the first call with OnCall).
+		return refuse(StatusBlocked, "tool %q was withdrawn: %s", req.Tool, reason)
 	}
 	state, err := s.db.State(req.Session)
 	if err != nil {
