@@ -243,7 +243,8 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 // maxOverrideServers bounds the distinct grants HTTP sessions may ask
-// for: each gets its own MCP server, kept for the life of serve.
+// for besides the server's own: each gets its own MCP server, kept for the
+// life of serve.
 const maxOverrideServers = 64
 
 // Handler returns the streamable HTTP handler: one MCP server per distinct
@@ -253,15 +254,20 @@ const maxOverrideServers = 64
 func (s *Server) Handler() http.Handler {
 	var mu sync.Mutex
 	servers := map[string]*mcp.Server{}
+	grantKey := func(g Grant) string { return strings.Join(g.Held, ",") + " " + g.Override }
+	// The server's own grant (no header, inherit, a locked agent's ignored
+	// header) is built now and does not count toward the bound: sessions
+	// that ask for other overrides cannot lock it out.
+	servers[grantKey(s.Grant())] = s.MCPServer(s.Grant(), "http", "")
 	// serverFor returns the MCP server of a grant, building it once.
 	serverFor := func(g Grant) (*mcp.Server, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		key := strings.Join(g.Held, ",") + " " + g.Override
+		key := grantKey(g)
 		if srv, ok := servers[key]; ok {
 			return srv, nil
 		}
-		if len(servers) >= maxOverrideServers {
+		if len(servers) > maxOverrideServers {
 			return nil, fmt.Errorf("too many distinct capability overrides (%d) on this server", maxOverrideServers)
 		}
 		srv := s.MCPServer(g, "http", "")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -330,5 +331,28 @@ func TestServerOverrideHeader(t *testing.T) {
 	}
 	if _, err := httpTools(t, fixed.URL, "replace:read,write"); err == nil {
 		t.Error("a client widened the operator's -capability-override")
+	}
+}
+
+// TestServerOverrideBound: the distinct overrides HTTP sessions may ask for
+// are bounded, but sessions of the server's own grant (no header, inherit)
+// are never refused for it: clients asking for many overrides cannot lock
+// them out.
+func TestServerOverrideBound(t *testing.T) {
+	dir := serverWorkspace(t)
+	srv := httptest.NewServer(openTestServer(t, dir, "open", "").Handler())
+	defer srv.Close()
+	for i := range maxOverrideServers {
+		if _, err := httpTools(t, srv.URL, fmt.Sprintf("extend:t%d", i)); err != nil {
+			t.Fatalf("override %d of %d: %v", i+1, maxOverrideServers, err)
+		}
+	}
+	if _, err := httpTools(t, srv.URL, "extend:one-too-many"); err == nil {
+		t.Errorf("override %d got: served\nwant: refused", maxOverrideServers+1)
+	}
+	for _, header := range []string{"", "inherit"} {
+		if names, err := httpTools(t, srv.URL, header); err != nil || slices.Contains(names, "writer") {
+			t.Errorf("header %q after %d overrides\ngot:  %v %v\nwant: the agent's own tools", header, maxOverrideServers, names, err)
+		}
 	}
 }
