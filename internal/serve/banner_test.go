@@ -63,3 +63,13 @@ tool "list" {
 		t.Errorf("got:\n%s\nwant a line: %s", strings.Join(logged, "\n"), want)
 	}
 }
+
+// TestToolCount: the banner and the upstream log line count tools in
+// English.
+func TestToolCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 tools", 1: "1 tool", 2: "2 tools"} {
+		if got := toolCount(n); got != want {
+			t.Errorf("toolCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -163,11 +163,7 @@ func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifac
 		// The server names itself: it may echo what it was reached with
 		// (its request path). Scrubbed before it is quoted, as quoting
 		// escapes what the scrubber looks for.
-		tools := "tools"
-		if len(served) == 1 {
-			tools = "tool"
-		}
-		h.Logf("mcp block %q: upstream server %q %s lists %d %s", block, e.scrub.Text(ir.ServerInfo.Name), e.scrub.Text(ir.ServerInfo.Version), len(served), tools)
+		h.Logf("mcp block %q: upstream server %q %s lists %s", block, e.scrub.Text(ir.ServerInfo.Name), e.scrub.Text(ir.ServerInfo.Version), toolCount(len(served)))
 	}
 	e.check(served)
 	e.wg.Add(1)

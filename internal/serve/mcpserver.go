@@ -199,7 +199,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, se
 		}
 		session = "stdio-" + id.String()
 	}
-	s.logPlain("agentform: serving agent %q over stdio (session %s): %d tools", s.agent.Name, session, len(s.Allowed(s.held)))
+	s.logPlain("agentform: serving agent %q over stdio (session %s): %s", s.agent.Name, session, toolCount(len(s.Allowed(s.held))))
 	inner, err := (&mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}).Connect(ctx)
 	if err != nil {
 		return err
@@ -316,7 +316,7 @@ func (s *Server) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr
 	mux.Handle("/mcp", h)
 	mux.Handle("/", h)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	s.logPlain("agentform: serving agent %q at http://%s/mcp: %d tools", s.agent.Name, ln.Addr(), len(s.Allowed(s.held)))
+	s.logPlain("agentform: serving agent %q at http://%s/mcp: %s", s.agent.Name, ln.Addr(), toolCount(len(s.Allowed(s.held))))
 	if ready != nil {
 		ready(ln.Addr())
 	}
@@ -334,4 +334,12 @@ func (s *Server) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr
 		}
 		return err
 	}
+}
+
+// toolCount says how many tools: "1 tool", "2 tools".
+func toolCount(n int) string {
+	if n == 1 {
+		return "1 tool"
+	}
+	return fmt.Sprintf("%d tools", n)
 }
