@@ -277,6 +277,15 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 		return nil, fmt.Errorf("creating %s: %w", filepath.Dir(db.path), err)
 	}
 	s.db = db
+	// An mcp block whose tools were never listed (the plan could not
+	// reach its server and had no lock entry for it, and showed it as one
+	// unresolved tool) has nothing checked to serve: it is withdrawn now,
+	// without reaching the server.
+	for _, name := range s.names {
+		if t := s.tools[name]; t.Kind == artifact.KindMCP && t.MCP != nil && t.MCP.Served == "" && t.MCP.Digest == "" {
+			s.withdraw(name, fmt.Sprintf("the tools of the MCP server of block %q were never listed: the plan this artifact was built from could not reach the server and found no lock entry for it (it showed the block unresolved); run agentform lock where the server can be reached, then apply again", strings.TrimPrefix(t.Block, "tool.")))
+		}
+	}
 	// Start the executors of every block the agent may call now (an mcp
 	// block checks its upstream against the lock). A session of an
 	// extensible agent may reach any enabled tool with an override, so
@@ -287,7 +296,9 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 	} else if s.policy == capability.Extensible {
 		start = nil
 		for _, name := range s.names {
-			start = append(start, s.tools[name])
+			if _, gone := s.withdrawn[name]; !gone {
+				start = append(start, s.tools[name])
+			}
 		}
 	}
 	for _, block := range s.blocksOf(start) {

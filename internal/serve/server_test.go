@@ -356,3 +356,49 @@ func TestServerOverrideBound(t *testing.T) {
 		}
 	}
 }
+
+// TestUnresolvedMCPBlockWithdrawn: an mcp block the plan could not list
+// (its server unreachable, no lock entry: one unresolved tool) is
+// withdrawn when serve opens, without reaching the server, saying what to
+// do; serve starts and the agent's other tools are served.
+func TestUnresolvedMCPBlockWithdrawn(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.acl": `
+agent "a" {
+  capabilities = ["net", "shell"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "gone" {
+  kind         = "mcp"
+  transport    = "http"
+  url          = "http://127.0.0.1:1/mcp"
+  capabilities = ["net::gone"]
+}
+
+tool "echo" {
+  kind         = "bash"
+  commands     = ["echo"]
+  capabilities = ["shell::echo"]
+}
+`})
+	s := openTestServer(t, dir, "a", "")
+	reason, gone := s.Withdrawn()["gone"]
+	if !gone || !strings.Contains(reason, `the tools of the MCP server of block "gone" were never listed`) || !strings.Contains(reason, "run agentform lock where the server can be reached") {
+		t.Fatalf("withdrawn: %v %q, want the unresolved block withdrawn, saying why", gone, reason)
+	}
+	resp, err := s.Call(context.Background(), Request{Tool: "gone", Args: json.RawMessage(`{}`), Via: "invoke", Held: s.Held()})
+	if err != nil || resp.Status != StatusBlocked || !strings.Contains(resp.Error, "were never listed") {
+		t.Errorf("call of the unresolved tool: %v %+v, want blocked saying why", err, resp)
+	}
+	resp, err = s.Call(context.Background(), Request{Tool: "echo", Args: json.RawMessage(`{"script": "echo hi"}`), Via: "invoke", Held: s.Held()})
+	if err != nil || resp.Status != StatusSuccess {
+		t.Errorf("call of the bash tool: %v %+v, want success", err, resp)
+	}
+}
