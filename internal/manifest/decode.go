@@ -153,8 +153,13 @@ func (d *decoder) runtimeArg(attr *hcl.Attribute, f field) (cty.Value, *RuntimeR
 		return cty.NilVal, &r, true
 	}
 	if containsRef(v) && !(f.elemRuntime && (v.Type().IsTupleType() || v.Type().IsListType())) {
-		d.errorf(attr.Expr.Range(), "Runtime value not allowed",
-			"The %q argument must be a plain %s; runtime() and secret() can only stand for the whole argument here.", f.name, "value")
+		if !f.runtime {
+			d.errorf(attr.Expr.Range(), "Runtime value not allowed",
+				"The %q argument is read at build time, so it cannot contain runtime() or secret() values. Write the values in the manifest (a local works too).", f.name)
+		} else {
+			d.errorf(attr.Expr.Range(), "Runtime value not allowed",
+				"The %q argument must be a plain value; runtime() and secret() can only stand for the whole argument here.", f.name)
+		}
 		return cty.NilVal, nil, false
 	}
 	return v, nil, true

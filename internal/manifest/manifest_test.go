@@ -612,3 +612,45 @@ waiver "AF105" {
 		t.Errorf("got: %q\nwant: one error, Unknown variable", got)
 	}
 }
+
+// agentHeader is an agent block every test manifest below starts with.
+const agentHeader = `
+agent "a" {
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+`
+
+// errorsOf loads src as agent.acl and returns its errors as
+// "line:column: summary: detail".
+func errorsOf(t *testing.T, src string) []string {
+	t.Helper()
+	_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(agentHeader + src)})
+	var got []string
+	for _, d := range diags.Errs() {
+		diag := d.(*hcl.Diagnostic)
+		got = append(got, fmt.Sprintf("%d:%d: %s: %s", diag.Subject.Start.Line, diag.Subject.Start.Column, diag.Summary, diag.Detail))
+	}
+	return got
+}
+
+// TestRuntimeElementOfBuildTimeList: runtime() as an element of a list
+// that accepts no runtime value at all is refused as build-time, not with
+// advice to make the whole argument a runtime value.
+func TestRuntimeElementOfBuildTimeList(t *testing.T) {
+	got := errorsOf(t, `
+tool "sh" {
+  kind     = "bash"
+  commands = ["ls", runtime("EXTRA")]
+}
+`)
+	want := []string{`14:14: Runtime value not allowed: The "commands" argument is read at build time, so it cannot contain runtime() or secret() values. Write the values in the manifest (a local works too).`}
+	if !slices.Equal(got, want) {
+		t.Errorf("got:  %q\nwant: %q", got, want)
+	}
+}
