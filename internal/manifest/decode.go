@@ -69,6 +69,7 @@ func (d *decoder) eval(expr hcl.Expression) (cty.Value, bool) {
 		return cty.NilVal, false
 	}
 	v, diags := expr.Value(d.ctx)
+	explainRuntimeInTemplate(diags)
 	d.add(diags)
 	if diags.HasErrors() {
 		return cty.NilVal, false
@@ -84,6 +85,27 @@ func (d *decoder) eval(expr hcl.Expression) (cty.Value, bool) {
 		return cty.NilVal, false
 	}
 	return v, true
+}
+
+// explainRuntimeInTemplate rewrites HCL's error for a runtime() or
+// secret() value written inside a string ("Bearer ${secret(runtime("T"))}"),
+// which says only that a string was required, to say what to write
+// instead.
+func explainRuntimeInTemplate(diags hcl.Diagnostics) {
+	for _, diag := range diags {
+		if diag.Summary != "Invalid template interpolation value" || diag.Expression == nil {
+			continue
+		}
+		v, _ := diag.Expression.Value(diag.EvalContext)
+		if _, ok := refFromValue(v); !ok {
+			continue
+		}
+		diag.Summary = "Runtime value inside a string"
+		diag.Detail = "runtime() and secret() stand for a whole value, known only when the agent starts, so they cannot be part of a string. " +
+			"Where the argument accepts runtime values, make the whole value the runtime value and set the environment variable to the complete text: " +
+			"headers = { Authorization = secret(runtime(\"AUTH_HEADER\")) } rather than \"Bearer ${...}\". " +
+			"An mcp or a2a auth_token = secret(runtime(\"TOKEN\")) is sent as \"Bearer <token>\"."
+	}
 }
 
 // runtimeMarker is the key of agentc's serialised runtime value:

@@ -639,6 +639,24 @@ func errorsOf(t *testing.T, src string) []string {
 	return got
 }
 
+// TestRuntimeInsideString: runtime() written inside a string is an error
+// that says what to write instead, not only that a string was required.
+func TestRuntimeInsideString(t *testing.T) {
+	got := errorsOf(t, `
+tool "m" {
+  kind      = "mcp"
+  transport = "http"
+  url       = "https://mcp.example.com/mcp"
+  headers   = { Authorization = "Bearer ${secret(runtime("TOKEN"))}" }
+}
+`)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "16:43: Runtime value inside a string: ") ||
+		!strings.Contains(got[0], `Authorization = secret(runtime("AUTH_HEADER"))`) ||
+		!strings.Contains(got[0], "auth_token") {
+		t.Errorf("got:  %q\nwant: one error at 16:43, Runtime value inside a string, saying to make the whole header a runtime value or use auth_token", got)
+	}
+}
+
 // TestRuntimeElementOfBuildTimeList: runtime() as an element of a list
 // that accepts no runtime value at all is refused as build-time, not with
 // advice to make the whole argument a runtime value.
