@@ -793,6 +793,11 @@ func (d *decoder) decodeCheck(b *hcl.Block) *Check {
 		if !d.checkCalls(as.Condition) || !d.checkCalls(as.ErrorMessage) {
 			continue
 		}
+		// An undeclared local gets the error (and suggestion) it gets
+		// everywhere else, not HCL's "Unsupported attribute".
+		if condOK, msgOK := d.checkLocalRefs(as.Condition, d.locals), d.checkLocalRefs(as.ErrorMessage, d.locals); !condOK || !msgOK {
+			continue
+		}
 		if v, diags := as.Condition.Value(ctx); diags.HasErrors() {
 			d.add(diags)
 		} else if _, err := convert.Convert(v, cty.Bool); err != nil {

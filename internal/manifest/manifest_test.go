@@ -672,3 +672,26 @@ tool "sh" {
 		t.Errorf("got:  %q\nwant: %q", got, want)
 	}
 }
+
+// TestCheckUndeclaredLocal: a check naming a local that does not exist
+// gets the error every other argument gets, with its suggestion.
+func TestCheckUndeclaredLocal(t *testing.T) {
+	got := errorsOf(t, `
+locals {
+  agent = "a"
+}
+check "c" {
+  assert {
+    condition     = length(reachable(locals.agnt)) == 0
+    error_message = "reaches ${locals.nope}"
+  }
+}
+`)
+	want := []string{
+		`17:38: Reference to undeclared local value: There is no local named "agnt" in this workspace. Did you mean "agent"? Declare it in a locals block.`,
+		`18:32: Reference to undeclared local value: There is no local named "nope" in this workspace. Declare it in a locals block.`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got:  %q\nwant: %q", got, want)
+	}
+}
