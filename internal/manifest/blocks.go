@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
 // decodeLocals evaluates every locals block in dependency order and returns
@@ -682,7 +685,12 @@ func (d *decoder) decodeSkill(b *hcl.Block) *Skill {
 					"The \"resources\" argument must map resource paths to their text, like { \"notes.md\" = \"...\" }; got %s.", friendly(v))
 			} else {
 				s.Resources = map[string]string{}
-				for k, ev := range mv.AsValueMap() {
+				values := mv.AsValueMap()
+				// The file each resource becomes, as an artifact's file
+				// system may read its name: the generated SKILL.md is one.
+				files := map[string]string{resourceFileKey(skillFileName): skillFileName}
+				for _, k := range sortedKeys(values) {
+					ev := values[k]
 					if ev.IsNull() {
 						d.errorf(subRange(attr.Expr, k), "Incorrect attribute value type", "The text of resource %q must be a string, not null.", k)
 						continue
@@ -692,7 +700,38 @@ func (d *decoder) decodeSkill(b *hcl.Block) *Skill {
 							"The resource path %q must be relative and stay inside the skill (no \"..\", no leading \"/\").", k)
 						continue
 					}
+					fk := resourceFileKey(k)
+					switch prev, dup := files[fk]; {
+					case dup && prev == skillFileName:
+						also := ""
+						if path.Clean(k) != skillFileName {
+							also = " (file names that differ only in letter case are one file on macOS and Windows)"
+						}
+						d.errorf(keyRange(attr.Expr, k), "Conflicting skill resource",
+							"The resource %q names the skill's %s%s, which an inline skill generates from its description and content. Rename the resource.", k, skillFileName, also)
+						continue
+					case dup:
+						d.errorf(keyRange(attr.Expr, k), "Conflicting skill resource",
+							"The resources %q and %q name the same file of skill %q (as written, or once letter case and Unicode form are ignored, as on macOS and Windows, where one would unpack over the other). Keep one of them, or rename one.", prev, k, s.Name)
+						continue
+					}
+					files[fk] = k
 					s.Resources[k] = ev.AsString()
+				}
+				// A file cannot also be the directory of another.
+				for _, k := range sortedKeys(s.Resources) {
+					fk := resourceFileKey(k)
+					for i := range len(fk) {
+						if fk[i] != '/' {
+							continue
+						}
+						if prev, ok := files[fk[:i]]; ok {
+							d.errorf(keyRange(attr.Expr, k), "Conflicting skill resource",
+								"The resource %q lies in the directory %q, which is also a file of skill %q. A path cannot be both a file and a directory: rename one.", k, prev, s.Name)
+							delete(s.Resources, k)
+							break
+						}
+					}
 				}
 			}
 		}
@@ -716,6 +755,17 @@ func (d *decoder) decodeSkill(b *hcl.Block) *Skill {
 		}
 	}
 	return s
+}
+
+// skillFileName is the file that holds a skill's front matter and text.
+const skillFileName = "SKILL.md"
+
+// resourceFileKey is the file a skill resource path names as a case
+// insensitive, normalising file system (macOS, Windows) reads it: "a/./B"
+// and "a/b" are one file there. The artifact builder refuses two such
+// paths; the manifest reports them where they are written.
+func resourceFileKey(p string) string {
+	return norm.NFC.String(cases.Fold().String(norm.NFC.String(path.Clean(p))))
 }
 
 func safeRelPath(p string) bool {

@@ -695,3 +695,42 @@ check "c" {
 		t.Errorf("got:  %q\nwant: %q", got, want)
 	}
 }
+
+// TestInlineSkillResourceConflicts: resources of an inline skill that
+// would be one file in its artifact (the generated SKILL.md, the same
+// path written twice, names differing only in letter case or Unicode
+// form) or a file and a directory are errors where they are written,
+// found by validate rather than when apply builds the artifact.
+func TestInlineSkillResourceConflicts(t *testing.T) {
+	tests := []struct {
+		resources string
+		want      []string // "column: start of detail"
+	}{
+		{`{ "notes.md" = "a", "ref/b.md" = "b" }`, nil},
+		{`{ "SKILL.md" = "a" }`, []string{`19: The resource "SKILL.md" names the skill's SKILL.md, which`}},
+		{`{ "skill.md" = "a" }`, []string{`19: The resource "skill.md" names the skill's SKILL.md (file names`}},
+		{`{ "A.txt" = "a", "a.txt" = "b" }`, []string{`34: The resources "A.txt" and "a.txt" name the same file`}},
+		{`{ "a/./b" = "a", "a/b" = "b" }`, []string{`34: The resources "a/./b" and "a/b" name the same file`}},
+		{`{ "a" = "a", "A/b" = "b" }`, []string{`30: The resource "A/b" lies in the directory "a", which`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.resources, func(t *testing.T) {
+			got := errorsOf(t, `
+skill "s" {
+  description = "d"
+  content     = "c"
+  resources   = `+tt.resources+`
+}
+`)
+			if len(got) != len(tt.want) {
+				t.Fatalf("got:  %q\nwant: %q", got, tt.want)
+			}
+			for i, w := range tt.want {
+				col, detail, _ := strings.Cut(w, ": ")
+				if !strings.HasPrefix(got[i], "15:"+col+": Conflicting skill resource: "+detail) {
+					t.Errorf("got:  %q\nwant: %q", got[i], "15:"+col+": Conflicting skill resource: "+detail+"…")
+				}
+			}
+		})
+	}
+}
