@@ -364,9 +364,19 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 			if bv.True() {
 				continue
 			}
-			msgVal, _ := a.ErrorMessage.Value(ctx)
+			msgVal, msgDiags := a.ErrorMessage.Value(ctx)
 			msgVal, _ = msgVal.UnmarkDeep()
 			msg := literalString(msgVal)
+			if msgDiags.HasErrors() {
+				// What did evaluate ("reaches " of "reaches ${reachable("a")}")
+				// is no message: say why there is none.
+				for _, d := range msgDiags {
+					if d.Severity == hcl.DiagError {
+						p.Diagnostics = append(p.Diagnostics, d)
+					}
+				}
+				msg = ""
+			}
 			if msg == "" {
 				msg = fmt.Sprintf("check %q failed", c.Name)
 			}

@@ -759,3 +759,33 @@ tool "srv" {
 		})
 	}
 }
+
+// TestCheckErrorMessageThatDoesNotEvaluate: a failing check whose
+// error_message does not evaluate (a list interpolated) reports why,
+// rather than showing the part before the error as the message.
+func TestCheckErrorMessageThatDoesNotEvaluate(t *testing.T) {
+	cfg, diags := manifest.LoadSources("", map[string][]byte{"agent.acl": []byte(duplicateAgent + `
+check "c" {
+  assert {
+    condition     = length(reachable("a")) > 0
+    error_message = "a reaches ${reachable("a")}"
+  }
+}
+`)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	p := New(context.Background(), cfg, Options{})
+	if c := p.Checks[0]; c.Status != CheckFail || c.Message != `check "c" failed` {
+		t.Errorf("got: %+v\nwant: failed with the default message, not %q", c, "a reaches ")
+	}
+	var found bool
+	for _, d := range p.Diagnostics {
+		if d.Severity == hcl.DiagError && d.Summary == "Invalid template interpolation value" && d.Subject != nil && d.Subject.Start.Line == 16 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("got: %v\nwant: the error_message's own error, at line 16", p.Diagnostics)
+	}
+}
