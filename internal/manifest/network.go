@@ -3,6 +3,8 @@ package manifest
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -175,11 +177,44 @@ func (d *decoder) decodeNetworkPolicy(b *hcl.Block) *NetworkPolicy {
 				pat.Pathname = sv.AsString()
 			}
 		}
+		for _, c := range []struct{ name, value string }{{"protocol", pat.Protocol}, {"hostname", pat.Hostname}, {"port", pat.Port}} {
+			if err := CheckURLPatternPart(c.name, c.value); err != nil {
+				d.errorf(subRange(exprAt(attr.Expr, i), c.name), "Invalid URL pattern", "In entry %d of \"allow\", %s.", i+1, err)
+				valid = false
+			}
+		}
 		if valid {
 			p.Allow = append(p.Allow, pat)
 		}
 	}
 	return p
+}
+
+// CheckURLPatternPart checks one part of a network allow pattern as
+// agentform serve reads it: a protocol is a URL scheme pattern (with or
+// without its trailing ":"), a literal port a port number, and a hostname
+// has no character that ends a host in a URL. It returns nil for the
+// other parts (pathname) and for an empty value, which matches anything.
+func CheckURLPatternPart(name, value string) error {
+	switch name {
+	case "protocol":
+		for _, c := range strings.TrimSuffix(value, ":") {
+			if !(c == '*' || c == ':' || c == '_' || c == '+' || c == '-' || c == '.' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				return fmt.Errorf("the protocol %q is not a URL scheme pattern, like \"https\"", value)
+			}
+		}
+	case "port":
+		if value != "" && !strings.ContainsAny(value, "*:") {
+			if n, err := strconv.Atoi(value); err != nil || n < 0 || n > 65535 {
+				return fmt.Errorf("the port %q is not a port number (0 to 65535)", value)
+			}
+		}
+	case "hostname":
+		if strings.ContainsAny(value, "/?#@") {
+			return fmt.Errorf("the hostname %q has characters a hostname cannot have (put a path in pathname)", value)
+		}
+	}
+	return nil
 }
 
 // Filesystem is the top-level filesystem block: what tools see as their

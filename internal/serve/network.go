@@ -22,6 +22,7 @@ import (
 	"golang.org/x/net/idna"
 
 	"github.com/agentform/agentform/internal/artifact"
+	"github.com/agentform/agentform/internal/manifest"
 )
 
 // Defaults of the network block's limits when the manifest leaves them
@@ -786,22 +787,14 @@ func isASCII(s string) bool {
 	return true
 }
 
-// validatePattern checks an allow pattern: its protocol is a scheme and
-// its port, when literal, a port number.
+// validatePattern checks an allow pattern as the manifest does
+// (manifest.CheckURLPatternPart): its protocol is a scheme and its port,
+// when literal, a port number. An artifact may come from elsewhere.
 func validatePattern(p artifact.URLPattern) error {
-	proto := strings.TrimSuffix(p.Protocol, ":")
-	for _, c := range proto {
-		if !(c == '*' || c == ':' || c == '_' || c == '+' || c == '-' || c == '.' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return fmt.Errorf("the protocol %q is not a URL scheme pattern", p.Protocol)
+	for _, c := range []struct{ name, value string }{{"protocol", p.Protocol}, {"port", p.Port}, {"hostname", p.Hostname}} {
+		if err := manifest.CheckURLPatternPart(c.name, c.value); err != nil {
+			return err
 		}
-	}
-	if p.Port != "" && !strings.ContainsAny(p.Port, "*:") {
-		if n, err := strconv.Atoi(p.Port); err != nil || n < 0 || n > 65535 {
-			return fmt.Errorf("the port %q is not a port number", p.Port)
-		}
-	}
-	if strings.ContainsAny(p.Hostname, "/?#@") {
-		return fmt.Errorf("the hostname %q has characters a hostname cannot have", p.Hostname)
 	}
 	return nil
 }
