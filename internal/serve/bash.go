@@ -1485,6 +1485,10 @@ var errOutside = errors.New("outside the tool's filesystem")
 // errCommandFile is the error of writing one of the tool's commands.
 var errCommandFile = errors.New("one of the tool's commands, which a script may not write")
 
+// errNotRegular is the error of opening what is neither a regular file nor
+// a directory (a named pipe, a device, a socket).
+var errNotRegular = errors.New("not a regular file: the shell of a bash tool opens only regular files and directories (a named pipe could make it wait past every limit)")
+
 // maxSourceSize bounds a file run by source.
 const maxSourceSize = 16 << 20
 
@@ -1579,11 +1583,25 @@ func (j *shellJob) open(ctx context.Context, p string, flag int, perm os.FileMod
 	if flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND) != 0 && j.commands.isCommandFile(filepath.Join(j.root, rel)) {
 		return nil, &os.PathError{Op: "open", Path: p, Err: errCommandFile}
 	}
-	f, err := j.fsys.OpenFile(rel, flag, perm)
+	// Not blocking: opening a named pipe waits for the other end in a
+	// system call that neither a limit nor the call's deadline can
+	// interrupt, and the run would hang for good. Only regular files and
+	// directories are opened.
+	f, err := j.fsys.OpenFile(rel, flag|syscall.O_NONBLOCK, perm)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
-			return nil, &os.PathError{Op: "open", Path: p, Err: pe.Err}
+			err = pe.Err
+		}
+		if errors.Is(err, syscall.ENXIO) {
+			err = errNotRegular // a named pipe opened for writing
+		}
+		return nil, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() && !info.IsDir() {
+		f.Close()
+		if err == nil {
+			err = errNotRegular
 		}
 		return nil, &os.PathError{Op: "open", Path: p, Err: err}
 	}
@@ -1677,7 +1695,8 @@ func (j *shellJob) readDir(ctx context.Context, p string) ([]fs.DirEntry, error)
 	if !ok {
 		return nil, &os.PathError{Op: "readdir", Path: p, Err: errOutside}
 	}
-	f, err := j.fsys.Open(rel)
+	// A directory only: opening a named pipe would wait for a writer.
+	f, err := j.fsys.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
 	}

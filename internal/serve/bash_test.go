@@ -1051,3 +1051,47 @@ func TestBashRedirectedCommandGetsTheFile(t *testing.T) {
 		t.Errorf("got: %q, %v\nwant: c.txt unchanged", b, err)
 	}
 }
+
+// A named pipe in the tool's filesystem is not opened: opening one waits
+// for the other end in a system call that no limit and no deadline can
+// interrupt, so a script that read it hung past every bound, and serve
+// or invoke with it.
+func TestBashDoesNotOpenNamedPipes(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "ff")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("cannot make a named pipe: %v", err)
+	}
+	// Release any open still waiting when the test fails.
+	t.Cleanup(func() {
+		if f, err := os.OpenFile(fifo, os.O_RDWR|syscall.O_NONBLOCK, 0); err == nil {
+			time.Sleep(100 * time.Millisecond)
+			f.Close()
+		}
+	})
+	ex, a := bashTestExecutor(t, fmt.Sprintf(`commands = []
+  fs {
+    kind = "read_write"
+    path = %q
+  }
+  limits {
+    max_execution_time_secs = 2
+  }`, dir))
+	for _, script := range []string{
+		`read x < ff; echo "done $?"`,
+		`echo hi > ff; echo "done $?"`,
+		`echo ff/*; echo "done $?"`,
+	} {
+		res, out, err := bashRunWithin(t, ex, a, script, 10*time.Second)
+		if err != nil {
+			t.Fatalf("%s\ngot:  %v\nwant: the script runs to its end", script, err)
+		}
+		if res.Status != StatusSuccess || !strings.Contains(out.Stdout, "done") {
+			t.Errorf("%s\ngot:  %s, stdout %q stderr %q\nwant: the script runs to its end", script, res.Status, out.Stdout, out.Stderr)
+		}
+	}
+	_, out := bashMustRun(t, ex, a, `read x < ff`)
+	if !strings.Contains(out.Stderr, "not a regular file") {
+		t.Errorf("got:  stderr %q\nwant: the open refused as not a regular file", out.Stderr)
+	}
+}
