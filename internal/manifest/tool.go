@@ -3,6 +3,8 @@ package manifest
 import (
 	"fmt"
 	"net/url"
+	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -175,6 +177,10 @@ func (d *decoder) decodeBash(a hcl.Attributes, blocks hcl.Blocks) *BashTool {
 			}
 		}
 	}
+	d.checkBashCwd(bt.Cwd)
+	if bt.FS != nil {
+		d.checkBashCwd(bt.FS.Cwd)
+	}
 	if eb := d.singleBlock(blocks, "env"); eb != nil {
 		c, diags := d.content(eb.Body, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "kind"}, {Name: "vars"}}})
 		d.add(diags)
@@ -227,6 +233,22 @@ func (d *decoder) decodeBash(a hcl.Attributes, blocks hcl.Blocks) *BashTool {
 		}
 	}
 	return bt
+}
+
+// checkBashCwd reports a relative working directory that climbs out of
+// the tool's filesystem ("../x"), which serve refuses to start with. An
+// absolute one is taken as inside the filesystem (/home/agent/src is its
+// src), so it never leaves.
+func (d *decoder) checkBashCwd(s String) {
+	if !s.Set || s.invalid || !s.Known() || s.Value == "" || strings.HasPrefix(s.Value, "/") {
+		return
+	}
+	c := path.Clean(s.Value)
+	if c == "." || filepath.IsLocal(filepath.FromSlash(c)) {
+		return
+	}
+	d.errorf(s.Range, "Working directory outside the filesystem",
+		"The working directory %q leaves the tool's filesystem, so agentform serve and invoke would refuse to start the tool. Give a directory inside it, relative to its root (\"src\") or under /home/agent (\"/home/agent/src\").", s.Value)
 }
 
 // checkCommands reports commands entries no script could run: an empty
