@@ -249,7 +249,8 @@ func (e *pythonExecutor) Call(ctx context.Context, call *Call) (*Result, error) 
 	if pt == nil {
 		return nil, fmt.Errorf("tool %q is not served by this python executor", call.Tool.Name)
 	}
-	req, err := json.Marshal(map[string]json.RawMessage{"args": orJSON(call.Args, "{}"), "state": orJSON(call.State, "{}"), "config": orJSON(call.Config, "null")})
+	optional, _ := json.Marshal(optionalParams(call.Tool.Parameters))
+	req, err := json.Marshal(map[string]json.RawMessage{"args": orJSON(call.Args, "{}"), "state": orJSON(call.State, "{}"), "config": orJSON(call.Config, "null"), "optional": optional})
 	if err != nil {
 		return nil, fmt.Errorf("encoding the call: %w", err)
 	}
@@ -314,6 +315,28 @@ func (e *pythonExecutor) Call(ctx context.Context, call *Call) (*Result, error) 
 		res.StateUpdate = ans.StateUpdate
 	}
 	return res, nil
+}
+
+// optionalParams lists the properties of a tool's argument schema that it
+// does not require: the runner passes None for such a parameter of a
+// function that has no default (Optional[str] without "= None", which
+// plan reads as an argument that may be left out).
+func optionalParams(schema []byte) []string {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return []string{}
+	}
+	out := []string{}
+	for name := range s.Properties {
+		if !slices.Contains(s.Required, name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // pythonClassRE matches an exception class name worth recording: a

@@ -109,12 +109,40 @@ def invoke(fn, param, request):
         value = Input(args=args, state=request.get("state"), config=request.get("config"))
         result = fn(**{param.name: value}) if param.kind == param.KEYWORD_ONLY else fn(value)
     else:
-        result = fn(**args)
+        positional, keywords = call_arguments(fn, args, request.get("optional") or [])
+        result = fn(*positional, **keywords)
     if inspect.isawaitable(result):
         async def wait(awaitable):
             return await awaitable
         result = asyncio.run(wait(result))
     return result
+
+
+def call_arguments(fn, args, optional):
+    """The positional and keyword arguments of fn for the call's args, as
+    the plan's schema read its signature: a positional-only parameter is
+    passed by position, and one the schema does not require that has no
+    default (an Optional without "= None") gets None when it is left out."""
+    keywords = dict(args)
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return [], keywords
+    for p in params:
+        if p.name in optional and p.name not in keywords and p.default is p.empty and \
+                p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            keywords[p.name] = None
+    positional = []
+    for p in params:
+        if p.kind != p.POSITIONAL_ONLY:
+            break
+        if p.name in keywords:
+            positional.append(keywords.pop(p.name))
+        elif p.default is not p.empty:
+            positional.append(p.default)
+        else:
+            break  # Python reports the missing argument
+    return positional, keywords
 
 
 def to_json(value, depth=0):

@@ -27,6 +27,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import Optional
 
 
 def lookup(title: str, limit: int = 2) -> dict:
@@ -105,6 +106,16 @@ def plant(paths: list) -> dict:
 def leave():
     """Exits without an answer."""
     os._exit(3)
+
+
+def note(text: str, suffix: Optional[str], *, loud: "bool | None") -> list:
+    """Optional parameters without a default."""
+    return [text, suffix, loud]
+
+
+def repeat(text: str, times: int = 2, /, sep: str = "") -> str:
+    """Positional-only parameters."""
+    return sep.join([text] * times)
 `,
 	"tools/src/forecast/__init__.py": "",
 	"tools/src/forecast/units.py":    "UNITS = [\"celsius\", \"fahrenheit\"]\n",
@@ -190,6 +201,16 @@ tool "weather" {
   config = {
     units = "metric"
   }
+}
+tool "note" {
+  kind         = "python"
+  source       = "./tools"
+  capabilities = ["notes"]
+}
+tool "repeat" {
+  kind         = "python"
+  source       = "./tools"
+  capabilities = ["notes"]
 }
 tool "broken" {
   kind         = "python"
@@ -292,6 +313,14 @@ func testPythonFunctionTools(t *testing.T, a *artifact.Agent, arch *artifact.Arc
 		{"lookup", `{"title":"x","limit":5}`, `{"limit":5,"title":"x"}`},
 		// A coroutine runs to its end.
 		{"shout", `{"text":"hey"}`, `"HEY"`},
+		// An Optional parameter without a default, which the schema does
+		// not require, is None when left out.
+		{"note", `{"text":"a"}`, `["a",null,null]`},
+		{"note", `{"text":"a","suffix":"b","loud":true}`, `["a","b",true]`},
+		// A positional-only parameter is passed by position.
+		{"repeat", `{"text":"ab"}`, `"abab"`},
+		{"repeat", `{"text":"ab","times":3,"sep":"-"}`, `"ab-ab-ab"`},
+		{"repeat", `{"text":"ab","sep":"-"}`, `"ab-ab"`},
 	} {
 		res, err := pythonCall(t, a, arch, tc.block, tc.args)
 		if err != nil {
