@@ -78,7 +78,9 @@ Options:
                                refuse at once).
   -no-color                    Disable colour in messages.
   -chdir=DIR                   Use DIR as the workspace (runtime database;
-                               a relative ARTIFACT is found there too).
+                               a relative ARTIFACT, and a bash tool's
+                               relative fs path and commands, are found
+                               there too).
 `) + "\n"
 }
 

@@ -82,7 +82,7 @@ func checkBashCommand(dir, name string, rng hcl.Range) *hcl.Diagnostic {
 		// The artifact keeps the entry as written, and serve resolves it
 		// where serve runs (it does not know the workspace).
 		return warn("Relative command path",
-			fmt.Sprintf("%q is found relative to the workspace here, but agentform serve and invoke resolve it against the directory they run in, so the tool can run it only when they run in the workspace. List an absolute path, or a command name on the PATH of the host that runs the agent.", name))
+			fmt.Sprintf("%q is found relative to the workspace here, but agentform serve and invoke resolve it against their workspace (-chdir, or the directory they run in), so the tool can run it only when they are given this workspace. List an absolute path, or a command name on the PATH of the host that runs the agent.", name))
 	}
 	return nil
 }

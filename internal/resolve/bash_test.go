@@ -55,7 +55,7 @@ func TestResolveBash(t *testing.T) {
   commands    = ["./bin/run.sh", "./bin/data.txt", "./bin", "./bin/missing.sh", "/bin/sh"]
 }`,
 			want: []wantWarning{
-				{summary: "Relative command path", detail: `"./bin/run.sh" is found relative to the workspace here, but agentform serve and invoke resolve it against the directory they run in`, line: 4, column: 18},
+				{summary: "Relative command path", detail: `"./bin/run.sh" is found relative to the workspace here, but agentform serve and invoke resolve it against their workspace (-chdir, or the directory they run in)`, line: 4, column: 18},
 				{summary: "Command not executable", detail: `"./bin/data.txt" exists but is not executable`, line: 4, column: 34},
 				{summary: "Command is a directory", detail: `"./bin" is a directory`, line: 4, column: 52},
 				{summary: "Command not found", detail: `There is no file at "./bin/missing.sh"`, line: 4, column: 61},

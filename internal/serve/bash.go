@@ -124,7 +124,7 @@ func newBashTool(h *Host, t *artifact.Tool) (*bashTool, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("tool %q has no bash settings in agent.json; rebuild the artifact with agentform apply", t.Name)
 	}
-	bt := &bashTool{name: t.Name, cfg: cfg, commands: newCommandSet(cfg.Commands), fsKind: "in_memory"}
+	bt := &bashTool{name: t.Name, cfg: cfg, commands: newCommandSet(h.Dir, cfg.Commands), fsKind: "in_memory"}
 	for _, name := range cfg.Commands {
 		if p := bt.commands.names[name]; !strings.Contains(name, "/") && p == "" {
 			h.Logf("tool %s: the command %q is not on the PATH of agentform serve; scripts that run it will fail", t.Name, name)
@@ -145,14 +145,12 @@ func newBashTool(h *Host, t *artifact.Tool) (*bashTool, error) {
 				return nil, fmt.Errorf("tool %q: a filesystem of kind %s needs a path", t.Name, bt.fsKind)
 			}
 			// The artifact does not record the workspace, so a relative
-			// path is taken from the directory serve runs in.
-			p, err := filepath.Abs(fsc.Path)
-			if err != nil {
-				return nil, fmt.Errorf("tool %q: fs path %q: %w", t.Name, fsc.Path, err)
-			}
+			// path is taken from serve's (-chdir, or the directory serve
+			// runs in), as plan takes it from the workspace.
+			p := workspacePath(h.Dir, fsc.Path)
 			info, err := os.Stat(p)
 			if err != nil {
-				return nil, fmt.Errorf("tool %q: the fs path %s cannot be used: %w (a relative path is taken from the directory agentform serve runs in)", t.Name, p, err)
+				return nil, fmt.Errorf("tool %q: the fs path %s cannot be used: %w (a relative path is taken from the workspace: -chdir, or the directory agentform serve runs in)", t.Name, p, err)
 			}
 			if !info.IsDir() {
 				return nil, fmt.Errorf("tool %q: the fs path %s is not a directory", t.Name, p)
@@ -419,6 +417,8 @@ func (bt *bashTool) environ(home string) []string {
 
 // commandSet is the set of external commands a script may run.
 type commandSet struct {
+	// dir is the workspace, which relative entries are taken from.
+	dir string
 	// names maps each allowed command name to where the PATH of serve
 	// leads ("" when it is not there).
 	names map[string]string
@@ -433,17 +433,15 @@ type commandSet struct {
 }
 
 // newCommandSet looks up commands: a name on the PATH of serve, an entry
-// with a "/" as a path (relative to the directory serve runs in).
-func newCommandSet(commands []string) *commandSet {
-	c := &commandSet{names: map[string]string{}, paths: map[string]bool{}, files: map[string]bool{}, list: strings.Join(commands, ", ")}
+// with a "/" as a path (relative to the workspace dir).
+func newCommandSet(dir string, commands []string) *commandSet {
+	c := &commandSet{dir: dir, names: map[string]string{}, paths: map[string]bool{}, files: map[string]bool{}, list: strings.Join(commands, ", ")}
 	for _, name := range commands {
 		if name == "" {
 			continue
 		}
 		if strings.Contains(name, "/") {
-			if p, err := filepath.Abs(name); err == nil {
-				c.paths[p] = true
-			}
+			c.paths[workspacePath(dir, name)] = true
 			continue
 		}
 		p, err := exec.LookPath(name)
@@ -465,10 +463,22 @@ func newCommandSet(commands []string) *commandSet {
 // a name that is not on the PATH of serve).
 func (c *commandSet) path(entry string) string {
 	if strings.Contains(entry, "/") {
-		p, _ := filepath.Abs(entry)
-		return p
+		return workspacePath(c.dir, entry)
 	}
 	return c.names[entry]
+}
+
+// workspacePath is the absolute path of a path of the manifest: p itself
+// when absolute, else p in the workspace dir (the directory serve runs in
+// when dir is "").
+func workspacePath(dir, p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return filepath.Clean(p)
 }
 
 // isCommandFile reports whether the absolute path p is, or leads to, one

@@ -852,7 +852,7 @@ func TestBashRefusesCommandsInWritableTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := &shellJob{file: file, root: root, dir: root, env: []string{"HOME=" + root}, commands: newCommandSet([]string{filepath.Join(root, "run.sh")}), what: "the script"}
+	job := &shellJob{file: file, root: root, dir: root, env: []string{"HOME=" + root}, commands: newCommandSet("", []string{filepath.Join(root, "run.sh")}), what: "the script"}
 	out, err := job.run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -1093,5 +1093,53 @@ func TestBashDoesNotOpenNamedPipes(t *testing.T) {
 	_, out := bashMustRun(t, ex, a, `read x < ff`)
 	if !strings.Contains(out.Stderr, "not a regular file") {
 		t.Errorf("got:  stderr %q\nwant: the open refused as not a regular file", out.Stderr)
+	}
+}
+
+// A relative fs path and command path are taken from the workspace serve
+// was given (-chdir), as plan takes them, not from the directory serve
+// happens to run in: an MCP client that starts agentform -chdir=WS serve
+// in its own directory gave a read_write tool that directory's "data".
+func TestBashRelativePathsFromWorkspace(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("sh is not on PATH")
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"agent.acl": bashTestAgent + `
+tool "sh" {
+  kind         = "bash"
+  capabilities = ["shell"]
+  commands     = ["./bin/hello"]
+  fs {
+    kind = "read_write"
+    path = "./data"
+  }
+}
+`,
+		"data/in-workspace.txt": "yes\n",
+		"bin/hello":             "#!/bin/sh\necho hello from the workspace\n",
+	})
+	if err := os.Chmod(filepath.Join(dir, "bin", "hello"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, _, data := buildArtifact(t, dir, "a", nil)
+	// serve runs elsewhere, in a directory with a data directory of its own.
+	elsewhere := t.TempDir()
+	writeFiles(t, elsewhere, map[string]string{"data/elsewhere.txt": "no\n"})
+	t.Chdir(elsewhere)
+	s, err := OpenData(context.Background(), filepath.Join(dir, "a.agent.tgz"), data, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	resp, err := s.Call(context.Background(), Request{Tool: "sh", Args: json.RawMessage(`{"script":"echo *; ../bin/hello"}`), Session: "s", Via: "invoke", Held: s.Held()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out shellOutcome
+	_ = json.Unmarshal(resp.Output, &out)
+	if resp.Status != StatusSuccess || out.Stdout != "in-workspace.txt\nhello from the workspace\n" {
+		t.Fatalf("got:  %s %s %+v\nwant: the workspace's data and command", resp.Status, resp.Record.Error, out)
 	}
 }

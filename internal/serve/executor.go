@@ -18,6 +18,11 @@ type Host struct {
 	Files map[string][]byte
 	// Env resolves runtime references (runtime() and secret() values).
 	Env *Env
+	// Dir is the workspace directory (serve's -chdir, or the directory it
+	// runs in), absolute: relative paths of the manifest (a bash tool's
+	// fs path and commands) are taken from there, as plan takes them from
+	// the workspace.
+	Dir string
 	// Logf writes one operator log line (standard error of serve). Never
 	// pass it a secret, a runtime value or raw arguments.
 	Logf func(format string, args ...any)

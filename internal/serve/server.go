@@ -12,6 +12,7 @@ package serve
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -175,7 +176,11 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 	logf := opts.Logf
 	s.logPlain = func(format string, args ...any) { logf("%s", fmt.Sprintf(format, args...)) }
 	s.opts.Logf = func(format string, args ...any) { logf("%s", s.scrubber.Text(fmt.Sprintf(format, args...))) }
-	s.host = &Host{Agent: agent, Files: files, Env: env, Logf: s.opts.Logf, Withdraw: s.withdraw}
+	dir, err := filepath.Abs(cmp.Or(opts.Dir, "."))
+	if err != nil {
+		return nil, fmt.Errorf("the workspace directory %s: %w", opts.Dir, err)
+	}
+	s.host = &Host{Agent: agent, Files: files, Env: env, Dir: dir, Logf: s.opts.Logf, Withdraw: s.withdraw}
 	var problems []string
 	policy, err := env.String(agent.CapabilityPolicy)
 	if err != nil {

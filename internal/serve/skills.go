@@ -200,7 +200,7 @@ func (e *skillsExecutor) runScript(ctx context.Context, s *artifact.Skill, scrip
 			root:       root,
 			dir:        root,
 			env:        []string{"HOME=" + root},
-			commands:   newCommandSet(nil),
+			commands:   newCommandSet("", nil),
 			what:       "the skill script",
 			timeout:    skillScriptTimeout,
 			timeoutErr: &limitError{fmt.Sprintf("the skill script ran longer than %s and was stopped", skillScriptTimeout)},
