@@ -78,8 +78,9 @@ Options:
                                refuse at once).
   -no-color                    Disable colour in messages.
   -chdir=DIR                   Use DIR as the workspace (runtime database;
-                               a relative ARTIFACT, and a bash tool's
-                               relative fs path and commands, are found
+                               a relative ARTIFACT, a bash tool's
+                               relative fs path and commands and an mcp
+                               stdio server's relative command are found
                                there too).
 `) + "\n"
 }

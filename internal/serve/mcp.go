@@ -221,11 +221,14 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 		for k, v := range env {
 			vars[k] = v
 		}
-		path, err := mcpwire.LookCommand(command, "", vars["PATH"])
+		// A relative command is the workspace's, and the server runs
+		// there, as plan ran it (serve's -chdir, not where serve runs).
+		path, err := mcpwire.LookCommand(command, e.h.Dir, vars["PATH"])
 		if err != nil {
 			return nil, fmt.Errorf("the MCP server command of block %q %s; install the server on this machine or fix its command", e.block, e.scrub.Text(err.Error()))
 		}
 		cmd := exec.Command(path, args...)
+		cmd.Dir = e.h.Dir
 		for _, k := range slices.Sorted(maps.Keys(vars)) {
 			cmd.Env = append(cmd.Env, k+"="+vars[k])
 		}

@@ -862,3 +862,20 @@ tool "count" {
 		t.Errorf("unchanged mcp tool with OnCall\ngot:  %s %s %s\nwant: success", r.Status, r.Error, r.Output)
 	}
 }
+
+// A stdio server's relative command is the workspace's, as plan found
+// it: serve given the workspace with -chdir, and running elsewhere (an MCP
+// client's directory), starts it from there.
+func TestMCPRelativeCommandFromWorkspace(t *testing.T) {
+	dir := t.TempDir()
+	mcpTestBuildServer(t, filepath.Join(dir, "bin"))
+	writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(`
+  transport = "stdio"
+  command   = "./bin/mcpserver"
+`)})
+	a, arch, _ := buildArtifact(t, dir, "assistant", nil)
+	t.Chdir(t.TempDir())
+	h, _ := mcpTestHost(t, a, arch, nil)
+	h.Dir = dir
+	mcpTestStart(t, h, a)
+}
