@@ -305,6 +305,11 @@ func (bt *bashTool) sandbox() (string, func(), error) {
 		}
 		return root, func() {}, nil
 	}
+	if bt.fsKind == "overlay" && pathWithin(bt.fsPath, os.TempDir()) {
+		// The copy would be made inside the tree it copies, and copied
+		// again into itself until its paths grew too long.
+		return "", nil, fmt.Errorf("the temporary directory %s is inside the tool's filesystem %s; run agentform serve with a TMPDIR outside it", os.TempDir(), bt.fsPath)
+	}
 	tmp, err := os.MkdirTemp("", "agentform-bash-")
 	if err != nil {
 		return "", nil, fmt.Errorf("creating the tool's filesystem: %w", err)

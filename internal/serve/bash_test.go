@@ -1143,3 +1143,24 @@ tool "sh" {
 		t.Fatalf("got:  %s %s %+v\nwant: the workspace's data and command", resp.Status, resp.Record.Error, out)
 	}
 }
+
+// An overlay whose directory holds serve's TMPDIR is refused with what to
+// do: its copy, made under TMPDIR, was copied into itself level after
+// level (the whole tree each time) until its paths grew too long.
+func TestBashOverlayHoldingTempDir(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.txt": "hi\n", "tmp/.keep": ""})
+	ex, a := bashTestExecutor(t, fmt.Sprintf(`commands = []
+  fs {
+    kind = "overlay"
+    path = %q
+  }`, dir))
+	t.Setenv("TMPDIR", filepath.Join(dir, "tmp"))
+	_, _, err := bashRun(t, ex, a, `echo *`)
+	if err == nil || !strings.Contains(err.Error(), "run agentform serve with a TMPDIR outside it") {
+		t.Errorf("got:  %v\nwant: the TMPDIR inside the overlay refused", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "tmp")); len(entries) != 1 {
+		t.Errorf("got:  %d entries in TMPDIR\nwant: nothing copied there", len(entries))
+	}
+}
