@@ -245,6 +245,7 @@ func TestResolveSkillInline(t *testing.T) {
 		name, block, hcl string
 		description      string
 		files            map[string]string
+		resources        map[string]string
 		summary          string
 	}{
 		{
@@ -278,19 +279,24 @@ func TestResolveSkillInline(t *testing.T) {
 			},
 		},
 		{
+			// The manifest refuses such a resource where it is written;
+			// resolve refuses it too, whatever gave it the skill.
 			name: "resource named SKILL.md", block: "clash",
 			hcl: `skill "clash" {
   description = "d"
   content     = "c"
-  resources   = { "SKILL.md" = "x" }
 }
 `,
-			summary: "Conflicting skill resource",
+			resources: map[string]string{"SKILL.md": "x"},
+			summary:   "Conflicting skill resource",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := skillRequest(t, tt.block, tt.hcl)
+			if tt.resources != nil {
+				req.Skill.Resources = tt.resources
+			}
 			res, diags := ResolveSkill(context.Background(), req)
 			if tt.summary != "" {
 				oneDiag(t, diags, hcl.DiagError, tt.summary, req.Skill.DeclRange)
