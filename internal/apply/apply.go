@@ -47,6 +47,7 @@ import (
 
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/resolve"
+	"github.com/agentform/agentform/internal/safefile"
 	"github.com/agentform/agentform/internal/state"
 	"github.com/agentform/agentform/lockfile"
 	"github.com/agentform/agentform/planner"
@@ -660,10 +661,7 @@ func removeArtifact(dir, path string) error {
 // shared); a lock in a workspace without state takes no lock, and would
 // see its rename fail if a first apply removed its temporary file.
 func RemoveStaleTemps(workspace string, plan *planner.Plan) {
-	matches, _ := filepath.Glob(filepath.Join(workspace, "."+lockfile.FileName+".tmp*"))
-	for _, m := range matches {
-		_ = os.Remove(m)
-	}
+	safefile.RemoveMatching(workspace, "."+lockfile.FileName+".tmp*")
 	dirs := map[string]bool{}
 	for _, a := range plan.Agents {
 		dir := filepath.Dir(filepath.FromSlash(plan.ArtifactPath(a.Name)))
@@ -673,9 +671,6 @@ func RemoveStaleTemps(workspace string, plan *planner.Plan) {
 		dirs[dir] = true
 	}
 	for dir := range dirs {
-		matches, _ := filepath.Glob(filepath.Join(dir, ".*.agent.tgz.tmp*"))
-		for _, m := range matches {
-			_ = os.Remove(m)
-		}
+		safefile.RemoveMatching(dir, ".*.agent.tgz.tmp*")
 	}
 }

@@ -346,6 +346,47 @@ func TestApplyRemovesStaleTemps(t *testing.T) {
 	}
 }
 
+// TestApplyRemovesOnlyItsOwnStaleTemps: a workspace whose path reads as a
+// glob pattern ("ws[1]") removes its own temp files, and not those of the
+// directories the pattern would match ("ws1"), whose apply may be
+// writing them.
+func TestApplyRemovesOnlyItsOwnStaleTemps(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "ws[1]")
+	other := filepath.Join(root, "ws1")
+	for _, d := range []string{dir, other} {
+		must(t, os.MkdirAll(filepath.Join(d, "skills", "notes"), 0o755))
+		must(t, os.MkdirAll(filepath.Join(d, "dist"), 0o755))
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(workspace), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "skills", "notes", "SKILL.md"), []byte("---\nname: notes\ndescription: Take notes.\n---\nWrite.\n"), 0o644))
+	var own, others []string
+	for _, d := range []string{dir, other} {
+		temps := []string{filepath.Join(d, "dist", ".a.agent.tgz.tmp123456"), filepath.Join(d, ".agentform.lock.hcl.tmp987654")}
+		for _, p := range temps {
+			must(t, os.WriteFile(p, []byte("partial"), 0o644))
+		}
+		if d == dir {
+			own = temps
+		} else {
+			others = temps
+		}
+	}
+	if _, _, err := planAndApply(t, context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range own {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s\ngot: %v\nwant: the killed apply's temp file removed", p, err)
+		}
+	}
+	for _, p := range others {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s\ngot: %v\nwant: another workspace's temp file kept", p, err)
+		}
+	}
+}
+
 func TestApplyMovesArtifactsToANewOutDir(t *testing.T) {
 	dir := newWorkspace(t)
 	if _, _, err := planAndApply(t, context.Background(), dir); err != nil {

@@ -215,3 +215,21 @@ func Bare(err error) error {
 	}
 	return err
 }
+
+// RemoveMatching removes the files in dir whose names match pattern
+// (filepath.Match syntax, applied to the name alone): the temporary files
+// a killed writer left. dir is a path, never a pattern: a directory whose
+// name holds "[", "*" or "?" is that directory, not the others its name
+// would match as a pattern. Failures leave harmless litter and are
+// ignored.
+func RemoveMatching(dir, pattern string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if ok, _ := filepath.Match(pattern, e.Name()); ok && !e.IsDir() {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}

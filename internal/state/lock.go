@@ -156,10 +156,7 @@ const lockInfoTemp = LockInfoName + ".tmp-*"
 // removeLockInfoTemps removes temp files a killed writer left behind. Only a
 // writer holding the flock may call it; failures leave harmless litter.
 func removeLockInfoTemps(dir string) {
-	names, _ := filepath.Glob(filepath.Join(dir, lockInfoTemp))
-	for _, name := range names {
-		_ = os.Remove(name)
-	}
+	safefile.RemoveMatching(dir, lockInfoTemp)
 }
 
 // writeFileAtomic writes data to a temp file named after pattern (see

@@ -204,6 +204,34 @@ func TestWriterClearsLockInfoTemps(t *testing.T) {
 	}
 }
 
+// TestWriterClearsOnlyItsOwnLockInfoTemps: a workspace whose path reads
+// as a glob pattern ("ws[1]") clears its own temp lock info, and not that
+// of the directories the pattern would match ("ws1"), whose writer may be
+// writing it.
+func TestWriterClearsOnlyItsOwnLockInfoTemps(t *testing.T) {
+	root := t.TempDir()
+	ws, other := filepath.Join(root, "ws[1]"), filepath.Join(root, "ws1")
+	var litter []string
+	for _, d := range []string{ws, other} {
+		if err := os.MkdirAll(filepath.Join(d, state.DirName), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(d, state.DirName, state.LockInfoName+".tmp-123")
+		if err := os.WriteFile(p, []byte(`{"ID":`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		litter = append(litter, p)
+	}
+	w := openWriter(t, ws)
+	_ = w.Close()
+	if _, err := os.Stat(litter[0]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("temp lock info after a writer opened\ngot:  %v\nwant: %v", err, os.ErrNotExist)
+	}
+	if _, err := os.Stat(litter[1]); err != nil {
+		t.Errorf("another workspace's temp lock info after a writer opened\ngot:  %v\nwant: <nil>", err)
+	}
+}
+
 // TestLockErrorSaysHowLongItWaited: an open that waited for the lock says
 // for how long, in the duration's own form; one that gave up at once
 // says nothing of waiting.
