@@ -187,8 +187,18 @@ func InPackage(pkg, dir string) bool {
 // unhashedTopFile reports whether rel, a file's path relative to a
 // package's top, is one the package's hash leaves out: the lockfile, which
 // a package at the workspace's root would otherwise hash while it records
-// that hash (no plan after an apply would be empty).
-func unhashedTopFile(rel string) bool { return rel == lockfile.FileName }
+// that hash (no plan after an apply would be empty), and the temporary
+// files it is written through (lockfileTemp), which a killed apply or lock
+// leaves and the next apply removes.
+func unhashedTopFile(rel string) bool { return rel == lockfile.FileName || lockfileTemp(rel) }
+
+// lockfileTemp reports whether rel, a path relative to a package's top, is
+// a temporary file the lockfile is written through
+// (".agentform.lock.hcl.tmp*", safefile.Write's name for it).
+func lockfileTemp(rel string) bool {
+	ok, _ := filepath.Match("."+lockfile.FileName+".tmp*", rel)
+	return ok
+}
 
 // within reports whether path is root or inside it. Both must be clean
 // absolute paths with symbolic links resolved.

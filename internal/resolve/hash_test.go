@@ -3,6 +3,7 @@ package resolve
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -43,5 +44,31 @@ func TestInPackage(t *testing.T) {
 				t.Errorf("InPackage(%s)\ngot:\n%v\nwant:\n%v (whether writing there changes the hash)", rel, got, want)
 			}
 		})
+	}
+}
+
+// TestPackageFilesLeaveOutLockfile: a package at the workspace's root
+// leaves out the lockfile and the temporary files a killed apply or lock
+// wrote it through (the next apply removes them: hashing them would make
+// the plan ship them and the plan after it change again), but not other
+// files of similar names, nor such names below the top.
+func TestPackageFilesLeaveOutLockfile(t *testing.T) {
+	dir := t.TempDir()
+	for _, rel := range []string{"pyproject.toml", "agentform.lock.hcl", ".agentform.lock.hcl.tmp123456", ".agentform.lock.hcl.bak", "sub/.agentform.lock.hcl.tmp1", "sub/agentform.lock.hcl"} {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(rel), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := PackageFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{".agentform.lock.hcl.bak", "pyproject.toml", "sub/.agentform.lock.hcl.tmp1", "sub/agentform.lock.hcl"}
+	if !slices.Equal(got, want) {
+		t.Errorf("PackageFiles\ngot:  %q\nwant: %q", got, want)
 	}
 }

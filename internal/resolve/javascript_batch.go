@@ -843,10 +843,14 @@ func jsLoadWithin(work string, owners *jsOwners, refuse bool) api.Plugin {
 					}}}, nil
 				}
 				if rel, err := filepath.Rel(pkg.dir, real); err == nil && unhashedTopFile(rel) {
+					what := "the workspace's lockfile"
+					if lockfileTemp(rel) {
+						what = "a temporary file of the workspace's lockfile"
+					}
 					return api.OnLoadResult{Errors: []api.Message{{
 						PluginName: jsUnhashedPlugin,
-						Text: fmt.Sprintf("%s is the workspace's lockfile, which the package's hash leaves out (the lockfile records that hash), so the lockfile would not pin it.",
-							jsRel(work, real)),
+						Text: fmt.Sprintf("%s is %s, which the package's hash leaves out (the lockfile records that hash), so the lockfile would not pin it.",
+							jsRel(work, real), what),
 					}}}, nil
 				}
 				if d := jsUnhashedDir(pkg.dir, real); d != "" {
