@@ -93,7 +93,7 @@ func mcpCheckRegistered(req Request, served map[string]*mcpServedTool, names []s
 	serves := fmt.Sprintf("The MCP server of %q serves", t.Name)
 	fix := "Fix the tool on the server, or register only the tools the agents need with expose, leaving this one out."
 	if fromLock {
-		serves = fmt.Sprintf("The entry for %q in %s, pinned by an earlier agentform, records", t.Name, lockfile.FileName)
+		serves = fmt.Sprintf("The entry for %q in %s (the server not reached) records", t.Name, lockfile.FileName)
 		fix = "Fix the tool on the server and run agentform lock -upgrade where it can be reached, or register only the tools the agents need with expose, leaving this one out."
 	}
 	var stray []string

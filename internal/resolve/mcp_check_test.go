@@ -168,7 +168,7 @@ func TestResolveMCPLockedToolChecks(t *testing.T) {
 	req.Refresh, req.Locked = false, locked
 	res, diags := ResolveMCP(context.Background(), req)
 	d := mcpDiag(t, diags, "Invalid MCP tool schema")
-	if want := `The entry for "srv" in agentform.lock.hcl, pinned by an earlier agentform, records the tool "s2" with an inputSchema that cannot describe its arguments: it is a string`; !strings.Contains(d.Detail, want) {
+	if want := `The entry for "srv" in agentform.lock.hcl (the server not reached) records the tool "s2" with an inputSchema that cannot describe its arguments: it is a string`; !strings.Contains(d.Detail, want) {
 		t.Errorf("detail\ngot:  %s\nwant: it to contain %s", d.Detail, want)
 	}
 	if !res.Unresolved {
