@@ -940,8 +940,8 @@ check "c" {
 	wants := []string{
 		"Error: Duplicate registered tool\n\n  on agent.acl line 19, in tool \"r\":",
 		`This block registers a tool named "a2a_r_send", which is already registered by the block at agent.acl:15,1-18.`,
-		"Error: Duplicate registered tool\n\n  on agent.acl line 23, in skill \"s\":",
-		`This block registers a tool named "list_skills", which is already registered by the block at agent.acl:11,1-19.`,
+		"Error: Duplicate registered tool\n\n  on agent.acl line 11, in tool \"list_skills\":",
+		`This block registers a tool named "list_skills", which a workspace with skills registers for them (describe_skill, get_skill, list_skills, read_skill_file and run_skill_script; the first skill is at agent.acl:23,1-10). Rename this tool block.`,
 		"Error: Invalid function argument\n\n  on agent.acl line 29, in check \"c\":",
 		`Invalid value for "agent" parameter: there is no agent named "aa" (agents: "a").`,
 	}

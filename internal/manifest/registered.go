@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -88,10 +89,31 @@ func (d *decoder) validateToolNames(cfg *Config) {
 		}
 	}
 	if len(cfg.Skills) > 0 {
+		// The skill tools' names are not the skills' to change: the tool
+		// block is the one to rename, and is where the error is.
 		for _, st := range SkillTools {
-			claim(st.Name, cfg.Skills[0].DeclRange)
+			if prev, dup := owner[st.Name]; dup {
+				d.diags = append(d.diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Duplicate registered tool",
+					Detail: fmt.Sprintf("This block registers a tool named %q, which a workspace with skills registers for them (%s; the first skill is at %s). Rename this tool block.",
+						st.Name, skillToolNames(), cfg.Skills[0].DeclRange),
+					Subject: prev.Ptr(),
+				})
+				continue
+			}
+			owner[st.Name] = cfg.Skills[0].DeclRange
 		}
 	}
+}
+
+// skillToolNames lists the SkillTools' names for a message.
+func skillToolNames() string {
+	names := make([]string, len(SkillTools))
+	for i, st := range SkillTools {
+		names[i] = st.Name
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // AgentFunctions are the check functions whose first argument names an
