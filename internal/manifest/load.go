@@ -130,7 +130,9 @@ func LoadSources(dir string, sources map[string][]byte) (*Config, hcl.Diagnostic
 		var f *hcl.File
 		var d hcl.Diagnostics
 		if strings.HasSuffix(name, SuffixJSON) {
-			f, d = parser.ParseJSON(src, name)
+			// A byte order mark, which the native syntax skips, is no
+			// JSON value: left out, as editors show the file.
+			f, d = parser.ParseJSON(bytes.TrimPrefix(src, []byte("\ufeff")), name)
 		} else {
 			f, d = parser.ParseHCL(src, name)
 		}

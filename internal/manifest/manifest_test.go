@@ -734,3 +734,18 @@ skill "s" {
 		})
 	}
 }
+
+// TestJSONByteOrderMark: a .acl.json file that starts with a byte order
+// mark loads as the native syntax's files do, and an error in it is
+// located as the file shows in an editor.
+func TestJSONByteOrderMark(t *testing.T) {
+	agent := `{"agent": {"a": {"capabilities": [], "graph": {"type": "react"}, "model": {"provider": "anthropic", "name": "claude-haiku-4-5"}}}}`
+	cfg, diags := LoadSources("", map[string][]byte{"a.acl.json": []byte("\ufeff" + agent)})
+	if diags.HasErrors() || len(cfg.Agents) != 1 {
+		t.Fatalf("loading a JSON file with a byte order mark: %s", diags.Error())
+	}
+	_, diags = LoadSources("", map[string][]byte{"a.acl.json": []byte("\ufeff" + `{"agent": {"a": {"capabilities": [1 2]}}}`)})
+	if len(diags) != 1 || diags[0].Subject == nil || diags[0].Subject.Start.Column != 39 {
+		t.Errorf("diagnostics: %v, want one, at column 39 of line 1", diags)
+	}
+}
