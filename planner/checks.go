@@ -73,7 +73,7 @@ func (p *Plan) checkFunctions(seen, starred, unknownTaken func(string)) map[stri
 				// a check over it would pass whatever the agent holds.
 				tag := args[1].AsString()
 				if w, err := capability.ValidateTag(tag); err != nil {
-					return cty.NilVal, function.NewArgErrorf(1, "%s. %s", err, manifest.TagHelp)
+					return cty.NilVal, function.NewArgErrorf(1, "%s. %s", err, strings.TrimSuffix(manifest.TagHelp, "."))
 				} else if w != "" {
 					starred(tag)
 				}

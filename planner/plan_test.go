@@ -658,6 +658,41 @@ tool "shell" {
 	}
 }
 
+// TestHoldsBadTagJSON: holds() with a malformed tag in a check written in
+// JSON syntax (which the manifest cannot check before the plan) is an
+// error saying what a tag is, in one sentence each.
+func TestHoldsBadTagJSON(t *testing.T) {
+	cfg, diags := manifest.LoadSources("", map[string][]byte{
+		"agent.acl": []byte(`
+agent "b" {
+  capabilities = ["shell"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+`),
+		"checks.acl.json": []byte(`{"check": {"c": {"assert": [{"condition": "${!holds(\"b\", \"shell \")}", "error_message": "b holds shell"}]}}}`),
+	})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	ws, _ := resolve.Run(context.Background(), cfg, resolve.Options{})
+	p := New(context.Background(), cfg, Options{Resolution: ws})
+	var detail string
+	for _, d := range p.Diagnostics {
+		if d.Severity == hcl.DiagError {
+			detail = d.Detail
+		}
+	}
+	if !strings.Contains(detail, "a held tag grants every tag it prefixes") || strings.Contains(detail, "..") {
+		t.Errorf("error detail: %q, want what a tag is, ending in one full stop", detail)
+	}
+}
+
 // TestContainsTakenFromReachable: a name no tool has, looked for in a list
 // filtered from reachable's, is a warning, not an error: the list may be a
 // sentinel check's, whose constants are tool names exactly when it holds;
