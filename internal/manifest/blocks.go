@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -304,10 +305,10 @@ func (d *decoder) decodeProvider(b *hcl.Block, name, kind string) *Provider {
 		p.Models, p.ModelParams = d.decodeModels(attr)
 	}
 	if cb := d.singleBlock(content.Blocks, "config"); cb != nil {
-		p.Config = d.freeBlock(cb, providerConfigFields[kind], fmt.Sprintf("the config of a provider of kind %q", kind))
+		p.Config = d.freeBlock(cb, providerConfigFields[kind], fmt.Sprintf("the config of a provider of kind %q", kind), nil)
 	}
 	if pb := d.singleBlock(content.Blocks, "params"); pb != nil {
-		p.Params = d.freeBlock(pb, inferenceParams, "provider params")
+		p.Params = d.freeBlock(pb, inferenceParams, "provider params", inferenceParamProblem)
 	}
 	return p
 }
@@ -359,9 +360,11 @@ func (d *decoder) decodeModels(attr *hcl.Attribute) (StringList, map[string]Dyna
 				d.errorf(rng, "Invalid model entry", "The params of model %q must be an object.", nv.AsString())
 				continue
 			}
-			for an := range pv.Type().AttributeTypes() {
+			for _, an := range slices.Sorted(maps.Keys(pv.Type().AttributeTypes())) {
 				if !slices.Contains(inferenceParams, an) {
 					d.errorf(keyRange(exprAt(attr.Expr, i, "params"), an), "Unsupported inference parameter", "Model %q sets %q, which is not an inference parameter.%s Parameters: %s.", nv.AsString(), an, didYouMean(an, inferenceParams), quotedList(inferenceParams))
+				} else if problem := inferenceParamProblem(an, pv.GetAttr(an)); problem != "" {
+					d.errorf(subRange(exprAt(attr.Expr, i, "params"), an), "Invalid inference parameter", "In the params of model %q, %q %s.", nv.AsString(), an, problem)
 				}
 			}
 			params[nv.AsString()] = Dynamic{Value: pv, Set: true, Range: rng}
@@ -370,9 +373,63 @@ func (d *decoder) decodeModels(attr *hcl.Attribute) (StringList, map[string]Dyna
 	return out, params
 }
 
+// inferenceParamTypes says what each inference parameter's value is.
+var inferenceParamTypes = map[string]string{
+	"frequency_penalty": "number", "presence_penalty": "number", "temperature": "number", "top_p": "number",
+	"max_tokens": "count", "top_k": "count", "seed": "integer",
+	"stop_sequences": "strings", "provider_params": "object",
+}
+
+// inferenceParamProblem says what is wrong with the value of the
+// inference parameter name ("must be a number; it is a string"), or "":
+// a number (a string that reads as one too, as HCL converts it), a whole
+// number, max_tokens and top_k at least 1, stop_sequences a list of
+// strings, provider_params an object. A null or a runtime value is
+// checked when it is read.
+func inferenceParamProblem(name string, v cty.Value) string {
+	if v.IsNull() || !v.IsWhollyKnown() || containsRef(v) {
+		return ""
+	}
+	is := friendly(v)
+	want := ""
+	switch inferenceParamTypes[name] {
+	case "number", "integer", "count":
+		n, err := convert.Convert(v, cty.Number)
+		if err != nil {
+			want = "a number"
+			if inferenceParamTypes[name] != "number" {
+				want = "a whole number"
+			}
+			break
+		}
+		bf := n.AsBigFloat()
+		is = bf.Text('g', -1)
+		switch {
+		case inferenceParamTypes[name] == "number":
+		case !bf.IsInt():
+			want = "a whole number"
+		case inferenceParamTypes[name] == "count" && bf.Sign() <= 0:
+			want = "a whole number of at least 1"
+		}
+	case "strings":
+		if l, err := convert.Convert(v, cty.List(cty.String)); err != nil || slices.ContainsFunc(l.AsValueSlice(), cty.Value.IsNull) {
+			want = "a list of strings"
+		}
+	case "object":
+		if !v.Type().IsObjectType() && !v.Type().IsMapType() {
+			want = "an object"
+		}
+	}
+	if want == "" {
+		return ""
+	}
+	return fmt.Sprintf("must be %s; it is %s", want, is)
+}
+
 // freeBlock reads a block of free-form arguments (provider config and
-// params) whose values may be runtime references.
-func (d *decoder) freeBlock(b *hcl.Block, allowed []string, what string) Dynamic {
+// params) whose values may be runtime references; check, when set, says
+// what is wrong with an argument's value.
+func (d *decoder) freeBlock(b *hcl.Block, allowed []string, what string, check func(name string, v cty.Value) string) Dynamic {
 	attrs, diags := b.Body.JustAttributes()
 	d.add(diags)
 	vals := map[string]cty.Value{}
@@ -383,6 +440,12 @@ func (d *decoder) freeBlock(b *hcl.Block, allowed []string, what string) Dynamic
 			continue
 		}
 		if v, ok := d.eval(attrs[name].Expr); ok {
+			if check != nil {
+				if problem := check(name, v); problem != "" {
+					d.errorf(attrs[name].Expr.Range(), "Invalid inference parameter", "In %s, %q %s.", what, name, problem)
+					continue
+				}
+			}
 			vals[name] = v
 		}
 	}
