@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Policy controls whether a session may change the capabilities an agent
@@ -54,7 +56,8 @@ func (o Override) String() string {
 // "extend:a,b" or "replace:a,b".
 //
 // Extend and replace need at least one tag, and every tag must pass
-// ValidateTag (tags are not trimmed, so "extend:a, b" is rejected). Inherit
+// ValidateTag (tags are not trimmed, so "extend:a, b" is rejected). Tags
+// are put in Unicode normal form C, as the manifest's are. Inherit
 // takes no tag list. Tags are returned in the order given; warnings from
 // ValidateTag (such as for "*") are not reported, so callers that want them
 // should call ValidateTag on each of the returned Capabilities.
@@ -71,7 +74,12 @@ func ParseOverride(s string) (Override, error) {
 			return Override{}, fmt.Errorf("capability override %q: %q needs at least one capability, as in %q", s, st, string(st)+":tag")
 		}
 		tags := strings.Split(list, ",")
-		for _, t := range tags {
+		for i, t := range tags {
+			// Composed as the manifest's tags are (HCL normalises its
+			// strings to NFC): "café" typed with a combining accent is
+			// the manifest's "café".
+			t = norm.NFC.String(t)
+			tags[i] = t
 			if _, err := ValidateTag(t); err != nil {
 				return Override{}, fmt.Errorf("capability override %q: %w", s, err)
 			}

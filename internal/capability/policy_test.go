@@ -3,6 +3,7 @@ package capability
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -107,5 +108,18 @@ func TestEffectiveDoesNotAlias(t *testing.T) {
 	got[0] = "changed"
 	if want := []string{"b", "a"}; !equalStrings(caps, want) {
 		t.Errorf("override capabilities after modifying the result\ngot:  %q\nwant: %q", caps, want)
+	}
+}
+
+// TestParseOverrideNormalForm: an override's tags are composed as the
+// manifest's are, so "café" typed with a combining accent is the
+// manifest's "café".
+func TestParseOverrideNormalForm(t *testing.T) {
+	o, err := ParseOverride("extend:cafe\u0301::read,plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"caf\u00e9::read", "plain"}; !slices.Equal(o.Capabilities, want) {
+		t.Errorf("tags: %q, want %q", o.Capabilities, want)
 	}
 }

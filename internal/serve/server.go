@@ -31,6 +31,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/capability"
@@ -202,7 +203,11 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 	if err != nil {
 		problems = append(problems, "capabilities: "+err.Error())
 	}
-	for _, t := range held {
+	for i, t := range held {
+		// Composed as the manifest's tags are (HCL normalises its strings
+		// to NFC), also when read from the environment.
+		t = norm.NFC.String(t)
+		held[i] = t
 		if _, err := capability.ValidateTag(t); err != nil {
 			if agent.Capabilities.Runtime != nil {
 				problems = append(problems, fmt.Sprintf("capabilities: the environment variable %s holds an invalid capability tag", agent.Capabilities.Runtime.Env))

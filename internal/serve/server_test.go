@@ -402,3 +402,44 @@ tool "echo" {
 		t.Errorf("call of the bash tool: %v %+v, want success", err, resp)
 	}
 }
+
+// TestRuntimeCapabilitiesNormalForm: tags read from the environment are
+// composed as the manifest's are: "café" given with a combining accent
+// holds the manifest's "café".
+func TestRuntimeCapabilitiesNormalForm(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.acl": `
+agent "a" {
+  capabilities = runtime("CAPS", ["none"])
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "echo" {
+  kind         = "bash"
+  commands     = ["echo"]
+  capabilities = ["caf` + "\u00e9" + `::echo"]
+}
+`})
+	_, _, data := buildArtifact(t, dir, "a", nil)
+	path := filepath.Join(dir, "a.agent.tgz")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(context.Background(), path, Options{Dir: dir,
+		Lookup: func(k string) (string, bool) { return "cafe\u0301", k == "CAPS" },
+		Logf:   func(f string, a ...any) { t.Logf(f, a...) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	resp, err := s.Call(context.Background(), Request{Tool: "echo", Args: json.RawMessage(`{"script": "echo hi"}`), Via: "invoke", Held: s.Held()})
+	if err != nil || resp.Status != StatusSuccess {
+		t.Errorf("call with the tag given decomposed: %v %+v, want success", err, resp)
+	}
+}
