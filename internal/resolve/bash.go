@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agentform/agentform/internal/manifest"
 )
 
 // ResolveBash resolves a bash tool block: one tool named after the block.
@@ -40,11 +42,40 @@ func ResolveBash(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) 
 			}
 		}
 	}
+	if d := checkBashFSPath(req.Dir, t.Bash.FS); d != nil {
+		diags = append(diags, d)
+	}
 	description := ""
 	if t.Description.Known() {
 		description = t.Description.Value
 	}
 	return &Resolved{Tools: []Tool{{Name: t.Name, Description: description}}}, diags
+}
+
+// checkBashFSPath returns a warning when an overlay or read_write
+// filesystem's path is no directory here (serve, given this workspace,
+// would not start the tool), or nil. A path known only at runtime is not
+// looked at.
+func checkBashFSPath(dir string, fs *manifest.BashFS) *hcl.Diagnostic {
+	if fs == nil || !fs.Path.Known() || fs.Path.Value == "" || !fs.Kind.Known() || fs.Kind.Value != "overlay" && fs.Kind.Value != "read_write" {
+		return nil
+	}
+	p := fs.Path.Value
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, filepath.FromSlash(p))
+	}
+	info, err := os.Stat(p)
+	summary, detail := "Filesystem path not found", ""
+	switch {
+	case err != nil:
+		detail = fmt.Sprintf("There is no directory at %q on this host (a relative path is taken from the workspace). agentform serve and invoke do not start the tool until it exists: create it, or fix the path.", fs.Path.Value)
+	case !info.IsDir():
+		summary = "Filesystem path is a file"
+		detail = fmt.Sprintf("%q is a file, not a directory: a bash tool's %s filesystem is a directory. Fix the path.", fs.Path.Value, fs.Kind.Value)
+	default:
+		return nil
+	}
+	return &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: detail, Subject: fs.Path.Range.Ptr()}
 }
 
 // checkBashCommand returns a warning when a command is not available here,

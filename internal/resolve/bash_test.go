@@ -61,6 +61,44 @@ func TestResolveBash(t *testing.T) {
 				{summary: "Command not found", detail: `There is no file at "./bin/missing.sh"`, line: 4, column: 61},
 			},
 		},
+		{
+			name: "a filesystem path that is no directory warns at the path",
+			block: `tool "shell" {
+  kind        = "bash"
+  description = "Runs a few commands."
+  commands    = ["ls"]
+  fs {
+    kind = "read_write"
+    path = "./data"
+  }
+}`,
+			want: []wantWarning{{summary: "Filesystem path not found", detail: `There is no directory at "./data" on this host`, line: 7, column: 12}},
+		},
+		{
+			name: "a filesystem path that is a file warns",
+			block: `tool "shell" {
+  kind        = "bash"
+  description = "Runs a few commands."
+  commands    = ["ls"]
+  fs {
+    kind = "overlay"
+    path = "bin/data.txt"
+  }
+}`,
+			want: []wantWarning{{summary: "Filesystem path is a file", detail: `"bin/data.txt" is a file, not a directory`, line: 7, column: 12}},
+		},
+		{
+			name: "an existing filesystem path",
+			block: `tool "shell" {
+  kind        = "bash"
+  description = "Runs a few commands."
+  commands    = ["ls"]
+  fs {
+    kind = "read_write"
+    path = "bin"
+  }
+}`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
