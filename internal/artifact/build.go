@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/agentform/agentform/internal/pathfold"
 )
 
 // File is one file of an artifact.
@@ -92,7 +94,7 @@ func Build(files []File) ([]byte, error) {
 	if dir := conflicts(paths); dir != "" {
 		return nil, fmt.Errorf("building artifact: file %q: %w: it is also a directory of another file", dir, ErrDuplicate)
 	}
-	if p, q := foldTwins(paths); p != "" {
+	if p, q := pathfold.Twins(paths); p != "" {
 		return nil, fmt.Errorf("building artifact: file %q: %w: %q differs from it only in letter case or Unicode form, and would unpack over it on some file systems (rename one)", q, ErrDuplicate, p)
 	}
 

@@ -5,9 +5,6 @@ import (
 	"path"
 	"strings"
 	"unicode/utf8"
-
-	"golang.org/x/text/cases"
-	"golang.org/x/text/unicode/norm"
 )
 
 // MaxPathLength is the longest entry path, in bytes, Build writes and Read
@@ -79,21 +76,4 @@ func conflicts(sorted []string) string {
 		}
 	}
 	return ""
-}
-
-// foldTwins returns two of the sorted paths that differ but may name one
-// file on a case-insensitive or normalising file system (macOS, Windows):
-// equal once in Unicode normalisation form C and case-folded (full
-// folding: "ſ" is "s", "ς" is "σ"); "" when none do.
-func foldTwins(sorted []string) (string, string) {
-	seen := make(map[string]string, len(sorted))
-	fold := cases.Fold()
-	for _, p := range sorted {
-		k := norm.NFC.String(fold.String(norm.NFC.String(p)))
-		if q, ok := seen[k]; ok {
-			return q, p
-		}
-		seen[k] = p
-	}
-	return "", ""
 }

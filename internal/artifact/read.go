@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentform/agentform/internal/pathfold"
 	"github.com/agentform/agentform/internal/safefile"
 )
 
@@ -134,7 +135,7 @@ func read(r io.Reader, maxEntries int, maxBytes int64) (*Archive, error) {
 	if dir := conflicts(paths); dir != "" {
 		return nil, fmt.Errorf("reading artifact: entry %q: %w: it is also a directory of another entry", dir, ErrDuplicate)
 	}
-	if p, q := foldTwins(paths); p != "" {
+	if p, q := pathfold.Twins(paths); p != "" {
 		return nil, fmt.Errorf("reading artifact: entry %q: %w: %q differs from it only in letter case or Unicode form, and unpacks over it on some file systems", q, ErrDuplicate, p)
 	}
 	if data, ok := a.Files[SumsName]; ok {

@@ -482,6 +482,37 @@ func TestPlanFailedOutput(t *testing.T) {
 	}
 }
 
+// TestPlanFilesDifferingOnlyInCase: a skill source holding two files whose
+// names differ only in letter case (one file on macOS and Windows, which
+// the artifact builder refuses) fails plan, at the skill's source, rather
+// than the apply of a plan that looked clean.
+func TestPlanFilesDifferingOnlyInCase(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	skill := filepath.Join(dir, "skills", "research")
+	must(t, os.WriteFile(filepath.Join(skill, "Notes.md"), []byte("one\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(skill, "notes.md"), []byte("two\n"), 0o644))
+	if entries, err := os.ReadDir(skill); err != nil || len(entries) != 3 {
+		t.Skipf("the file system ignores letter case (%d entries, %v)", len(entries), err)
+	}
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color", "-out=x.plan")
+	if code != ExitError || !strings.Contains(stdout, "Plan failed: 1 error") {
+		t.Fatalf("got: exit %d\n%s%s\nwant: the plan fails", code, stdout, stderr)
+	}
+	for _, w := range []string{
+		"Error: File names differ only in letter case",
+		"on agent.acl line 108, in skill \"research\"",
+		"skills/research/Notes.md and skills/research/notes.md",
+		"Rename or remove one of them.",
+	} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr got:\n%s\nwant: contains %q", stderr, w)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.plan")); !os.IsNotExist(err) {
+		t.Errorf("saved plan: got %v, want none", err)
+	}
+}
+
 // TestPlanJSONOverride: a plan that simulates a session override cannot
 // be taken for the real one.
 func TestPlanJSONOverride(t *testing.T) {

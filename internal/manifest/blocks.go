@@ -15,8 +15,8 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
-	"golang.org/x/text/cases"
-	"golang.org/x/text/unicode/norm"
+
+	"github.com/agentform/agentform/internal/pathfold"
 )
 
 // decodeLocals evaluates every locals block in dependency order and returns
@@ -826,9 +826,10 @@ const skillFileName = "SKILL.md"
 // resourceFileKey is the file a skill resource path names as a case
 // insensitive, normalising file system (macOS, Windows) reads it: "a/./B"
 // and "a/b" are one file there. The artifact builder refuses two such
-// paths; the manifest reports them where they are written.
+// paths by the same rule (pathfold); the manifest reports them where they
+// are written.
 func resourceFileKey(p string) string {
-	return norm.NFC.String(cases.Fold().String(norm.NFC.String(path.Clean(p))))
+	return pathfold.Key(path.Clean(p))
 }
 
 func safeRelPath(p string) bool {

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/pathfold"
 	"github.com/agentform/agentform/lockfile"
 )
 
@@ -153,6 +154,9 @@ func resolveSourceSkill(req SkillRequest) (*ResolvedSkill, hcl.Diagnostics) {
 	if err != nil {
 		return fail("Cannot read skill", "agentform could not list the files of skill %q in %s: %s.", s.Name, s.Source.Value, err)
 	}
+	if d := shippedTwins(names, s.Source, rng.Ptr(), "skill directory", "skills/"+s.Name+"/"); d.HasErrors() {
+		return nil, append(diags, d...)
+	}
 	files := make(map[string][]byte, len(names))
 	for _, name := range names {
 		b, err := readInput(filepath.Join(dir, filepath.FromSlash(name)))
@@ -163,6 +167,14 @@ func resolveSourceSkill(req SkillRequest) (*ResolvedSkill, hcl.Diagnostics) {
 	}
 	md, ok := files[skillFileName]
 	if !ok {
+		for _, name := range names {
+			if pathfold.Key(name) == pathfold.Key(skillFileName) {
+				// On macOS and Windows the file opens as SKILL.md, but
+				// the artifact keeps the name as listed, and serve looks
+				// for SKILL.md exactly.
+				return fail("Missing SKILL.md", "The skill directory %q has no %s, but has %s: the name must be %s exactly, in this letter case. Rename %s to %s.", s.Source.Value, skillFileName, path.Join(filepath.ToSlash(s.Source.Value), name), skillFileName, name, skillFileName)
+			}
+		}
 		return fail("Missing SKILL.md", "The skill directory %q has no %s. Create %s with YAML front matter (at least a description) followed by the skill's instructions, like:\n\n---\nname: %s\ndescription: What the skill does and when to use it.\n---\n\n# Instructions", s.Source.Value, skillFileName, shown, s.Name)
 	}
 

@@ -3,11 +3,14 @@ package resolve
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 
 	"github.com/hashicorp/hcl/v2"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/pathfold"
 )
 
 // ProjectRoot returns the nearest ancestor of dir (or dir itself) that
@@ -71,4 +74,32 @@ func sourceDir(dir, root string, resolved bool, src manifest.String, what string
 		return fail("Source outside the project", "%q resolves to %s, outside the project root %s. Sources must live inside the project (the nearest directory with .git, else the workspace) so that its lockfile pins them.", src.Value, real, rootReal)
 	}
 	return real, nil
+}
+
+// shippedTwins reports two files of a directory that an artifact ships
+// (a skill's source, a python package) whose paths differ only in letter
+// case or Unicode normalisation form ("Notes.py" and "notes.py"): the
+// artifact builder refuses them, since on macOS and Windows they are one
+// file and one would unpack over the other. files are the directory's
+// PackageFiles; src is its source argument and rng where the problem is
+// reported (the argument's range); what names the directory ("skill directory") and dest where
+// the artifact puts its files ("skills/research/").
+func shippedTwins(files []string, src manifest.String, rng *hcl.Range, what, dest string) hcl.Diagnostics {
+	first, second := pathfold.Twins(files)
+	if first == "" {
+		return nil
+	}
+	shown := func(name string) string { return path.Join(filepath.ToSlash(src.Value), name) }
+	how := "differ only in letter case or Unicode form"
+	if norm.NFC.String(first) == norm.NFC.String(second) {
+		// They look alike: show the code points that differ.
+		how = fmt.Sprintf("are the same text in two Unicode normalisation forms (%+q and %+q)", first, second)
+	}
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagError,
+		Summary:  "File names differ only in letter case",
+		Detail: fmt.Sprintf("The %s %q holds both %s and %s, whose paths %s. Its artifact would ship both under %s, where they unpack over each other on macOS and Windows, whose file systems take them for one file, so apply cannot build it. Rename or remove one of them.",
+			what, src.Value, shown(first), shown(second), how, dest),
+		Subject: rng,
+	}}
 }

@@ -1,0 +1,38 @@
+// Package pathfold says when two paths name one file on a file system that
+// ignores letter case and Unicode normalisation form, as those of macOS
+// (APFS, HFS+) and Windows (NTFS) do by default: "Notes.py" and "notes.py",
+// or "é" written precomposed and decomposed, are one file there, and
+// whichever unpacks second replaces the other. The artifact builder and
+// reader refuse such paths, and the manifest and resolution report them
+// where they come from, all by this one rule.
+package pathfold
+
+import (
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Key returns the name under which such a file system knows the path p:
+// p in Unicode normalisation form C, case-folded with full folding ("ſ"
+// is "s", "ς" is "σ"), then in form C again. Two paths with the same key
+// name one file there. p is taken as written: clean it first when other
+// spellings of it ("a/./b") must count as the same file.
+func Key(p string) string {
+	return norm.NFC.String(cases.Fold().String(norm.NFC.String(p)))
+}
+
+// Twins returns the first two of paths, in their order, that differ but
+// share a Key (the earlier one first), or "", "" when no two do. Paths
+// given more than once as written are not twins.
+func Twins(paths []string) (first, second string) {
+	seen := make(map[string]string, len(paths))
+	fold := cases.Fold()
+	for _, p := range paths {
+		k := norm.NFC.String(fold.String(norm.NFC.String(p)))
+		if q, ok := seen[k]; ok && q != p {
+			return q, p
+		}
+		seen[k] = p
+	}
+	return "", ""
+}
