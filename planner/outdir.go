@@ -25,9 +25,9 @@ const DefaultOutDirName = "-out-dir"
 // files the plan hashes (resolve.HashPackage): a javascript or python
 // package, a skill directory.
 type hashedSource struct {
-	block string // "tool.word_count", "skill.research"
-	value string // the source argument as written
-	real  string // absolute, symbolic links resolved
+	block  string          // "tool.word_count", "skill.research"
+	source manifest.String // the source argument as written
+	real   string          // absolute, symbolic links resolved
 }
 
 // hashedSources lists the source directories the plan hashes, resolved
@@ -47,7 +47,7 @@ func hashedSources(cfg *manifest.Config, ws string) []hashedSource {
 		// Not cleaned first: resolution follows a link before the ".."
 		// after it ("/ws/link/../pkg"), and so does Real.
 		if real, _, err := reals.Real(p); err == nil {
-			out = append(out, hashedSource{block: block, value: src.Value, real: real})
+			out = append(out, hashedSource{block: block, source: src, real: real})
 		}
 	}
 	for _, t := range cfg.Tools {
@@ -153,9 +153,39 @@ func (p *Plan) checkOutDirs(cfg *manifest.Config, name string) {
 				Detail: fmt.Sprintf("%s is inside the source of %s (%q), whose files agentform hashes: %s is inside %s. "+
 					"Every apply would write artifacts into %s and so change it, no plan would ever be empty, and each artifact "+
 					"would hold the ones before it. %s",
-					where, src.block, src.value, real, src.real, src.block, advice),
+					where, src.block, src.source.Value, real, src.real, src.block, advice),
 			})
 			break
 		}
 	}
+}
+
+// SourceHolding returns the tool or skill block whose source directory the
+// plan hashes (a javascript or python package, a skill directory) would
+// hold a file written at file, an absolute path or one relative to cfg's
+// workspace: its address ("tool.search") and source argument. ok is false
+// when the file would be outside every such source, or in a directory
+// their hashes leave out (resolve.InPackage). A file written there, such
+// as a saved plan or an audit report, would change the source's hash, so
+// the next plan, and be packaged with it.
+func SourceHolding(cfg *manifest.Config, file string) (block string, source manifest.String, ok bool) {
+	ws, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return "", manifest.String{}, false
+	}
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = real
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(ws, file)
+	}
+	// Where the file would be written: its directory as the system finds
+	// it (a link at the name itself is replaced, not followed).
+	dir := realDir(filepath.Dir(filepath.Clean(file)))
+	for _, src := range hashedSources(cfg, ws) {
+		if resolve.InPackage(src.real, dir) {
+			return src.block, src.source, true
+		}
+	}
+	return "", manifest.String{}, false
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agentform/agentform/internal/manifest"
 )
 
 // outDirWorkspace writes a workspace whose manifest hashes three source
@@ -120,6 +122,41 @@ func TestOutDirInSource(t *testing.T) {
 				t.Errorf("got:\napplyable\nwant:\nnot applyable")
 			}
 		})
+	}
+}
+
+// TestSourceHolding: a file written inside a source the plan hashes, however
+// spelled, names that block and its source; one in a directory the hash
+// leaves out, in a disabled tool's source or outside every source, none.
+func TestSourceHolding(t *testing.T) {
+	dir := outDirWorkspace(t)
+	cfg, diags := manifest.Load(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	for _, tc := range []struct {
+		file, block, source string // block "" for none
+	}{
+		{"skills/research/x.plan", "skill.research", "./skills/research"},
+		{"skills/research/deeper/x.plan", "skill.research", "./skills/research"},
+		{"research-link/x.plan", "skill.research", "./skills/research"},
+		{"skills/other/../research/x.plan", "skill.research", "./skills/research"},
+		{filepath.Join(dir, "tools", "py", "x.plan"), "tool.py", "tools/py"},
+		{"tools/adder/x.plan", "tool.adder", "./tools/adder"},
+		{"tools/adder/node_modules/x.plan", "", ""},
+		{"skills/research/dist/x.plan", "", ""},
+		{"tools/off/x.plan", "", ""},
+		{"skills/research-notes/x.plan", "", ""},
+		{"x.plan", "", ""},
+		{filepath.Join(filepath.Dir(dir), "x.plan"), "", ""},
+	} {
+		block, src, ok := SourceHolding(cfg, tc.file)
+		if ok != (tc.block != "") || block != tc.block || src.Value != tc.source {
+			t.Errorf("SourceHolding(%q):\ngot:  %q, %q, %v\nwant: %q, %q", tc.file, block, src.Value, ok, tc.block, tc.source)
+		}
+		if ok && (src.Range.Filename != "agent.acl" || src.Range.Start.Line == 0) {
+			t.Errorf("SourceHolding(%q): source range %v, want its place in agent.acl", tc.file, src.Range)
+		}
 	}
 }
 

@@ -149,6 +149,13 @@ func (c *ApplyCommand) Run(args []string) int {
 		c.showManifestDiagnostics(diags, cfg)
 		if err := plan.CheckSaved(saved); err != nil {
 			fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
+			if what, instead := sourceOutput(cfg, c.path(fs.Arg(0))); what != "" && errors.Is(err, planner.ErrPlanInputsChanged) {
+				like := ""
+				if instead != "" {
+					like = fmt.Sprintf(", like -out=%s", instead)
+				}
+				fmt.Fprintf(c.Stderr, "\nThe saved plan %s is itself %s, which it therefore changed. Plan again, and save the plan outside the source of every tool and skill%s.\n", fs.Arg(0), what, like)
+			}
 			return ExitError
 		}
 	} else {

@@ -56,7 +56,8 @@ Options:
                      so and lists the errors; when the workspace cannot be
                      read, FILE still gets a report, saying the audit failed.
                      A manifest file (or a new *.acl in the workspace), the
-                     lockfile, or a file under .agentform/ is refused as FILE.
+                     lockfile, a file under .agentform/, or one inside the
+                     source of a tool or skill is refused as FILE.
   -fail-on=LEVEL     Exit 1 when an unwaived finding is at LEVEL or above:
                      error (default), warning, note, or none.
   -show-waived       List waived findings too.
@@ -152,6 +153,16 @@ func (c *AuditCommand) Run(args []string) int {
 	defer stop()
 
 	cfg, plan, prior, diags, err := c.planForReport(ctx, rf, *lockTimeout, "audit")
+	if *out != "" && cfg != nil {
+		if what, instead := sourceOutput(cfg, c.path(*out)); what != "" {
+			like := ""
+			if instead != "" {
+				like = fmt.Sprintf(", like -out=%s", instead)
+			}
+			fmt.Fprintf(c.Stderr, "Error: -out=%s would be %s, whose files agentform hashes and packages: writing the report there changes that source, so the next plan would find it changed and apply would package the report. Write the report outside the source of every tool and skill%s.\n", *out, what, like)
+			return exitUsage
+		}
+	}
 	w := reportWriter{c: c, cfg: cfg, format: *format, out: *out, showWaived: *showWaived}
 	if err != nil {
 		c.showStateError(err)
@@ -252,6 +263,30 @@ func workspaceFile(dir, path string) string {
 			return ""
 		}
 	}
+}
+
+// sourceOutput says, when an output file written at path (absolute, or
+// relative to the workspace) would be a file of the source of a tool or
+// skill block that the plan hashes (planner.SourceHolding), which block
+// that is, where its source is set, and a path for the file outside every
+// such source; what is "" otherwise. Such a file changes the source's hash
+// and so the next plan, and an apply would package it.
+func sourceOutput(cfg *manifest.Config, path string) (what, instead string) {
+	block, src, ok := planner.SourceHolding(cfg, path)
+	if !ok {
+		return "", ""
+	}
+	what = fmt.Sprintf("a file of the source of %s (source = %q, %s:%d)", block, src.Value, src.Range.Filename, src.Range.Start.Line)
+	base := filepath.Base(path)
+	for _, p := range []string{base, filepath.Join("..", base)} {
+		if _, _, held := planner.SourceHolding(cfg, p); held {
+			continue
+		}
+		if info, err := os.Stat(filepath.Dir(filepath.Join(cfg.Dir, p))); err == nil && info.IsDir() {
+			return what, filepath.ToSlash(p)
+		}
+	}
+	return what, ""
 }
 
 // reportWriter writes an audit report where audit -format and -out say.

@@ -70,7 +70,9 @@ Options:
   -out=FILE            Save the plan to FILE (a new file, or an earlier
                        plan: any other file is refused); "agentform apply
                        FILE" applies exactly it, and refuses when the state
-                       or the inputs changed since.
+                       or the inputs changed since. FILE must be outside
+                       the source of every tool and skill, which it would
+                       change (a plan printed with -json > FILE too).
   -json                Print the JSON plan document on stdout, and nothing
                        else. On errors the document still prints, with
                        "applyable": false and the diagnostics.
@@ -156,6 +158,16 @@ func (c *PlanCommand) Run(args []string) int {
 
 	lockAhead := c.readLockAhead()
 	cfg, diags := c.loadManifest()
+	if *out != "" && !diags.HasErrors() {
+		if what, instead := sourceOutput(cfg, c.path(*out)); what != "" {
+			like := ""
+			if instead != "" {
+				like = fmt.Sprintf(", like -out=%s", instead)
+			}
+			fmt.Fprintf(c.Stderr, "Error: -out=%s would be %s, whose files agentform hashes and packages: writing the plan there changes what it planned, so agentform apply would always refuse it (the workspace changed since the plan was saved). Write the plan outside the source of every tool and skill%s.\n", *out, what, like)
+			return ExitError
+		}
+	}
 	var plan *planner.Plan
 	if !diags.HasErrors() {
 		db, err := c.openState(true, *lockTimeout, "plan")

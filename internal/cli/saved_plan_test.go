@@ -395,3 +395,64 @@ func TestPlanOutKeepsOtherFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestOutInsideSource: plan -out and audit -out refuse a file inside the
+// source of a tool or skill, which agentform hashes and packages (the
+// saved plan would change what it planned, so apply would always refuse
+// it), naming the block; a directory the hash leaves out is fine. A saved
+// plan that lies in a source anyway is named when apply refuses it.
+func TestOutInsideSource(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(`agent "a" {
+  capabilities = ["skills"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+skill "notes" {
+  source = "."
+}
+`), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\ndescription: Takes notes.\n---\n\n# Notes\n"), 0o644))
+	named := `would be a file of the source of skill.notes (source = ".", agent.acl:13), whose files agentform hashes and packages`
+
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color", "-out=x.plan")
+	if code != ExitError || !strings.Contains(stderr, "Error: -out=x.plan "+named) || !strings.Contains(stderr, "like -out=../x.plan.") {
+		t.Errorf("plan -out=x.plan\ngot:  exit %d\n%s%s\nwant: exit 1, the block named", code, stdout, stderr)
+	}
+	code, stdout, stderr = run(t, "", "-chdir="+dir, "audit", "-no-color", "-out=report.txt")
+	if code != exitUsage || !strings.Contains(stderr, "Error: -out=report.txt "+named) {
+		t.Errorf("audit -out=report.txt\ngot:  exit %d\n%s%s\nwant: exit 2, the block named", code, stdout, stderr)
+	}
+	for _, name := range []string{"x.plan", "report.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+			t.Errorf("%s: got %v, want not written", name, err)
+		}
+	}
+
+	// dist/ is left out of the hash: a plan saved there applies.
+	must(t, os.Mkdir(filepath.Join(dir, "dist"), 0o755))
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color", "-out=dist/x.plan"); code != ExitOK {
+		t.Fatalf("plan -out=dist/x.plan: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-no-color", "dist/x.plan"); code != ExitOK {
+		t.Fatalf("apply dist/x.plan: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	// A plan moved into the source is refused, and apply says why.
+	must(t, os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\ndescription: Takes notes, briefly.\n---\n\n# Notes\n"), 0o644))
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color", "-out=dist/y.plan"); code != ExitOK {
+		t.Fatalf("plan -out=dist/y.plan: exit %d\n%s%s", code, stdout, stderr)
+	}
+	must(t, os.Rename(filepath.Join(dir, "dist", "y.plan"), filepath.Join(dir, "y.plan")))
+	code, stdout, stderr = run(t, "", "-chdir="+dir, "apply", "-no-color", "y.plan")
+	if code != ExitError || !strings.Contains(stderr, "the workspace changed since the plan was saved") ||
+		!strings.Contains(stderr, `The saved plan y.plan is itself a file of the source of skill.notes (source = ".", agent.acl:13)`) {
+		t.Errorf("apply y.plan\ngot:  exit %d\n%s%s\nwant: exit 1, the plan's place named", code, stdout, stderr)
+	}
+}
