@@ -44,8 +44,9 @@ object schema with one property per parameter, in order:
     dict[K, V] / Mapping[K, V] -> object with additionalProperties V,
     Literal["a", "b"] -> enum (with the type when all values share one),
     Union[A, B] / A | B -> anyOf,
-    Optional[T] / T | None / Union[T, None] -> T, and the parameter is not
-        required; null is not listed (an omitted argument means None),
+    Optional[T] / T | None / Union[T, None] -> anyOf [T, null] (as pydantic
+        writes it), and the parameter is not required (an omitted argument
+        means None); in a Union, null is one more member of its anyOf,
     Annotated[T, "text"] -> T with description "text" (also Doc("text") and
         Field(description="text")),
     a dataclass, TypedDict, NamedTuple or pydantic model of the package ->
@@ -294,7 +295,7 @@ class Reader(object):
                 schema, nullable, desc = {}, False, None
             else:
                 schema, nullable, desc = self.annotation(module, arg.annotation, set())
-            prop = dict(schema)
+            prop = or_null(schema) if nullable else dict(schema)
             desc = desc or docs.get(arg.arg)
             if desc:
                 prop["description"] = desc
@@ -313,7 +314,10 @@ class Reader(object):
     # Annotations.
 
     def annotation(self, module, node, seen):
-        """Returns (schema, nullable, description) for a type annotation."""
+        """Returns (schema, nullable, description) for a type annotation.
+        nullable says that None is one of its values; the schema leaves
+        null out (but for None itself), so that a Union can list its
+        members once: or_null adds it where the annotation is used."""
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             line = node.lineno
             node = parse_forward_ref(node)
@@ -380,9 +384,9 @@ class Reader(object):
         return {}, False, None
 
     def item(self, module, node, seen):
-        schema, _, desc = self.annotation(module, node, seen)
+        schema, nullable, desc = self.annotation(module, node, seen)
+        schema = or_null(schema) if nullable else dict(schema)
         if desc:
-            schema = dict(schema)
             schema["description"] = desc
         return schema
 
@@ -423,6 +427,8 @@ class Reader(object):
             ok, v = jsonable(v)
             if ok and v not in values:
                 values.append(v)
+        if not values and nullable:
+            return {"type": "null"}, True, None
         schema = {}
         kinds = set(json_type(v) for v in values)
         if len(kinds) == 1:
@@ -508,7 +514,7 @@ class Reader(object):
                 continue
             schema, nullable, desc = self.annotation(module, stmt.annotation, seen)
             optional = nullable or not total or base_name(subscript_base(stmt.annotation)) == "NotRequired"
-            prop = dict(schema)
+            prop = or_null(schema) if nullable else dict(schema)
             has_default, default, field_desc = self.field_default(module, stmt.value)
             desc = desc or field_desc
             if desc:
@@ -642,6 +648,20 @@ def metadata_description(meta):
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 return arg.value.strip()
     return None
+
+
+def or_null(schema):
+    """The schema of a value of schema's type or None: an anyOf with null
+    as its last member, as pydantic writes Optional[T]. A schema that
+    accepts null already (any value, null itself) is returned as it is."""
+    if schema == {} or schema == {"type": "null"}:
+        return dict(schema)
+    if list(schema) == ["anyOf"]:
+        members = list(schema["anyOf"])
+        if {"type": "null"} not in members:
+            members.append({"type": "null"})
+        return {"anyOf": members}
+    return {"anyOf": [dict(schema), {"type": "null"}]}
 
 
 def jsonable(v):

@@ -174,7 +174,7 @@ func TestResolvePythonSchemas(t *testing.T) {
 }`,
 			tool:        "greeter",
 			description: "Greets someone by name.",
-			schema:      `{"type":"object","properties":{"name":{"type":"string"},"tone":{"type":"string","enum":["friendly","formal"],"default":"friendly"},"tags":{"type":"array","items":{"type":"string"}},"options":{"type":"object","properties":{"shout":{"type":"boolean"},"repeat":{"type":"integer"}}}},"required":["name"]}`,
+			schema:      `{"type":"object","properties":{"name":{"type":"string"},"tone":{"type":"string","enum":["friendly","formal"],"default":"friendly"},"tags":{"type":"array","items":{"type":"string"}},"options":{"anyOf":[{"type":"object","properties":{"shout":{"type":"boolean"},"repeat":{"type":"integer"}}},{"type":"null"}]}},"required":["name"]}`,
 		},
 		{
 			name: "function with Annotated, defaults, Literal, optional list",
@@ -184,7 +184,7 @@ func TestResolvePythonSchemas(t *testing.T) {
 }`,
 			tool:        "search",
 			description: "Search the notes.",
-			schema:      `{"type":"object","properties":{"query":{"type":"string","description":"What to look for (<= 200 characters & no HTML)."},"limit":{"type":"integer","description":"How many results to return at most.","default":10},"sort":{"type":"string","enum":["relevance","date"],"default":"relevance"},"tags":{"type":"array","items":{"type":"string"}},"exact":{"type":"boolean","default":false},"score":{"type":"number","default":0.5}},"required":["query"]}`,
+			schema:      `{"type":"object","properties":{"query":{"type":"string","description":"What to look for (<= 200 characters & no HTML)."},"limit":{"type":"integer","description":"How many results to return at most.","default":10},"sort":{"type":"string","enum":["relevance","date"],"default":"relevance"},"tags":{"anyOf":[{"type":"array","items":{"type":"string"}},{"type":"null"}]},"exact":{"type":"boolean","default":false},"score":{"type":"number","default":0.5}},"required":["query"]}`,
 		},
 		{
 			name: "async function with Optional, keyword-only and Sphinx docs",
@@ -194,7 +194,7 @@ func TestResolvePythonSchemas(t *testing.T) {
 }`,
 			tool:        "translate",
 			description: "Translate text into another language.",
-			schema:      `{"type":"object","properties":{"text":{"type":"string","description":"The text to translate."},"target":{"type":"string","description":"Language code; the user's language when omitted."},"formal":{"type":"boolean"},"glossary":{"type":"object","additionalProperties":{"type":"string"},"default":{}}},"required":["text"]}`,
+			schema:      `{"type":"object","properties":{"text":{"type":"string","description":"The text to translate."},"target":{"anyOf":[{"type":"string"},{"type":"null"}],"description":"Language code; the user's language when omitted."},"formal":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"glossary":{"type":"object","additionalProperties":{"type":"string"},"default":{}}},"required":["text"]}`,
 		},
 		{
 			name: "function with string annotations, tuples, integer Literal and *args",
@@ -243,6 +243,27 @@ func TestResolvePythonSchemas(t *testing.T) {
 				"text_tools.py:42: parameter anything of loose has no type annotation",
 				"text_tools.py:42: unknown type datetime.datetime",
 			},
+		},
+		{
+			// None is a value of Optional[T] (and of a Union with None):
+			// the schema lets the call pass null, which the function takes.
+			name: "Optional and Union with None allow null",
+			block: `tool "nullable" {
+  kind   = "python"
+  source = "./functions"
+}`,
+			tool:        "nullable",
+			description: "None is a value of each parameter.",
+			schema: `{"type":"object","properties":{` +
+				`"note":{"anyOf":[{"type":"string"},{"type":"null"}]},` +
+				`"count":{"anyOf":[{"type":"integer"},{"type":"null"}]},` +
+				`"key":{"anyOf":[{"type":"integer"},{"type":"string"},{"type":"null"}]},` +
+				`"scores":{"type":"array","items":{"anyOf":[{"type":"number"},{"type":"null"}]},"default":[]},` +
+				`"mode":{"anyOf":[{"type":"string","enum":["a","b"]},{"type":"null"}],"default":"a"},` +
+				`"label":{"anyOf":[{"type":"string"},{"type":"null"}],"description":"A label."},` +
+				`"limits":{"type":"object","additionalProperties":{"anyOf":[{"type":"integer"},{"type":"null"}]},"default":{}},` +
+				`"nothing":{"type":"null"},` +
+				`"whatever":{}}}`,
 		},
 		{
 			name: "a function taking the request (ctx) has no argument schema of its own",

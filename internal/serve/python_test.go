@@ -266,6 +266,7 @@ func TestPythonExecutor(t *testing.T) {
 		{"CallsCannotChangeLaterCalls", testPythonCallsCannotChangeLaterCalls},
 		{"DetachedProcessesKilled", testPythonDetachedProcessesKilled},
 		{"ToolNotFound", testPythonToolNotFound},
+		{"SchemaAndCallAgree", testPythonSchemaAndCallAgree},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, a, arch) })
 	}
@@ -617,6 +618,52 @@ func testPythonToolNotFound(t *testing.T, a *artifact.Agent, arch *artifact.Arch
 	_, err := pythonStart(t, a, arch, "lookup")
 	if want := "does not say where the tool is"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got:  %v\nwant: an error with %q", err, want)
+	}
+}
+
+// testPythonSchemaAndCallAgree checks arguments as serve does, against
+// the schema plan read from the signature, and calls the tool with those
+// the schema accepts: what the schema lets through, the function takes.
+func testPythonSchemaAndCallAgree(t *testing.T, a *artifact.Agent, arch *artifact.Archive) {
+	for _, tc := range []struct {
+		block, args string
+		want        string // the output, or the schema's refusal
+		refused     bool
+	}{
+		// null for an Optional parameter (with and without a default,
+		// and annotated as a string) is None.
+		{block: "note", args: `{"text":"a","suffix":null,"loud":null}`, want: `["a",null,null]`},
+		{block: "note", args: `{"text":"a","suffix":"b","loud":false}`, want: `["a","b",false]`},
+		{block: "note", args: `{"text":null}`, want: `at /text: got null, want string`, refused: true},
+	} {
+		var tool *artifact.Tool
+		for i := range a.Tools {
+			if a.Tools[i].Name == tc.block {
+				tool = &a.Tools[i]
+			}
+		}
+		sch, err := compileSchema(tool.Parameters)
+		if err != nil {
+			t.Fatalf("%s: compiling %s: %v", tc.block, tool.Parameters, err)
+		}
+		err = validateArgs(sch, json.RawMessage(tc.args))
+		if tc.refused {
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s %s\ngot:  %v (schema %s)\nwant: refused, %s", tc.block, tc.args, err, tool.Parameters, tc.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s %s: refused: %v (schema %s)", tc.block, tc.args, err, tool.Parameters)
+			continue
+		}
+		res, err := pythonCall(t, a, arch, tc.block, tc.args)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.block, tc.args, err)
+		}
+		if string(res.Output) != tc.want || (res.Status != "" && res.Status != StatusSuccess) {
+			t.Errorf("%s %s\ngot:  %s (status %q)\nwant: %s", tc.block, tc.args, res.Output, res.Status, tc.want)
+		}
 	}
 }
 

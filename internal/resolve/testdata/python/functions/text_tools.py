@@ -50,3 +50,17 @@ def by_request(ctx):
 
 def broken_default(items: set[str] = frozenset(), ratio: float = float("nan")):
     """Defaults that are not JSON are left out."""
+
+
+def nullable(
+    note: Optional[str],
+    count: int | None = None,
+    key: "t.Union[int, str, None]" = None,
+    scores: list[Optional[float]] = [],
+    mode: Literal["a", "b", None] = "a",
+    label: Annotated[Optional[str], "A label."] = None,
+    limits: dict[str, int | None] = {},
+    nothing: None = None,
+    whatever: t.Optional[t.Any] = None,
+):
+    """None is a value of each parameter."""
