@@ -21,7 +21,9 @@ with the request read from stdin, {"args": {...}, "state": {...},
    and config are those of the call); any other function is called with the
    arguments as keyword arguments. Which of the two is decided from the
    function's signature alone, before the arguments are looked at, so that
-   arguments cannot stand in for the call's state or config;
+   arguments cannot stand in for the call's state or config. A whole
+   number sent as a float (2.0, an integer to JSON Schema) is passed as an
+   int where the parameter is annotated int, and nowhere else;
  - a class is instantiated without arguments and its execute method is
    called the same way (its __call__ when it has no execute).
 
@@ -50,6 +52,7 @@ stops and kills every process descended from it, and takes CODE as its
 exit code.
 """
 
+import ast
 import asyncio
 import dataclasses
 import enum
@@ -60,6 +63,7 @@ import os
 import stat
 import sys
 import time
+import typing
 
 STATUSES = ("success", "partial_success", "error")
 
@@ -121,13 +125,32 @@ def invoke(fn, param, request):
 def call_arguments(fn, args, optional):
     """The positional and keyword arguments of fn for the call's args, as
     the plan's schema read its signature: a positional-only parameter is
-    passed by position, and one the schema does not require that has no
-    default (an Optional without "= None") gets None when it is left out."""
+    passed by position, one the schema does not require that has no
+    default (an Optional without "= None") gets None when it is left out,
+    and a whole number sent as a float (2.0, which the schema's "integer"
+    accepts) is an int where the parameter is annotated int (see
+    int_shape)."""
     keywords = dict(args)
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return [], keywords
+    hints = type_hints(fn)
+    named = set(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+    for p in params:
+        try:
+            shape = int_shape(hints.get(p.name, p.annotation))
+        except Exception:
+            shape = None  # an annotation object of its own kind
+        if shape is None:
+            continue
+        if p.kind == p.VAR_KEYWORD:
+            # **options: int annotates each extra keyword argument.
+            for name in keywords:
+                if name not in named:
+                    keywords[name] = as_int(keywords[name], shape)
+        elif p.name in keywords and p.kind != p.VAR_POSITIONAL:
+            keywords[p.name] = as_int(keywords[p.name], shape)
     for p in params:
         if p.name in optional and p.name not in keywords and p.default is p.empty and \
                 p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
@@ -143,6 +166,137 @@ def call_arguments(fn, args, optional):
         else:
             break  # Python reports the missing argument
     return positional, keywords
+
+
+def type_hints(fn):
+    """fn's annotations with string ones evaluated, as far as Python can
+    (from __future__ import annotations makes every one a string); {} when
+    it cannot, and int_shape then reads the strings themselves."""
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except Exception:
+        try:
+            return typing.get_type_hints(fn)
+        except Exception:
+            return {}
+
+
+# int_shape's answers: where in a value an int is expected.
+INT = "int"
+SEQUENCES = ("list", "List", "Sequence", "MutableSequence", "Iterable", "Collection",
+             "set", "Set", "frozenset", "FrozenSet", "AbstractSet", "MutableSet")
+MAPPINGS = ("dict", "Dict", "Mapping", "MutableMapping")
+
+
+def int_shape(annotation, depth=0):
+    """Where an annotation expects ints, as the plan's schema reads it: INT
+    for int (also Optional[int], int | None, Annotated[int, ...]),
+    ("items", shape) for a list, set or tuple[T, ...] of such, ("prefix",
+    [shape, ...]) for tuple[A, B], ("values", shape) for a dict of such;
+    None when it expects none, or may take a float (Union[int, float],
+    Any): there a float stays a float. annotation is a typing object, or a
+    string the runner could not evaluate, read as the plan reads it."""
+    if depth > 32:
+        return None
+    name, args = annotation_parts(annotation)
+    if name == "int":
+        return INT
+    if name == "Annotated" and args:
+        return int_shape(args[0], depth + 1)
+    if name == "Literal" and args and all(literal_int(a) for a in args):
+        return INT
+    if name in ("Optional", "Union"):
+        members = [a for a in args if annotation_parts(a)[0] not in ("None", "NoneType")]
+        return int_shape(members[0], depth + 1) if len(members) == 1 else None
+    shape = None
+    if name in SEQUENCES and len(args) == 1:
+        shape = int_shape(args[0], depth + 1)
+        return None if shape is None else ("items", shape)
+    if name in ("tuple", "Tuple") and args:
+        if len(args) == 2 and annotation_parts(args[1])[0] == "...":
+            shape = int_shape(args[0], depth + 1)
+            return None if shape is None else ("items", shape)
+        shapes = [int_shape(a, depth + 1) for a in args]
+        return None if all(s is None for s in shapes) else ("prefix", shapes)
+    if name in MAPPINGS and len(args) == 2:
+        shape = int_shape(args[1], depth + 1)
+        return None if shape is None else ("values", shape)
+    return None
+
+
+def literal_int(value):
+    """Whether a Literal's value (or its syntax tree node) is an int."""
+    if isinstance(value, ast.Constant):
+        value = value.value
+    elif isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and isinstance(value.operand, ast.Constant):
+        value = value.operand.value
+    return type(value) is int
+
+
+def annotation_parts(annotation):
+    """An annotation as (name, arguments): ("int", []), ("Optional",
+    [int]), ("Union", [int, None]) for int | None. It is a typing object,
+    a string, or (for a string) a node of its syntax tree."""
+    a = annotation
+    if isinstance(a, str):
+        try:
+            a = ast.parse(a.strip(), mode="eval").body
+        except SyntaxError:
+            return "", []
+    if isinstance(a, ast.AST):
+        if isinstance(a, ast.Constant):
+            if a.value is None:
+                return "None", []
+            if a.value is Ellipsis:
+                return "...", []
+            if isinstance(a.value, str):
+                return annotation_parts(a.value)
+            return "", []
+        if isinstance(a, ast.Name):
+            return a.id, []
+        if isinstance(a, ast.Attribute):
+            return a.attr, []
+        if isinstance(a, ast.BinOp) and isinstance(a.op, ast.BitOr):
+            return "Union", [a.left, a.right]
+        if isinstance(a, ast.Subscript):
+            sl = a.slice
+            if sl.__class__.__name__ == "Index":  # Python 3.8 wraps the slice.
+                sl = sl.value
+            name, _ = annotation_parts(a.value)
+            return name, list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+        return "", []
+    if a is int:
+        return "int", []
+    if a is None or a is type(None):
+        return "None", []
+    if a is Ellipsis:
+        return "...", []
+    if hasattr(a, "__metadata__"):  # Annotated[T, ...]
+        return "Annotated", [a.__origin__]
+    origin = typing.get_origin(a)
+    if origin is None:
+        return "", []
+    args = list(typing.get_args(a))
+    if origin is typing.Union or type(a).__name__ == "UnionType":
+        return "Union", args
+    return getattr(origin, "__name__", ""), args
+
+
+def as_int(value, shape):
+    """value with each whole number float where shape expects an int made
+    an int: 2.0 -> 2. Anything else is left as it is."""
+    if shape == INT:
+        if type(value) is float and value.is_integer():
+            return int(value)
+        return value
+    kind, inner = shape
+    if kind == "items" and isinstance(value, list):
+        return [as_int(v, inner) for v in value]
+    if kind == "prefix" and isinstance(value, list):
+        return [as_int(v, inner[i]) if i < len(inner) and inner[i] is not None else v for i, v in enumerate(value)]
+    if kind == "values" and isinstance(value, dict):
+        return {k: as_int(v, inner) for k, v in value.items()}
+    return value
 
 
 def to_json(value, depth=0):

@@ -27,7 +27,7 @@ import os
 import subprocess
 import sys
 import time
-from typing import Optional
+from typing import List, Optional
 
 
 def lookup(title: str, limit: int = 2) -> dict:
@@ -116,6 +116,11 @@ def note(text: str, suffix: Optional[str], *, loud: "bool | None") -> list:
 def repeat(text: str, times: int = 2, /, sep: str = "") -> str:
     """Positional-only parameters."""
     return sep.join([text] * times)
+
+
+def scale(text: str, times: int, pad: "int | None" = None, sizes: List[int] = [], ratio: float = 1.0, **extra: int) -> list:
+    """Whole numbers sent as floats."""
+    return [text * times, pad, sizes, ratio, extra]
 `,
 	"tools/src/forecast/__init__.py": "",
 	"tools/src/forecast/units.py":    "UNITS = [\"celsius\", \"fahrenheit\"]\n",
@@ -208,6 +213,11 @@ tool "note" {
   capabilities = ["notes"]
 }
 tool "repeat" {
+  kind         = "python"
+  source       = "./tools"
+  capabilities = ["notes"]
+}
+tool "scale" {
   kind         = "python"
   source       = "./tools"
   capabilities = ["notes"]
@@ -635,6 +645,13 @@ func testPythonSchemaAndCallAgree(t *testing.T, a *artifact.Agent, arch *artifac
 		{block: "note", args: `{"text":"a","suffix":null,"loud":null}`, want: `["a",null,null]`},
 		{block: "note", args: `{"text":"a","suffix":"b","loud":false}`, want: `["a","b",false]`},
 		{block: "note", args: `{"text":null}`, want: `at /text: got null, want string`, refused: true},
+		// A whole number sent as a float is an int where the parameter is
+		// annotated int (also in an Optional, a list or **kwargs), and
+		// stays a float where it is annotated float; 2.5 is no integer.
+		{block: "scale", args: `{"text":"ab","times":2.0}`, want: `["abab",null,[],1.0,{}]`},
+		{block: "scale", args: `{"text":"ab","times":2,"pad":3.0,"sizes":[1.0,2],"ratio":2.0,"n":4.0}`, want: `["abab",3,[1,2],2.0,{"n":4}]`},
+		{block: "repeat", args: `{"text":"ab","times":3.0}`, want: `"ababab"`},
+		{block: "scale", args: `{"text":"ab","times":2.5}`, want: `at /times: got number, want integer`, refused: true},
 	} {
 		var tool *artifact.Tool
 		for i := range a.Tools {
