@@ -55,7 +55,8 @@ object schema with one property per parameter, in order:
 A parameter with a default is not required; a literal default other than None
 becomes "default". Parameter descriptions come from Annotated, else from a
 Google-style "Args:" section or Sphinx ":param name:" lines of the docstring.
-*args and **kwargs are left out.
+*args and **kwargs are left out. A function without **kwargs takes no other
+arguments: its schema says "additionalProperties": false.
 """
 
 import ast
@@ -309,6 +310,10 @@ class Reader(object):
         schema = {"type": "object", "properties": properties}
         if required:
             schema["required"] = required
+        if a.kwarg is None:
+            # Python refuses a keyword argument the function does not
+            # name; with **kwargs it takes any.
+            schema["additionalProperties"] = False
         return node.name, first_paragraph(doc), schema
 
     # Annotations.

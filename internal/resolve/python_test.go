@@ -184,7 +184,7 @@ func TestResolvePythonSchemas(t *testing.T) {
 }`,
 			tool:        "search",
 			description: "Search the notes.",
-			schema:      `{"type":"object","properties":{"query":{"type":"string","description":"What to look for (<= 200 characters & no HTML)."},"limit":{"type":"integer","description":"How many results to return at most.","default":10},"sort":{"type":"string","enum":["relevance","date"],"default":"relevance"},"tags":{"anyOf":[{"type":"array","items":{"type":"string"}},{"type":"null"}]},"exact":{"type":"boolean","default":false},"score":{"type":"number","default":0.5}},"required":["query"]}`,
+			schema:      `{"type":"object","properties":{"query":{"type":"string","description":"What to look for (<= 200 characters & no HTML)."},"limit":{"type":"integer","description":"How many results to return at most.","default":10},"sort":{"type":"string","enum":["relevance","date"],"default":"relevance"},"tags":{"anyOf":[{"type":"array","items":{"type":"string"}},{"type":"null"}]},"exact":{"type":"boolean","default":false},"score":{"type":"number","default":0.5}},"required":["query"],"additionalProperties":false}`,
 		},
 		{
 			name: "async function with Optional, keyword-only and Sphinx docs",
@@ -194,10 +194,10 @@ func TestResolvePythonSchemas(t *testing.T) {
 }`,
 			tool:        "translate",
 			description: "Translate text into another language.",
-			schema:      `{"type":"object","properties":{"text":{"type":"string","description":"The text to translate."},"target":{"anyOf":[{"type":"string"},{"type":"null"}],"description":"Language code; the user's language when omitted."},"formal":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"glossary":{"type":"object","additionalProperties":{"type":"string"},"default":{}}},"required":["text"]}`,
+			schema:      `{"type":"object","properties":{"text":{"type":"string","description":"The text to translate."},"target":{"anyOf":[{"type":"string"},{"type":"null"}],"description":"Language code; the user's language when omitted."},"formal":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"glossary":{"type":"object","additionalProperties":{"type":"string"},"default":{}}},"required":["text"],"additionalProperties":false}`,
 		},
 		{
-			name: "function with string annotations, tuples, integer Literal and *args",
+			name: "function with string annotations, tuples, integer Literal, *args and **kwargs (any other argument)",
 			block: `tool "stats" {
   kind   = "python"
   source = "./functions"
@@ -215,7 +215,7 @@ func TestResolvePythonSchemas(t *testing.T) {
 }`,
 			tool:        "cleanup",
 			description: "Defaults that are not JSON are left out.",
-			schema:      `{"type":"object","properties":{"items":{"type":"array","items":{"type":"string"},"uniqueItems":true},"ratio":{"type":"number"}}}`,
+			schema:      `{"type":"object","properties":{"items":{"type":"array","items":{"type":"string"},"uniqueItems":true},"ratio":{"type":"number"}},"additionalProperties":false}`,
 		},
 		{
 			name: "the tool's own description wins over the block's, with a warning",
@@ -238,7 +238,7 @@ func TestResolvePythonSchemas(t *testing.T) {
 }`,
 			tool:        "loose",
 			description: "Loosely typed.",
-			schema:      `{"type":"object","properties":{"anything":{},"data":{"type":"object"},"when":{}},"required":["anything","data","when"]}`,
+			schema:      `{"type":"object","properties":{"anything":{},"data":{"type":"object"},"when":{}},"required":["anything","data","when"],"additionalProperties":false}`,
 			warnings: []string{
 				"text_tools.py:42: parameter anything of loose has no type annotation",
 				"text_tools.py:42: unknown type datetime.datetime",
@@ -263,7 +263,7 @@ func TestResolvePythonSchemas(t *testing.T) {
 				`"label":{"anyOf":[{"type":"string"},{"type":"null"}],"description":"A label."},` +
 				`"limits":{"type":"object","additionalProperties":{"anyOf":[{"type":"integer"},{"type":"null"}]},"default":{}},` +
 				`"nothing":{"type":"null"},` +
-				`"whatever":{}}}`,
+				`"whatever":{}},"additionalProperties":false}`,
 		},
 		{
 			name: "a function taking the request (ctx) has no argument schema of its own",
@@ -283,7 +283,7 @@ func TestResolvePythonSchemas(t *testing.T) {
 }`,
 			tool:        "echo",
 			description: "Echo the text back.",
-			schema:      `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`,
+			schema:      `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`,
 			// The message after the line number is Python's own, which
 			// differs between versions.
 			warnings: []string{"bad.py:1: "},
@@ -297,7 +297,7 @@ func TestResolvePythonSchemas(t *testing.T) {
 }`,
 			tool:        "notes",
 			description: "Find a note by its title.",
-			schema:      `{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}`,
+			schema:      `{"type":"object","properties":{"title":{"type":"string"}},"required":["title"],"additionalProperties":false}`,
 		},
 	}
 	for _, tt := range tests {

@@ -652,6 +652,11 @@ func testPythonSchemaAndCallAgree(t *testing.T, a *artifact.Agent, arch *artifac
 		{block: "scale", args: `{"text":"ab","times":2,"pad":3.0,"sizes":[1.0,2],"ratio":2.0,"n":4.0}`, want: `["abab",3,[1,2],2.0,{"n":4}]`},
 		{block: "repeat", args: `{"text":"ab","times":3.0}`, want: `"ababab"`},
 		{block: "scale", args: `{"text":"ab","times":2.5}`, want: `at /times: got number, want integer`, refused: true},
+		// An argument the function does not name is refused by the
+		// schema, unless the function takes **kwargs.
+		{block: "lookup", args: `{"title":"x","extra":1}`, want: `at /: additional properties 'extra' not allowed`, refused: true},
+		{block: "environment", args: `{"x":1}`, want: `at /: additional properties 'x' not allowed`, refused: true},
+		{block: "scale", args: `{"text":"a","times":1,"k":"v"}`, want: `["a",null,[],1.0,{"k":"v"}]`},
 	} {
 		var tool *artifact.Tool
 		for i := range a.Tools {
