@@ -749,3 +749,37 @@ func TestJSONByteOrderMark(t *testing.T) {
 		t.Errorf("diagnostics: %v, want one, at column 39 of line 1", diags)
 	}
 }
+
+// TestMCPEmptyCommand: a stdio command that names no program is an error
+// at the command, from validate, not advice from plan to install it; an
+// empty argument is an argument like any other.
+func TestMCPEmptyCommand(t *testing.T) {
+	for _, tc := range []struct{ command, want string }{
+		{`""`, `15:15: Empty MCP server command: The "command" argument names the program that runs the MCP server, like "npx" or "./bin/server"; it must not be empty or only white space.`},
+		{`"   "`, `15:15: Empty MCP server command: The "command" argument names`},
+		{`runtime("CMD", " ")`, `15:15: Empty MCP server command: The "command" argument names the program that runs the MCP server, like "npx" or "./bin/server"; the default of runtime("CMD") is empty or only white space.`},
+	} {
+		got := errorsOf(t, `
+tool "m" {
+  kind      = "mcp"
+  transport = "stdio"
+  command   = `+tc.command+`
+}
+`)
+		if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
+			t.Errorf("command = %s\ngot:  %q\nwant: one error starting %q", tc.command, got, tc.want)
+		}
+	}
+	for _, command := range []string{`"npx"`, `runtime("CMD")`, `runtime("CMD", "npx")`} {
+		if got := errorsOf(t, `
+tool "m" {
+  kind      = "mcp"
+  transport = "stdio"
+  command   = `+command+`
+  args      = ["", "--flag"]
+}
+`); len(got) != 0 {
+			t.Errorf("command = %s\ngot:  %q\nwant: no error", command, got)
+		}
+	}
+}

@@ -310,6 +310,7 @@ func (d *decoder) decodeMCP(b *hcl.Block, t *Tool, a hcl.Attributes) *MCPTool {
 	switch m.Transport.Value {
 	case TransportStdio:
 		need(m.Command, "command")
+		d.checkMCPCommand(m.Command)
 		forbid(m.URL.Set, m.URL.Range, "url")
 		forbid(m.AuthToken.Set, m.AuthToken.Range, "auth_token")
 		forbid(m.Headers.Set, m.Headers.Range, "headers")
@@ -341,6 +342,22 @@ func (d *decoder) decodeMCP(b *hcl.Block, t *Tool, a hcl.Attributes) *MCPTool {
 		}
 	}
 	return m
+}
+
+// checkMCPCommand reports a stdio command that names no program: empty,
+// or only white space. Such a command would otherwise be looked up when
+// plan starts the server, and reported as a program to install.
+func (d *decoder) checkMCPCommand(s String) {
+	const what = "The \"command\" argument names the program that runs the MCP server, like \"npx\" or \"./bin/server\""
+	switch {
+	case s.literal() && strings.TrimSpace(s.Value) == "":
+		d.errorf(s.Range, "Empty MCP server command", "%s; it must not be empty or only white space. Set it to the server's program, and its arguments in \"args\".", what)
+	case s.Runtime != nil && s.Runtime.HasDefault():
+		dv, err := convert.Convert(s.Runtime.Default, cty.String)
+		if err == nil && !dv.IsNull() && strings.TrimSpace(dv.AsString()) == "" {
+			d.errorf(s.Runtime.Range, "Empty MCP server command", "%s; the default of runtime(%q) is empty or only white space. Give a program as the default, or leave the default out so that %s must be set.", what, s.Runtime.Env, s.Runtime.Env)
+		}
+	}
 }
 
 func (d *decoder) decodeA2A(b *hcl.Block, a hcl.Attributes) *A2ATool {

@@ -867,6 +867,20 @@ func (s *mcpSession) check() *hcl.Diagnostic {
 				pathEnv = v
 			}
 		}
+		if strings.TrimSpace(s.command) == "" {
+			// A runtime() value, mostly: the manifest refuses an empty
+			// command written in it.
+			set := "command"
+			if r := m.Command.Runtime; r != nil {
+				set = r.Env
+			}
+			return &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Empty MCP server command",
+				Detail:   fmt.Sprintf("%s is empty or only white space. Set %s to the program that runs the MCP server, like \"npx\" or \"./bin/server\".", s.describeCommand(), set),
+				Subject:  m.Command.Range.Ptr(),
+			}
+		}
 		path, err := mcpwire.LookCommand(s.command, s.req.Dir, pathEnv)
 		if err != nil {
 			return &hcl.Diagnostic{

@@ -633,6 +633,14 @@ expose = ["tool1"]`, "", map[string]string{"MCPTEST_KEY": "k3y-value-unexposed"}
 				secrets: []string{"hidden-path-xyz"},
 			},
 			{
+				name:    "runtime command empty",
+				body:    "transport = \"stdio\"\ncommand = runtime(\"MCP_CMD\")\n",
+				env:     map[string]string{"MCP_CMD": "  "},
+				summary: "Empty MCP server command",
+				at:      func(m *manifest.MCPTool) hcl.Range { return m.Command.Range },
+				has:     []string{`The command given by runtime("MCP_CMD") is empty or only white space. Set MCP_CMD to the program that runs the MCP server`},
+			},
+			{
 				name:    "tools/list answers with an error",
 				body:    mcpStdioBody(bin, "-fail-list"),
 				summary: "MCP server answered with an error",

@@ -221,6 +221,12 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 		for k, v := range env {
 			vars[k] = v
 		}
+		if strings.TrimSpace(command) == "" {
+			if r := conf.Command.Runtime; r != nil {
+				return nil, fmt.Errorf("the MCP server command of block %q is empty or only white space; set %s to the program that runs the server", e.block, r.Env)
+			}
+			return nil, fmt.Errorf("the MCP server command of block %q is empty or only white space; fix its command and rebuild the artifact with agentform apply", e.block)
+		}
 		// A relative command is the workspace's, and the server runs
 		// there, as plan ran it (serve's -chdir, not where serve runs).
 		path, err := mcpwire.LookCommand(command, e.h.Dir, vars["PATH"])

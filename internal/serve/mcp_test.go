@@ -358,6 +358,7 @@ func TestMCPExecutor(t *testing.T) {
 			want string
 		}{
 			{map[string]string{"SRV_CMD": "/nonexistent/secret-dir-77/server"}, "the MCP server command of block \"srv\" does not exist"},
+			{map[string]string{"SRV_CMD": " "}, "the MCP server command of block \"srv\" is empty or only white space; set SRV_CMD to the program that runs the server"},
 			{map[string]string{"SRV_FAIL": "-fail-list"}, "tool listing is broken today"},
 			{map[string]string{"SRV_CMD": garbage}, "what the server sent could not be decoded (agentform does not quote it)"},
 		} {
