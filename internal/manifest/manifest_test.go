@@ -783,3 +783,98 @@ tool "m" {
 		}
 	}
 }
+
+// TestInvalidHeaders: a header written in the manifest that no HTTP
+// request can carry, by net/http's rules, is an error at its name or
+// value from validate (not plan's error at the url), for mcp, a2a and the
+// network block, and so is a token or user agent with a line break; no
+// value is quoted.
+func TestInvalidHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		name, block string
+		want        []string
+	}{
+		{"a name with a space", `
+tool "m" {
+  kind      = "mcp"
+  transport = "http"
+  url       = "https://mcp.example.com/mcp"
+  headers   = { "Bad Header" = "x" }
+}`, []string{`16:17: Invalid HTTP header name: "Bad Header" is not a valid HTTP header name: a name is letters, digits and !#$%&'*+-.^_` + "`" + `|~, without spaces, a colon or a line break, like "X-Api-Key". Did you mean "Bad-Header"?`}},
+		{"a whole header line as the name", `
+tool "r" {
+  kind    = "a2a"
+  url     = "https://agent.example.com"
+  headers = { "Authorization: Bearer" = "x" }
+}`, []string{`15:15: Invalid HTTP header name: "Authorization: Bearer" is not a valid HTTP header name: a name is letters, digits and !#$%&'*+-.^_` + "`" + `|~, without spaces, a colon or a line break, like "X-Api-Key". Write the name alone as the key and the rest as the value: { "Authorization" = "..." }.`}},
+		{"a name with a line break", `
+tool "r" {
+  kind    = "a2a"
+  url     = "https://agent.example.com"
+  headers = { "X-A\nX-B" = "x" }
+}`, []string{`15:15: Invalid HTTP header name: "X-A\nX-B" is not a valid HTTP header name`}},
+		{"values with a line break, a CR, a NUL, in a runtime default", `
+tool "m" {
+  kind      = "mcp"
+  transport = "http"
+  url       = "https://mcp.example.com/mcp"
+  headers   = {
+    X-A = "SENTINEL\nX-Evil: 1"
+    X-B = "SENTINEL\r"
+    X-C = "SENTINEL\u0000"
+    X-D = runtime("X_D", "SENTINEL\n")
+    X-E = secret(runtime("X_E", "SENTINEL\n"))
+    X-F = runtime("X_F")
+    X-G = 42
+  }
+}`, []string{
+			`17:11: Invalid HTTP header value: The value of header "X-A" is not a valid HTTP header value: it holds a line break, a NUL or another control character. Write it as a quoted string on one line (a heredoc ends with a line break).`,
+			`18:11: Invalid HTTP header value: The value of header "X-B" is not`,
+			`19:11: Invalid HTTP header value: The value of header "X-C" is not`,
+			`20:11: Invalid HTTP header value: The default of runtime("X_D") for header "X-D" is not a valid HTTP header value`,
+			`21:11: Invalid HTTP header value: The default of runtime("X_E") for header "X-E" is not a valid HTTP header value`,
+		}},
+		{"a heredoc token", `
+tool "r" {
+  kind       = "a2a"
+  url        = "https://agent.example.com"
+  auth_token = <<EOT
+SENTINEL
+EOT
+}`, []string{`15:16: Invalid value for "auth_token": The "auth_token" argument is sent in an HTTP header, but it holds a line break, a NUL or another control character.`}},
+		{"network headers and user agent", `
+network {
+  user_agent = runtime("UA", "SENTINEL\n")
+  headers    = { "X Y" = "1", X-Z = "SENTINEL\n" }
+}`, []string{
+			`13:16: Invalid value for "user_agent": The default of runtime("UA") for "user_agent" is sent in an HTTP header`,
+			`14:18: Invalid HTTP header name: "X Y" is not a valid HTTP header name`,
+			`14:37: Invalid HTTP header value: The value of header "X-Z" is not`,
+		}},
+	} {
+		got := errorsOf(t, tc.block+"\n")
+		if len(got) != len(tc.want) {
+			t.Errorf("%s\ngot:  %q\nwant: %q", tc.name, got, tc.want)
+			continue
+		}
+		slices.Sort(got)
+		for i, w := range tc.want {
+			if !strings.HasPrefix(got[i], w) || strings.Contains(got[i], "SENTINEL") {
+				t.Errorf("%s\ngot:  %q\nwant: %q, without the value", tc.name, got[i], w)
+			}
+		}
+	}
+	// Header values HTTP can carry, and runtime values, which are checked
+	// when they are read.
+	if got := errorsOf(t, `
+tool "m" {
+  kind       = "mcp"
+  transport  = "http"
+  url        = "https://mcp.example.com/mcp"
+  auth_token = secret(runtime("TOKEN"))
+  headers    = { "X-Api-Key" = secret(runtime("KEY")), "Accept-Language" = "fr, en;q=0.8", "X_Odd!~" = "tab\tok", X-N = 1 }
+}
+`); len(got) != 0 {
+		t.Errorf("valid headers\ngot:  %q\nwant: no error", got)
+	}
+}

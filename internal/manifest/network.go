@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+	"golang.org/x/net/http/httpguts"
 )
 
 // Network is the top-level network block: the egress policy for tools
@@ -67,12 +68,14 @@ func (d *decoder) decodeNetwork(b *hcl.Block) *Network {
 		return n
 	}
 	n.UserAgent = d.str(content.Attributes, field{name: "user_agent", runtime: true}, "")
+	d.checkHeaderValue(n.UserAgent, "user_agent")
 	if attr, ok := content.Attributes["headers"]; ok {
 		if v, _ := d.eval(attr.Expr); v != cty.NilVal {
 			if _, isRef := refFromValue(v); isRef {
 				n.Headers = Dynamic{Value: v, Set: true, Range: attr.Expr.Range()}
 			} else {
 				n.Headers = d.stringMap(content.Attributes, field{name: "headers", runtime: true})
+				d.checkHeaders(attr, n.Headers)
 			}
 		}
 	}
@@ -361,4 +364,80 @@ func (d *decoder) decodeBackend(expr hcl.Expression, v cty.Value, where string) 
 		}
 	}
 	return be
+}
+
+// checkHeaders reports the headers written in the manifest that no HTTP
+// request can carry, by the rules net/http applies: a name that is not an
+// HTTP token (a space, a colon, a line break), a value with a line break,
+// NUL or other control character, at the name or the value. A runtime()
+// value is checked where it is read (plan, serve), like the default of
+// one here. Values are not quoted: a header may hold a credential.
+func (d *decoder) checkHeaders(attr *hcl.Attribute, h Dynamic) {
+	if attr == nil || h.Value == cty.NilVal || h.Value.IsNull() || !h.Value.CanIterateElements() {
+		return
+	}
+	if _, isRef := refFromValue(h.Value); isRef {
+		return
+	}
+	for it := h.Value.ElementIterator(); it.Next(); {
+		k, ev := it.Element()
+		name := k.AsString()
+		if !httpguts.ValidHeaderFieldName(name) {
+			d.errorf(keyRange(attr.Expr, name), "Invalid HTTP header name",
+				"%q is not a valid HTTP header name: a name is letters, digits and !#$%%&'*+-.^_`|~, without spaces, a colon or a line break, like \"X-Api-Key\".%s", name, headerNameHint(name))
+			continue
+		}
+		value, where, what := "", subRange(attr.Expr, name), "The value of header %q"
+		if ref, ok := refFromValue(ev); ok {
+			if !ref.HasDefault() {
+				continue
+			}
+			dv, err := convert.Convert(ref.Default, cty.String)
+			if err != nil || dv.IsNull() {
+				continue
+			}
+			value, what = dv.AsString(), fmt.Sprintf("The default of runtime(%q) for header %%q", ref.Env)
+		} else if sv, err := convert.Convert(ev, cty.String); err == nil && !sv.IsNull() {
+			value = sv.AsString()
+		}
+		if !httpguts.ValidHeaderFieldValue(value) {
+			d.errorf(where, "Invalid HTTP header value",
+				what+" is not a valid HTTP header value: it holds a line break, a NUL or another control character. Write it as a quoted string on one line (a heredoc ends with a line break).", name)
+		}
+	}
+}
+
+// headerNameHint says how to fix a header name written as a whole header
+// line ("Authorization: Bearer x") or with spaces ("Api Key").
+func headerNameHint(name string) string {
+	if before, _, ok := strings.Cut(name, ":"); ok && httpguts.ValidHeaderFieldName(strings.TrimSpace(before)) {
+		return fmt.Sprintf(" Write the name alone as the key and the rest as the value: { %q = \"...\" }.", strings.TrimSpace(before))
+	}
+	if f := strings.Fields(name); len(f) > 1 {
+		if joined := strings.Join(f, "-"); httpguts.ValidHeaderFieldName(joined) {
+			return fmt.Sprintf(" Did you mean %q?", joined)
+		}
+	}
+	return ""
+}
+
+// checkHeaderValue reports a string argument sent in a header (auth_token,
+// user_agent) that no HTTP request can carry, without quoting it.
+func (d *decoder) checkHeaderValue(s String, name string) {
+	value, rng, what := s.Value, s.Range, fmt.Sprintf("The %q argument", name)
+	switch {
+	case s.literal():
+	case s.Runtime != nil && s.Runtime.HasDefault():
+		dv, err := convert.Convert(s.Runtime.Default, cty.String)
+		if err != nil || dv.IsNull() {
+			return
+		}
+		value, rng, what = dv.AsString(), s.Runtime.Range, fmt.Sprintf("The default of runtime(%q) for %q", s.Runtime.Env, name)
+	default:
+		return
+	}
+	if !httpguts.ValidHeaderFieldValue(value) {
+		d.errorf(rng, fmt.Sprintf("Invalid value for %q", name),
+			"%s is sent in an HTTP header, but it holds a line break, a NUL or another control character. Write it as a quoted string on one line (a heredoc ends with a line break).", what)
+	}
 }

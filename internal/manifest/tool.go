@@ -317,6 +317,8 @@ func (d *decoder) decodeMCP(b *hcl.Block, t *Tool, a hcl.Attributes) *MCPTool {
 	case TransportHTTP:
 		need(m.URL, "url")
 		d.checkURL(m.URL, "Invalid MCP server URL", "the server's streamable HTTP endpoint, like \"https://mcp.example.com/mcp\"")
+		d.checkHeaderValue(m.AuthToken, "auth_token")
+		d.checkHeaders(a["headers"], m.Headers)
 		forbid(m.Command.Set, m.Command.Range, "command")
 		forbid(m.Args.Set, m.Args.Range, "args")
 		forbid(t.Config.Set, t.Config.Range, "config")
@@ -370,6 +372,8 @@ func (d *decoder) decodeA2A(b *hcl.Block, a hcl.Attributes) *A2ATool {
 		TargetAgent:                d.str(a, field{name: "target_agent"}, ""),
 	}
 	d.checkURL(at.URL, "Invalid A2A URL", "the agent's base URL, like \"https://planner.example.com\"")
+	d.checkHeaderValue(at.AuthToken, "auth_token")
+	d.checkHeaders(a["headers"], at.Headers)
 	if attr, ok := a["tenant"]; ok {
 		at.Tenant = d.decodeTenant(attr)
 	}

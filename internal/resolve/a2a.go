@@ -266,6 +266,14 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	if a.AuthToken.Runtime != nil && !hasToken {
 		missing = append(missing, a.AuthToken.Runtime.Env)
 	}
+	if hasToken && a.AuthToken.Set {
+		if d := tokenProblem(a.AuthToken, token); d != nil {
+			return nil, hcl.Diagnostics{d}
+		}
+	}
+	if d := headerProblem(a.Headers, headers); d != nil {
+		return nil, hcl.Diagnostics{d}
+	}
 
 	timeout := req.Timeout
 	if timeout <= 0 {

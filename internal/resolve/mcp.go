@@ -856,7 +856,8 @@ func (s *mcpSession) prepareHTTP() (missing []string) {
 }
 
 // check validates what can be checked before connecting: the stdio
-// command exists, the URL is an http(s) URL.
+// command exists, the URL is an http(s) URL, the token and headers can be
+// sent.
 func (s *mcpSession) check() *hcl.Diagnostic {
 	m := s.req.Tool.MCP
 	switch s.transport {
@@ -901,6 +902,14 @@ func (s *mcpSession) check() *hcl.Diagnostic {
 				Detail:   fmt.Sprintf("%s is not an http:// or https:// URL with a host. Set url to the server's streamable HTTP endpoint, like \"https://mcp.example.com/mcp\".", s.describeURL()),
 				Subject:  m.URL.Range.Ptr(),
 			}
+		}
+		if m.AuthToken.Set {
+			if d := tokenProblem(m.AuthToken, s.token); d != nil {
+				return d
+			}
+		}
+		if d := headerProblem(m.Headers, s.headers); d != nil {
+			return d
 		}
 	}
 	return nil

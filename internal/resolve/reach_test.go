@@ -369,16 +369,16 @@ func TestResolveThroughHTTPSProxy(t *testing.T) {
 }
 
 // TestResolveRequestNotMade: a request that could not be made at all (a
-// header value HTTP cannot carry) is the configuration's fault: an error
-// for mcp and a2a alike, not a server out of reach, naming the header and
-// not its value.
+// header value or token HTTP cannot carry, from a runtime() value) is the
+// configuration's fault: an error for mcp and a2a alike, not a server out
+// of reach, located at the headers (or auth_token) rather than the url,
+// naming the header and its variable and not its value.
 func TestResolveRequestNotMade(t *testing.T) {
 	mcpLive, pin := mcpLivePin(t)
 	agent := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(agent.Close)
 	const value = "secret-part\nsecond-line"
-	env := map[string]string{"X_KEY": value}
-	check := func(kind string, res *Resolved, diags hcl.Diagnostics, summary string) {
+	check := func(kind string, res *Resolved, diags hcl.Diagnostics, summary string, at hcl.Range, has ...string) {
 		t.Helper()
 		if len(diags) != 1 || diags[0].Severity != hcl.DiagError || diags[0].Summary != summary {
 			t.Fatalf("%s:\ngot:  %s\nwant: the error %q", kind, diagText(diags), summary)
@@ -386,20 +386,39 @@ func TestResolveRequestNotMade(t *testing.T) {
 		if res != nil && res.FromLock {
 			t.Errorf("%s: the lock entry was used", kind)
 		}
-		if d := diags[0].Detail; !strings.Contains(d, `"X-Key"`) || !strings.Contains(d, "Check the block's headers") || strings.Contains(d, "secret-part") {
-			t.Errorf("%s detail:\ngot:  %s\nwant: the header named, not its value", kind, d)
+		if got := *diags[0].Subject; got != at {
+			t.Errorf("%s range:\ngot:  %s\nwant: %s", kind, got, at)
+		}
+		d := diags[0].Detail
+		for _, want := range has {
+			if !strings.Contains(d, want) {
+				t.Errorf("%s detail:\ngot:  %s\nwant: %q in it", kind, d, want)
+			}
+		}
+		if strings.Contains(d, "secret-part") {
+			t.Errorf("%s detail:\ngot:  %s\nwant: not the value", kind, d)
 		}
 	}
-	req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\nheaders = { \"X-Key\" = runtime(\"X_KEY\") }\n", mcpLive.URL), env)
-	req.Locked = pin
-	res, diags := ResolveMCP(context.Background(), req)
-	check("mcp", res, diags, "Cannot make the MCP request")
-	if d := diags[0].Detail; !strings.Contains(d, "lists the tools of the URL ") {
-		t.Errorf("mcp detail:\ngot:  %s\nwant: the URL named mid-sentence", d)
+	for _, v := range []string{value, "secret-part\r", "secret-part\x00"} {
+		env := map[string]string{"X_KEY": v}
+		req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\nheaders = { \"X-Key\" = runtime(\"X_KEY\") }\n", mcpLive.URL), env)
+		req.Locked = pin
+		res, diags := ResolveMCP(context.Background(), req)
+		check("mcp", res, diags, "Invalid HTTP header", req.Tool.MCP.Headers.Range, `header "X-Key", given by runtime("X_KEY")`, "Set X_KEY to a value on one line")
+
+		areq := a2aRequest(t, fmt.Sprintf("url = %q\nheaders = { \"X-Key\" = runtime(\"X_KEY\") }", agent.URL), env)
+		areq.Locked = &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("0", 64), CardName: "Planner"}
+		res, diags = ResolveA2A(context.Background(), areq)
+		check("a2a", res, diags, "Invalid HTTP header", areq.Tool.A2A.Headers.Range, `header "X-Key", given by runtime("X_KEY")`, "Set X_KEY to a value on one line")
 	}
 
-	areq := a2aRequest(t, fmt.Sprintf("url = %q\nheaders = { \"X-Key\" = runtime(\"X_KEY\") }", agent.URL), env)
+	env := map[string]string{"TOK": value}
+	req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\nauth_token = secret(runtime(\"TOK\"))\n", mcpLive.URL), env)
+	req.Locked = pin
+	res, diags := ResolveMCP(context.Background(), req)
+	check("mcp token", res, diags, "Invalid auth_token", req.Tool.MCP.AuthToken.Range, `runtime("TOK")`, "Set TOK to the token alone")
+	areq := a2aRequest(t, fmt.Sprintf("url = %q\nauth_token = secret(runtime(\"TOK\"))", agent.URL), env)
 	areq.Locked = &lockfile.Tool{Kind: "a2a", Card: "sha256:" + strings.Repeat("0", 64), CardName: "Planner"}
 	res, diags = ResolveA2A(context.Background(), areq)
-	check("a2a", res, diags, "Cannot make the A2A request")
+	check("a2a token", res, diags, "Invalid auth_token", areq.Tool.A2A.AuthToken.Range, `runtime("TOK")`, "Set TOK to the token alone")
 }

@@ -111,6 +111,9 @@ func newA2AExecutor(_ context.Context, h *Host, block string, tools []*artifact.
 	if e.headers, err = resolveStringMap(h.Env, conf.Headers, e.scrub); err != nil {
 		return nil, fmt.Errorf("the headers of block %q: %w", block, err)
 	}
+	if err := blockHeaders(block, e.headers, e.token); err != nil {
+		return nil, err
+	}
 	e.timeout = a2aDefaultTimeout
 	if conf.TimeoutSecs != nil {
 		n, err := h.Env.Int(*conf.TimeoutSecs)

@@ -280,6 +280,9 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 		if err != nil {
 			return nil, fmt.Errorf("the headers of block %q: %w", e.block, err)
 		}
+		if err := blockHeaders(e.block, headers, token); err != nil {
+			return nil, err
+		}
 		rt := &mcpRoundTripper{base: http.DefaultTransport, headers: headers, token: token, capture: e.capture}
 		return &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rt, CheckRedirect: sameorigin.CheckRedirect}}, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -879,4 +880,77 @@ func TestMCPRelativeCommandFromWorkspace(t *testing.T) {
 	h, _ := mcpTestHost(t, a, arch, nil)
 	h.Dir = dir
 	mcpTestStart(t, h, a)
+}
+
+// TestServeInvalidHeaders: a header or token no HTTP request can carry (a
+// runtime value with a line break, or a header name an older agentform
+// let into agent.json) fails the block's startup with an error naming the
+// block and the header, never the value, for mcp and a2a blocks alike.
+func TestServeInvalidHeaders(t *testing.T) {
+	endpoint := mcpTestHTTPServer(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(`
+  transport  = "http"
+  url        = runtime("MCP_URL")
+  auth_token = secret(runtime("MCP_TOK"))
+  headers    = { X-Api-Key = secret(runtime("MCP_HDR")) }
+`) + `
+tool "peer" {
+  kind         = "a2a"
+  url          = "http://127.0.0.1:9"
+  auth_token   = secret(runtime("MCP_TOK"))
+  headers      = { X-Api-Key = secret(runtime("MCP_HDR")) }
+  capabilities = ["search"]
+}
+`})
+	good := map[string]string{"MCP_URL": endpoint, "MCP_TOK": "tok-1", "MCP_HDR": "hdr-1"}
+	a, arch, _ := buildArtifact(t, dir, "assistant", good)
+	with := func(k, v string) map[string]string {
+		env := maps.Clone(good)
+		env[k] = v
+		return env
+	}
+	for _, kind := range []string{artifact.KindMCP, artifact.KindA2A} {
+		block := map[string]string{artifact.KindMCP: "srv", artifact.KindA2A: "peer"}[kind]
+		for _, tc := range []struct {
+			name    string
+			env     map[string]string
+			headers string
+			want    string
+		}{
+			{"a header value with a line break", with("MCP_HDR", "SENTINEL\r\nX-Other: 1"), "",
+				`the headers of block "` + block + `": the value of "X-Api-Key" is not a valid header value (it has line breaks or control characters)`},
+			{"a token with a NUL", with("MCP_TOK", "SENTINEL\x00"), "",
+				`the auth_token of block "` + block + `" is not a valid header value (it has line breaks or control characters)`},
+			{"a header name of an older artifact", good, `{"Bad Header": "x"}`,
+				`the headers of block "` + block + `": "Bad Header" is not a valid header name`},
+		} {
+			tools := mcpTestTools(a, block)
+			if tc.headers != "" {
+				for i, tl := range tools {
+					c := *tl
+					if c.MCP != nil {
+						m := *c.MCP
+						m.Headers = artifact.JSON(tc.headers)
+						c.MCP = &m
+					} else {
+						m := *c.A2A
+						m.Headers = artifact.JSON(tc.headers)
+						c.A2A = &m
+					}
+					tools[i] = &c
+				}
+			}
+			h, _ := mcpTestHost(t, a, arch, tc.env)
+			ex, err := factories[kind](context.Background(), h, block, tools)
+			if err == nil {
+				_ = ex.Close()
+				t.Errorf("%s, %s: started\nwant: %s", kind, tc.name, tc.want)
+				continue
+			}
+			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "SENTINEL") {
+				t.Errorf("%s, %s: startup error\ngot:  %v\nwant: %s, without the value", kind, tc.name, err, tc.want)
+			}
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -239,14 +240,40 @@ func (nw *network) resolveHeaders(env *Env, raw artifact.JSON) error {
 		default:
 			return fmt.Errorf("network.headers: the value of %q is not a string", name)
 		}
-		if !httpguts.ValidHeaderFieldName(name) {
-			return fmt.Errorf("network.headers: %q is not a valid header name", name)
-		}
-		// Name the header, never its value: it may be a secret.
-		if !httpguts.ValidHeaderFieldValue(s) {
-			return fmt.Errorf("network.headers: the value of %q is not a valid header value (it has line breaks or control characters)", name)
+		if err := headerError(name, s); err != nil {
+			return fmt.Errorf("network.headers: %w", err)
 		}
 		nw.headers.Set(name, s)
+	}
+	return nil
+}
+
+// headerError says why a header cannot be sent, as net/http would refuse
+// it: a name that is not an HTTP token, a value with a line break or
+// another control character. It names the header, never its value: it may
+// be a secret. An artifact of an agentform whose manifest checks let such
+// a header through, or a runtime value, gets here.
+func headerError(name, value string) error {
+	if !httpguts.ValidHeaderFieldName(name) {
+		return fmt.Errorf("%q is not a valid header name", name)
+	}
+	if !httpguts.ValidHeaderFieldValue(value) {
+		return fmt.Errorf("the value of %q is not a valid header value (it has line breaks or control characters)", name)
+	}
+	return nil
+}
+
+// blockHeaders checks the headers and token an mcp or a2a block sends with
+// every request (headerError), so that such a block fails at startup
+// rather than at each call.
+func blockHeaders(block string, headers map[string]string, token string) error {
+	for _, name := range slices.Sorted(maps.Keys(headers)) {
+		if err := headerError(name, headers[name]); err != nil {
+			return fmt.Errorf("the headers of block %q: %w", block, err)
+		}
+	}
+	if !httpguts.ValidHeaderFieldValue(token) {
+		return fmt.Errorf("the auth_token of block %q is not a valid header value (it has line breaks or control characters)", block)
 	}
 	return nil
 }
