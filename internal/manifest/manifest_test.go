@@ -878,3 +878,32 @@ tool "m" {
 		t.Errorf("valid headers\ngot:  %q\nwant: no error", got)
 	}
 }
+
+// TestEmptyExport: export = "" on a javascript or python tool is an error
+// at the export, not the tool's name in disguise.
+func TestEmptyExport(t *testing.T) {
+	for _, kind := range []string{"javascript", "python"} {
+		for _, export := range []string{`""`, `"  "`} {
+			got := errorsOf(t, `
+tool "adder" {
+  kind   = "`+kind+`"
+  source = "./tools/adder"
+  export = `+export+`
+}
+`)
+			want := []string{`15:12: Invalid value for "export": export must name an export; leave it out to use the tool's name ("adder").`}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s, export = %s\ngot:  %q\nwant: %q", kind, export, got, want)
+			}
+		}
+		if got := errorsOf(t, `
+tool "adder" {
+  kind   = "`+kind+`"
+  source = "./tools/adder"
+  export = "add"
+}
+`); len(got) != 0 {
+			t.Errorf("%s, export = \"add\"\ngot:  %q\nwant: no error", kind, got)
+		}
+	}
+}

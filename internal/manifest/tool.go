@@ -74,13 +74,13 @@ func (d *decoder) decodeTool(b *hcl.Block) *Tool {
 	case KindJavaScript:
 		t.JavaScript = &JavaScriptTool{
 			Source: d.required(b, a, field{name: "source"}),
-			Export: d.str(a, field{name: "export"}, t.Name),
+			Export: d.export(a, t.Name),
 		}
 	case KindPython:
 		t.Python = &PythonTool{
 			Source:      d.required(b, a, field{name: "source"}),
 			Interpreter: d.str(a, field{name: "interpreter", oneOf: []string{"embedded", "static"}}, "embedded"),
-			Export:      d.str(a, field{name: "export"}, t.Name),
+			Export:      d.export(a, t.Name),
 		}
 	case KindBash:
 		t.Bash = d.decodeBash(a, content.Blocks)
@@ -90,6 +90,18 @@ func (d *decoder) decodeTool(b *hcl.Block) *Tool {
 		t.A2A = d.decodeA2A(b, a)
 	}
 	return t
+}
+
+// export reads a javascript or python tool's export, the block's name when
+// it is left out. One written empty (or only white space) names nothing:
+// it is an error rather than the block's name in disguise.
+func (d *decoder) export(a hcl.Attributes, name string) String {
+	s := d.str(a, field{name: "export"}, name)
+	if s.literal() && strings.TrimSpace(s.Value) == "" {
+		d.errorf(s.Range, "Invalid value for \"export\"",
+			"export must name an export; leave it out to use the tool's name (%q).", name)
+	}
+	return s
 }
 
 // required reads a string argument that must be present.
