@@ -376,6 +376,12 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 					}
 				}
 				msg = ""
+			} else if msgVal.IsKnown() && msgVal.IsNull() {
+				// Null only with this matrix (a conditional): the
+				// manifest refuses a message that is always null.
+				p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid error message",
+					Detail:  fmt.Sprintf("The error_message of check %q is null for the capability matrix this plan computes; it must be a string: write what the failed check means.", c.Name),
+					Subject: a.ErrorMessage.Range().Ptr()})
 			}
 			if msg == "" {
 				msg = fmt.Sprintf("check %q failed", c.Name)

@@ -824,3 +824,34 @@ check "c" {
 		t.Errorf("got: %v\nwant: the error_message's own error, at line 16", p.Diagnostics)
 	}
 }
+
+// TestCheckErrorMessageNull: a failing check whose error_message is null
+// for this matrix (the manifest refuses one that is always null) reports
+// it at the error_message, rather than leaving the check without a word.
+func TestCheckErrorMessageNull(t *testing.T) {
+	cfg, diags := manifest.LoadSources("", map[string][]byte{"agent.acl": []byte(duplicateAgent + `
+check "c" {
+  assert {
+    condition     = length(reachable("a")) > 0
+    error_message = length(reachable("a")) == 0 ? null : "a reaches a tool"
+  }
+}
+`)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	p := New(context.Background(), cfg, Options{})
+	if c := p.Checks[0]; c.Status != CheckFail || c.Message != `check "c" failed` {
+		t.Errorf("got: %+v\nwant: failed with the default message", c)
+	}
+	var found bool
+	for _, d := range p.Diagnostics {
+		if d.Severity == hcl.DiagError && d.Summary == "Invalid error message" && d.Subject != nil && d.Subject.Start.Line == 16 &&
+			strings.Contains(d.Detail, `The error_message of check "c" is null`) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("got: %v\nwant: Invalid error message, at line 16", p.Diagnostics)
+	}
+}

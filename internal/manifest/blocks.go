@@ -914,14 +914,16 @@ func (d *decoder) decodeCheck(b *hcl.Block) *Check {
 		}
 		if v, diags := as.Condition.Value(ctx); diags.HasErrors() {
 			d.add(diags)
-		} else if _, err := convert.Convert(v, cty.Bool); err != nil {
+		} else if _, err := convert.Convert(v, cty.Bool); err != nil || v.IsNull() {
 			d.errorf(as.Condition.Range(), "Invalid check condition",
 				"The condition must be true or false, not %s. Use can_call(agent, tool), holds(agent, tag) or reachable(agent) to build it.", friendly(v))
 		}
+		// A null message would leave a failing check to say only that it
+		// failed: the message is what tells the reader why it matters.
 		if v, diags := as.ErrorMessage.Value(ctx); diags.HasErrors() {
 			d.add(diags)
-		} else if _, err := convert.Convert(v, cty.String); err != nil {
-			d.errorf(as.ErrorMessage.Range(), "Invalid error message", "The error_message must be a string, not %s.", friendly(v))
+		} else if _, err := convert.Convert(v, cty.String); err != nil || v.IsNull() {
+			d.errorf(as.ErrorMessage.Range(), "Invalid error message", "The error_message must be a string, not %s: write what the failed check means, like \"assistant must never reach the shell\".", friendly(v))
 		}
 	}
 	if len(c.Asserts) == 0 && len(content.Blocks) == 0 && !misplaced {

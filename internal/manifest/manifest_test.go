@@ -907,3 +907,40 @@ tool "adder" {
 		}
 	}
 }
+
+// TestCheckNull: a check's error_message or condition that is null is an
+// error at it from validate: a failing check would otherwise say only that
+// it failed (or plan would find the condition is no bool).
+func TestCheckNull(t *testing.T) {
+	for _, tc := range []struct{ condition, message, want string }{
+		{`can_call("a", "x")`, `null`, `15:21: Invalid error message: The error_message must be a string, not null: write what the failed check means, like "assistant must never reach the shell".`},
+		{`can_call("a", "x")`, `locals.none`, `15:21: Invalid error message: The error_message must be a string, not null`},
+		{`null`, `"x"`, `14:21: Invalid check condition: The condition must be true or false, not null.`},
+	} {
+		got := errorsOf(t, `
+check "c" {
+  assert {
+    condition     = `+tc.condition+`
+    error_message = `+tc.message+`
+  }
+}
+locals {
+  none = null
+}
+`)
+		if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
+			t.Errorf("condition = %s, error_message = %s\ngot:  %q\nwant: one error starting %q", tc.condition, tc.message, got, tc.want)
+		}
+	}
+	// A message null only for some matrices is the plan's to report.
+	if got := errorsOf(t, `
+check "c" {
+  assert {
+    condition     = can_call("a", "x")
+    error_message = can_call("a", "x") ? null : "a cannot call x"
+  }
+}
+`); len(got) != 0 {
+		t.Errorf("a conditional message\ngot:  %q\nwant: no error", got)
+	}
+}
