@@ -603,6 +603,12 @@ func didYouMean(given string, candidates []string) string {
 }
 
 func nameSuggestion(given string, candidates []string) string {
+	// One that differs only in case ("get" for "GET") is what was meant.
+	for _, c := range candidates {
+		if strings.EqualFold(given, c) {
+			return c
+		}
+	}
 	// A candidate that starts with what was written ("host" for
 	// "hostname") is the likeliest meaning.
 	for _, c := range candidates {

@@ -944,3 +944,36 @@ check "c" {
 		t.Errorf("a conditional message\ngot:  %q\nwant: no error", got)
 	}
 }
+
+// TestOneOfCaseSuggestion: a value that differs from an allowed one only
+// in case ("get" for "GET") is refused with that value suggested.
+func TestOneOfCaseSuggestion(t *testing.T) {
+	got := errorsOf(t, `
+network {
+  policy {
+    methods = ["get", "Post"]
+  }
+}
+tool "sh" {
+  kind     = "bash"
+  commands = ["curl"]
+  network {
+    enabled         = true
+    allowed_methods = ["delete"]
+  }
+}
+tool "m" {
+  kind = "MCP"
+}
+`)
+	want := []string{
+		`14:16: Invalid value for "methods": "get" is not a valid value for "methods". Valid values: "CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE". Did you mean "GET"?`,
+		`14:23: Invalid value for "methods": "Post" is not a valid value for "methods". Valid values: "CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE". Did you mean "POST"?`,
+		`22:24: Invalid value for "allowed_methods": "delete" is not a valid value for "allowed_methods". Valid values: "CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE". Did you mean "DELETE"?`,
+		`26:10: Invalid value for "kind": "MCP" is not a valid value for "kind". Valid values: "a2a", "bash", "javascript", "mcp", "python". Did you mean "mcp"?`,
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("got:  %q\nwant: %q", got, want)
+	}
+}
