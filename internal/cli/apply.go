@@ -2,14 +2,10 @@ package cli
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/agentform/agentform/internal/apply"
 	"github.com/agentform/agentform/internal/render"
@@ -109,7 +105,7 @@ func (c *ApplyCommand) Run(args []string) int {
 			*outDir = saved.OutDir
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := c.interruptContext("Stopping the apply")
 	defer stop()
 
 	lockAhead := c.readLockAhead()

@@ -2,14 +2,11 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -149,7 +146,7 @@ func (c *AuditCommand) Run(args []string) int {
 			return usage("%s.", err)
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := c.interruptContext("Stopping the audit")
 	defer stop()
 
 	cfg, plan, prior, diags, err := c.planForReport(ctx, rf, *lockTimeout, "audit")

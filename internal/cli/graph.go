@@ -1,12 +1,8 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/agentform/agentform/internal/render"
 )
@@ -62,7 +58,7 @@ func (c *GraphCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 		return ExitError
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := c.interruptContext("Stopping the plan")
 	defer stop()
 	cfg, plan, _, diags, err := c.planForReport(ctx, rf, *lockTimeout, "graph")
 	if err != nil {

@@ -1,14 +1,10 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"maps"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/agentform/agentform/internal/resolve"
 	"github.com/agentform/agentform/lockfile"
@@ -77,7 +73,7 @@ func (c *LockCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: %s.\n", err)
 		return ExitError
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := c.interruptContext("Stopping the resolution")
 	defer stop()
 
 	lockAhead := c.readLockAhead()

@@ -2,14 +2,10 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -153,7 +149,7 @@ func (c *PlanCommand) Run(args []string) int {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := c.interruptContext("Stopping the plan")
 	defer stop()
 
 	lockAhead := c.readLockAhead()

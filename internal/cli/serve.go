@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -53,7 +52,9 @@ Usage: agentform [-chdir=DIR] serve ARTIFACT [options]
   Over stdio (the default) the server speaks MCP on standard input and
   output and logs to standard error. When standard input ends it answers
   every request already read, then exits; SIGINT or SIGTERM stops it at
-  once, cancelling the calls in flight.
+  once, cancelling the calls in flight (a call whose tool does not stop
+  is given up 5 s later). A second SIGINT or SIGTERM does not wait: it
+  kills every process serve started and exits at once with status 1.
 
   With -listen it serves streamable HTTP at http://ADDR/mcp; each HTTP
   session has its own state, and a client may send the header
@@ -149,7 +150,7 @@ func (c *ServeCommand) Run(args []string) int {
 			return ExitError
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := c.interruptContext("Stopping the server")
 	defer stop()
 	srv, code := c.openServer(ctx, "serve", operands[0], *override, *lockTimeout)
 	if srv == nil {
@@ -280,6 +281,12 @@ Usage: agentform [-chdir=DIR] invoke ARTIFACT TOOL [options]
   Exit status: 0 when the call succeeded (or partially succeeded), 1 when
   it failed, was blocked or skipped, or could not start.
 
+  SIGINT or SIGTERM (Ctrl-C) cancels the call, which is recorded as
+  failed; a second one does not wait for the tool to stop: it kills every
+  process invoke started and exits at once with status 1. A tool that
+  does not stop when the call is cancelled or its deadline passes is given
+  up 5 s later.
+
 Options:
 
   -args=JSON                   The arguments, a JSON object (default {}).
@@ -336,7 +343,7 @@ func (c *InvokeCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: -timeout must be positive.\n")
 		return ExitError
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := c.interruptContext("Stopping the call")
 	defer stop()
 	srv, code := c.openServer(ctx, "invoke", operands[0], *override, *lockTimeout)
 	if srv == nil {

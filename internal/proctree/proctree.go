@@ -191,3 +191,77 @@ func descendsFrom(pid, root int, ppids map[int]int) bool {
 	}
 	return false
 }
+
+// KillTree kills the process p, its process group and every process
+// descended from it (found in /proc while p, its group and each
+// descendant are stopped, so that none of them starts another unseen).
+// start is p's start time from /proc (Stat): once p has been waited for,
+// or without /proc, only its group is killed. A process whose parent
+// chain to p was broken before (p ended, or it was reparented to init
+// before p became a subreaper) is not found.
+func KillTree(p *os.Process, start uint64) {
+	pid := p.Pid
+	_ = syscall.Kill(-pid, syscall.SIGSTOP)
+	var tree []int
+	if start != 0 && p.Signal(syscall.SIGSTOP) == nil {
+		if _, s, ok := Stat(pid); ok && s == start {
+			tree = StopDescendants(pid)
+		}
+	}
+	for _, d := range tree {
+		_ = syscall.Kill(d, syscall.SIGKILL)
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = p.Kill()
+}
+
+// tracked are the processes agentform started that lead a process group
+// of their own, with their start times (0 without /proc).
+var (
+	trackedMu sync.Mutex
+	tracked   = map[*os.Process]uint64{}
+)
+
+// Track records p, a process agentform started as the leader of a
+// process group of its own, until the returned function is called (once
+// p has been waited for): KillTracked kills it with its group and its
+// descendants.
+func Track(p *os.Process) (untrack func()) {
+	_, start, _ := Stat(p.Pid)
+	trackedMu.Lock()
+	tracked[p] = start
+	trackedMu.Unlock()
+	return func() {
+		trackedMu.Lock()
+		delete(tracked, p)
+		trackedMu.Unlock()
+	}
+}
+
+// KillTracked kills every process Track recorded (KillTree: its group and
+// its descendants) and, on Linux, every other process descended from
+// agentform found in /proc (one a library started, an MCP server not yet
+// connected): for an exit at once (a second interrupt), which must leave
+// nothing running.
+func KillTracked() {
+	trackedMu.Lock()
+	procs := make(map[*os.Process]uint64, len(tracked))
+	for p, start := range tracked {
+		procs[p] = start
+	}
+	trackedMu.Unlock()
+	for p, start := range procs {
+		KillTree(p, start)
+	}
+	self := os.Getpid()
+	ppids, _, _ := parents()
+	rest := StopDescendants(self)
+	for _, pid := range rest {
+		if ppids[pid] == self {
+			// A child of agentform's: its group too, when it leads one
+			// (a pid names no other group while its process lives).
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}

@@ -654,6 +654,7 @@ type mcpSession struct {
 	cmd     *exec.Cmd
 	server  proctree.Proc   // the stdio server once connected
 	tree    []proctree.Proc // what it started, found before it was closed
+	untrack func()          // forgets server once killed (proctree.Track)
 	stderr  *mcpwire.Tail
 
 	// http
@@ -959,6 +960,9 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 				_ = mcpwire.KillGroup(cmd)
 			}
 			proctree.Kill(s.tree)
+			if s.untrack != nil {
+				s.untrack()
+			}
 		}()
 	case manifest.TransportHTTP:
 		// A response over the bound ends the whole listing at once: an
@@ -1001,6 +1005,7 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 		// another process in that instant, which pid_max makes
 		// unlikely.
 		s.server, _ = proctree.Of(s.cmd.Process.Pid)
+		s.untrack = proctree.Track(s.cmd.Process)
 	}
 	var served map[string]*mcpServedTool
 	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Tools == nil {

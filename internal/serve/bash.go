@@ -30,6 +30,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/agentform/agentform/internal/artifact"
+	"github.com/agentform/agentform/internal/proctree"
 )
 
 func init() { register(artifact.KindBash, newBashExecutor) }
@@ -1271,6 +1272,8 @@ func (j *shellJob) exec(ctx context.Context, args []string) error {
 		fmt.Fprintf(hc.Stderr, "%s: %v\n", args[0], err)
 		return interp.ExitStatus(126)
 	}
+	untrack := proctree.Track(cmd.Process)
+	defer untrack()
 	err := cmd.Wait()
 	// Leave nothing behind: a background child of the command dies with it.
 	_ = killGroup(cmd)

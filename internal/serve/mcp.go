@@ -63,6 +63,8 @@ type mcpExecutor struct {
 	cmd    *exec.Cmd
 	server proctree.Proc // cmd's process once connected
 	stderr *mcpwire.Tail
+	// untrack forgets cmd's process once killed (proctree.Track).
+	untrack func()
 
 	// listMu serializes listings: the capture holds one answer at a time.
 	listMu sync.Mutex
@@ -153,6 +155,7 @@ func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifac
 		// another process in that instant, which pid_max makes
 		// unlikely.
 		e.server, _ = proctree.Of(e.cmd.Process.Pid)
+		e.untrack = proctree.Track(e.cmd.Process)
 	}
 	served, err := e.list(sctx)
 	if err != nil {
@@ -671,6 +674,9 @@ func (e *mcpExecutor) stderrNote() string {
 // kill kills the stdio server's whole process group.
 func (e *mcpExecutor) kill() {
 	_ = mcpwire.KillGroup(e.cmd)
+	if e.untrack != nil {
+		e.untrack()
+	}
 }
 
 // tooLarge returns why a request of the upstream failed with err when a

@@ -370,7 +370,7 @@ func scrubPaths(s string, dirs ...string) string {
 // found: the runner makes itself a child subreaper, so that whatever it
 // starts stays its descendant even when the parent in between ends, and
 // once done it reports "CODE\n" on file descriptor 3 and waits; then, or
-// when the context is done, killTree stops and kills the runner and all
+// when the context is done, proctree.KillTree stops and kills the runner and all
 // its descendants. runContained returns the exit code the runner reported
 // (reported is false when it ended without a report) and Wait's error.
 func runContained(cmd *exec.Cmd) (code int, reported bool, err error) {
@@ -387,7 +387,7 @@ func runContained(cmd *exec.Cmd) (code int, reported bool, err error) {
 	)
 	kill := func() {
 		<-started
-		once.Do(func() { killTree(cmd.Process, start) })
+		once.Do(func() { proctree.KillTree(cmd.Process, start) })
 	}
 	cmd.Cancel = func() error { kill(); return nil }
 	cmd.WaitDelay = time.Second
@@ -400,6 +400,8 @@ func runContained(cmd *exec.Cmd) (code int, reported bool, err error) {
 	// Until Wait, the runner is not reaped: its pid is its own.
 	_, start, _ = proctree.Stat(cmd.Process.Pid)
 	close(started)
+	untrack := proctree.Track(cmd.Process)
+	defer untrack()
 	reportc := make(chan string, 1)
 	go func() {
 		line, _ := bufio.NewReader(io.LimitReader(r, 32)).ReadString('\n')
@@ -414,29 +416,6 @@ func runContained(cmd *exec.Cmd) (code int, reported bool, err error) {
 		return n, true, err
 	}
 	return 0, false, err
-}
-
-// killTree kills the process p, its process group and every process
-// descended from it (found in /proc while p, its group and each
-// descendant are stopped, so that none of them starts another unseen).
-// start is p's start time from /proc: once p has been waited for, or
-// without /proc, only its group is killed. A process whose parent chain
-// to p was broken before (p ended, or it was reparented to init before p
-// became a subreaper) is not found.
-func killTree(p *os.Process, start uint64) {
-	pid := p.Pid
-	_ = syscall.Kill(-pid, syscall.SIGSTOP)
-	var tree []int
-	if start != 0 && p.Signal(syscall.SIGSTOP) == nil {
-		if _, s, ok := proctree.Stat(pid); ok && s == start {
-			tree = proctree.StopDescendants(pid)
-		}
-	}
-	for _, d := range tree {
-		_ = syscall.Kill(d, syscall.SIGKILL)
-	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	_ = p.Kill()
 }
 
 // orJSON returns raw, or def when raw is empty.

@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -726,7 +727,7 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 		ctx, cancel = context.WithTimeout(ctx, DefaultCallTimeout)
 		defer cancel()
 	}
-	res, err := runExecutor(ctx, ex, call)
+	res, err := s.runBounded(ctx, ex, call)
 	var quoted *toolError
 	if errors.As(err, &quoted) {
 		shown = s.scrubber.Text(quoted.text)
@@ -798,6 +799,77 @@ func argsDigest(args json.RawMessage) string {
 // DefaultCallTimeout bounds a call whose context has no deadline (an MCP
 // client's call); a javascript tool stops at 30 s on its own.
 const DefaultCallTimeout = 5 * time.Minute
+
+// callStopGrace bounds how long a call waits for its executor once the
+// call's deadline has passed (a javascript tool's own 30 s limit when the
+// call has none) or its context was cancelled (SIGINT, a client's
+// cancellation): an executor that ignores cancellation does not hold the
+// call, nor serve's shutdown or invoke, past it. A variable for tests.
+var callStopGrace = 5 * time.Second
+
+// runBounded runs the call in the executor and returns its outcome, or,
+// when the executor has not returned callStopGrace after the call's
+// deadline or cancellation, an error saying so: the call is given up, and
+// the executor is left to end in the background (its result, events and
+// progress dropped).
+func (s *Server) runBounded(ctx context.Context, ex Executor, call *Call) (*Result, error) {
+	var givenUp atomic.Bool
+	event, progress := call.Event, call.Progress
+	call.Event = func(kind string, data any) {
+		if !givenUp.Load() {
+			event(kind, data)
+		}
+	}
+	call.Progress = func(p, total float64, message string) {
+		if !givenUp.Load() {
+			progress(p, total, message)
+		}
+	}
+	type outcome struct {
+		res *Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := runExecutor(ctx, ex, call)
+		done <- outcome{res, err}
+	}()
+	// A javascript tool without a deadline stops itself at jsCallTimeout.
+	var limit <-chan time.Time
+	_, hasDeadline := ctx.Deadline()
+	if !hasDeadline && call.Tool.Kind == artifact.KindJavaScript {
+		t := time.NewTimer(jsCallTimeout)
+		defer t.Stop()
+		limit = t.C
+	}
+	var o outcome
+	select {
+	case o = <-done:
+		return o.res, o.err
+	case <-ctx.Done():
+	case <-limit:
+	}
+	grace := time.NewTimer(callStopGrace)
+	defer grace.Stop()
+	select {
+	case o = <-done:
+		return o.res, o.err
+	case <-grace.C:
+	}
+	givenUp.Store(true)
+	name := call.Tool.Name
+	go func() {
+		<-done
+		s.opts.Logf("agentform: the tool %s, whose call was given up, has stopped", name)
+	}()
+	switch {
+	case limit != nil && ctx.Err() == nil:
+		return nil, fmt.Errorf("the tool %q did not stop within %s of its %s limit: the call was given up, and the tool is left to stop in the background", name, callStopGrace, jsCallTimeout)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return nil, fmt.Errorf("the tool %q did not stop within %s of the call's deadline: the call was given up, and the tool is left to stop in the background", name, callStopGrace)
+	}
+	return nil, fmt.Errorf("the call of the tool %q was cancelled, and the tool did not stop within %s: the call was given up, and the tool is left to stop in the background", name, callStopGrace)
+}
 
 // runExecutor calls the executor, turning a panic into an error so that
 // one broken call cannot take the server down.

@@ -443,3 +443,92 @@ tool "echo" {
 		t.Errorf("call with the tag given decomposed: %v %+v, want success", err, resp)
 	}
 }
+
+// stuckExecutor is an executor whose calls ignore cancellation: they end
+// only when release is closed.
+type stuckExecutor struct {
+	started chan struct{}
+	release chan struct{}
+	ended   chan struct{}
+}
+
+func (e *stuckExecutor) Call(ctx context.Context, call *Call) (*Result, error) {
+	close(e.started)
+	<-e.release
+	call.Event("console", "late")
+	close(e.ended)
+	return &Result{Output: json.RawMessage(`"late"`)}, nil
+}
+
+func (e *stuckExecutor) Close() error { return nil }
+
+// TestCallBoundedWhenExecutorIgnoresCancellation: a call whose executor
+// does not return when the call's deadline passes, or when the call is
+// cancelled, fails callStopGrace later with an error saying so, instead
+// of holding serve's shutdown or invoke; what the executor does later is
+// dropped.
+func TestCallBoundedWhenExecutorIgnoresCancellation(t *testing.T) {
+	defer func(d time.Duration) { callStopGrace = d }(callStopGrace)
+	callStopGrace = 200 * time.Millisecond
+	dir := serverWorkspace(t)
+	s := openTestServer(t, dir, "open", "")
+	for _, tc := range []struct {
+		name   string
+		ctx    func() (context.Context, context.CancelFunc)
+		cancel bool
+		want   string
+	}{
+		{"deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 100*time.Millisecond)
+		}, false, `the tool "untyped" did not stop within 200ms of the call's deadline: the call was given up`},
+		{"cancelled", func() (context.Context, context.CancelFunc) {
+			return context.WithCancel(context.Background())
+		}, true, `the call of the tool "untyped" was cancelled, and the tool did not stop within 200ms: the call was given up`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ex := &stuckExecutor{started: make(chan struct{}), release: make(chan struct{}), ended: make(chan struct{})}
+			s.mu.Lock()
+			s.executors["tool.untyped"] = ex
+			s.mu.Unlock()
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			if tc.cancel {
+				go func() {
+					<-ex.started
+					cancel()
+				}()
+			}
+			var events []string
+			type answer struct {
+				resp *Response
+				err  error
+			}
+			answered := make(chan answer, 1)
+			go func() {
+				resp, err := s.Call(ctx, Request{Tool: "untyped", Args: []byte(`{"n": 1}`), Held: s.Held(), Via: "invoke",
+					Event: func(kind string, data any) { events = append(events, kind) }})
+				answered <- answer{resp, err}
+			}()
+			var a answer
+			select {
+			case a = <-answered:
+			case <-time.After(10 * time.Second):
+				close(ex.release)
+				<-answered
+				t.Fatal("Call still waits for an executor that ignores cancellation 10 s after the call ended")
+			}
+			close(ex.release)
+			<-ex.ended
+			time.Sleep(50 * time.Millisecond)
+			if a.err != nil {
+				t.Fatal(a.err)
+			}
+			if a.resp.Status != StatusError || !strings.Contains(a.resp.Error, tc.want) {
+				t.Errorf("call\ngot:  %s: %s\nwant: error: %s…", a.resp.Status, a.resp.Error, tc.want)
+			}
+			if string(a.resp.Output) != "null" || len(events) != 0 {
+				t.Errorf("the executor's late result reached the caller: output %s, events %v", a.resp.Output, events)
+			}
+		})
+	}
+}

@@ -1,0 +1,139 @@
+//go:build unix
+
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentform/agentform/internal/proctree"
+)
+
+// lockedBuffer is a bytes.Buffer safe for the signal goroutine's writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestSecondInterruptExitsAtOnce: the first SIGINT cancels the command's
+// context and says so; the second kills the process groups agentform
+// started (and, with /proc, a process that left its group) and exits at
+// once with status 1, without waiting for the graceful stop.
+func TestSecondInterruptExitsAtOnce(t *testing.T) {
+	exited := make(chan int, 1)
+	defer func(f func(int)) { exitNow = f }(exitNow)
+	exitNow = func(code int) { exited <- code }
+	stderr := &lockedBuffer{}
+	m := &Meta{Streams: Streams{Stderr: stderr}}
+	ctx, stop := m.interruptContext("Stopping the call")
+	defer stop()
+
+	// A process group agentform started, whose shell started a process
+	// in a session of its own.
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "escaped.pid")
+	script := "sleep 300 & echo $! > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; wait"
+	_, setsidErr := exec.LookPath("setsid")
+	_, procErr := os.Stat("/proc/self/stat")
+	escapes := setsidErr == nil && procErr == nil
+	if escapes {
+		script = "setsid sleep 300 & echo $! > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; wait"
+	}
+	cmd := exec.Command("sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	untrack := proctree.Track(cmd.Process)
+	defer untrack()
+	waited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(waited) }()
+	var child int
+	for deadline := time.Now().Add(10 * time.Second); child == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the shell did not start its child")
+		}
+		b, _ := exec.Command("cat", pidFile).Output()
+		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	defer syscall.Kill(child, syscall.SIGKILL)
+
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first SIGINT did not cancel the context")
+	}
+	if got, want := stderr.String(), "Interrupt received. Stopping the call; interrupt again to exit at once.\n"; got != want {
+		t.Errorf("after one SIGINT\ngot:  %q\nwant: %q", got, want)
+	}
+	select {
+	case code := <-exited:
+		t.Fatalf("exited (%d) at the first SIGINT", code)
+	case <-waited:
+		t.Fatal("the first SIGINT stopped the process group; only the second one may")
+	case <-time.After(200 * time.Millisecond):
+	}
+
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-exited:
+		if code != ExitError {
+			t.Errorf("exit status %d, want %d", code, ExitError)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second SIGINT did not exit")
+	}
+	if !strings.Contains(stderr.String(), "Second interrupt received") {
+		t.Errorf("stderr after two SIGINTs:\n%s\nwant: the second one said", stderr)
+	}
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the process group agentform started still runs after the second SIGINT")
+	}
+	waitGone(t, child)
+}
+
+// waitGone waits up to 10 s for pid to be gone (a zombie is gone).
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if syscall.Kill(pid, 0) != nil {
+			return
+		}
+		if b, err := exec.Command("cat", "/proc/"+strconv.Itoa(pid)+"/stat").Output(); err == nil {
+			s := string(b)
+			if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && s[i+2] == 'Z' {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still runs after the second SIGINT", pid)
+		}
+	}
+}
