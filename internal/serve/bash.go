@@ -85,7 +85,10 @@ const agentHome = "/home/agent"
 //     never in the sandbox, so that a script can neither preload a library
 //     nor plant an rc file.
 //   - Every external command runs in its own process group, killed when
-//     the run ends, times out or is stopped, so no child outlives a call.
+//     the command ends and when the run ends, times out or is stopped, so
+//     no child in the group outlives a call. A process that leaves the
+//     group (an allowed setsid, a daemon that detaches) is not found:
+//     list no such command.
 //   - Builtins do not reveal the host: source, type, command -v and pwd -P
 //     answer from the sandbox and the tool's commands only, and process
 //     substitution, which the interpreter cannot bound, is refused.
