@@ -41,3 +41,25 @@ func FuzzParts(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScrubber: no value or text makes the scrubber panic, and a secret
+// of MinWhole bytes or more quoted in a text is gone from what Text
+// returns (unless the text the scrubber writes itself holds it).
+func FuzzScrubber(f *testing.F) {
+	for _, seed := range []string{"tok-12345678", "https://h.example/hook/T0K3N?sig=abcdefgh", "caf\u00e9-secret", "line one\nline two two"} {
+		f.Add(seed, "error: ", " end", "plain value")
+	}
+	f.Fuzz(func(t *testing.T, value, before, after, plain string) {
+		s := &Scrubber{}
+		s.Add(plain, "PLAIN", false)
+		s.Add(value, "SECRET", true)
+		out := s.Text(before + value + after)
+		_ = s.JSON([]byte(before + value + after))
+		if len(value) < MinWhole || strings.EqualFold(value, "true") || strings.EqualFold(value, "false") || strings.EqualFold(value, "null") {
+			return
+		}
+		if strings.Contains(out, value) && !strings.Contains(before+after, value) && !strings.Contains("(value of SECRET)(part of SECRET)(value of PLAIN)(part of PLAIN)", value) {
+			t.Fatalf("Text(%q) = %q: the secret %q is still there", before+value+after, out, value)
+		}
+	})
+}
