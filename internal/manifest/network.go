@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -181,7 +182,11 @@ func (d *decoder) decodeNetworkPolicy(b *hcl.Block) *NetworkPolicy {
 			}
 		}
 		for _, c := range []struct{ name, value string }{{"protocol", pat.Protocol}, {"hostname", pat.Hostname}, {"port", pat.Port}} {
-			if err := CheckURLPatternPart(c.name, c.value); err != nil {
+			err := CheckURLPatternPart(c.name, c.value)
+			if err == nil {
+				err = neverMatchingPart(c.name, c.value)
+			}
+			if err != nil {
 				d.errorf(subRange(exprAt(attr.Expr, i), c.name), "Invalid URL pattern", "In entry %d of \"allow\", %s.", i+1, err)
 				valid = false
 			}
@@ -364,6 +369,35 @@ func (d *decoder) decodeBackend(expr hcl.Expression, v cty.Value, where string) 
 		}
 	}
 	return be
+}
+
+// neverMatchingPart reports a part of an allow pattern that passes
+// CheckURLPatternPart but that no URL can match, as serve compares it: a
+// hostname that ends in a port ("api.example.com:443"; a URL's hostname
+// never holds one) and a literal port not written as URLs write it
+// ("0443", "+443": serve compares ports as text). serve leaves such a
+// pattern in (an artifact built before this check still starts), where it
+// allows nothing.
+func neverMatchingPart(name, value string) error {
+	switch name {
+	case "hostname":
+		host, port, ok := strings.Cut(value, ":")
+		if !ok || strings.HasPrefix(value, "[") || port == "" || strings.ContainsFunc(port, func(r rune) bool { return r < '0' || r > '9' }) {
+			return nil
+		}
+		if _, err := netip.ParseAddr(value); err == nil {
+			return nil // an IPv6 address written without brackets
+		}
+		return fmt.Errorf("the hostname %q holds a port, which a URL's hostname never does, so the pattern would match no URL; write the port apart: { hostname = %q, port = %q }", value, host, port)
+	case "port":
+		if value == "" || strings.ContainsAny(value, "*:") {
+			return nil
+		}
+		if n, err := strconv.Atoi(value); err == nil && strconv.Itoa(n) != value {
+			return fmt.Errorf("the port %q is compared as written, so the pattern would match no URL of port %d; write %q", value, n, strconv.Itoa(n))
+		}
+	}
+	return nil
 }
 
 // checkHeaders reports the headers written in the manifest that no HTTP
