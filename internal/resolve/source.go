@@ -90,14 +90,15 @@ func shippedTwins(files []string, src manifest.String, rng *hcl.Range, what, des
 		return nil
 	}
 	shown := func(name string) string { return path.Join(filepath.ToSlash(src.Value), name) }
-	how := "differ only in letter case or Unicode form"
+	summary, how := "File names differ only in letter case", "differ only in letter case or Unicode form"
 	if norm.NFC.String(first) == norm.NFC.String(second) {
 		// They look alike: show the code points that differ.
+		summary = "File names differ only in Unicode form"
 		how = fmt.Sprintf("are the same text in two Unicode normalisation forms (%+q and %+q)", first, second)
 	}
 	return hcl.Diagnostics{{
 		Severity: hcl.DiagError,
-		Summary:  "File names differ only in letter case",
+		Summary:  summary,
 		Detail: fmt.Sprintf("The %s %q holds both %s and %s, whose paths %s. Its artifact would ship both under %s, where they unpack over each other on macOS and Windows, whose file systems take them for one file, so apply cannot build it. Rename or remove one of them.",
 			what, src.Value, shown(first), shown(second), how, dest),
 		Subject: rng,
