@@ -210,6 +210,18 @@ func TestPruneDuringCall(t *testing.T) {
 	if err != nil || !strings.Contains(string(state), `"m":2`) || !strings.Contains(string(state), `"k":3`) {
 		t.Errorf("state after a second call: %s, %v; want the stored state with its update", state, err)
 	}
+	// A call without an update (refused, failed) while the session was
+	// pruned writes nothing, and says the session's state is empty.
+	if _, err := db.Prune(now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	state, err = db.Commit(&Record{Time: now.Add(2 * time.Hour), Agent: "a", Tool: "t", Session: "s", Status: StatusBlocked}, base, nil)
+	if err != nil || string(state) != string(emptyState) {
+		t.Errorf("state after a call without an update: %s, %v; want the empty state, as stored", state, err)
+	}
+	if stored, _ := db.State("s"); string(stored) != string(emptyState) {
+		t.Errorf("stored state after a call without an update: %s, want none", stored)
+	}
 }
 
 // TestCommitKeepsRecordWhenStateFails: one record per call, even when the

@@ -189,7 +189,9 @@ func (r *RuntimeDB) State(session string) (json.RawMessage, error) {
 // base is the state the call read when it started (nil for none): where
 // no state is stored, Prune removed it while the call ran, taking the
 // session for idle, and base stands in for it, so that the call's update
-// applies to the state it was made for rather than to an empty one.
+// applies to the state it was made for rather than to an empty one. The
+// state returned is the one stored after the call: without an update
+// applied, a pruned session's is the empty state.
 //
 // There is one record per call: when the new state cannot be written (the
 // transaction that holds it fails), the record alone is written, as an
@@ -213,9 +215,9 @@ func (r *RuntimeDB) Commit(rec *Record, base json.RawMessage, update func(state 
 	withState := false
 	err = r.update(func(tx *bolt.Tx) error {
 		sessions := tx.Bucket(bucketSessions)
-		state = storedState(sessions, rec.Session, base)
+		state = storedState(sessions, rec.Session, nil)
 		if update != nil {
-			next, uerr := update(state)
+			next, uerr := update(storedState(sessions, rec.Session, base))
 			switch {
 			case uerr != nil:
 				rec.Status = StatusError
@@ -241,7 +243,7 @@ func (r *RuntimeDB) Commit(rec *Record, base json.RawMessage, update func(state 
 	rec.Status, rec.PatchApplied = StatusError, false
 	rec.Error = cutText("the session state could not be saved, so the tool's state update was not applied: "+err.Error(), maxRecordedError)
 	err = r.update(func(tx *bolt.Tx) error {
-		state = storedState(tx.Bucket(bucketSessions), rec.Session, base)
+		state = storedState(tx.Bucket(bucketSessions), rec.Session, nil)
 		return putRecord(tx, rec)
 	})
 	return state, err
