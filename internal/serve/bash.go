@@ -796,8 +796,8 @@ func (j *shellJob) run(ctx context.Context) (*shellOutcome, error) {
 	if errors.As(cause, &limit) {
 		return nil, limit
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%s was stopped: %w", j.what, err)
+	if ctx.Err() != nil {
+		return nil, stoppedError(ctx, j.what)
 	}
 	out := &shellOutcome{}
 	var refused *refusedError

@@ -1164,3 +1164,33 @@ func TestBashOverlayHoldingTempDir(t *testing.T) {
 		t.Errorf("got:  %d entries in TMPDIR\nwant: nothing copied there", len(entries))
 	}
 }
+
+// A call cancelled (an interrupt of invoke, a client's cancellation) or out
+// of time says so in words, not with Go's "context canceled".
+func TestBashStoppedCallSaysWhy(t *testing.T) {
+	ex, a := bashTestExecutor(t, `commands = ["sleep"]`)
+	args, _ := json.Marshal(map[string]string{"script": "sleep 30"})
+	for _, tc := range []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+		want string
+	}{
+		{"cancelled", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(200*time.Millisecond, cancel)
+			return ctx, cancel
+		}, "the call was cancelled, and the script was stopped"},
+		{"deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 200*time.Millisecond)
+		}, "the script did not finish before the call's deadline and was stopped"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			_, err := ex.Call(ctx, testCall(a, "sh", string(args)))
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("got:  %v\nwant: %s", err, tc.want)
+			}
+		})
+	}
+}

@@ -277,8 +277,8 @@ func (e *pythonExecutor) Call(ctx context.Context, call *Call) (*Result, error) 
 	if cause := context.Cause(runCtx); errors.Is(cause, limitErr) {
 		return nil, limitErr
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("the python tool was stopped: %w", err)
+	if ctx.Err() != nil {
+		return nil, stoppedError(ctx, "the python tool")
 	}
 	var ans pythonAnswer
 	if err := json.Unmarshal([]byte(stdout.String()), &ans); err != nil {

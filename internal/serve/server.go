@@ -871,6 +871,18 @@ func (s *Server) runBounded(ctx context.Context, ex Executor, call *Call) (*Resu
 	return nil, fmt.Errorf("the call of the tool %q was cancelled, and the tool did not stop within %s: the call was given up, and the tool is left to stop in the background", name, callStopGrace)
 }
 
+// stoppedError is the error of a call that ctx ended before what ran ("the
+// script", "the python tool") finished: the call's deadline passed, or the
+// call was cancelled (an interrupt, a client's notifications/cancelled).
+// It says which in words, as the javascript executor does, rather than
+// Go's "context canceled".
+func stoppedError(ctx context.Context, what string) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%s did not finish before the call's deadline and was stopped", what)
+	}
+	return fmt.Errorf("the call was cancelled, and %s was stopped", what)
+}
+
 // runExecutor calls the executor, turning a panic into an error so that
 // one broken call cannot take the server down.
 func runExecutor(ctx context.Context, ex Executor, call *Call) (res *Result, err error) {

@@ -296,8 +296,8 @@ func (e *skillsExecutor) runPython(ctx context.Context, dir, script string, args
 	if errors.As(context.Cause(runCtx), &limit) {
 		return nil, limit
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("the skill script was stopped: %w", err)
+	if ctx.Err() != nil {
+		return nil, stoppedError(ctx, "the skill script")
 	}
 	out := &shellOutcome{}
 	var exitErr *exec.ExitError
