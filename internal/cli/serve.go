@@ -453,18 +453,28 @@ func printableText(s string) string {
 	return render.Printable(strings.ReplaceAll(s, "\r\n", "\n"))
 }
 
-// indentJSON indents a JSON value; a string prints as itself.
+// indentJSON indents a JSON value; a string prints as itself. Numbers
+// print as the tool wrote them (an integer beyond 2^53 is not rounded to
+// a float64), and <, > and & as themselves, not as \u003c and the like.
 func indentJSON(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s
 	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
 	var v any
-	if json.Unmarshal(raw, &v) != nil {
+	if dec.Decode(&v) != nil {
 		return string(raw)
 	}
-	b, _ := json.MarshalIndent(v, "", "  ")
-	return string(b)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if enc.Encode(v) != nil {
+		return string(raw)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // CallsCommand is "agentform calls": list recorded calls.
