@@ -967,6 +967,10 @@ func TestRunInterruptedOnce(t *testing.T) {
 		summaries = append(summaries, d.Summary)
 	}
 	if !slices.Equal(summaries, []string{"Resolution interrupted"}) {
-		t.Errorf("diagnostics\ngot:  %q\nwant: one, Resolution interrupted", summaries)
+		t.Fatalf("diagnostics\ngot:  %q\nwant: one, Resolution interrupted", summaries)
+	}
+	// In words, not Go's "context canceled".
+	if d := diags[0].Detail; strings.Contains(d, "context canceled") || !strings.Contains(d, "it was interrupted") {
+		t.Errorf("detail\ngot:  %s\nwant: it says the resolution was interrupted, in words", d)
 	}
 }

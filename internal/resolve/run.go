@@ -3,6 +3,7 @@ package resolve
 import (
 	"cmp"
 	"context"
+	"errors"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -222,8 +223,12 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 		diags = slices.DeleteFunc(diags, func(d *hcl.Diagnostic) bool {
 			return slices.Contains(cancelledSummaries, d.Summary)
 		})
+		why := "it was interrupted (SIGINT or SIGTERM), or its caller cancelled it"
+		if errors.Is(err, context.DeadlineExceeded) {
+			why = "its deadline passed"
+		}
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Resolution interrupted",
-			Detail: "agentform stopped resolving tools: " + err.Error() + "."})
+			Detail: "agentform stopped resolving tools before it finished: " + why + ". Nothing is planned or applied from a resolution cut short; run the command again."})
 	}
 	// Results are cached in memory while tools resolve and written in one
 	// transaction at the end, here or by the caller.
