@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -58,6 +59,8 @@ type mcpExecutor struct {
 	scrub   *secretparts.Scrubber
 	session *mcp.ClientSession
 	capture *mcpwire.Capture
+	// httpRT is the HTTP server's round tripper (nil over stdio).
+	httpRT *mcpRoundTripper
 	// cmd is the stdio server's process (nil over HTTP), stderr the end
 	// of its standard error.
 	cmd    *exec.Cmd
@@ -145,6 +148,10 @@ func newMCPExecutor(ctx context.Context, h *Host, block string, tools []*artifac
 	e.session, err = client.Connect(sctx, transport, nil)
 	if err != nil {
 		e.kill()
+		if code := e.refusedStatus(); code != 0 {
+			// As plan says it: what was refused, and what to check.
+			return nil, fmt.Errorf("connecting to the MCP server of block %q: it refused the credentials (HTTP %d %s); check the block's auth_token and headers, and the environment variables they are read from (the token is sent as \"Authorization: Bearer <token>\")", block, code, http.StatusText(code))
+		}
 		return nil, fmt.Errorf("connecting to the MCP server of block %q: %s%s", block, e.scrub.Text(mcpErrText(sctx, err)), e.stderrNote())
 	}
 	if e.cmd != nil && e.cmd.Process != nil {
@@ -287,6 +294,7 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 			return nil, err
 		}
 		rt := &mcpRoundTripper{base: http.DefaultTransport, headers: headers, token: token, capture: e.capture}
+		e.httpRT = rt
 		return &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rt, CheckRedirect: sameorigin.CheckRedirect}}, nil
 	}
 	return nil, fmt.Errorf("block %q has the unknown MCP transport %q; rebuild the artifact with agentform apply", e.block, kind)
@@ -735,6 +743,16 @@ type mcpRoundTripper struct {
 	headers map[string]string
 	token   string
 	capture *mcpwire.Capture
+	// refused is the last answer's status when it was 401 or 403, else 0.
+	refused atomic.Int32
+}
+
+// refusedStatus is 401 or 403 when the HTTP server last answered so, else 0.
+func (e *mcpExecutor) refusedStatus() int {
+	if e.httpRT == nil {
+		return 0
+	}
+	return int(e.httpRT.refused.Load())
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -756,6 +774,11 @@ func (rt *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	// The capture sees what the SDK gets: an answer over the bound is
 	// never read whole.
 	mcpBound(r, resp)
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		rt.refused.Store(int32(resp.StatusCode))
+	} else {
+		rt.refused.Store(0)
+	}
 	mcpwire.TapResponse(rt.capture, resp)
 	return resp, nil
 }

@@ -421,6 +421,9 @@ func testMCPHTTP(t *testing.T, bin string, jsonResponse bool) {
 		t.Errorf("startup with a wrong token\ngot:  started\nwant: an error")
 	} else if strings.Contains(err.Error(), "wrong-token-0000") {
 		t.Errorf("startup error\ngot:  %v\nwant: no token in it", err)
+	} else if want := `connecting to the MCP server of block "srv": it refused the credentials (HTTP 401 Unauthorized); check the block's auth_token and headers`; !strings.HasPrefix(err.Error(), want) {
+		// Said as plan says it, with what to check.
+		t.Errorf("startup error\ngot:  %v\nwant: %s…", err, want)
 	}
 
 	h, w := mcpTestHost(t, a, arch, env)
