@@ -714,6 +714,11 @@ func mcpErrText(ctx context.Context, err error) string {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return "the MCP server did not answer in time"
 	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		// An interrupt or a client's cancellation, not the server: in
+		// words, rather than the library's "context canceled".
+		return "cancelled before the MCP server answered"
+	}
 	var uerr *url.Error
 	if errors.As(err, &uerr) {
 		// Without the URL, which may be a runtime value.

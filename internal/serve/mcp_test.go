@@ -957,3 +957,25 @@ tool "peer" {
 		}
 	}
 }
+
+// An MCP call or startup that its context ended says why in words: a
+// deadline, or a cancellation (an interrupt, a client's
+// notifications/cancelled), never the library's "context canceled".
+func TestMCPErrTextStopped(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, stop := context.WithTimeout(context.Background(), -time.Second)
+	defer stop()
+	for _, tc := range []struct {
+		ctx  context.Context
+		err  error
+		want string
+	}{
+		{cancelled, fmt.Errorf("calling %q: %w", "tools/call", context.Canceled), "cancelled before the MCP server answered"},
+		{expired, fmt.Errorf("calling %q: %w", "tools/call", context.DeadlineExceeded), "the MCP server did not answer in time"},
+	} {
+		if got := mcpErrText(tc.ctx, tc.err); got != tc.want {
+			t.Errorf("mcpErrText(%v)\ngot:  %s\nwant: %s", tc.err, got, tc.want)
+		}
+	}
+}
