@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -174,7 +175,7 @@ func (c *ApplyCommand) Run(args []string) int {
 		}
 		return ExitOK
 	}
-	if saved == nil && !*autoApprove && !c.confirm() {
+	if saved == nil && !*autoApprove && !c.confirm(ctx) {
 		fmt.Fprintln(c.Stderr, "Apply cancelled.")
 		return ExitError
 	}
@@ -226,16 +227,29 @@ func (c *ApplyCommand) Run(args []string) int {
 	return ExitOK
 }
 
-// confirm asks for "yes" on stdin, as Terraform does.
-func (c *ApplyCommand) confirm() bool {
+// confirm asks for "yes" on stdin, as Terraform does. An interrupt
+// (ctx ending) while it waits is a no: the apply stops at once rather
+// than wait for a line the user is not going to type.
+func (c *ApplyCommand) confirm(ctx context.Context) bool {
 	fmt.Fprint(c.Stdout, "\nDo you want to perform these actions?\n  agentform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ")
 	if c.Stdin == nil {
 		fmt.Fprintln(c.Stdout)
 		return false
 	}
-	line, _ := bufio.NewReader(c.Stdin).ReadString('\n')
-	fmt.Fprintln(c.Stdout)
-	return strings.TrimSpace(line) == "yes"
+	answer := make(chan string, 1)
+	go func() {
+		// Left reading when ctx ends first: agentform exits soon after.
+		line, _ := bufio.NewReader(c.Stdin).ReadString('\n')
+		answer <- line
+	}()
+	select {
+	case line := <-answer:
+		fmt.Fprintln(c.Stdout)
+		return strings.TrimSpace(line) == "yes"
+	case <-ctx.Done():
+		fmt.Fprintln(c.Stdout)
+		return false
+	}
 }
 
 // plural picks the singular or plural form for n.

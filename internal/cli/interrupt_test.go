@@ -4,6 +4,7 @@ package cli
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,5 +136,38 @@ func waitGone(t *testing.T, pid int) {
 		if time.Now().After(deadline) {
 			t.Fatalf("process %d still runs after the second SIGINT", pid)
 		}
+	}
+}
+
+// TestInterruptAtApplyPrompt: Ctrl-C while apply waits for "yes" cancels
+// the apply at once, as Terraform does, rather than leave it waiting for
+// a line (and holding the state's lock) after saying it is stopping.
+func TestInterruptAtApplyPrompt(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	stdin, typing := io.Pipe()
+	defer typing.Close()
+	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- Run([]string{"-chdir=" + dir, "apply", "-no-color"}, Streams{Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	}()
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(stdout.String(), "Enter a value:"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("apply never asked for confirmation\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+		}
+	}
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		if code != ExitError || !strings.Contains(stderr.String(), "Apply cancelled.") {
+			t.Errorf("got: exit %d\n%s\nwant: exit 1, Apply cancelled.", code, stderr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("got: apply still waiting for an answer 10s after the interrupt\nstderr:\n%s\nwant: it stops at once", stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dist")); err == nil {
+		t.Errorf("got: dist written\nwant: nothing applied")
 	}
 }
