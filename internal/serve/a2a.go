@@ -430,7 +430,7 @@ func (e *a2aExecutor) netError(ctx context.Context, err error) error {
 		return fmt.Errorf("the A2A agent of block %q did not answer within %s (timeout_secs)", e.block, e.timeout)
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
-		return errors.New("the call was canceled")
+		return errors.New("the call was cancelled")
 	}
 	var uerr *url.Error
 	if errors.As(err, &uerr) {
@@ -609,7 +609,7 @@ func (e *a2aExecutor) stream(ctx context.Context, call *Call, params any) (*Resu
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		why = fmt.Sprintf("the stream timed out after %s (timeout_secs)", e.timeout)
 	case ctx.Err() != nil:
-		why = "the call was canceled"
+		why = "the call was cancelled"
 	}
 	task.Note = fmt.Sprintf("%s before the task finished; follow it with the get_task tool and task_id %q, or stop it with cancel_task", why, task.TaskID)
 	return a2aJSONResult(task, StatusPartialSuccess)
