@@ -602,6 +602,10 @@ func didYouMean(given string, candidates []string) string {
 	return ""
 }
 
+// Suggest returns the candidate closest to given, which it likely meant,
+// or "" when none is close (as didYouMean chooses).
+func Suggest(given string, candidates []string) string { return nameSuggestion(given, candidates) }
+
 func nameSuggestion(given string, candidates []string) string {
 	// One that differs only in case ("get" for "GET") is what was meant.
 	for _, c := range candidates {

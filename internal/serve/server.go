@@ -36,6 +36,7 @@ import (
 
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/capability"
+	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/mcpwire"
 	"github.com/agentform/agentform/internal/resolve"
 	"github.com/agentform/agentform/internal/secretparts"
@@ -669,7 +670,17 @@ func (s *Server) Call(ctx context.Context, req Request) (*Response, error) {
 	tool, ok := s.tools[req.Tool]
 	if !ok {
 		// Any name a client sends: quoted cut, as Commit records it.
-		return refuse(StatusBlocked, "agent %q has no enabled tool %q", s.agent.Name, cutText(req.Tool, maxRecordedTool))
+		// Suggested among the tools the caller may call only: the others
+		// are not the caller's to know of.
+		var callable []string
+		for _, t := range s.Allowed(req.Held) {
+			callable = append(callable, t.Name)
+		}
+		name, hint := cutText(req.Tool, maxRecordedTool), ""
+		if m := manifest.Suggest(name, callable); m != "" {
+			hint = fmt.Sprintf(" (did you mean %q?)", m)
+		}
+		return refuse(StatusBlocked, "agent %q has no enabled tool %q%s", s.agent.Name, name, hint)
 	}
 	if reason, gone := s.Withdrawn()[req.Tool]; gone {
 		return refuse(StatusBlocked, "tool %q was withdrawn: %s", req.Tool, reason)

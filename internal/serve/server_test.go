@@ -532,3 +532,27 @@ func TestCallBoundedWhenExecutorIgnoresCancellation(t *testing.T) {
 		})
 	}
 }
+
+// TestUnknownToolSuggestion: a call of a tool the agent does not have
+// suggests the closest tool the caller may call, and never one it may
+// not (which the caller is not to know of).
+func TestUnknownToolSuggestion(t *testing.T) {
+	dir := serverWorkspace(t)
+	s := openTestServer(t, dir, "closed", "")
+	for _, tc := range []struct{ tool, want, not string }{
+		{"untyped2", ` (did you mean "untyped"?)`, ""},
+		// writer is denied to "closed": not suggested.
+		{"writr", "", "writer"},
+	} {
+		resp, err := s.Call(context.Background(), Request{Tool: tc.tool, Args: json.RawMessage(`{}`), Held: s.Held()})
+		if err != nil || resp.Status != StatusBlocked {
+			t.Fatalf("call of %q: %v %+v", tc.tool, err, resp)
+		}
+		if want := fmt.Sprintf("agent %q has no enabled tool %q%s", "closed", tc.tool, tc.want); resp.Error != want {
+			t.Errorf("error: %q, want %q", resp.Error, want)
+		}
+		if tc.not != "" && strings.Contains(resp.Error, tc.not) {
+			t.Errorf("error %q names %q, which the caller may not call", resp.Error, tc.not)
+		}
+	}
+}
