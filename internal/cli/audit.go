@@ -151,11 +151,7 @@ func (c *AuditCommand) Run(args []string) int {
 
 	cfg, plan, prior, diags, err := c.planForReport(ctx, rf, *lockTimeout, "audit")
 	if *out != "" && cfg != nil {
-		if what, instead := sourceOutput(cfg, c.path(*out)); what != "" {
-			like := ""
-			if instead != "" {
-				like = fmt.Sprintf(", like -out=%s", instead)
-			}
+		if what, like := sourceOutput(cfg, c.path(*out)); what != "" {
 			fmt.Fprintf(c.Stderr, "Error: -out=%s would be %s, whose files agentform hashes and packages: writing the report there changes that source, so the next plan would find it changed and apply would package the report. Write the report outside the source of every tool and skill%s.\n", *out, what, like)
 			return exitUsage
 		}
@@ -265,10 +261,11 @@ func workspaceFile(dir, path string) string {
 // sourceOutput says, when an output file written at path (absolute, or
 // relative to the workspace) would be a file of the source of a tool or
 // skill block that the plan hashes (planner.SourceHolding), which block
-// that is, where its source is set, and a path for the file outside every
-// such source; what is "" otherwise. Such a file changes the source's hash
-// and so the next plan, and an apply would package it.
-func sourceOutput(cfg *manifest.Config, path string) (what, instead string) {
+// that is, where its source is set, and, in like (", like -out=PATH"), a
+// path for the file outside every such source; what is "" otherwise. Such
+// a file changes the source's hash and so the next plan, and an apply
+// would package it.
+func sourceOutput(cfg *manifest.Config, path string) (what, like string) {
 	block, src, ok := planner.SourceHolding(cfg, path)
 	if !ok {
 		return "", ""
@@ -280,7 +277,7 @@ func sourceOutput(cfg *manifest.Config, path string) (what, instead string) {
 			continue
 		}
 		if info, err := os.Stat(filepath.Dir(filepath.Join(cfg.Dir, p))); err == nil && info.IsDir() {
-			return what, filepath.ToSlash(p)
+			return what, ", like -out=" + filepath.ToSlash(p)
 		}
 	}
 	return what, ""

@@ -155,11 +155,7 @@ func (c *PlanCommand) Run(args []string) int {
 	lockAhead := c.readLockAhead()
 	cfg, diags := c.loadManifest()
 	if *out != "" && !diags.HasErrors() {
-		if what, instead := sourceOutput(cfg, c.path(*out)); what != "" {
-			like := ""
-			if instead != "" {
-				like = fmt.Sprintf(", like -out=%s", instead)
-			}
+		if what, like := sourceOutput(cfg, c.path(*out)); what != "" {
 			fmt.Fprintf(c.Stderr, "Error: -out=%s would be %s, whose files agentform hashes and packages: writing the plan there changes what it planned, so agentform apply would always refuse it (the workspace changed since the plan was saved). Write the plan outside the source of every tool and skill%s.\n", *out, what, like)
 			return ExitError
 		}
