@@ -977,3 +977,28 @@ tool "m" {
 		t.Errorf("got:  %q\nwant: %q", got, want)
 	}
 }
+
+// TestUndeclaredProviderSuggestion: a model provider that is a typo of a
+// declared one is suggested.
+func TestUndeclaredProviderSuggestion(t *testing.T) {
+	_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(`
+providers {
+  anthropic {
+    models = ["claude-haiku-4-5"]
+  }
+}
+agent "a" {
+  capabilities = []
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropc"
+    name     = "claude-haiku-4-5"
+  }
+}
+`)})
+	if len(diags) != 1 || diags[0].Summary != "Undeclared model provider" || !strings.Contains(diags[0].Detail, `declares only "anthropic". Did you mean "anthropic"? Declare it`) {
+		t.Errorf("diagnostics: %v, want the undeclared provider with a suggestion", diags)
+	}
+}

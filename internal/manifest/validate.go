@@ -72,8 +72,8 @@ func (d *decoder) validateAgentModel(cfg *Config, a *Agent) {
 	if !ok {
 		declared := sortedKeys(cfg.Providers)
 		d.errorf(prov.Range, "Undeclared model provider",
-			"Agent %q uses provider %q, but the providers block declares only %s. Declare it (a block named %s inside providers, or a provider block with that label), or use a declared provider.",
-			a.Name, prov.Value, quotedList(declared), prov.Value)
+			"Agent %q uses provider %q, but the providers block declares only %s.%s Declare it (a block named %s inside providers, or a provider block with that label), or use a declared provider.",
+			a.Name, prov.Value, quotedList(declared), didYouMean(prov.Value, declared), prov.Value)
 		return
 	}
 	if !p.Models.Set || !a.Model.Name.Set || !a.Model.Name.Known() {
