@@ -523,8 +523,12 @@ func (c *CallsCommand) Run(args []string) int {
 	if !c.parseFlags(fs, args, c.Help()) {
 		return ExitError
 	}
-	if isSet(fs, "prune") && (*prune <= 0 || isSet(fs, "json") || isSet(fs, "last")) {
-		fmt.Fprintf(c.Stderr, "Error: -prune takes a positive age (such as 720h), and lists nothing: not with -json or -last.\n")
+	if isSet(fs, "prune") && *prune <= 0 {
+		fmt.Fprintln(c.Stderr, "Error: -prune takes a positive age, such as -prune=720h (30 days).")
+		return ExitError
+	}
+	if isSet(fs, "prune") && (isSet(fs, "json") || isSet(fs, "last")) {
+		fmt.Fprintf(c.Stderr, "Error: -prune lists nothing: it cannot be given with -json or -last.\n")
 		return ExitError
 	}
 	if *last < 0 {

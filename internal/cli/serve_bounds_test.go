@@ -91,9 +91,18 @@ func TestCallsTableBounded(t *testing.T) {
 func TestCallsPrune(t *testing.T) {
 	dir := appliedQuickstart(t)
 	run(t, "", "-chdir="+dir, "invoke", "dist/assistant.agent.tgz", "word_count", `-args={"text": "a"}`)
-	for _, args := range [][]string{{"-prune=0s"}, {"-prune=-1h"}, {"-prune=1h", "-json"}, {"-prune=1h", "-last=1"}} {
-		if code, _, stderr := run(t, "", append([]string{"-chdir=" + dir, "calls"}, args...)...); code != ExitError || !strings.Contains(stderr, "-prune takes a positive age") {
-			t.Errorf("calls %v got: exit %d\n%s\nwant: refused", args, code, stderr)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-prune=0s"}, "Error: -prune takes a positive age, such as -prune=720h (30 days).\n"},
+		{[]string{"-prune=-1h"}, "Error: -prune takes a positive age, such as -prune=720h (30 days).\n"},
+		{[]string{"-prune=1h", "-json"}, "Error: -prune lists nothing: it cannot be given with -json or -last.\n"},
+		{[]string{"-prune=1h", "-last=1"}, "Error: -prune lists nothing: it cannot be given with -json or -last.\n"},
+	} {
+		// Each error names only what is wrong with what was given.
+		if code, _, stderr := run(t, "", append([]string{"-chdir=" + dir, "calls"}, tc.args...)...); code != ExitError || stderr != tc.want {
+			t.Errorf("calls %v got: exit %d\n%s\nwant: refused with %q", tc.args, code, stderr, tc.want)
 		}
 	}
 	if code, stdout, _ := run(t, "", "-chdir="+dir, "calls", "-prune=1h"); code != ExitOK || !strings.HasPrefix(stdout, "Removed 0 call records from before ") || !strings.HasSuffix(stdout, ", and the state of 0 sessions with no call since.\n") {
