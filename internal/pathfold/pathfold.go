@@ -26,9 +26,8 @@ func Key(p string) string {
 // given more than once as written are not twins.
 func Twins(paths []string) (first, second string) {
 	seen := make(map[string]string, len(paths))
-	fold := cases.Fold()
 	for _, p := range paths {
-		k := norm.NFC.String(fold.String(norm.NFC.String(p)))
+		k := Key(p)
 		if q, ok := seen[k]; ok && q != p {
 			return q, p
 		}
