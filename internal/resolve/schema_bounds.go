@@ -55,7 +55,8 @@ func schemaBounds(doc any) error {
 // CheckJSONNumbers checks every number in v, a JSON document decoded with
 // numbers as json.Number, against JSONNumberMaxDigits and
 // JSONNumberMaxExponent: a call's arguments are checked with it before
-// they are validated, for the same reasons as a schema's numbers.
+// they are validated, for the same reasons as a schema's numbers, and
+// also refused beyond a 64-bit float's range.
 func CheckJSONNumbers(v any) error {
 	return jsonBounds(v, false)
 }
@@ -97,6 +98,13 @@ func jsonBounds(doc any, schema bool) error {
 		case json.Number:
 			if problem := jsonNumberProblem(string(x)); problem != "" {
 				return &SchemaBoundError{At: pointer(at), Problem: problem}
+			}
+			if !schema && beyondFloat64(string(x)) {
+				// A schema may say "maximum": 1e400; an argument of 1e400
+				// would reach the tool as infinity (JavaScript's and
+				// Python's JSON readers both make it one), which an
+				// "integer" schema takes for a whole number.
+				return &SchemaBoundError{At: pointer(at), Problem: "a number is beyond the range of a 64-bit float (about ±1.8e308), the most a tool can read"}
 			}
 		}
 		return nil
@@ -141,6 +149,14 @@ func jsonNumberProblem(n string) string {
 		return jsonExponentProblem()
 	}
 	return ""
+}
+
+// beyondFloat64 reports whether a JSON number, within the bounds above,
+// is too large in magnitude for a 64-bit float. One too small to be told
+// from zero is not: it reads as zero, as in any JSON reader.
+func beyondFloat64(n string) bool {
+	_, err := strconv.ParseFloat(n, 64)
+	return err != nil
 }
 
 func jsonExponentProblem() string {

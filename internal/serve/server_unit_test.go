@@ -111,7 +111,9 @@ func TestRuntimeDBTruncated(t *testing.T) {
 
 // TestValidateArgsNumbers: a number in the arguments beyond what the JSON
 // Schema library handles is refused with its place, never a crash of
-// serve (1e-100000000 against a minimum crashed it) and never a long wait.
+// serve (1e-100000000 against a minimum crashed it) and never a long wait;
+// nor one a tool would read as infinity (1e400 passed an "integer" schema
+// and reached a python tool as inf).
 func TestValidateArgsNumbers(t *testing.T) {
 	sch, err := compileSchema([]byte(`{"type":"object","properties":{"n":{"type":"number","minimum":0,"multipleOf":0.5},"l":{"type":"array","items":{"type":"integer"}}}}`))
 	if err != nil {
@@ -123,6 +125,11 @@ func TestValidateArgsNumbers(t *testing.T) {
 		{`{"l": [1, 1E+999999]}`, `at "/l/1" a number has an exponent beyond ±1000`},
 		{`{"n": 1` + strings.Repeat("0", 1000) + `}`, `at "/n" a number has more than 1000 digits`},
 		{`{"n": -0.25}`, `at /n: does not satisfy "minimum"`},
+		// Beyond a 64-bit float, a tool would read infinity.
+		{`{"n": 1.7e308, "l": [1` + strings.Repeat("0", 300) + `]}`, ""},
+		{`{"n": 1e400}`, `at "/n" a number is beyond the range of a 64-bit float`},
+		{`{"l": [1, -2E308]}`, `at "/l/1" a number is beyond the range of a 64-bit float`},
+		{`{"l": [1` + strings.Repeat("0", 400) + `]}`, `at "/l/0" a number is beyond the range of a 64-bit float`},
 	} {
 		err := validateArgs(sch, json.RawMessage(tc.args))
 		switch {
