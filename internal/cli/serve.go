@@ -274,7 +274,8 @@ Usage: agentform [-chdir=DIR] invoke ARTIFACT TOOL [options]
   the artifact is verified (against the workspace's state too, as serve
   does), the agent must be allowed to call the tool, the arguments must
   match its schema, and the call is recorded. Prints the output, the
-  session state after the call, and the call record. Only the called
+  session state after the call, and the call record (only the record and
+  the reason for a blocked or skipped call, which ran nothing). Only the called
   tool's block starts: an mcp block's server is reached (and its tools
   checked against the lock) only to call one of its tools.
 
@@ -384,7 +385,13 @@ func (c *InvokeCommand) Run(args []string) int {
 		// A tool's output and error may quote a remote server or agent:
 		// shown as text, never as control sequences (-json prints them as
 		// they are).
-		fmt.Fprintf(c.Stdout, "Output:\n%s\n\nState (session %s):\n%s\n\nCall %s: %s in %.1f ms", printableText(indentJSON(resp.Output)), render.Printable(resp.Record.Session), render.Printable(indentJSON(resp.State)), resp.Record.ID, resp.Status, resp.Record.DurationMS)
+		//
+		// A blocked or skipped call ran nothing: it has no output, and the
+		// session's state is as it was; only the call and its error show.
+		if resp.Status != serve.StatusBlocked && resp.Status != serve.StatusSkipped {
+			fmt.Fprintf(c.Stdout, "Output:\n%s\n\nState (session %s):\n%s\n\n", printableText(indentJSON(resp.Output)), render.Printable(resp.Record.Session), render.Printable(indentJSON(resp.State)))
+		}
+		fmt.Fprintf(c.Stdout, "Call %s: %s in %.1f ms", resp.Record.ID, resp.Status, resp.Record.DurationMS)
 		if resp.Record.PatchApplied {
 			fmt.Fprint(c.Stdout, ", state updated")
 		}

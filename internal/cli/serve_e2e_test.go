@@ -415,9 +415,18 @@ func TestInvokeAndCalls(t *testing.T) {
 	if !strings.Contains(r.stderr, "missing capabilities text::write") {
 		t.Errorf("invoke of a denied tool:\n%s", r)
 	}
+	// Nothing ran: no output or state, only the call.
+	if !strings.HasPrefix(r.stdout, "Call ") || !strings.Contains(r.stdout, ": blocked in ") || strings.Contains(r.stdout, "Output:") || strings.Contains(r.stdout, "State") {
+		t.Errorf("invoke of a denied tool printed:\n%s\nwant only the call line", r.stdout)
+	}
 	recs := calls(t, dir)
 	if last := recs[len(recs)-1]; last.Status != "blocked" || last.Tool != "shout" || last.Via != "invoke" {
 		t.Errorf("last record: %+v, want shout blocked via invoke", last)
+	}
+	// Arguments the schema refuses: skipped, printed as a blocked call is.
+	r = e2eMust(t, dir, e2eOpts{}, 1, "invoke", "-args", `{"note": 1}`, "-session", "s1", "dist/assistant.agent.tgz", "remember")
+	if !strings.HasPrefix(r.stdout, "Call ") || !strings.Contains(r.stdout, ": skipped in ") || strings.Contains(r.stdout, "Output:") || !strings.Contains(r.stderr, "at /note") {
+		t.Errorf("invoke with arguments the schema refuses:\n%s", r)
 	}
 	table := e2eMust(t, dir, e2eOpts{}, 0, "calls")
 	if !strings.Contains(table.stdout, "blocked") || !strings.Contains(table.stdout, "STATUS") {
