@@ -34,7 +34,7 @@ func (m *Meta) interruptContext(stopping string) (ctx context.Context, stop func
 		case <-done:
 			return
 		}
-		fmt.Fprintf(m.Stderr, "Interrupt received. %s; interrupt again to exit at once.\n", stopping)
+		fmt.Fprintf(m.Stderr, "Interrupt received. %s; interrupt again to exit at once.\n\n", stopping)
 		cancel()
 		select {
 		case <-signals:

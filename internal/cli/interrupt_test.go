@@ -87,7 +87,7 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the first SIGINT did not cancel the context")
 	}
-	if got, want := stderr.String(), "Interrupt received. Stopping the call; interrupt again to exit at once.\n"; got != want {
+	if got, want := stderr.String(), "Interrupt received. Stopping the call; interrupt again to exit at once.\n\n"; got != want {
 		t.Errorf("after one SIGINT\ngot:  %q\nwant: %q", got, want)
 	}
 	select {

@@ -183,7 +183,9 @@ func (c *PlanCommand) Run(args []string) int {
 		cacheWritten := writeCacheInBackground(ws)
 		defer cacheWritten()
 		diags = append(diags, d...)
-		if ws != nil {
+		// An interrupted resolution plans nothing: a matrix of the tools
+		// resolved so far would be shown as if it were the plan.
+		if ws != nil && ctx.Err() == nil {
 			plan = planner.New(ctx, cfg, planner.Options{Override: override, Resolution: ws, Lock: lock, LockReadonly: rf.lockMode == "readonly", Applied: prior, OutDir: *outDir})
 		}
 		diags = append(diags, cacheWritten()...)

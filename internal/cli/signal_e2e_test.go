@@ -17,7 +17,7 @@ import (
 // TestTerminateStopsResolution checks that SIGTERM, which CI cancellation,
 // docker stop and timeout send, stops a plan the way Ctrl-C does: the
 // resolution is interrupted, the MCP server it started is stopped, and
-// the command says so and fails.
+// the command says so, plans nothing and fails.
 func TestTerminateStopsResolution(t *testing.T) {
 	bin := e2eBinary(t)
 	dir := t.TempDir()
@@ -57,8 +57,8 @@ tool "hang_too" {
 		t.Run(sub, func(t *testing.T) {
 			os.Remove(pidFile)
 			cmd := exec.Command(bin, "-chdir="+dir, sub, "-no-color")
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -92,6 +92,11 @@ tool "hang_too" {
 			// Said once, not once more for each server stopped.
 			if strings.Count(stderr.String(), "Error: ") != 1 || !strings.Contains(stderr.String(), "Error: Resolution interrupted") {
 				t.Errorf("stderr\ngot:\n%s\nwant: one error, Resolution interrupted", stderr.String())
+			}
+			// Nothing is planned from a resolution cut short: no matrix
+			// of the tools resolved so far is shown as the plan.
+			if stdout.String() != "" {
+				t.Errorf("stdout\ngot:\n%s\nwant: nothing", stdout.String())
 			}
 			// The server is stopped with the resolution, not left running.
 			for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
