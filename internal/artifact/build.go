@@ -95,7 +95,7 @@ func Build(files []File) ([]byte, error) {
 		return nil, fmt.Errorf("building artifact: file %q: %w: it is also a directory of another file", dir, ErrDuplicate)
 	}
 	if p, q := pathfold.Twins(paths); p != "" {
-		return nil, fmt.Errorf("building artifact: file %q: %w: %q differs from it only in letter case or Unicode form, and would unpack over it on some file systems (rename one)", q, ErrDuplicate, p)
+		return nil, fmt.Errorf("building artifact: path %q: %w: %q differs from it only in letter case or Unicode form, and one would unpack over the other on some file systems (rename one)", q, ErrDuplicate, p)
 	}
 
 	var sums bytes.Buffer

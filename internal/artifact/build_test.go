@@ -371,6 +371,7 @@ func TestBuildRejects(t *testing.T) {
 		{"SHA256SUMS", []File{ok(SumsName)}, ErrDuplicate},
 		{"letter case twins", []File{ok("tools/p/src/Readme.md"), ok("tools/p/src/README.md")}, ErrDuplicate},
 		{"Unicode form twins", []File{ok("skills/s/caf\u00e9.txt"), ok("skills/s/cafe\u0301.txt")}, ErrDuplicate},
+		{"a file and a directory in other case", []File{ok("skills/s/Notes"), ok("skills/s/notes/todo.md")}, ErrDuplicate},
 		{"long s twins", []File{ok("skills/s/s.md"), ok("skills/s/\u017f.md")}, ErrDuplicate},
 		{"final sigma twins", []File{ok("skills/s/\u03c3.md"), ok("skills/s/\u03c2.md")}, ErrDuplicate},
 		{"too many", slices.Repeat([]File{{}}, MaxEntries), ErrTooLarge},

@@ -136,7 +136,7 @@ func read(r io.Reader, maxEntries int, maxBytes int64) (*Archive, error) {
 		return nil, fmt.Errorf("reading artifact: entry %q: %w: it is also a directory of another entry", dir, ErrDuplicate)
 	}
 	if p, q := pathfold.Twins(paths); p != "" {
-		return nil, fmt.Errorf("reading artifact: entry %q: %w: %q differs from it only in letter case or Unicode form, and unpacks over it on some file systems", q, ErrDuplicate, p)
+		return nil, fmt.Errorf("reading artifact: path %q: %w: %q differs from it only in letter case or Unicode form, and one unpacks over the other on some file systems", q, ErrDuplicate, p)
 	}
 	if data, ok := a.Files[SumsName]; ok {
 		a.Sums, _ = parseSums(data)

@@ -144,6 +144,7 @@ func TestReadRejects(t *testing.T) {
 		{"directory then file", craft(t, reg("a/b", "1"), reg("a", "2")), ErrDuplicate},
 		{"letter case twins", craft(t, reg("agent.json", "{}"), reg("Agent.json", "{}")), ErrDuplicate},
 		{"Unicode form twins", craft(t, reg("skills/s/caf\u00e9.txt", "1"), reg("skills/s/cafe\u0301.txt", "2")), ErrDuplicate},
+		{"a file and a directory in other case", craft(t, reg("skills/s/Notes", "1"), reg("skills/s/notes/todo.md", "2")), ErrDuplicate},
 		{"executable", craft(t, withHeader(reg("run.sh", "x"), func(h *tar.Header) { h.Mode = 0o755 })), nil},
 		{"mode with the type bits", craft(t, withHeader(reg("a", "x"), func(h *tar.Header) { h.Mode = 0o100644 })), nil},
 		{"setuid", craft(t, withHeader(reg("run.sh", "x"), func(h *tar.Header) { h.Mode = 0o4755 })), ErrMetadata},

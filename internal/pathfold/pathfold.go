@@ -23,15 +23,39 @@ func Key(p string) string {
 
 // Twins returns the first two of paths, in their order, that differ but
 // share a Key (the earlier one first), or "", "" when no two do. Paths
-// given more than once as written are not twins.
+// given more than once as written are not twins. A path's directories
+// count too, against the other paths: "Notes" and "notes/todo.txt" are
+// twins, returned as "Notes" and "notes" (whichever comes first first),
+// since the file and the directory would be one name there. Two
+// directories are not ("Docs/a" beside "docs/b"): their files unpack
+// into one directory, and none over another.
 func Twins(paths []string) (first, second string) {
-	seen := make(map[string]string, len(paths))
+	files := make(map[string]string, len(paths))
+	dirs := make(map[string]string)
+	spelled := make(map[string]bool) // directories already seen as written
 	for _, p := range paths {
+		for i := 0; i < len(p); i++ {
+			if p[i] != '/' || spelled[p[:i]] {
+				continue
+			}
+			d := p[:i]
+			spelled[d] = true
+			k := Key(d)
+			if q, ok := files[k]; ok && q != d {
+				return q, d
+			}
+			if _, ok := dirs[k]; !ok {
+				dirs[k] = d
+			}
+		}
 		k := Key(p)
-		if q, ok := seen[k]; ok && q != p {
+		if q, ok := files[k]; ok && q != p {
 			return q, p
 		}
-		seen[k] = p
+		if q, ok := dirs[k]; ok && q != p {
+			return q, p
+		}
+		files[k] = p
 	}
 	return "", ""
 }

@@ -41,6 +41,15 @@ func TestTwins(t *testing.T) {
 		{[]string{"A.txt", "B.txt", "a.txt", "b.txt"}, "A.txt", "a.txt"},
 		{[]string{"x/\u00e9", "x/e\u0301"}, "x/\u00e9", "x/e\u0301"},
 		{[]string{"Docs/a", "docs/b"}, "", ""},
+		// A file and another file's directory.
+		{[]string{"Notes", "notes/todo.txt"}, "Notes", "notes"},
+		{[]string{"a/notes/x", "b", "a/Notes"}, "a/notes", "a/Notes"},
+		{[]string{"x/\u00e9/y", "x/e\u0301"}, "x/\u00e9", "x/e\u0301"},
+		// The same spelling is no twin (a file that is also a directory
+		// is another error, found by its callers).
+		{[]string{"a", "a/b"}, "", ""},
+		{[]string{"a/b", "a/c", "A/d"}, "", ""},
+		{[]string{"a/b", "A/b"}, "a/b", "A/b"},
 	}
 	for _, tt := range tests {
 		if first, second := Twins(tt.paths); first != tt.first || second != tt.second {

@@ -58,6 +58,12 @@ func TestResolveSkillFilesDifferingOnlyInCase(t *testing.T) {
 			detail: []string{"skills/research/Docs/guide.md and skills/research/docs/guide.md"},
 		},
 		{
+			// On macOS and Windows, notes/ cannot be made beside the file.
+			name:   "a file and a directory",
+			files:  map[string]string{"SKILL.md": skillMD, "Notes": "one", "notes/todo.md": "two"},
+			detail: []string{"skills/research/Notes and skills/research/notes"},
+		},
+		{
 			name:   "SKILL.md itself",
 			files:  map[string]string{"SKILL.md": skillMD, "Skill.md": skillMD},
 			detail: []string{"skills/research/SKILL.md and skills/research/Skill.md"},
