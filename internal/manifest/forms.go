@@ -21,7 +21,31 @@ import (
 // block and every argument.
 func (d *decoder) content(body hcl.Body, schema *hcl.BodySchema) (*hcl.BodyContent, hcl.Diagnostics) {
 	c, _, diags := d.readBody(body, schema, false)
+	listExpected(diags, schema)
 	return c, diags
+}
+
+// listExpected completes HCL's "An argument named "x" is not expected
+// here." where no close name was suggested, with what the block takes:
+// the reader need not look it up.
+func listExpected(diags hcl.Diagnostics, schema *hcl.BodySchema) {
+	var names []string
+	for _, a := range schema.Attributes {
+		names = append(names, a.Name)
+	}
+	for _, b := range schema.Blocks {
+		names = append(names, b.Type)
+	}
+	if len(names) == 0 {
+		return
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	for _, diag := range diags {
+		if (diag.Summary == "Unsupported argument" || diag.Summary == "Unsupported block type") && strings.HasSuffix(diag.Detail, " not expected here.") {
+			diag.Detail += " Valid here: " + quotedList(names) + "."
+		}
+	}
 }
 
 // partialContent is body.PartialContent(schema) accepting both forms.

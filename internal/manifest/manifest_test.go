@@ -1002,3 +1002,48 @@ agent "a" {
 		t.Errorf("diagnostics: %v, want the undeclared provider with a suggestion", diags)
 	}
 }
+
+// TestUnsupportedListsValid: an unknown argument or block with no close
+// name lists what the block takes; one with a close name suggests it
+// alone.
+func TestUnsupportedListsValid(t *testing.T) {
+	src := `
+agent "a" {
+  foo = 1
+  descripton = "x"
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "b" {
+  kind         = "bash"
+  description  = "Lists."
+  commands     = ["ls"]
+  script       = "ls"
+  capabilities = ["shell"]
+}
+
+bogus "x" {}
+`
+	_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(src)})
+	var got []string
+	for _, d := range diags {
+		got = append(got, fmt.Sprintf("%d: %s: %s", d.Subject.Start.Line, d.Summary, d.Detail))
+	}
+	want := []string{
+		`3: Unsupported argument: An argument named "foo" is not expected here. Valid here: "capabilities", "capability_policy", "description", "graph", "model", "prompt", "version".`,
+		`4: Unsupported argument: An argument named "descripton" is not expected here. Did you mean "description"?`,
+		`18: Unsupported argument: An argument named "script" is not expected here. Valid here: "capabilities", "commands", "config", "cwd", "description", "enabled", "env", "fs", "kind", "limits", "network", "shared".`,
+		`22: Unsupported block type: Blocks of type "bogus" are not expected here. Valid here: "agent", "block", "build", "check", "filesystem", "http_server", "locals", "network", "provider", "providers", "runtime", "skill", "tool", "waiver".`,
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
