@@ -26,6 +26,9 @@ type Applied struct {
 	Resources map[string]AppliedResource
 	// Matrix maps each agent to the tools it could call as applied.
 	Matrix map[string][]string
+	// Tools are the registered tools as applied (the matrix's columns);
+	// nil when the state does not record them (written before it did).
+	Tools []string
 	// Pending is the record of artifact paths an apply wrote or meant to
 	// remove and had not settled when it ended (state.DB.Pending): empty
 	// unless an apply was interrupted.
@@ -486,6 +489,9 @@ func AppliedFromState(db *state.DB) (*Applied, error) {
 		out.Resources[r.Address] = ar
 	}
 	if out.Matrix, err = db.Matrix(); err != nil {
+		return nil, err
+	}
+	if out.Tools, _, err = db.Tools(); err != nil {
 		return nil, err
 	}
 	if out.Pending, err = db.Pending(); err != nil {

@@ -615,6 +615,10 @@ func stateCommit(plan *planner.Plan, artifacts map[string]state.Artifact, action
 	c.Matrix = map[string][]string{}
 	m := plan.Matrix()
 	tools := m.Tools()
+	c.Tools = make([]string, len(tools))
+	for i, t := range tools {
+		c.Tools[i] = t.Name
+	}
 	for ai, a := range plan.Agents {
 		row := []string{}
 		for ti, t := range tools {

@@ -27,11 +27,12 @@ func allowedSet(rows []MatrixRow) map[Access]bool {
 }
 
 // CompareState sets the report's gate against the matrix recorded by the
-// last apply (agent → tools it could call) and the agents that were
-// extensible then: access granted since fails the gate. Call it after
+// last apply (agent → tools it could call), the agents that were
+// extensible then and the registered tools then (nil when the state does
+// not record them): access granted since fails the gate. Call it after
 // MarkIncomplete: an incomplete audit leaves out of the comparison what it
 // could not resolve (compare).
-func CompareState(r *Report, applied map[string][]string, extensible map[string]bool) {
+func CompareState(r *Report, applied map[string][]string, extensible map[string]bool, tools []string) {
 	var rows []MatrixRow
 	for agent, tools := range applied {
 		row := MatrixRow{Agent: agent}
@@ -40,7 +41,14 @@ func CompareState(r *Report, applied map[string][]string, extensible map[string]
 		}
 		rows = append(rows, row)
 	}
-	compare(r, "state", allowedSet(rows), extensible, nil)
+	var existed map[string]bool
+	if tools != nil {
+		existed = make(map[string]bool, len(tools))
+		for _, t := range tools {
+			existed[t] = true
+		}
+	}
+	compare(r, "state", allowedSet(rows), extensible, existed, nil)
 }
 
 // CompareBaseline sets the report's gate against a previous report (a
@@ -55,11 +63,15 @@ func CompareBaseline(r *Report, base *Report, name string) {
 		known[f.Fingerprint] = true
 	}
 	extensible := map[string]bool{}
+	existed := map[string]bool{}
 	for _, row := range base.Matrix {
 		extensible[row.Agent] = row.Policy == string(capability.Extensible) ||
 			slices.ContainsFunc(row.Cells, func(c Cell) bool { return c.OverrideReachable })
+		for _, c := range row.Cells {
+			existed[c.Tool] = true
+		}
 	}
-	compare(r, name, allowedSet(base.Matrix), extensible, known)
+	compare(r, name, allowedSet(base.Matrix), extensible, existed, known)
 }
 
 // compare sets the gate. In an incomplete audit (MarkIncomplete), an mcp
@@ -74,8 +86,11 @@ func CompareBaseline(r *Report, base *Report, name string) {
 // An agent that is extensible now and was not in the baseline (extensible
 // says which were) can reach every tool it is denied with a session
 // override: each such tool it could not call then is access granted since,
-// marked ByOverride, with a reason per agent.
-func compare(r *Report, against string, before map[Access]bool, extensible map[string]bool, knownFindings map[string]bool) {
+// marked ByOverride, with a reason per agent. One that was extensible then
+// could reach every tool there was (existed says which; nil when the
+// baseline does not say): a tool added since that it can reach only with
+// an override is access granted since too.
+func compare(r *Report, against string, before map[Access]bool, extensible, existed map[string]bool, knownFindings map[string]bool) {
 	g := &Gate{Against: against, Granted: []Access{}, Revoked: []Access{}, NewFindings: []string{}, Reasons: []string{}}
 	now := allowedSet(r.Matrix)
 	left := gateLeftOut(r)
@@ -91,20 +106,25 @@ func compare(r *Report, against string, before map[Access]bool, extensible map[s
 	}
 	var overrideReasons []string
 	for _, row := range r.Matrix {
-		if extensible[row.Agent] {
+		was := extensible[row.Agent]
+		if was && existed == nil {
 			continue
 		}
 		n := 0
 		for _, c := range row.Cells {
 			a := Access{Agent: row.Agent, Tool: c.Tool}
-			if c.Allowed || !c.OverrideReachable || before[a] || left(a.Tool, true) {
+			if c.Allowed || !c.OverrideReachable || before[a] || left(a.Tool, true) || was && existed[c.Tool] {
 				continue
 			}
 			a.ByOverride = true
 			g.Granted = append(g.Granted, a)
 			n++
 		}
-		if n > 0 {
+		switch {
+		case n > 0 && was:
+			overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q is extensible: a session override can reach %s added since %s",
+				row.Agent, countNoun(n, "tool"), against))
+		case n > 0:
 			overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q is extensible now but was not in %s: a session override can reach %s it could not call then",
 				row.Agent, against, countNoun(n, "tool")))
 		}

@@ -165,7 +165,7 @@ func TestGateLeavesOutUnresolvedOnIncomplete(t *testing.T) {
 	applied := map[string][]string{"a": {"m__t", "m__u", "m__other", "sh"}}
 
 	r := report(true)
-	CompareState(r, applied, nil)
+	CompareState(r, applied, nil, nil)
 	g := r.Gate
 	wantGranted := []Access{{Agent: "a", Tool: "web"}}
 	wantRevoked := []Access{{Agent: "a", Tool: "m__other"}}
@@ -182,7 +182,7 @@ func TestGateLeavesOutUnresolvedOnIncomplete(t *testing.T) {
 	}
 
 	r = report(false)
-	CompareState(r, applied, nil)
+	CompareState(r, applied, nil, nil)
 	wantGranted = []Access{{Agent: "a", Tool: "m"}, {Agent: "a", Tool: "web"}}
 	wantRevoked = []Access{{Agent: "a", Tool: "m__other"}, {Agent: "a", Tool: "m__t"}, {Agent: "a", Tool: "m__u"}}
 	if !slices.Equal(r.Gate.Granted, wantGranted) || !slices.Equal(r.Gate.Revoked, wantRevoked) || len(r.Gate.Reasons) != 1 {
@@ -215,13 +215,13 @@ func TestGateExtensibleSinceBaseline(t *testing.T) {
 	wantReason := `agent "made" is extensible now but was not in state: a session override can reach 2 tools it could not call then`
 
 	r := report()
-	CompareState(r, map[string][]string{"made": {"read", "web"}, "was": {"read"}, "locked": {"read"}}, map[string]bool{"was": true})
+	CompareState(r, map[string][]string{"made": {"read", "web"}, "was": {"read"}, "locked": {"read"}}, map[string]bool{"was": true}, nil)
 	// web was callable then: not granted since.
 	if got := r.Gate.Granted; r.Gate.Pass || !slices.Equal(got, want[:1]) {
 		t.Errorf("against state\ngot:  pass %v, granted %v\nwant: fail, granted %v", r.Gate.Pass, got, want[:1])
 	}
 	r = report()
-	CompareState(r, map[string][]string{"made": {"read"}, "was": {"read"}, "locked": {"read"}}, map[string]bool{"was": true})
+	CompareState(r, map[string][]string{"made": {"read"}, "was": {"read"}, "locked": {"read"}}, map[string]bool{"was": true}, nil)
 	if got := r.Gate.Granted; r.Gate.Pass || !slices.Equal(got, want) || !slices.Contains(r.Gate.Reasons, wantReason) {
 		t.Errorf("against state\ngot:  pass %v, granted %v, reasons %q\nwant: fail, granted %v, reason %q", r.Gate.Pass, got, r.Gate.Reasons, want, wantReason)
 	}
@@ -246,5 +246,55 @@ func TestGateExtensibleSinceBaseline(t *testing.T) {
 	CompareBaseline(r, report(), "base.json")
 	if !r.Gate.Pass {
 		t.Errorf("unchanged against a baseline got: granted %v\nwant: pass", r.Gate.Granted)
+	}
+}
+
+// TestGateToolAddedForExtensibleAgent: an agent extensible in the
+// baseline could reach every tool there was with a session override, but
+// not a tool added since: that one is access granted (by_override), against
+// the state (which records the tools as applied) and a baseline report
+// alike. A state that does not record its tools adds nothing.
+func TestGateToolAddedForExtensibleAgent(t *testing.T) {
+	report := func() *Report {
+		r := newReport()
+		r.Matrix = []MatrixRow{
+			{Agent: "was", Policy: "extensible", Cells: []Cell{
+				{Tool: "read", Allowed: true}, {Tool: "rm", OverrideReachable: true}, {Tool: "shell", OverrideReachable: true},
+			}},
+			{Agent: "locked", Policy: "locked", Cells: []Cell{
+				{Tool: "read", Allowed: true}, {Tool: "rm"}, {Tool: "shell"},
+			}},
+		}
+		return r
+	}
+	applied := map[string][]string{"was": {"read"}, "locked": {"read"}}
+	ext := map[string]bool{"was": true}
+	want := []Access{{Agent: "was", Tool: "rm", ByOverride: true}}
+	wantReason := `agent "was" is extensible: a session override can reach 1 tool added since state`
+
+	r := report()
+	CompareState(r, applied, ext, []string{"read", "shell"})
+	if got := r.Gate.Granted; r.Gate.Pass || !slices.Equal(got, want) || !slices.Contains(r.Gate.Reasons, wantReason) {
+		t.Errorf("against state\ngot:  pass %v, granted %v, reasons %q\nwant: fail, granted %v, reason %q", r.Gate.Pass, got, r.Gate.Reasons, want, wantReason)
+	}
+	r = report()
+	CompareState(r, applied, ext, []string{"read", "rm", "shell"})
+	if !r.Gate.Pass {
+		t.Errorf("no tool added: granted %v, want pass", r.Gate.Granted)
+	}
+	r = report()
+	CompareState(r, applied, ext, nil)
+	if !r.Gate.Pass {
+		t.Errorf("a state without its tools: granted %v, want pass", r.Gate.Granted)
+	}
+
+	base := report()
+	for i := range base.Matrix {
+		base.Matrix[i].Cells = slices.DeleteFunc(base.Matrix[i].Cells, func(c Cell) bool { return c.Tool == "rm" })
+	}
+	r = report()
+	CompareBaseline(r, base, "base.json")
+	if got := r.Gate.Granted; r.Gate.Pass || !slices.Equal(got, want) {
+		t.Errorf("against a baseline\ngot:  pass %v, granted %v\nwant: fail, granted %v", r.Gate.Pass, got, want)
 	}
 }

@@ -181,7 +181,7 @@ func (c *AuditCommand) Run(args []string) int {
 	report.MarkIncomplete(unreported)
 	switch {
 	case *against == "state":
-		audit.CompareState(report, prior.Matrix, prior.Extensible())
+		audit.CompareState(report, prior.Matrix, prior.Extensible(), prior.Tools)
 	case base != nil:
 		audit.CompareBaseline(report, base, *baseline)
 	}

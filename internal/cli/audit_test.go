@@ -236,6 +236,22 @@ func TestAuditGateExtensibleSinceApply(t *testing.T) {
 	if code, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-no-color", "-fail-on=none", "-against=state"); code != ExitOK || !strings.Contains(stdout, "PASS") {
 		t.Errorf("extensible by a runtime default at the apply got: exit %d\n%s\nwant: PASS", code, stdout)
 	}
+	// A tool added since: the agent, extensible at the apply, could not
+	// reach it then.
+	src = append(src, []byte(`
+tool "rm" {
+  kind         = "bash"
+  description  = "Removes files."
+  commands     = ["rm"]
+  capabilities = ["danger::delete"]
+}
+`)...)
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), src, 0o644))
+	code, stdout, _ = run(t, "", "-chdir="+dir, "audit", "-no-color", "-fail-on=none", "-against=state")
+	if code != ExitError || !strings.Contains(stdout, "+ assistant → rm (by session override)") || strings.Contains(stdout, "assistant → grep") ||
+		!strings.Contains(stdout, `agent "assistant" is extensible: a session override can reach 1 tool added since state`) {
+		t.Errorf("a tool added since the apply got: exit %d\n%s\nwant: FAIL with assistant → rm by session override, and only it", code, stdout)
+	}
 }
 
 func TestGraph(t *testing.T) {

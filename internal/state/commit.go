@@ -18,6 +18,10 @@ type Commit struct {
 	// Matrix replaces the whole matrix: agent name → tools it may call. Rows
 	// are stored sorted and without duplicates.
 	Matrix map[string][]string
+	// Tools replaces the registered tools as applied, the matrix's
+	// columns (stored sorted and without duplicates under meta "tools"):
+	// with them a tool added since is told from one no agent could call.
+	Tools []string
 	// Entry is the history entry; Commit sets its Serial and fills in Time,
 	// UserHost, Version and Operation when they are zero.
 	Entry HistoryEntry
@@ -60,6 +64,10 @@ func (db *DB) Commit(c Commit) (Meta, error) {
 	if err := checkPending(c.Pending); err != nil {
 		return Meta{}, fmt.Errorf("committing state: %w", err)
 	}
+	tools, err := encodeTools(c.Tools)
+	if err != nil {
+		return Meta{}, fmt.Errorf("committing state: %w", err)
+	}
 	rows := make([]record, 0, len(matrix))
 	for agent, tools := range matrix {
 		v, err := json.Marshal(tools)
@@ -92,6 +100,9 @@ func (db *DB) Commit(c Commit) (Meta, error) {
 			if err := mx.Put(r.key, r.value); err != nil {
 				return fmt.Errorf("storing matrix %q: %w", r.key, err)
 			}
+		}
+		if err := tx.Bucket(bucketMeta).Put(keyTools, tools); err != nil {
+			return fmt.Errorf("storing tools: %w", err)
 		}
 		if err := putPending(tx, c.Pending); err != nil {
 			return err

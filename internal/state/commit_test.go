@@ -468,3 +468,34 @@ func TestClosedDB(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCommitTools: the registered tools are stored sorted and without
+// duplicates, and are unknown before the first commit and in a database
+// written before they were recorded; an empty name is refused.
+func TestCommitTools(t *testing.T) {
+	ws := t.TempDir()
+	db := openWriter(t, ws)
+	if tools, known, err := db.Tools(); err != nil || known || tools != nil {
+		t.Errorf("before the first commit: %q, %v, %v; want unknown", tools, known, err)
+	}
+	in := []string{"z", "a", "z"}
+	if _, err := db.Commit(state.Commit{Tools: in}); err != nil {
+		t.Fatal(err)
+	}
+	if tools, known, err := db.Tools(); err != nil || !known || !slices.Equal(tools, []string{"a", "z"}) {
+		t.Errorf("after a commit: %q, %v, %v; want [a z], known", tools, known, err)
+	}
+	if !slices.Equal(in, []string{"z", "a", "z"}) {
+		t.Errorf("commit changed the caller's list: %q", in)
+	}
+	// No tools: known, and empty.
+	if _, err := db.Commit(state.Commit{}); err != nil {
+		t.Fatal(err)
+	}
+	if tools, known, err := db.Tools(); err != nil || !known || tools == nil || len(tools) != 0 {
+		t.Errorf("after a commit of no tools: %q, %v, %v; want [], known", tools, known, err)
+	}
+	if _, err := db.Commit(state.Commit{Tools: []string{"a", ""}}); !errors.Is(err, state.ErrInvalid) {
+		t.Errorf("an empty tool name: %v, want %v", err, state.ErrInvalid)
+	}
+}

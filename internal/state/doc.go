@@ -4,7 +4,10 @@
 // The database holds four buckets, and a fifth while an apply is under way:
 //
 //	meta       format_version ("1"), lineage (a uuid set at the first commit and
-//	           never changed), serial (uint64, big-endian, +1 per commit)
+//	           never changed), serial (uint64, big-endian, +1 per commit),
+//	           tools (JSON list of the registered tools as applied, the
+//	           matrix's columns; absent before the first commit and in
+//	           databases written before it existed)
 //	resources  address ("tool.adder", "skill.x", "agent.assistant") → JSON Resource
 //	matrix     agent name → JSON list of the tools the agent may call as applied
 //	history    serial (8 bytes, big-endian) → JSON HistoryEntry

@@ -22,6 +22,7 @@ var (
 	keyFormatVersion = []byte("format_version")
 	keyLineage       = []byte("lineage")
 	keySerial        = []byte("serial")
+	keyTools         = []byte("tools")
 )
 
 // Meta identifies a state: which database (Lineage) and which write of it

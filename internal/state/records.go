@@ -111,6 +111,56 @@ func (db *DB) Matrix() (map[string][]string, error) {
 	return out, nil
 }
 
+// Tools returns the registered tools as the last apply recorded them (the
+// matrix's columns), sorted; known is false when no apply recorded them:
+// before the first commit, and in databases written before they were
+// recorded.
+func (db *DB) Tools() (tools []string, known bool, err error) {
+	err = db.view(func(tx *bbolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil {
+			return nil
+		}
+		v := meta.Get(keyTools)
+		if v == nil {
+			return nil
+		}
+		if err := json.Unmarshal(v, &tools); err != nil {
+			return fmt.Errorf("decoding tools: %w: %w", ErrCorrupt, err)
+		}
+		if tools == nil {
+			return fmt.Errorf("decoding tools: %w: not a list", ErrCorrupt)
+		}
+		for _, t := range tools {
+			if t == "" {
+				return fmt.Errorf("decoding tools: %w: an empty tool name", ErrCorrupt)
+			}
+		}
+		known = true
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return tools, known, nil
+}
+
+// encodeTools validates Commit.Tools and encodes them sorted and without
+// duplicates; nil is an empty list.
+func encodeTools(tools []string) ([]byte, error) {
+	out := slices.Clone(tools)
+	if out == nil {
+		out = []string{}
+	}
+	for _, t := range out {
+		if t == "" {
+			return nil, fmt.Errorf("%w: an empty tool name", ErrInvalid)
+		}
+	}
+	slices.Sort(out)
+	return json.Marshal(slices.Compact(out))
+}
+
 // checkAddress reports whether r's Address is "<Type>.<Name>" with both parts
 // non-empty and Type free of dots, so that an address splits one way only.
 func checkAddress(r Resource) error {
