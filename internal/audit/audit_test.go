@@ -556,9 +556,11 @@ func TestRiskyAnnotations(t *testing.T) {
 }
 
 func TestClosestTag(t *testing.T) {
-	candidates := []string{"github", "github::read", "math", "math::add", "shell::exec"}
+	candidates := []string{"fs", "github", "github::read", "math", "math::add", "shell::exec"}
 	for _, tc := range []struct{ in, want string }{
 		{"gihub", "github"}, {"github::raed", "github::read"}, {"mth", "math"}, {"kubernetes", ""}, {"shell::exce", "shell::exec"},
+		// Short tags: at most half may change ("db" is no typo of "fs").
+		{"db", ""}, {"zz", ""}, {"f", ""}, {"fx", "fs"}, {"mat", "math"}, {"mxyz", ""},
 	} {
 		if got := closestTag(tc.in, candidates); got != tc.want {
 			t.Errorf("closestTag(%q)\ngot:  %q\nwant: %q", tc.in, got, tc.want)

@@ -346,8 +346,13 @@ func (a *auditor) checkUnusedHeldTags() {
 
 // closestTag returns the candidate nearest to given by edit distance, when
 // it is near enough to be a likely typo; ties go to the first in order.
+// At most half of given may change: "db" is no typo of "fs", and the
+// suggestion, a tag to hold, could grant what was never meant.
 func closestTag(given string, candidates []string) string {
-	limit := max(3, len(given)/3+1) // a distance below limit is a suggestion
+	limit := min(max(3, len(given)/3+1), len(given)/2+1) // a distance below limit is a suggestion
+	if limit < 1 {
+		return ""
+	}
 	best, bestDist := "", limit
 	params := levenshtein.NewParams()
 	for _, c := range candidates {
