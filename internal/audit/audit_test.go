@@ -677,3 +677,35 @@ check "c" {
 		t.Errorf("fingerprint of check.c\ngot:  %s once it cannot be evaluated\nwant: %s, as when it failed", broken, failed)
 	}
 }
+
+// TestWaiverHygieneFingerprints: two waivers with one rule and target
+// (two reasons, two expiry dates) give hygiene findings with fingerprints
+// of their own, since SARIF consumers merge results that share one; the
+// first keeps the fingerprint of a waiver alone.
+func TestWaiverHygieneFingerprints(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	w := func(target, reason, expires string) *manifest.Waiver {
+		return &manifest.Waiver{RuleID: "AF104", Target: manifest.String{Value: target, Set: true},
+			Reason: manifest.String{Value: reason, Set: true}, Expires: manifest.String{Value: expires, Set: expires != ""}}
+	}
+	for _, tc := range []struct {
+		name     string
+		waivers  []*manifest.Waiver
+		hygienic string
+	}{
+		{"expired", []*manifest.Waiver{w("tool.rm", "one", "2025-01-31"), w("tool.rm", "two", "2025-06-30")}, RuleExpiredWaiver},
+		{"unused", []*manifest.Waiver{w("tool.rm", "one", ""), w("tool.rm", "two", "")}, RuleUnusedWaiver},
+	} {
+		_, _, hygiene := applyWaivers(nil, tc.waivers, now)
+		_, _, alone := applyWaivers(nil, tc.waivers[:1], now)
+		if len(hygiene) != 2 || hygiene[0].RuleID != tc.hygienic || hygiene[1].RuleID != tc.hygienic {
+			t.Fatalf("%s: got %+v, want two %s findings", tc.name, hygiene, tc.hygienic)
+		}
+		if hygiene[0].Fingerprint == hygiene[1].Fingerprint {
+			t.Errorf("%s: both findings have the fingerprint %s", tc.name, hygiene[0].Fingerprint)
+		}
+		if hygiene[0].Fingerprint != alone[0].Fingerprint {
+			t.Errorf("%s: the first waiver's fingerprint changed with a second beside it", tc.name)
+		}
+	}
+}

@@ -46,6 +46,19 @@ func applyWaivers(findings []Finding, waivers []*manifest.Waiver, now time.Time)
 	}
 	var live []*active
 	byKey := map[string][]*active{}
+	// Hygiene findings of waivers with one rule and target (two reasons,
+	// two expiry dates) are told apart: SARIF consumers take one
+	// fingerprint for one alert. The first keeps the plain key.
+	keys := map[string]int{}
+	identity := func(f Finding, w *manifest.Waiver) Finding {
+		key := w.Target.Value
+		k := f.RuleID + "\x00" + f.Target + "\x00" + key
+		if n := keys[k]; n > 0 {
+			key = fmt.Sprintf("%s\x00%s\x00%s\x00%d", key, w.Expires.Value, w.Reason.Value, n)
+		}
+		keys[k]++
+		return withIdentity(f, key)
+	}
 	for _, w := range waivers {
 		if waiverExpired(w, now) {
 			f := Finding{
@@ -54,7 +67,7 @@ func applyWaivers(findings []Finding, waivers []*manifest.Waiver, now time.Time)
 				Message: fmt.Sprintf("The waiver of %s for %s expired on %s, so it no longer applies and the findings it accepted are reported again. Fix the findings, or renew the waiver with a new expires date if the reason still holds.", w.RuleID, w.Target.Value, w.Expires.Value),
 				Range:   strRange(w.Expires, w.DeclRange),
 			}
-			hygiene = append(hygiene, withIdentity(f, w.Target.Value))
+			hygiene = append(hygiene, identity(f, w))
 			continue
 		}
 		act := &active{w: w}
@@ -95,7 +108,7 @@ func applyWaivers(findings []Finding, waivers []*manifest.Waiver, now time.Time)
 			Message: fmt.Sprintf("The waiver of %s for %s accepts nothing: %s. Remove the waiver, or fix its rule ID or target.", w.RuleID, w.Target.Value, why),
 			Range:   w.DeclRange.Ptr(),
 		}
-		hygiene = append(hygiene, withIdentity(f, w.Target.Value))
+		hygiene = append(hygiene, identity(f, w))
 	}
 	return kept, waived, hygiene
 }
