@@ -163,7 +163,7 @@ func newJUnitAuditCase(inc *Incomplete) junitCase {
 	if inc == nil {
 		return c
 	}
-	e := &junitFailure{Type: "incomplete", Message: incompleteLine(inc)}
+	e := &junitFailure{Type: "incomplete", Message: oneLine(incompleteLine(inc))}
 	if inc.Failed {
 		e.Type = "failed"
 	}
@@ -184,9 +184,11 @@ func newJUnitAuditCase(inc *Incomplete) junitCase {
 // (the first, findings being ordered) and lists every finding of the pair
 // in its text.
 func newJUnitFailure(p *junitPair) *junitFailure {
-	f := &junitFailure{Type: string(p.open[0].Severity), Message: p.open[0].Message}
+	// Attributes are shown as they are, as the text is: one line, with
+	// control characters and bidirectional overrides escaped.
+	f := &junitFailure{Type: string(p.open[0].Severity), Message: oneLine(p.open[0].Message)}
 	if len(p.open) > 1 {
-		f.Message = fmt.Sprintf("%d findings: %s", len(p.open), p.open[0].Message)
+		f.Message = fmt.Sprintf("%d findings: %s", len(p.open), oneLine(p.open[0].Message))
 	}
 	var b strings.Builder
 	for _, x := range p.open {
@@ -232,5 +234,5 @@ func junitWaivedMessage(waived []Finding) string {
 	if len(reasons) == 0 {
 		return "waived"
 	}
-	return "waived: " + strings.Join(reasons, "; ")
+	return "waived: " + oneLine(strings.Join(reasons, "; "))
 }

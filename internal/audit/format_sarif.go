@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/agentform/agentform/internal/render"
 	"github.com/agentform/agentform/internal/version"
 )
 
@@ -215,7 +216,7 @@ func newSARIFInvocation(inc *Incomplete, src *sourceSet, repoPath string) sarifI
 	}
 	inv := sarifInvocation{ToolExecutionNotifications: []sarifNotification{}}
 	for _, d := range orderedDiagnostics(inc.Errors) {
-		n := sarifNotification{Level: "error", Message: sarifText{Text: diagnosticText(d)}}
+		n := sarifNotification{Level: "error", Message: sarifText{Text: render.Printable(diagnosticText(d))}}
 		if loc, ok := newSARIFLocation(d.Range, "", src, repoPath); ok {
 			n.Locations = []sarifLocation{loc}
 		}
@@ -223,16 +224,18 @@ func newSARIFInvocation(inc *Incomplete, src *sourceSet, repoPath string) sarifI
 	}
 	if len(inv.ToolExecutionNotifications) == 0 {
 		// Say why all the same.
-		inv.ToolExecutionNotifications = []sarifNotification{{Level: "error", Message: sarifText{Text: incompleteLine(inc)}}}
+		inv.ToolExecutionNotifications = []sarifNotification{{Level: "error", Message: sarifText{Text: render.Printable(incompleteLine(inc))}}}
 	}
 	return inv
 }
 
 func newSARIFResult(f Finding, index map[string]int, waived bool, src *sourceSet, repoPath string) sarifResult {
 	res := sarifResult{
-		RuleID:    f.RuleID,
-		Level:     sarifLevel(f.Severity),
-		Message:   sarifText{Text: f.Message},
+		RuleID: f.RuleID,
+		Level:  sarifLevel(f.Severity),
+		// Shown by code scanning as text: control characters and
+		// bidirectional overrides escaped, as every format but JSON does.
+		Message:   sarifText{Text: render.Printable(f.Message)},
 		Locations: []sarifLocation{},
 	}
 	if i, ok := index[f.RuleID]; ok {
@@ -259,7 +262,7 @@ func newSARIFSuppression(w *Waiver, src *sourceSet, repoPath string) sarifSuppre
 	if w == nil {
 		return s
 	}
-	s.Justification = w.Reason
+	s.Justification = render.Printable(w.Reason)
 	if loc, ok := newSARIFLocation(w.Range, "", src, repoPath); ok {
 		s.Kind = "inSource"
 		s.Location = &loc

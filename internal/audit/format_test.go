@@ -1024,3 +1024,27 @@ func TestHTMLInChromium(t *testing.T) {
 		}
 	})
 }
+
+// TestJUnitSARIFMessagesPrintable: the texts CI and code scanning show
+// from JUnit's message attributes and SARIF's messages and justifications
+// have control characters and bidirectional overrides escaped, as the
+// table, Markdown and HTML do ("rm is ‮elbawollasi‬" must not show as
+// "rm is isallowable").
+func TestJUnitSARIFMessagesPrintable(t *testing.T) {
+	hostile := "rm is \u202eelbawollasi\u202c fine \x1b[8m hidden"
+	r := &Report{
+		Findings: []Finding{{RuleID: "AF110", Severity: SeverityError, Target: "check.c", Message: hostile}},
+		Waived: []Finding{{RuleID: "AF104", Severity: SeverityWarning, Target: "tool.rm", Message: "waived",
+			Waiver: &Waiver{Reason: "ok \u202eeurt\u202c"}}},
+		Rules: []Rule{{ID: "AF110", Name: "CheckFailed", Severity: SeverityError}, {ID: "AF104", Name: "UncallableTool", Severity: SeverityWarning}},
+	}
+	for _, format := range []Format{FormatJUnit, FormatSARIF} {
+		out := string(writeReport(t, r, format, WriteOptions{ShowWaived: true}))
+		if strings.ContainsAny(out, "\u202e\u202c\x1b") || strings.Contains(out, `\u001b`) || strings.Contains(out, "\ufffd") {
+			t.Errorf("%s has a raw override or control character:\n%s", format, out)
+		}
+		if !strings.Contains(out, `elbawollasi`) || !strings.Contains(out, `eurt`) {
+			t.Errorf("%s lost the text:\n%s", format, out)
+		}
+	}
+}
