@@ -334,11 +334,12 @@ const mdBreak = "<!-- -->"
 // mdInert breaks in escaped text what GitHub would act on: a mention
 // ("@user", "@org/team", which notifies them) and an email address get a
 // break after the "@"; an issue reference ("#12", "owner/repo#12", which
-// links the issue and notes the mention in it) one after the "#"; a URL
+// links the issue and notes the mention in it) one after the "#", and
+// its other form ("GH-12") one after the "-"; a URL
 // ("https://…") and a "www." link get one before "://" and the dot. Text
 // without them is returned as is.
 func mdInert(s string) string {
-	if !strings.ContainsAny(s, "@#:wW") {
+	if !strings.ContainsAny(s, "@#:wWgG") {
 		return s
 	}
 	var b strings.Builder
@@ -350,6 +351,9 @@ func mdInert(s string) string {
 		case s[i] == '#' && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9':
 			b.WriteString("#" + mdBreak)
 			i++
+		case len(s)-i >= 4 && strings.EqualFold(s[i:i+3], "gh-") && s[i+3] >= '0' && s[i+3] <= '9':
+			b.WriteString(s[i:i+3] + mdBreak)
+			i += 3
 		case strings.HasPrefix(s[i:], "://"):
 			b.WriteString(mdBreak + "://")
 			i += 3

@@ -129,13 +129,14 @@ func TestMarkdownInertText(t *testing.T) {
 		regexp.MustCompile(`(?i)www\.`),    // a www. link
 		regexp.MustCompile(`(^|[^\\])\$`),  // math
 		regexp.MustCompile(`#[0-9]`),       // an issue reference
+		regexp.MustCompile(`(?i)gh-[0-9]`), // and its other form
 	} {
 		if m := bad.FindString(text); m != "" {
 			t.Errorf("output has %q, which GitHub acts on\ngot:\n%s", m, out)
 		}
 	}
 	for _, s := range []string{
-		`Ask @<!-- -->octocat and @<!-- -->acme/security, see https<!-- -->://evil.example/x or WWW<!-- -->.evil.example, \$x^2\$ costs \$\$5. Fixes \#<!-- -->12 and acme/infra\#<!-- -->7; not \#x.`,
+		`Ask @<!-- -->octocat and @<!-- -->acme/security, see https<!-- -->://evil.example/x or WWW<!-- -->.evil.example, \$x^2\$ costs \$\$5. Fixes \#<!-- -->12, GH-<!-- -->3, gh-<!-- -->4 and acme/infra\#<!-- -->7; not \#x or GH-x.`,
 		`Cleared by @<!-- -->octocat (mailto:bob@<!-- -->example.com), details at http<!-- -->://evil.example and www<!-- -->.evil.example.`,
 		"`github__ping_@octocat_https://evil.example_$x$`",
 	} {
