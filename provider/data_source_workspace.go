@@ -104,7 +104,7 @@ func (d *workspaceDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 		Attributes: map[string]schema.Attribute{
 			"dir": schema.StringAttribute{
 				Required:            true,
-				Validators:          []validator.String{nonEmpty()},
+				Validators:          []validator.String{nonEmpty(nonEmptyDir)},
 				MarkdownDescription: "The workspace directory: the one holding the `*.acl` manifest files. A relative path is relative to Terraform's working directory.",
 			},
 			"agents": schema.ListNestedAttribute{

@@ -167,7 +167,7 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			},
 			"dir": schema.StringAttribute{
 				Required:            true,
-				Validators:          []validator.String{nonEmpty()},
+				Validators:          []validator.String{nonEmpty(nonEmptyDir)},
 				PlanModifiers:       sameDirModifiers(),
 				MarkdownDescription: "The workspace directory: the one holding the `*.acl` manifest files. A relative path is relative to Terraform's working directory. Changing it to another directory replaces the resource; another spelling of the same directory (`agents`, `./agents`, `agents/`, its absolute path, a symbolic link to it) changes nothing.",
 			},
@@ -175,7 +175,7 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				Optional:            true,
 				Computed:            true,
 				Default:             stringdefault.StaticString(apply.DefaultOutDir),
-				Validators:          []validator.String{nonEmpty()},
+				Validators:          []validator.String{nonEmpty(nonEmptyOutDir)},
 				PlanModifiers:       sameOutDirModifiers(),
 				MarkdownDescription: "The artifact directory, relative to `dir` unless absolute. Defaults to `dist`. Changing it to another directory replaces the resource: the old artifacts are removed and every artifact is built in the new directory. Another spelling of the same directory (`dist`, `./dist`, `dist/`, a symbolic link to it) changes nothing. A directory that is, or is inside, the source of a javascript or python tool or of a skill is an error, however it is spelled: agentform hashes those sources, so the artifacts would change them with every apply (a directory the hash leaves out, such as a `dist` or `node_modules` inside the source, is allowed).",
 			},

@@ -36,18 +36,26 @@ func (v stringValidator) ValidateString(_ context.Context, req validator.StringR
 	}
 }
 
-// nonEmpty refuses the empty string.
-func nonEmpty() validator.String {
+// nonEmpty refuses the empty string, with advice: what to name instead
+// (a sentence fragment, as "name a directory, such as ...").
+func nonEmpty(advice string) validator.String {
 	return stringValidator{
 		description: "value must not be empty",
 		check: func(s string) string {
 			if strings.TrimSpace(s) == "" {
-				return "The value must not be empty: name a directory, such as \".\" for Terraform's working directory."
+				return "The value must not be empty: " + advice + "."
 			}
 			return ""
 		},
 	}
 }
+
+// Advice for an empty directory attribute: dir is relative to Terraform's
+// working directory, out_dir to dir.
+const (
+	nonEmptyDir    = `name a directory, such as "." for Terraform's working directory`
+	nonEmptyOutDir = `name a directory, relative to dir unless absolute, such as "dist" (the default, when out_dir is left out)`
+)
 
 // oneOf accepts exactly the given values.
 func oneOf(values ...string) validator.String {
