@@ -28,6 +28,13 @@ func (p *Plan) compareLock(cfg *manifest.Config, opts Options) {
 	drifted := map[string]bool{}
 	for _, t := range cfg.Tools {
 		old := current.Tools[t.Name]
+		if old != nil && old.Kind != t.Kind {
+			// An entry of another kind (the block changed kind, or the
+			// entry was edited or copied from elsewhere) pins nothing of
+			// this block, and is replaced: as no entry, so that what the
+			// last apply recorded stands in for it.
+			old = nil
+		}
 		res := opts.Resolution.Tools[t.Name]
 		if res != nil && res.Pin == nil && old == nil {
 			// Neither lock entry nor answer (the server unreachable,
@@ -140,7 +147,7 @@ func unverifiedSinceApply(t *manifest.Tool, applied *Applied) *hcl.Diagnostic {
 	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  "Remote tool not verified",
-		Detail: fmt.Sprintf("%s has no entry for tool %q (it was removed, or the file deleted), and what the block serves could not be read now (see the warning). The last apply recorded %s: applying without them would forget it, and a definition changed since would then be accepted unseen. Restore the entry from version control, or plan where the server can be reached (with its runtime values set, without -refresh=false), so that what it serves is compared with the last apply.",
+		Detail: fmt.Sprintf("%s has no entry for tool %q (it was removed, or replaced by an entry of another kind, or the file deleted), and what the block serves could not be read now (see the warning). The last apply recorded %s: applying without them would forget it, and a definition changed since would then be accepted unseen. Restore the entry from version control, or plan where the server can be reached (with its runtime values set, without -refresh=false), so that what it serves is compared with the last apply.",
 			lockfile.FileName, t.Name, what),
 		Subject: t.DeclRange.Ptr(),
 	}

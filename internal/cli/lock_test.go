@@ -185,7 +185,7 @@ tool "search" {
 	for _, cmd := range [][]string{{"plan"}, {"apply", "-auto-approve"}, {"lock"}} {
 		code, _, stderr := run(t, "", append([]string{"-chdir=" + dir}, append(cmd, "-no-color")...)...)
 		if code != ExitError || !strings.Contains(stderr, "Error: MCP tool changed since last apply") ||
-			!strings.Contains(stderr, `agentform.lock.hcl has no entry for tool "search" (it was removed, or the file deleted)`) ||
+			!strings.Contains(stderr, `agentform.lock.hcl has no entry for tool "search" (it was removed, or replaced by an entry of another kind, or the file deleted)`) ||
 			!strings.Contains(stderr, "Removing a lock entry does not accept a change.") || !strings.Contains(stderr, "agentform lock -upgrade") {
 			t.Errorf("%s after the server changed tool1: exit %d\n%s\nwant: drift since the last apply", cmd[0], code, stderr)
 		}
@@ -212,6 +212,59 @@ tool "search" {
 	}
 	if code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color"); code != ExitOK || !strings.Contains(stdout, `tools["tool1"]: sha256:`) {
 		t.Errorf("plan after lock -upgrade: exit %d\n%s%s\nwant: tool1's new digest to apply", code, stdout, stderr)
+	}
+}
+
+// TestDriftSinceApplyWithEntryOfAnotherKind: a lock entry of another kind
+// for an mcp block (edited, merged, copied from a workspace where the tool
+// is a python one) pins nothing of it, and is taken for no entry: without
+// the server, plan refuses to apply the block without what the last apply
+// recorded; with a server that changed a tool since, the change is drift
+// against the last apply, not a definition accepted unseen.
+func TestDriftSinceApplyWithEntryOfAnotherKind(t *testing.T) {
+	bin := testMCPServer(t)
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(fmt.Sprintf(`agent "assistant" {
+  capabilities = ["search"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "search" {
+  kind         = "mcp"
+  transport    = "stdio"
+  command      = %q
+  args         = ["-tools=2", runtime("SERVER_FLAG", "-name=agentform-test-server")]
+  capabilities = ["search"]
+}
+`, bin)), 0o644))
+	lockPath := filepath.Join(dir, "agentform.lock.hcl")
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	other := "tool \"search\" {\n  kind   = \"python\"\n  source = \"h1:h209Z7pWzD2geW8aF3ICfTMDczV/Xjs8ZLxSRXWTBTo=\"\n}\n"
+	must(t, os.WriteFile(lockPath, []byte(other), 0o644))
+	for _, cmd := range [][]string{{"plan", "-refresh=false"}, {"apply", "-refresh=false", "-auto-approve"}} {
+		code, _, stderr := run(t, "", append([]string{"-chdir=" + dir}, append(cmd, "-no-color")...)...)
+		if code != ExitError || !strings.Contains(stderr, "Error: Remote tool not verified") || !strings.Contains(stderr, "The last apply recorded the 2 tools it served") {
+			t.Errorf("%v with a python entry: exit %d\n%s\nwant: refused, the recorded tools named", cmd, code, stderr)
+		}
+	}
+	t.Setenv("SERVER_FLAG", "-poison=tool1")
+	for _, cmd := range [][]string{{"plan"}, {"apply", "-auto-approve"}} {
+		code, _, stderr := run(t, "", append([]string{"-chdir=" + dir}, append(cmd, "-no-color")...)...)
+		if code != ExitError || !strings.Contains(stderr, "Error: MCP tool changed since last apply") || !strings.Contains(stderr, "replaced by an entry of another kind") ||
+			!strings.Contains(stderr, "+Before answering") || strings.Contains(stderr, "added since lock") {
+			t.Errorf("%s with a python entry after the server changed tool1: exit %d\n%s\nwant: drift since the last apply", cmd[0], code, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(lockPath); string(b) != other {
+		t.Errorf("a refused command wrote the lockfile:\n%s", b)
 	}
 }
 

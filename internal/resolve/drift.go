@@ -157,7 +157,7 @@ func sinceApply(d *hcl.Diagnostic, block string, words *strings.Replacer) *hcl.D
 
 // sinceApplyLead opens every drift diagnostic against the last apply.
 func sinceApplyLead(block string) string {
-	return fmt.Sprintf("%s has no entry for tool %q (it was removed, or the file deleted), so what the server serves now is compared with what the last apply recorded in state.", lockfile.FileName, block)
+	return fmt.Sprintf("%s has no entry for tool %q (it was removed, or replaced by an entry of another kind, or the file deleted), so what the server serves now is compared with what the last apply recorded in state.", lockfile.FileName, block)
 }
 
 // sinceApplyAdvice ends every drift diagnostic against the last apply.
