@@ -250,7 +250,8 @@ const damagedPages = "the file is shorter than the pages it records, or a page i
 func openError(dir, path string, opts Options, err error) error {
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
-		return &LockError{Path: path, Info: readLockInfo(dir), Err: err, Waited: max(opts.LockTimeout, 0)}
+		info, stale := holderInfo(dir)
+		return &LockError{Path: path, Info: info, Stale: stale, Err: err, Waited: max(opts.LockTimeout, 0)}
 	case opts.ReadOnly && errors.Is(err, fs.ErrNotExist):
 		// Removed between the Stat and the open.
 		return fmt.Errorf("opening %s: %w", path, ErrNoState)

@@ -22,8 +22,9 @@ import (
 // a crashed process leaves behind. What a killed writer does leave behind is
 // its lock info file; it describes no lock, so Open ignores it and the next
 // writer replaces it. If a LockError names a holder, that process is alive
-// (or its info is stale and the lock is held by a reader, which records none):
-// wait for it or stop it.
+// (a killed writer's info from this host is told apart and named as left
+// over; one from another host sharing the workspace is not): wait for it or
+// stop it.
 
 // LockInfo describes the writer holding the state lock. It is stored as JSON
 // in <workspace>/.agentform/state.db.lock.info, with Terraform's field names.
@@ -52,6 +53,10 @@ type LockError struct {
 	// recorded none: a reader (plan) holding the shared lock, or a writer
 	// between taking the lock and recording its info.
 	Info *LockInfo
+	// Stale is lock info that names no holder: a writer on this host that
+	// no longer runs left it (killed), and the lock is held by a process
+	// that recorded none. Info is nil then.
+	Stale *LockInfo
 	// Waited is how long Open waited for the lock (Options.LockTimeout):
 	// 0 when it failed at once.
 	Waited time.Duration
@@ -63,6 +68,10 @@ type LockError struct {
 // waited for it.
 func (e *LockError) Error() string {
 	msg := "state is locked by another process (it recorded no lock info: a reader such as plan, or a writer that is starting)"
+	if i := e.Stale; i != nil && e.Info == nil {
+		msg = fmt.Sprintf("state is locked by another process (it recorded no lock info: a reader such as plan, or a writer that is starting; the lock info of %s, pid %d, is left over: that process no longer runs)",
+			orUnknown(i.Operation), i.PID)
+	}
 	if i := e.Info; i != nil {
 		msg = fmt.Sprintf("state is locked by %s (ID %s) by %s, pid %d, agentform %s, since %s",
 			orUnknown(i.Operation), orUnknown(i.ID), orUnknown(i.Who), i.PID, orUnknown(i.Version),
@@ -139,6 +148,17 @@ func readLockInfo(dir string) *LockInfo {
 		return nil
 	}
 	return &info
+}
+
+// holderInfo is the lock info to name the holder of a lock Open could not
+// take by: the file's, unless a writer of this host that no longer runs
+// left it, which is returned as stale.
+func holderInfo(dir string) (info, stale *LockInfo) {
+	info = readLockInfo(dir)
+	if info != nil && info.PID > 0 && info.Who == userHost() && processGone(info.PID) {
+		return nil, info
+	}
+	return info, nil
 }
 
 // removeLockInfo removes the lock info file; a missing file is fine.

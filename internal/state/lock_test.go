@@ -257,3 +257,29 @@ func TestLockErrorSaysHowLongItWaited(t *testing.T) {
 		}
 	}
 }
+
+// TestLockErrorStaleInfo: the lock info a killed writer left does not name
+// the holder of a lock taken since by a reader (which records none): the
+// error says the lock info is left over, and names no holder.
+func TestLockErrorStaleInfo(t *testing.T) {
+	ws := committedWorkspace(t)
+	w := startChild(t, "writer", ws)
+	w.next(t, "ready")
+	killed := w.pid()
+	w.kill()
+	if info := readInfo(t, ws); info == nil || info.PID != killed {
+		t.Fatalf("lock info after SIGKILL\ngot:  %+v\nwant: the killed writer's", info)
+	}
+	r := startChild(t, "reader", ws)
+	r.next(t, "ready")
+
+	_, err := state.Open(ws, state.Options{Operation: "apply"})
+	var le *state.LockError
+	if !errors.As(err, &le) {
+		t.Fatalf("open while a reader holds the lock\ngot:  %v\nwant: a *state.LockError", err)
+	}
+	want := fmt.Sprintf("the lock info of apply, pid %d, is left over: that process no longer runs", killed)
+	if le.Info != nil || le.Stale == nil || le.Stale.PID != killed || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "recorded no lock info") {
+		t.Errorf("lock error\ngot:  %v (info %+v)\nwant: no holder named, and %q", err, le.Info, want)
+	}
+}
