@@ -3,9 +3,11 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentform/agentform/internal/apply"
@@ -32,7 +34,8 @@ Usage: agentform [-chdir=DIR] apply [options] [PLANFILE]
   With PLANFILE (from "agentform plan -out"), applies exactly that plan
   without asking, and refuses it when the state moved or the inputs
   (a block, what a tool resolves to, agentform.lock.hcl's entries)
-  changed since it was made.
+  changed since it was made, or when apply would now do anything the plan
+  does not show (an artifact removed or changed on disk since).
 
   The order survives a crash: artifacts are written to temporary files and
   renamed into place, then the lockfile, then state in one transaction,
@@ -159,6 +162,13 @@ func (c *ApplyCommand) Run(args []string) int {
 			}
 			return ExitError
 		}
+		// The inputs are the same; what apply would do must be too: an
+		// artifact changed on disk since (drift) or a document edited
+		// by hand would otherwise apply what the saved plan does not show.
+		if what := savedChangesDiffer(saved.Document, render.PlanJSON(plan, diags, c.redaction(cfg))); what != "" {
+			fmt.Fprintf(c.Stderr, "Error: %s: %s. Run agentform plan again to see what apply would do.\n", planner.ErrStalePlan, what)
+			return ExitError
+		}
 	} else {
 		// The plan, then its warnings, then the question, as Terraform
 		// and agentform plan show them.
@@ -262,4 +272,53 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// savedChangesDiffer compares what a saved plan's document shows apply
+// doing (its resource actions, capability changes, lockfile changes and
+// leftover artifacts) with what the fresh plan would do, and says what
+// apply would now do that the plan does not show (at most three, then a
+// count), or "". Less than it shows is no difference: what is already
+// done (agentform lock wrote the entry the plan would write) is not done
+// again. A document that does not read as a plan document is one.
+func savedChangesDiffer(document json.RawMessage, fresh *render.PlanDocument) string {
+	var saved render.PlanDocument
+	if err := json.Unmarshal(document, &saved); err != nil {
+		return "its plan document cannot be read"
+	}
+	changes := func(d *render.PlanDocument) []string {
+		var out []string
+		for _, r := range d.ResourceChanges {
+			if len(r.Actions) == 1 && r.Actions[0] == planner.ActionNoOp {
+				continue
+			}
+			out = append(out, strings.Join(r.Actions, " and ")+" "+r.Address)
+		}
+		for _, c := range d.CapabilityChanges {
+			verb := map[string]string{"granted": "grant", "revoked": "revoke"}[c.Change]
+			if verb == "" {
+				verb = "change"
+			}
+			out = append(out, fmt.Sprintf("%s %s → %s", verb, c.Agent, c.Tool))
+		}
+		for _, c := range d.LockChanges {
+			out = append(out, fmt.Sprintf("%s the lock entry of %s", c.Action, c.Address))
+		}
+		for _, a := range d.LeftoverArtifacts {
+			out = append(out, "remove the leftover "+a)
+		}
+		slices.Sort(out)
+		return out
+	}
+	before, now := changes(&saved), changes(fresh)
+	var diffs []string
+	for _, c := range now {
+		if _, found := slices.BinarySearch(before, c); !found {
+			diffs = append(diffs, "apply would now "+c+", which the plan does not show")
+		}
+	}
+	if len(diffs) > 3 {
+		diffs = append(diffs[:3], fmt.Sprintf("and %d more", len(diffs)-3))
+	}
+	return strings.Join(diffs, "; ")
 }

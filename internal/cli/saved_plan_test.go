@@ -456,3 +456,55 @@ skill "notes" {
 		t.Errorf("apply y.plan\ngot:  exit %d\n%s%s\nwant: exit 1, the plan's place named", code, stdout, stderr)
 	}
 }
+
+// TestSavedPlanDoesOnlyWhatItShows: apply of a saved plan refuses to do
+// what the plan does not show: rebuild an artifact removed since the plan
+// ("No changes"), or grant access the document was edited to hide.
+func TestSavedPlanDoesOnlyWhatItShows(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color", "-out=p"); code != ExitOK || !strings.Contains(stdout, "No changes") {
+		t.Fatalf("plan: exit %d\n%s%s\nwant: no changes", code, stdout, stderr)
+	}
+	art := filepath.Join(dir, "dist", "assistant.agent.tgz")
+	must(t, os.Remove(art))
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "-no-color", "p")
+	if code != ExitError || !strings.Contains(stderr, "saved plan is stale: apply would now update agent.assistant, which the plan does not show") || strings.Contains(stdout, "Apply complete!") {
+		t.Errorf("apply p after the artifact was removed\ngot:  exit %d\n%s%s\nwant: refused, naming agent.assistant", code, stdout, stderr)
+	}
+	if _, err := os.Stat(art); !os.IsNotExist(err) {
+		t.Errorf("the refused apply rebuilt the artifact: %v", err)
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve", "-no-color"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+
+	// A grant, hidden by editing the saved document.
+	acl := filepath.Join(dir, "agent.acl")
+	src := string(mustReadFile(t, acl))
+	edited := strings.Replace(src, `capabilities      = ["text", "skills"]`, `capabilities      = ["text", "skills", "a2a"]`, 1)
+	if edited == src {
+		t.Fatalf("the quick start manifest has no assistant capabilities to widen:\n%s", src)
+	}
+	must(t, os.WriteFile(acl, []byte(edited), 0o644))
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "plan", "-no-color", "-out=q"); code != ExitOK || !strings.Contains(stdout, "assistant") {
+		t.Fatalf("plan: exit %d\n%s%s", code, stdout, stderr)
+	}
+	var saved map[string]json.RawMessage
+	must(t, json.Unmarshal(mustReadFile(t, filepath.Join(dir, "q")), &saved))
+	var doc map[string]json.RawMessage
+	must(t, json.Unmarshal(saved["document"], &doc))
+	if string(doc["capability_changes"]) == "[]" {
+		t.Fatalf("the plan grants nothing: %s", doc["capability_changes"])
+	}
+	doc["capability_changes"] = json.RawMessage("[]")
+	saved["document"], _ = json.Marshal(doc)
+	b, _ := json.Marshal(saved)
+	must(t, os.WriteFile(filepath.Join(dir, "q"), b, 0o600))
+	code, stdout, stderr = run(t, "", "-chdir="+dir, "apply", "-no-color", "q")
+	if code != ExitError || !strings.Contains(stderr, "apply would now grant assistant → a2a_research_cancel_task, which the plan does not show") || strings.Contains(stdout, "Apply complete!") {
+		t.Errorf("apply of a document edited to hide a grant\ngot:  exit %d\n%s%s\nwant: refused, naming the grant", code, stdout, stderr)
+	}
+}
