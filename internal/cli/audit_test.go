@@ -39,10 +39,17 @@ func TestAuditExitCodesAndWaivers(t *testing.T) {
 		{"both gates is a usage error", []string{"audit", "-against=state", "-baseline=x.json"}, exitUsage, ""},
 		{"missing baseline is a usage error", []string{"audit", "-baseline=nowhere.json"}, exitUsage, ""},
 		{"unwritable -out", []string{"audit", "-format=json", "-out=nodir/x.json"}, ExitError, ""},
+		// These give their own -chdir (no other is added).
 		{"a -chdir with no directory is a usage error", []string{"-chdir=" + filepath.Join(dir, "nowhere"), "audit"}, exitUsage, ""},
+		{"a second -chdir is a usage error", []string{"-chdir=" + dir, "-chdir=" + dir, "audit"}, exitUsage, ""},
+		{"a second -chdir among the options is a usage error", []string{"-chdir=" + dir, "audit", "-chdir=" + dir}, exitUsage, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, tc.args...)...)
+			args := tc.args
+			if !strings.HasPrefix(args[0], "-chdir=") {
+				args = append([]string{"-chdir=" + dir}, args...)
+			}
+			code, stdout, stderr := run(t, "", args...)
 			if code != tc.code || !strings.Contains(stdout, tc.out) {
 				t.Errorf("got: exit %d\n%s%s\nwant: exit %d with %q", code, stdout, stderr, tc.code, tc.out)
 			}

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -46,9 +47,21 @@ func Run(args []string, streams Streams) int {
 	meta := &Meta{Streams: streams, Dir: "."}
 	// Global options come before the command name, as in Terraform:
 	// agentform -chdir=DIR plan.
+	twice := ""
 	for len(args) > 0 && strings.HasPrefix(args[0], "-chdir=") {
+		if meta.chdir != "" && twice == "" {
+			twice = meta.chdir
+		}
 		meta.Dir = strings.TrimPrefix(args[0], "-chdir=")
+		meta.chdir = cmp.Or(meta.Dir, "=")
 		args = args[1:]
+	}
+	if twice != "" {
+		fmt.Fprintf(streams.Stderr, "Error: -chdir=%s was given already: give the workspace once.\n", twice)
+		if len(args) > 0 && args[0] == "audit" {
+			return exitUsage
+		}
+		return ExitError
 	}
 	if len(args) > 0 && (args[0] == "-chdir" || strings.HasPrefix(args[0], "--chdir")) {
 		fmt.Fprintln(streams.Stderr, "Error: write the global option as -chdir=DIR (with \"=\"), before the command name.")

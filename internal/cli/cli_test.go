@@ -1073,3 +1073,23 @@ func TestExtraArgumentsShowUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestChdirOnce: -chdir names the workspace once, before the command or
+// among its options; a second one is refused, whichever form each takes,
+// rather than one of them silently winning.
+func TestChdirOnce(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	for _, args := range [][]string{
+		{"-chdir=" + dir, "-chdir=" + dir, "validate"},
+		{"-chdir=" + dir, "validate", "-chdir=" + dir},
+		{"validate", "-chdir=" + dir, "-chdir=" + dir},
+	} {
+		code, _, stderr := run(t, "", args...)
+		if code != ExitError || !strings.Contains(stderr, "-chdir="+dir+" was given already: give the workspace once") {
+			t.Errorf("%q\ngot:  exit %d\n%s\nwant: refused", args, code, stderr)
+		}
+	}
+	if code, _, stderr := run(t, "", "validate", "-chdir="+dir); code != ExitOK {
+		t.Errorf("one -chdir among the options: exit %d\n%s", code, stderr)
+	}
+}

@@ -26,6 +26,9 @@ type Meta struct {
 	Streams
 	// Dir is the workspace directory.
 	Dir string
+	// chdir is the -chdir given (before the command or among its
+	// options), "" when none was: it may be given once.
+	chdir string
 	// noColor is set by -no-color.
 	noColor bool
 	// red is the redaction of the manifest redOf (see redaction).
@@ -55,6 +58,12 @@ func (m *Meta) flagSet(name string) *flag.FlagSet {
 		if s == "" {
 			return fmt.Errorf("-chdir needs a directory")
 		}
+		if m.chdir != "" {
+			// Which would win, and relative to what, is a guess either
+			// way: a second -chdir is refused.
+			return fmt.Errorf("-chdir=%s was given already: give the workspace once", m.chdir)
+		}
+		m.chdir = s
 		// As the global -chdir (checkChdir); init creates its directory.
 		if name != "init" {
 			if err := checkChdir(s); err != nil {
