@@ -102,6 +102,18 @@ func ReadFile(path string) ([]byte, error) {
 	return safefile.Read(path, MaxFileSize)
 }
 
+// Source returns the lockfile of dir as a file to show the source lines of
+// its diagnostics from: its bytes, not parsed again (parsing would recurse
+// as deep as a file Load refused for its nesting); nil when it cannot be
+// read.
+func Source(dir string) *hcl.File {
+	src, err := ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		return nil
+	}
+	return &hcl.File{Bytes: src}
+}
+
 func read(path, name string) (*File, hcl.Diagnostics) {
 	src, err := ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -149,3 +149,27 @@ func TestEngineDiagnosticsProviderWords(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", got[0].Detail(), want)
 	}
 }
+
+// TestEngineDiagnosticsLockfileSource: an error in agentform.lock.hcl is
+// shown with the lockfile's line under its location, as the CLI shows it,
+// not with the location alone.
+func TestEngineDiagnosticsLockfileSource(t *testing.T) {
+	dir := t.TempDir()
+	manifest := "agent \"a\" {\n  graph {\n    type = \"react\"\n  }\n  model {\n    provider = \"anthropic\"\n    name     = \"claude-haiku-4-5\"\n  }\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agentform.lock.hcl"), []byte("# lock\n\ntool \"x\" {\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws := planWorkspace(t.Context(), dir, engineOptions{})
+	got := engineDiagnostics(ws, path.Root("dir"), nil)
+	var details []string
+	for _, d := range got {
+		details = append(details, d.Summary()+": "+d.Detail())
+		if strings.Contains(d.Detail(), "agentform.lock.hcl line 3:") && strings.Contains(d.Detail(), `3: tool "x" {`) {
+			return
+		}
+	}
+	t.Errorf("got:\n%s\nwant: an error at agentform.lock.hcl line 3 showing the line", strings.Join(details, "\n---\n"))
+}

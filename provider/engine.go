@@ -236,6 +236,13 @@ func wouldApply(plan *planner.Plan, opts engineOptions) bool {
 func (ws *workspacePlan) resolveAndPlan(ctx context.Context, opts engineOptions, prior *planner.Applied) *planner.Plan {
 	lock, diags := lockfile.Load(ws.dir)
 	ws.diags = append(ws.diags, diags...)
+	if len(diags) > 0 && ws.cfg != nil {
+		// Let the diagnostics show the lockfile's source lines, as the
+		// CLI's do.
+		if f := lockfile.Source(ws.dir); f != nil {
+			ws.cfg.Files[lockfile.FileName] = f
+		}
+	}
 	if diags.HasErrors() {
 		return nil
 	}

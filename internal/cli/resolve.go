@@ -140,11 +140,9 @@ func (r *lockRead) load(dir string) (*lockfile.File, hcl.Diagnostics) {
 func (m *Meta) resolveWorkspace(ctx context.Context, cfg *manifest.Config, rf resolveFlags, progress bool, ahead *lockRead) (*resolve.Workspace, *lockfile.File, hcl.Diagnostics) {
 	lock, diags := ahead.load(m.Dir)
 	if len(diags) > 0 {
-		// Let the diagnostics show the lockfile's source lines: its bytes
-		// are all they need (parsing it again would recurse as deep as a
-		// file lockfile.Load refused for its nesting).
-		if src, err := lockfile.ReadFile(filepath.Join(m.Dir, lockfile.FileName)); err == nil {
-			cfg.Files[lockfile.FileName] = &hcl.File{Bytes: src}
+		// Let the diagnostics show the lockfile's source lines.
+		if f := lockfile.Source(m.Dir); f != nil {
+			cfg.Files[lockfile.FileName] = f
 		}
 	}
 	if diags.HasErrors() {
