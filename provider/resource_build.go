@@ -158,7 +158,10 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"Terraform's last look at it, apply writes nothing and reports \"Workspace Changed Since Plan\".\n\n" +
 			"Declare one `agentform_build` per workspace directory. A workspace has one state database, so two " +
 			"resources on the same `dir` would each record their build over the other's, move the other's artifacts " +
-			"to their own `out_dir` and never settle; vary the settings of the one resource instead (see the example).",
+			"to their own `out_dir` and never settle; vary the settings of the one resource instead (see the example). " +
+			"Give each workspace its own `out_dir` too: an artifact is named by its agent alone, so two workspaces " +
+			"writing one directory overwrite each other's artifact of an agent they both name, each sees the other's " +
+			"as changed outside Terraform and rebuilds it, and destroying one removes that file for both.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
