@@ -485,6 +485,45 @@ agent "a" {
 	}
 }
 
+// TestCommaTag: a "," in a tag is legal, but a session override lists
+// its tags with commas and cannot name it, so it is a warning at the tag,
+// asking about the tags it reads as when there are several.
+func TestCommaTag(t *testing.T) {
+	src := `
+agent "a" {
+  capabilities = ["math::add", "fs::read,fs::write", "odd,"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+`
+	_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(src)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var got []string
+	for _, d := range diags {
+		if d.Summary == `Comma in a capability tag` {
+			if d.Severity != hcl.DiagWarning || d.Subject == nil || d.Subject.Start.Line != 3 {
+				t.Errorf("got: %v\nwant: a warning at line 3", d)
+			}
+			got = append(got, d.Detail)
+		}
+	}
+	const because = `a session override (-capability-override, the X-Agentform-Capability-Override header) separates its tags with commas, so it cannot name this tag.`
+	want := []string{
+		`In "capabilities", the tag "fs::read,fs::write" holds a ",": ` + because + ` Did you mean the tags "fs::read" and "fs::write"?`,
+		`In "capabilities", the tag "odd," holds a ",": ` + because,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got:  %q\nwant: %q", got, want)
+	}
+}
+
 // TestTypeNamesInMessages: a value of the wrong type is named as the
 // manifest writes it ("a list" for ["npx", "-y"]), not by HCL's internal
 // type names ("tuple").

@@ -3,6 +3,7 @@ package manifest
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -136,10 +137,33 @@ func (d *decoder) validateTags(l StringList, name string) {
 			d.warnf(rangeOf(i), "Single \":\" in a capability tag",
 				"In %q, the tag %q has a single \":\", which is part of a segment: segments are joined by \"::\". Did you mean %q?", name, tag, strings.Join(segs, "::"))
 		}
+		if strings.Contains(tag, ",") {
+			// Legal, but a session override lists its tags with commas.
+			d.warnf(rangeOf(i), "Comma in a capability tag",
+				"In %q, the tag %q holds a \",\": a session override (-capability-override, the X-Agentform-Capability-Override header) separates its tags with commas, so it cannot name this tag.%s", name, tag, commaTags(tag))
+		}
 		if slices.Index(values, tag) != i {
 			d.warnf(rangeOf(i), "Duplicate capability tag", "%q is listed more than once in %q.", tag, name)
 		}
 	}
+}
+
+// commaTags asks whether a tag with commas was meant as the tags it
+// reads as (` Did you mean the tags "a" and "b"?`), when it reads as more
+// than one well-formed tag, and says nothing otherwise.
+func commaTags(tag string) string {
+	var quoted []string
+	for p := range strings.SplitSeq(tag, ",") {
+		p = strings.TrimSpace(p)
+		if ValidateTag(p) != nil {
+			return ""
+		}
+		quoted = append(quoted, strconv.Quote(p))
+	}
+	if len(quoted) < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" Did you mean the tags %s and %s?", strings.Join(quoted[:len(quoted)-1], ", "), quoted[len(quoted)-1])
 }
 
 // starTagText says what a tag with a "*" segment means, held and
