@@ -379,6 +379,11 @@ config = { MCPTEST_A = "1", MCPTEST_B = secret(runtime("MCPTEST_TOKEN")) }
 			// value it passes on) quotes it all the same.
 			{"percent-encoded", mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK") + `config = { LEAK = "p%40ss%2Fw0rd%26x9", KEY = secret(runtime("MCPTEST_KEY")) }`,
 				"p@ss/w0rd&x9", map[string]string{"MCPTEST_KEY": "p@ss/w0rd&x9"}, `The definition of "leaky"`},
+			// With lower-case hex digits, or escaped as HTML text.
+			{"percent-encoded in lower case", mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK") + `config = { LEAK = "p%40ss%2fw0rd%26x9", KEY = secret(runtime("MCPTEST_KEY")) }`,
+				"p@ss/w0rd&x9", map[string]string{"MCPTEST_KEY": "p@ss/w0rd&x9"}, `The definition of "leaky"`},
+			{"escaped as HTML", mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK") + `config = { LEAK = "p&amp;ss&lt;w0rd&gt;x9", KEY = secret(runtime("MCPTEST_KEY")) }`,
+				"p&ss<w0rd>x9", map[string]string{"MCPTEST_KEY": "p&ss<w0rd>x9"}, `The definition of "leaky"`},
 			{"plain runtime value quoted", mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK") + `config = { LEAK = runtime("MCPTEST_KEY") }`,
 				"", map[string]string{"MCPTEST_KEY": "k3y-value-plain"}, ""},
 			{"a tool expose leaves out", mcpStdioBody(bin, "-tools=1", "-leak-env=LEAK") + `config = { LEAK = secret(runtime("MCPTEST_KEY")) }

@@ -35,6 +35,9 @@ func TestScrubber(t *testing.T) {
 		{"bad token tok\"en/5e6f7a8b", "bad token (part of HDR)"},
 		{`{"auth": "Token tok\"en/5e6f7a8b"}`, `{"auth": "(value of HDR)"}`},
 		{"auth=Token+tok%22en%2F5e6f7a8b", "auth=(value of HDR)"},
+		{"auth=Token%20tok%22en%2f5e6f7a8b", "auth=(value of HDR)"},
+		{"<p>Token tok&#34;en/5e6f7a8b</p>", "<p>(value of HDR)</p>"},
+		{"<p>Token tok&quot;en/5e6f7a8b</p>", "<p>(value of HDR)</p>"},
 		// A line of a secret of several, on its own (a cut stderr tail).
 		{"…ANOTHER-LINE-OF-KEY-99\nend", "…(part of PEM)\nend"},
 		// Too short to scrub, or a flag's value.

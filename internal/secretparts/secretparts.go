@@ -16,7 +16,8 @@
 //     definition pin a password into the lockfile.
 //   - Forms are the re-encodings of any value or part that a remote may
 //     quote instead of the text itself: escaped in a JSON string, or
-//     percent-encoded in a URL.
+//     percent-encoded in a URL (either case of hex digit), or escaped as
+//     HTML text.
 //
 // Parts shorter than a few bytes are left out: a short query value or
 // password ("json", "on") is an ordinary word of any message, and
@@ -28,6 +29,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/url"
 	"slices"
 	"strings"
@@ -251,6 +253,19 @@ func Forms(s string) []string {
 	for _, e := range percentEncoders {
 		add(percentEncode(s, e.keep, e.plus))
 	}
+	// With lower-case hex digits (%2f), as other encoders (and hands)
+	// write them: RFC 3986 makes the two the same.
+	for _, f := range slices.Clone(out) {
+		if l := lowerPercentHex(f); l != f {
+			add(l)
+		}
+	}
+	// Escaped as HTML text, as Go's html.EscapeString and as Python's
+	// html.escape write it (an error page quoting a request).
+	if h := html.EscapeString(s); h != s {
+		add(h)
+		add(strings.NewReplacer("&#34;", "&quot;", "&#39;", "&#x27;").Replace(h))
+	}
 	// In a JSON string with every non-ASCII character escaped (Python's
 	// json.dumps).
 	add(asciiJSON(s))
@@ -297,6 +312,29 @@ func percentEncode(s, keep string, plus bool) string {
 		}
 	}
 	return b.String()
+}
+
+// lowerPercentHex is s with the hex digits of each %XX in lower case.
+func lowerPercentHex(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' && isHex(b[i+1]) && isHex(b[i+2]) {
+			b[i+1], b[i+2] = lowerHex(b[i+1]), lowerHex(b[i+2])
+			i += 2
+		}
+	}
+	return string(b)
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func lowerHex(c byte) byte {
+	if c >= 'A' && c <= 'F' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // asciiJSON is s as a JSON string's text with every character outside
