@@ -48,7 +48,7 @@ Usage: agentform [-chdir=DIR] apply [options] [PLANFILE]
   holds exactly the recorded bytes, and is not an artifact state owns or
   the apply writes (compared by file identity, so a symbolic link to the
   artifact directory names the same files), is ever removed. Ctrl-C (or
-  SIGTERM) finishes the current step and stops (at the confirmation
+  SIGTERM, SIGHUP) finishes the current step and stops (at the confirmation
   prompt, it cancels the apply); a second one does not wait: it kills
   every process agentform started and exits at once with status 1,
   leaving what a killed apply leaves, which the next plan lists and the

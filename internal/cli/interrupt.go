@@ -14,8 +14,19 @@ import (
 // exitNow ends agentform at once with a status (a variable for tests).
 var exitNow = os.Exit
 
-// interruptContext returns a context that the first SIGINT or SIGTERM
-// cancels, as Terraform does: the command stops gracefully (resolution
+// interruptSignals are the signals that stop a command: SIGINT, SIGTERM
+// and SIGHUP (its terminal closed, an ssh session lost), unless agentform
+// was started with SIGHUP ignored (nohup), which then stays ignored.
+func interruptSignals() []os.Signal {
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
+}
+
+// interruptContext returns a context that the first SIGINT, SIGTERM or
+// SIGHUP cancels, as Terraform does: the command stops gracefully (resolution
 // interrupted, calls cancelled, servers closed) and says so on standard
 // error with stopping ("Stopping the call"). A second one does not wait
 // for that: it kills every process agentform started (their process
@@ -26,7 +37,7 @@ var exitNow = os.Exit
 func (m *Meta) interruptContext(stopping string) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, interruptSignals()...)
 	done := make(chan struct{})
 	go func() {
 		select {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -118,6 +119,33 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 		t.Fatal("the process group agentform started still runs after the second SIGINT")
 	}
 	waitGone(t, child)
+}
+
+// TestHangupStops: SIGHUP (a closed terminal, a lost ssh session) stops
+// a command as SIGINT does, so that it closes the servers it started
+// rather than die and leave them running.
+func TestHangupStops(t *testing.T) {
+	if signal.Ignored(syscall.SIGHUP) {
+		t.Skip("the test runs with SIGHUP ignored (nohup), which agentform then leaves ignored")
+	}
+	exited := make(chan int, 1)
+	defer func(f func(int)) { exitNow = f }(exitNow)
+	exitNow = func(code int) { exited <- code }
+	stderr := &lockedBuffer{}
+	m := &Meta{Streams: Streams{Stderr: stderr}}
+	ctx, stop := m.interruptContext("Stopping the plan")
+	defer stop()
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGHUP did not cancel the context")
+	}
+	if got := stderr.String(); !strings.HasPrefix(got, "Interrupt received. Stopping the plan") {
+		t.Errorf("after SIGHUP: %q", got)
+	}
 }
 
 // waitGone waits up to 10 s for pid to be gone (a zombie is gone).

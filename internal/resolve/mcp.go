@@ -19,7 +19,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -946,7 +945,7 @@ func (s *mcpSession) run(ctx context.Context) (map[string]*mcpServedTool, error)
 		cmd.Env = s.env
 		s.stderr = &mcpwire.Tail{Max: 4096}
 		cmd.Stderr = s.stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.SysProcAttr = proctree.GroupAttr()
 		// On timeout or cancellation kill the whole process group, so
 		// that a wrapper (npx, a shell script) takes its children along.
 		cmd.Cancel = func() error { return mcpwire.KillGroup(cmd) }

@@ -1305,7 +1305,7 @@ func exitCode(err *exec.ExitError) int {
 // inOwnGroup makes cmd the leader of a new process group that is killed,
 // with everything it started, when cmd's context is done.
 func inOwnGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = proctree.GroupAttr()
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = time.Second
 }

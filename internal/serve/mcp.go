@@ -250,7 +250,7 @@ func (e *mcpExecutor) transport(conf *artifact.MCP, config artifact.JSON) (mcp.T
 		}
 		// Its own process group, killed whole on Close, so that a wrapper
 		// (npx, a shell script) takes its children along.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.SysProcAttr = proctree.GroupAttr()
 		e.stderr = &mcpwire.Tail{Max: 4096}
 		cmd.Stderr = e.stderr
 		cmd.WaitDelay = time.Second

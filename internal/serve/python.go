@@ -19,7 +19,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/agentform/agentform/internal/artifact"
@@ -379,7 +378,7 @@ func runContained(cmd *exec.Cmd) (code int, reported bool, err error) {
 		return 0, false, err
 	}
 	cmd.ExtraFiles = []*os.File{w} // file descriptor 3 of the runner
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = proctree.GroupAttr()
 	started := make(chan struct{})
 	var (
 		start uint64
