@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -37,11 +38,23 @@ func MCPDrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 	if locked == nil || current == nil {
 		return nil
 	}
+	if d := mcpFieldsNarrowed(block, locked, rng); d != nil {
+		return hcl.Diagnostics{d}
+	}
 	var diags hcl.Diagnostics
 	if d := mcpIdentityChange(block, locked, current, rng); d != nil {
 		diags = append(diags, d)
 	}
-	sameFields := slices.Equal(locked.HashedFields, current.HashedFields)
+	// An entry without the list (written by hand) is taken as hashing
+	// what agentform hashes.
+	lockedFields, currentFields := locked.HashedFields, current.HashedFields
+	if len(lockedFields) == 0 {
+		lockedFields = MCPHashedFields
+	}
+	if len(currentFields) == 0 {
+		currentFields = MCPHashedFields
+	}
+	sameFields := slices.Equal(lockedFields, currentFields)
 	names := map[string]bool{}
 	for n := range locked.Served {
 		names[n] = true
@@ -84,7 +97,7 @@ func MCPDrift(block string, locked, current *lockfile.Tool, rng hcl.Range) hcl.D
 			if !sameFields {
 				// Digests over different field sets cannot be compared:
 				// compare the definitions over the fields both cover.
-				changed = !hasOld || !hasNew || !mcpSameOver(oldDef, newDef, locked.HashedFields, current.HashedFields)
+				changed = !hasOld || !hasNew || !mcpSameOver(oldDef, newDef, lockedFields, currentFields)
 			}
 			if !changed {
 				continue
@@ -397,6 +410,35 @@ func mcpOrderedFields(fields map[string]any) []string {
 		}
 	}
 	return out
+}
+
+// mcpFieldsNarrowed refuses a lock entry whose hashed_fields leave out a
+// field agentform hashes (MCPHashedFields): every agentform has hashed
+// all of them, so the list was edited, and drift is compared over the
+// fields both lists hold, so a change to a field left out would be taken
+// without a word. A field agentform does not know (hashed by a later
+// one) narrows nothing, and an entry without the list is taken as
+// hashing all of them (MCPDrift). Nil when the entry holds all of them.
+func mcpFieldsNarrowed(block string, locked *lockfile.Tool, rng hcl.Range) *hcl.Diagnostic {
+	if len(locked.HashedFields) == 0 {
+		return nil
+	}
+	var missing []string
+	for _, f := range MCPHashedFields {
+		if !slices.Contains(locked.HashedFields, f) {
+			missing = append(missing, strconv.Quote(f))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "MCP lock entry hashes too few fields",
+		Detail: fmt.Sprintf("The entry for %q in %s has hashed_fields without %s. agentform hashes %s of every served tool, and always has, so the list was edited: a change to a field left out would be accepted without a word. Review the file's history; to pin what the server serves now, run `agentform lock -upgrade` and review the change.",
+			block, lockfile.FileName, strings.Join(missing, ", "), strings.Join(MCPHashedFields, ", ")),
+		Subject: rng.Ptr(),
+	}
 }
 
 // mcpSameOver reports whether two definitions agree on the fields both

@@ -587,6 +587,9 @@ func mcpFallback(req Request, s *mcpSession, reason string, pinnable bool) (*Res
 			Subject: req.Tool.DeclRange.Ptr(),
 		}}
 	}
+	if d := mcpFieldsNarrowed(req.Tool.Name, locked, req.Tool.DeclRange); d != nil {
+		return &Resolved{Unresolved: true}, hcl.Diagnostics{d}
+	}
 	served, altered := mcpServedFromLock(locked)
 	if len(altered) > 0 {
 		return &Resolved{Unresolved: true}, hcl.Diagnostics{{
