@@ -269,13 +269,15 @@ func parseSkillFrontMatter(md []byte) (skillFrontMatter, string) {
 		}
 		return v.Value, ""
 	}
-	seen := map[string]bool{}
+	// YAML does not allow a key twice in a mapping; readers differ on
+	// which one counts (the skill's loader may take the last).
+	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
-		if seen[k.Value] {
-			continue
+		if first := seen[k.Value]; first != nil {
+			return out, fmt.Sprintf("has %s twice (%s and %s). Keep one.", k.Value, lineOf(first), lineOf(k))
 		}
-		seen[k.Value] = true
+		seen[k.Value] = k
 		var problem string
 		switch k.Value {
 		case "name":

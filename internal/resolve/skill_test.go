@@ -117,6 +117,12 @@ func TestResolveSkillSource(t *testing.T) {
 			detail: []string{"description that is not a string (line 4)"},
 		},
 		{
+			// Readers differ on which of the two counts.
+			name: "key given twice", block: "duplicate-key", source: "./duplicate-key",
+			sev: hcl.DiagError, summary: "Invalid SKILL.md",
+			detail: []string{"duplicate-key/SKILL.md has description twice (line 3 and line 4). Keep one."},
+		},
+		{
 			name: "source not found", block: "ghost", source: "./ghost",
 			sev: hcl.DiagError, summary: "Source not found",
 		},
