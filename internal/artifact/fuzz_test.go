@@ -30,7 +30,7 @@ func FuzzRead(f *testing.F) {
 		}
 		var files []File
 		for _, p := range a.Paths() {
-			if why := checkPath(p); why != "" {
+			if why := CheckPath(p); why != "" {
 				t.Fatalf("read accepted %q: %s", p, why)
 			}
 			if p != SumsName {

@@ -17,13 +17,13 @@ const SumsName = "SHA256SUMS"
 // AgentName is the name of the resolved agent's entry.
 const AgentName = "agent.json"
 
-// checkPath returns why p is not a safe, canonical entry path, or "" when
+// CheckPath returns why p is not a safe, canonical entry path, or "" when
 // it is one. A safe path is relative, uses forward slashes, and names a
 // file strictly inside the archive root once extracted anywhere; being
 // clean as well makes it the one spelling of that file, so that two
 // spellings cannot name the same file. It contains no control character,
 // so a SHA256SUMS line holds exactly one path.
-func checkPath(p string) string {
+func CheckPath(p string) string {
 	switch {
 	case p == "":
 		return "the path is empty"

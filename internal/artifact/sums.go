@@ -47,7 +47,7 @@ func parseSums(data []byte) (map[string]string, []sumsProblem) {
 			problems = append(problems, sumsProblem{n, `malformed line: want "<64 lowercase hex digits>  <path>"`})
 			continue
 		}
-		if why := checkPath(p); why != "" {
+		if why := CheckPath(p); why != "" {
 			problems = append(problems, sumsProblem{n, fmt.Sprintf("unsafe path %q: %s", p, why)})
 			continue
 		}

@@ -89,7 +89,7 @@ func ResolvePython(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics
 		return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read python package",
 			Detail: fmt.Sprintf("Listing the package at %q: %s.", py.Source.Value, err), Subject: srcRange})
 	}
-	if d := shippedTwins(files, py.Source, srcRange, "python package", "tools/"+t.Name+"/src/"); d.HasErrors() {
+	if d := shippedFiles(files, py.Source, srcRange, "python package", "tools/"+t.Name+"/src/"); d.HasErrors() {
 		return nil, append(diags, d...)
 	}
 

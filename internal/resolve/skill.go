@@ -154,7 +154,7 @@ func resolveSourceSkill(req SkillRequest) (*ResolvedSkill, hcl.Diagnostics) {
 	if err != nil {
 		return fail("Cannot read skill", "agentform could not list the files of skill %q in %s: %s.", s.Name, s.Source.Value, err)
 	}
-	if d := shippedTwins(names, s.Source, rng.Ptr(), "skill directory", "skills/"+s.Name+"/"); d.HasErrors() {
+	if d := shippedFiles(names, s.Source, rng.Ptr(), "skill directory", "skills/"+s.Name+"/"); d.HasErrors() {
 		return nil, append(diags, d...)
 	}
 	files := make(map[string][]byte, len(names))

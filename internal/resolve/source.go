@@ -5,10 +5,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 
 	"github.com/hashicorp/hcl/v2"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/pathfold"
 )
@@ -76,15 +78,28 @@ func sourceDir(dir, root string, resolved bool, src manifest.String, what string
 	return real, nil
 }
 
-// shippedTwins reports two files of a directory that an artifact ships
-// (a skill's source, a python package) whose paths differ only in letter
-// case or Unicode normalisation form ("Notes.py" and "notes.py"): the
-// artifact builder refuses them, since on macOS and Windows they are one
-// file and one would unpack over the other. files are the directory's
+// shippedFiles reports, of a directory that an artifact ships (a skill's
+// source, a python package), a file whose path an artifact cannot hold
+// (artifact.CheckPath: a backslash, a control character, invalid UTF-8),
+// then two files whose paths differ only in letter case or Unicode
+// normalisation form ("Notes.py" and "notes.py"): the artifact builder
+// refuses them, since on macOS and Windows they are one file and one
+// would unpack over the other. files are the directory's
 // PackageFiles; src is its source argument and rng where the problem is
 // reported (the argument's range); what names the directory ("skill directory") and dest where
 // the artifact puts its files ("skills/research/").
-func shippedTwins(files []string, src manifest.String, rng *hcl.Range, what, dest string) hcl.Diagnostics {
+func shippedFiles(files []string, src manifest.String, rng *hcl.Range, what, dest string) hcl.Diagnostics {
+	for _, name := range files {
+		if why := artifact.CheckPath(dest + name); why != "" {
+			return hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "File name an artifact cannot hold",
+				Detail: fmt.Sprintf("The %s %q holds %s, whose artifact path under %s is refused: %s. An artifact's paths are the same on every system and each is one line of its SHA256SUMS, so apply cannot build it. Rename or remove the file.",
+					what, src.Value, strconv.Quote(path.Join(filepath.ToSlash(src.Value), name)), dest, why),
+				Subject: rng,
+			}}
+		}
+	}
 	first, second := pathfold.Twins(files)
 	if first == "" {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -138,5 +139,49 @@ func TestResolvePythonFilesDifferingOnlyInCase(t *testing.T) {
 	}
 	if res != nil {
 		t.Errorf("result:\ngot:  %+v\nwant: nil", res)
+	}
+}
+
+// TestResolveFileNamesArtifactsCannotHold: a file of a skill directory or
+// a python package whose name an artifact cannot hold (a backslash, a
+// control character, invalid UTF-8) fails the plan at the source
+// argument, naming the file, rather than the apply, unlocated.
+func TestResolveFileNamesArtifactsCannotHold(t *testing.T) {
+	const skillMD = "---\ndescription: Researches.\n---\n\n# Research\n"
+	for _, tc := range []struct{ name, file, want string }{
+		{"backslash", `notes\todo.md`, "the path contains a backslash"},
+		{"control character", "notes\x1b[31m.md", "the path contains a control character"},
+		{"invalid UTF-8", "notes\xff.md", "the path is not valid UTF-8"},
+	} {
+		t.Run("skill "+tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			writeTwins(t, filepath.Join(ws, "skills", "research"), map[string]string{"SKILL.md": skillMD, tc.file: "x"})
+			req := skillTwinRequest(t, ws)
+			res, diags := ResolveSkill(context.Background(), req)
+			d := oneDiag(t, diags, hcl.DiagError, "File name an artifact cannot hold", req.Skill.Source.Range)
+			for _, w := range []string{`skill directory "./skills/research"`, strconv.Quote("skills/research/" + tc.file), "under skills/research/", tc.want, "Rename or remove the file."} {
+				if !strings.Contains(d.Detail, w) {
+					t.Errorf("detail:\ngot:  %s\nwant: contains %q", d.Detail, w)
+				}
+			}
+			if res != nil {
+				t.Errorf("result:\ngot:  %+v\nwant: nil", res)
+			}
+		})
+		t.Run("python "+tc.name, func(t *testing.T) {
+			ws := copyPythonFixture(t, "generic")
+			writeTwins(t, filepath.Join(ws, "generic"), map[string]string{tc.file: ""})
+			req := pythonRequest(t, ws, "tool \"greeter\" {\n  kind   = \"python\"\n  source = \"./generic\"\n  export = \"Greeter\"\n}\n", "greeter")
+			res, diags := ResolvePython(context.Background(), req)
+			d := oneDiag(t, errorsOnly(diags), hcl.DiagError, "File name an artifact cannot hold", req.Tool.Python.Source.Range)
+			for _, w := range []string{`python package "./generic"`, strconv.Quote("generic/" + tc.file), "under tools/greeter/src/", tc.want} {
+				if !strings.Contains(d.Detail, w) {
+					t.Errorf("detail:\ngot:  %s\nwant: contains %q", d.Detail, w)
+				}
+			}
+			if res != nil {
+				t.Errorf("result:\ngot:  %+v\nwant: nil", res)
+			}
+		})
 	}
 }
