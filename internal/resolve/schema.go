@@ -133,7 +133,7 @@ func (s *Schema) Validate(inst any) (err error) {
 		return err
 	}
 	defer s.put(c)
-	c.patterns.start(PatternBudget)
+	c.patterns.start(patternBudget)
 	defer c.patterns.stop()
 	err = validateChecked(c.compiled, inst)
 	if c.patterns.failed {
