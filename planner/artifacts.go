@@ -633,6 +633,35 @@ func artPrompt(p *manifest.Prompt) *artifact.Prompt {
 	return nil
 }
 
+// SecretEnv lists, sorted and once each, the environment variables the
+// workspace reads with secret(runtime(...)): in its agents, tools,
+// providers, network, http_server and runtime blocks.
+func SecretEnv(cfg *manifest.Config) []string {
+	s := newRefSet()
+	for _, ag := range cfg.Agents {
+		s.agent(ag)
+		s.workspace(cfg, ag)
+	}
+	for _, t := range cfg.Tools {
+		s.tool(t)
+	}
+	for _, p := range cfg.Providers {
+		s.dynamic(p.Config)
+		s.dynamic(p.Params)
+	}
+	if cfg.Network != nil {
+		s.network(cfg.Network)
+	}
+	var out []string
+	for _, r := range s.refs {
+		if r.Secret {
+			out = append(out, r.Env)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // refSet collects the runtime references an agent needs when it starts.
 type refSet struct{ refs []artifact.RuntimeRef }
 

@@ -138,8 +138,8 @@ var catalog = []Rule{
 	},
 	{
 		ID: RuleBashEnvInherit, Name: "BashEnvInherit", Severity: SeverityWarning,
-		Short: "A bash tool inherits the agent's whole environment.",
-		Full:  "env.kind = \"inherit\" passes every environment variable of the agent process to the tool's commands, including API keys and tokens the agent was started with. List what the commands need with kind = \"allow\".",
+		Short: "A bash tool inherits the agent's whole environment, or all of it but a deny list that leaves a secret out.",
+		Full:  "env.kind = \"inherit\" passes every environment variable of the agent process to the tool's commands, including API keys and tokens the agent was started with; env.kind = \"deny\" does the same but for the variables it lists, and is reported when it leaves out one the workspace reads with secret(runtime(...)). List what the commands need with kind = \"allow\".",
 	},
 	{
 		ID: RuleBashArbitraryCode, Name: "BashArbitraryCode", Severity: SeverityWarning,
@@ -907,11 +907,41 @@ func boolRange(b manifest.Bool, fallback hcl.Range) *hcl.Range {
 	return fallback.Ptr()
 }
 
-// checkBashEnv reports bash tools that inherit the environment (AF302).
+// checkBashEnv reports bash tools that inherit the environment (AF302),
+// and those that inherit it but a deny list that leaves out a variable
+// the workspace reads with secret(runtime(...)).
 func (a *auditor) checkBashEnv() {
+	var secrets []string
+	read := false
 	for _, t := range a.enabledBash() {
 		e := t.Bash.Env
-		if e == nil || e.Kind.Value != "inherit" {
+		if e == nil {
+			continue
+		}
+		if e.Kind.Value == "deny" && e.Vars.Known() && len(e.Vars.ElemRuntime) == 0 {
+			if !read {
+				secrets, read = planner.SecretEnv(a.cfg), true
+			}
+			var passed []string
+			for _, env := range secrets {
+				if !slices.Contains(e.Vars.Values, env) {
+					passed = append(passed, env)
+				}
+			}
+			if len(passed) > 0 {
+				them := "them"
+				if len(passed) == 1 {
+					them = "it"
+				}
+				a.add(RuleBashEnvInherit, Finding{
+					Message: fmt.Sprintf("Bash tool %q passes on the agent's whole environment but the variables env.vars lists (env.kind = \"deny\"), and the list leaves out %s, which the workspace reads with secret(runtime(...)): the tool's commands can read %s. Add %s to vars, or better, use kind = \"allow\" with the variables the commands need.",
+						t.Name, quoteNames(passed, 5), them, them),
+					Target: "tool." + t.Name, Range: strRange(e.Kind, e.DeclRange),
+				}, "env")
+			}
+			continue
+		}
+		if e.Kind.Value != "inherit" {
 			continue
 		}
 		a.add(RuleBashEnvInherit, Finding{
