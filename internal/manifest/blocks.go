@@ -45,6 +45,7 @@ func (d *decoder) decodeLocals(cfg *Config, blocks hcl.Blocks) cty.Value {
 		Functions: map[string]function.Function{
 			"runtime": buildTimeFunc("runtime", "locals"),
 			"secret":  buildTimeFunc("secret", "locals"),
+			"file":    d.fileFunc(),
 		},
 	}
 	defer func() { d.locals = attrs }()

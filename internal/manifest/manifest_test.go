@@ -1086,3 +1086,44 @@ bogus "x" {}
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestFileInLocals: file() works in locals as everywhere else a
+// build-time value is written (a prompt kept in a file and used twice),
+// with the same rules: a path outside the workspace is a located error.
+func TestFileInLocals(t *testing.T) {
+	dir := t.TempDir()
+	agent := `
+agent "a" {
+  capabilities = []
+  description  = locals.about
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "about.md"), []byte("Answers questions about the handbook.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte("locals {\n  about = file(\"about.md\")\n}\n"+agent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := Load(dir)
+	if diags.HasErrors() {
+		t.Fatalf("diagnostics: %s", diagLines(diags))
+	}
+	if got := cfg.Agents[0].Description.Value; got != "Answers questions about the handbook.\n" {
+		t.Errorf("description from a local read with file(): %q", got)
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte("locals {\n  about = file(\"../outside.md\")\n}\n"+agent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, diags = Load(dir)
+	if !diags.HasErrors() || diags[0].Subject == nil || diags[0].Subject.Start.Line != 2 || !strings.Contains(diags[0].Detail, "stays inside it") {
+		t.Errorf("file() leaving the workspace in a local: %s\nwant: an error at line 2 saying the path must stay inside", diagLines(diags))
+	}
+}
