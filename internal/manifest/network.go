@@ -3,6 +3,7 @@ package manifest
 import (
 	"fmt"
 	"net/netip"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -274,6 +275,13 @@ func (d *decoder) decodeFilesystem(b *hcl.Block) *Filesystem {
 		return fs
 	}
 	ranges := elemRanges(attr.Expr, v.LengthInt())
+	// Each path mounted once: which of two mounts of one path counts is
+	// for nobody to guess (and the audit would judge the first).
+	type mountAt struct {
+		n   int
+		rng hcl.Range
+	}
+	seen := map[string]mountAt{}
 	i := 0
 	for it := v.ElementIterator(); it.Next(); i++ {
 		_, ev := it.Element()
@@ -292,6 +300,13 @@ func (d *decoder) decodeFilesystem(b *hcl.Block) *Filesystem {
 			d.errorf(subRange(attr.Expr, i, "path"), "Invalid mount", "The path of mount %d must be an absolute path inside the tool's filesystem, like \"/data\".", i+1)
 			continue
 		}
+		prng := subRange(attr.Expr, i, "path")
+		clean := path.Clean(pv.AsString())
+		if prev, dup := seen[clean]; dup {
+			d.errorf(prng, "Duplicate mount", "Mount %d mounts %q, which mount %d (at %s) mounts already. Mount each path once: remove one, or give it another path.", i+1, clean, prev.n, prev.rng)
+			continue
+		}
+		seen[clean] = mountAt{i + 1, prng}
 		be := d.decodeBackend(exprAt(attr.Expr, i, "backend"), ev.GetAttr("backend"), fmt.Sprintf("mount %d", i+1))
 		if be != nil {
 			fs.Mounts = append(fs.Mounts, Mount{Path: pv.AsString(), Backend: be})
