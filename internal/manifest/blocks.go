@@ -72,7 +72,7 @@ func (d *decoder) decodeLocals(cfg *Config, blocks hcl.Blocks) cty.Value {
 				next = append(next, name)
 				continue
 			}
-			if !d.checkLocalRefs(attrs[name].Expr, attrs) {
+			if !d.checkLocalRefs(attrs[name].Expr, attrs, name) {
 				values[name] = cty.DynamicVal
 				continue
 			}
@@ -137,16 +137,19 @@ func localRefs(expr hcl.Expression) []localRef {
 }
 
 // checkLocalRefs reports references to locals that are not defined, with a
-// suggestion, before HCL reports them as a missing object attribute.
-func (d *decoder) checkLocalRefs(expr hcl.Expression, attrs map[string]*hcl.Attribute) bool {
+// suggestion, before HCL reports them as a missing object attribute. self
+// is the local whose value expr is, if any: it is never suggested, since
+// a local cannot refer to itself.
+func (d *decoder) checkLocalRefs(expr hcl.Expression, attrs map[string]*hcl.Attribute, self ...string) bool {
 	ok := true
 	for _, ref := range localRefs(expr) {
 		if _, defined := attrs[ref.name]; defined {
 			continue
 		}
 		ok = false
+		names := slices.DeleteFunc(sortedKeys(attrs), func(n string) bool { return slices.Contains(self, n) })
 		d.errorf(ref.rng, "Reference to undeclared local value",
-			"There is no local named %q in this workspace.%s Declare it in a locals block.", ref.name, didYouMean(ref.name, sortedKeys(attrs)))
+			"There is no local named %q in this workspace.%s Declare it in a locals block.", ref.name, didYouMean(ref.name, names))
 	}
 	return ok
 }

@@ -1127,3 +1127,18 @@ agent "a" {
 		t.Errorf("file() leaving the workspace in a local: %s\nwant: an error at line 2 saying the path must stay inside", diagLines(diags))
 	}
 }
+
+// TestLocalNotSuggestedToItself: a local referring to a mistyped name is
+// not told to refer to itself, which would be a cycle; another local close
+// to the name still is.
+func TestLocalNotSuggestedToItself(t *testing.T) {
+	for _, tc := range []struct{ locals, want string }{
+		{"region = locals.regio", "There is no local named \"regio\" in this workspace. Declare it"},
+		{"region = locals.regio\n  regions = \"eu\"", "Did you mean \"regions\"?"},
+	} {
+		_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte("locals {\n  " + tc.locals + "\n}\n")})
+		if len(diags) == 0 || diags[0].Summary != "Reference to undeclared local value" || !strings.Contains(diags[0].Detail, tc.want) {
+			t.Errorf("%s: %v\nwant: the undeclared local, with %q", tc.locals, diags, tc.want)
+		}
+	}
+}
