@@ -15,10 +15,12 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -753,14 +755,19 @@ func a2aUsesRuntime(a *manifest.A2ATool) bool {
 	return a != nil && (a.URL.Runtime != nil || a.AuthToken.Runtime != nil || len(a.Headers.Refs()) > 0)
 }
 
-// a2aCardLabel renders a lock entry as "Planner 1.2.0, sha256:...".
+// a2aCardLabel renders a lock entry as "Planner 1.2.0, sha256:...". A
+// name or version holding a control character (a line break that would
+// start a line of its own in the message) is quoted, escaped.
 func a2aCardLabel(l *lockfile.Tool) string {
 	parts := []string{}
-	if l.CardName != "" {
-		parts = append(parts, l.CardName)
-	}
-	if l.CardVersion != "" {
-		parts = append(parts, l.CardVersion)
+	for _, s := range []string{l.CardName, l.CardVersion} {
+		switch {
+		case s == "":
+		case strings.IndexFunc(s, unicode.IsControl) >= 0:
+			parts = append(parts, strconv.Quote(s))
+		default:
+			parts = append(parts, s)
+		}
 	}
 	label := strings.Join(parts, " ")
 	if label == "" {
