@@ -1326,6 +1326,16 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 			subject: subject,
 		}
 	}
+	// A result the SDK could not decode (tools that are no list): the
+	// SDK then closes the session, and the server, its input ended,
+	// exits; it did not exit first.
+	if mcpUndecodable(err) {
+		detail := fmt.Sprintf("%s answered, but not as the MCP specification describes the answer, so agentform stopped it: %s. Check that it is an MCP server, and its version.", what, msg)
+		if s.transport == manifest.TransportStdio {
+			detail += s.stderrNote()
+		}
+		return mcpFailure{summary: "Invalid MCP answer", detail: detail, subject: subject}
+	}
 	if s.transport == manifest.TransportStdio && s.cmd != nil && s.cmd.ProcessState != nil {
 		return mcpFailure{
 			summary: "MCP server exited before answering",
@@ -1338,6 +1348,14 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 		detail += s.stderrNote()
 	}
 	return mcpFailure{summary: "MCP server failed", detail: detail, subject: subject}
+}
+
+// mcpUndecodable reports whether err is a JSON decoder's: the server's
+// answer was JSON-RPC, but its result did not decode as MCP's.
+func mcpUndecodable(err error) bool {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	return errors.As(err, &typeErr) || errors.As(err, &syntaxErr) || strings.Contains(err.Error(), "json: ")
 }
 
 // stderrNote returns the end of the server's standard error, scrubbed of

@@ -661,6 +661,15 @@ expose = ["tool1"]`, "", map[string]string{"MCPTEST_KEY": "k3y-value-unexposed"}
 				has:     []string{"answered tools/list, but the answer cannot be used", `tools/list lists the tool "a" twice`},
 			},
 			{
+				// The SDK closes the session over it, and the server
+				// exits at the end of its input: it did not exit first.
+				name:    "a result that does not decode",
+				body:    "transport = \"stdio\"\ncommand = \"python3\"\nargs = [" + strconv.Quote(mcpListServer(t, `"not-a-list"`)) + "]\n",
+				summary: "Invalid MCP answer",
+				at:      func(m *manifest.MCPTool) hcl.Range { return m.Command.Range },
+				has:     []string{`The command "python3" answered, but not as the MCP specification describes the answer`, "could not be decoded"},
+			},
+			{
 				// Killed by agentform when the session closed: it did
 				// not exit on its own.
 				name:    "writes what is not JSON-RPC",
@@ -1992,6 +2001,14 @@ func TestMCPBodyLastEventID(t *testing.T) {
 // names one tool twice, and returns its path.
 func mcpDuplicateServer(t *testing.T) string {
 	t.Helper()
+	return mcpListServer(t, `[tool, tool]`)
+}
+
+// mcpListServer writes a stdio MCP server (python3) whose tools/list
+// result's tools are the Python expression tools (tool is one valid
+// tool), and returns its path.
+func mcpListServer(t *testing.T, tools string) string {
+	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not on PATH")
 	}
@@ -2005,12 +2022,12 @@ for line in sys.stdin:
         r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "dup", "version": "1"}}
     elif m["method"] == "tools/list":
         tool = {"name": "a", "inputSchema": {"type": "object"}}
-        r = {"tools": [tool, tool]}
+        r = {"tools": TOOLS}
     else:
         r = {}
     print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
 `
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(strings.Replace(src, "TOOLS", tools, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
