@@ -1142,3 +1142,33 @@ func TestLocalNotSuggestedToItself(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownProviderKind: without a providers block, model.provider is
+// a kind, and one agentform does not know (a typo) is a located error
+// with the closest kind, rather than an artifact no host can run.
+func TestUnknownProviderKind(t *testing.T) {
+	agent := func(provider string) []byte {
+		return []byte(`
+agent "a" {
+  capabilities = []
+  graph {
+    type = "react"
+  }
+  model {
+    provider = ` + provider + `
+    name     = "claude-haiku-4-5"
+  }
+}
+`)
+	}
+	_, diags := LoadSources("", map[string][]byte{"agent.acl": agent(`"anthropc"`)})
+	if len(diags) != 1 || diags[0].Summary != "Unknown model provider" || diags[0].Subject == nil || diags[0].Subject.Start.Line != 8 ||
+		!strings.Contains(diags[0].Detail, `uses provider "anthropc", which is none of the kinds agentform knows`) || !strings.Contains(diags[0].Detail, `Did you mean "anthropic"?`) {
+		t.Errorf("diagnostics: %v\nwant: the unknown kind at line 8, with a suggestion", diags)
+	}
+	for _, ok := range []string{`"openai"`, `runtime("MODEL_PROVIDER")`} {
+		if _, diags := LoadSources("", map[string][]byte{"agent.acl": agent(ok)}); diags.HasErrors() {
+			t.Errorf("provider = %s: %v", ok, diags)
+		}
+	}
+}
