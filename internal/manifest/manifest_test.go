@@ -1172,3 +1172,23 @@ agent "a" {
 		}
 	}
 }
+
+// TestRuntimeURLDefault: the default of a runtime() url that is no
+// secret is checked when the manifest loads, with a warning at the
+// runtime() call; a secret's is left to plan, which does not quote it.
+func TestRuntimeURLDefault(t *testing.T) {
+	tool := func(url string) []byte {
+		return []byte("tool \"planner\" {\n  kind = \"a2a\"\n  url  = " + url + "\n  capabilities = []\n}\n" +
+			"agent \"a\" {\n  capabilities = []\n  graph {\n    type = \"react\"\n  }\n  model {\n    provider = \"anthropic\"\n    name     = \"claude-haiku-4-5\"\n  }\n}\n")
+	}
+	_, diags := LoadSources("", map[string][]byte{"agent.acl": tool(`runtime("PLANNER_URL", "planner.internal:8080")`)})
+	if len(diags) != 1 || diags[0].Severity != hcl.DiagWarning || diags[0].Summary != "Invalid A2A URL" || diags[0].Subject == nil || diags[0].Subject.Start.Column != 10 ||
+		!strings.Contains(diags[0].Detail, `The default of runtime("PLANNER_URL") is used where PLANNER_URL is unset`) {
+		t.Errorf("diagnostics: %v\nwant: a warning at the runtime() call", diags)
+	}
+	for _, ok := range []string{`runtime("PLANNER_URL", "https://planner.internal:8080")`, `secret(runtime("PLANNER_URL", "planner.internal:8080"))`, `runtime("PLANNER_URL")`} {
+		if _, diags := LoadSources("", map[string][]byte{"agent.acl": tool(ok)}); len(diags) != 0 {
+			t.Errorf("url = %s: %v, want no diagnostics", ok, diags)
+		}
+	}
+}

@@ -397,26 +397,45 @@ func (d *decoder) decodeA2A(b *hcl.Block, a hcl.Attributes) *A2ATool {
 // validate says so, rather than plan alone (and not plan -refresh=false,
 // which asks no server). A runtime() value is checked by plan, where it
 // is known. The URL is not quoted: the source line shows it.
+//
+// The default of a runtime() value that is no secret is checked too, with
+// a warning: plans that run without the variable use it, but where the
+// variable is always set it does no harm. A secret's default is not
+// looked at here (its message could not say what is wrong without
+// quoting it).
 func (d *decoder) checkURL(s String, summary, want string) {
+	if ref := s.Runtime; ref != nil && !ref.Secret && ref.HasDefault() {
+		if dv, err := convert.Convert(ref.Default, cty.String); err == nil && !dv.IsNull() && dv.IsKnown() {
+			if why := urlProblem(dv.AsString()); why != "" {
+				d.warnf(ref.Range, summary, "The default of runtime(%q) is used where %s is unset, and the url must be an absolute http:// or https:// URL, but %s. Set it to %s, or give no default.", ref.Env, ref.Env, why, want)
+			}
+		}
+		return
+	}
 	if !s.literal() {
 		return
 	}
-	u, err := url.Parse(s.Value)
-	var why string
+	if why := urlProblem(s.Value); why != "" {
+		d.errorf(s.Range, summary, "The url must be an absolute http:// or https:// URL, but %s. Set it to %s.", why, want)
+	}
+}
+
+// urlProblem says why v is not an absolute http or https URL with a host,
+// or "" when it is one.
+func urlProblem(v string) string {
+	u, err := url.Parse(v)
 	switch {
 	case err != nil:
-		why = "it is not a URL"
-	case u.Scheme == "" || u.Opaque != "" && u.Host == "" && !strings.Contains(s.Value, "://"):
+		return "it is not a URL"
+	case u.Scheme == "" || u.Opaque != "" && u.Host == "" && !strings.Contains(v, "://"):
 		// "localhost:3000/mcp" parses with the scheme "localhost".
-		why = "it has no scheme: start it with https:// (or http://)"
+		return "it has no scheme: start it with https:// (or http://)"
 	case u.Scheme != "http" && u.Scheme != "https":
-		why = fmt.Sprintf("its scheme is %q; only http and https are supported", u.Scheme)
+		return fmt.Sprintf("its scheme is %q; only http and https are supported", u.Scheme)
 	case u.Host == "":
-		why = "it has no host"
-	default:
-		return
+		return "it has no host"
 	}
-	d.errorf(s.Range, summary, "The url must be an absolute http:// or https:// URL, but %s. Set it to %s.", why, want)
+	return ""
 }
 
 var tenantFields = []string{"id", "policy"}

@@ -1029,6 +1029,8 @@ func TestResolveA2AInvalidURL(t *testing.T) {
 		detail     string
 	}{
 		{"runtime", `url = runtime("PLANNER_URL")`, map[string]string{"PLANNER_URL": "planner.internal:8080"}, "The value of PLANNER_URL is not an absolute http or https URL"},
+		{"runtime default", `url = runtime("PLANNER_URL", "planner.internal:8080")`, nil, `PLANNER_URL is unset, and the default of runtime("PLANNER_URL") is not an absolute http or https URL`},
+		{"secret default", `url = secret(runtime("PLANNER_URL", "planner.internal:8080"))`, nil, `PLANNER_URL is unset, and the default of runtime("PLANNER_URL") is not an absolute http or https URL`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
