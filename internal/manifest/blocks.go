@@ -91,6 +91,11 @@ func (d *decoder) decodeLocals(cfg *Config, blocks hcl.Blocks) cty.Value {
 			d.add(diags)
 			if diags.HasErrors() {
 				v = cty.DynamicVal
+			} else if holdsRuntimeMarker(v) {
+				// The serialised form of a runtime value is one too.
+				d.errorf(attrs[name].Expr.Range(), "Runtime value in locals",
+					"The local %q holds a serialised runtime value (an object with a %q key), but locals are build-time constants and cannot hold values known only at runtime. Write runtime(...) in the argument that needs the value instead of in the local.", name, runtimeMarker)
+				v = cty.DynamicVal
 			}
 			values[name] = v
 		}
@@ -134,6 +139,19 @@ func localRefs(expr hcl.Expression) []localRef {
 		}
 	}
 	return out
+}
+
+// holdsRuntimeMarker reports whether v holds, at any depth, an object
+// with the key of agentc's serialised runtime value.
+func holdsRuntimeMarker(v cty.Value) bool {
+	found := false
+	_ = cty.Walk(v, func(_ cty.Path, v cty.Value) (bool, error) {
+		if !v.IsNull() && v.Type().IsObjectType() && v.Type().HasAttribute(runtimeMarker) {
+			found = true
+		}
+		return !found, nil
+	})
+	return found
 }
 
 // checkLocalRefs reports references to locals that are not defined, with a

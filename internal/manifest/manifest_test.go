@@ -1192,3 +1192,18 @@ func TestRuntimeURLDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestRuntimeMarkerInLocals: the serialised form of a runtime value is
+// refused in locals as runtime() is, at any depth: a local would
+// otherwise carry a runtime value where the language says it cannot.
+func TestRuntimeMarkerInLocals(t *testing.T) {
+	for _, local := range []string{
+		`key = { "$runtime" = { env = "API_KEY", secret = true } }`,
+		`keys = [{ headers = { "$runtime" = { env = "HDRS" } } }]`,
+	} {
+		_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte("locals {\n  " + local + "\n}\n")})
+		if len(diags) == 0 || diags[0].Summary != "Runtime value in locals" || diags[0].Subject == nil || diags[0].Subject.Start.Line != 2 {
+			t.Errorf("%s: %v\nwant: Runtime value in locals at line 2", local, diags)
+		}
+	}
+}
