@@ -1292,6 +1292,17 @@ func (s *mcpSession) classify(opCtx, parent context.Context, err error, timeout 
 		}
 		return mcpFailure{summary: "MCP server did not answer", detail: detail, subject: subject}
 	}
+	if mc := (*sameorigin.MethodChangedError)(nil); errors.As(err, &mc) {
+		status := "a redirect"
+		if mc.Status != 0 {
+			status = fmt.Sprintf("a redirect (HTTP %d %s)", mc.Status, http.StatusText(mc.Status))
+		}
+		return mcpFailure{
+			summary: "MCP server redirected the request",
+			detail:  fmt.Sprintf("%s answered the POST of an MCP message with %s, which HTTP clients follow with a GET that no longer carries the message, so agentform did not follow it. Set url to the server's streamable HTTP endpoint, where the redirect points (a trailing slash is often the difference).", what, status),
+			subject: subject,
+		}
+	}
 	if errors.Is(err, sameorigin.ErrCrossOrigin) {
 		return mcpFailure{
 			summary: "MCP server redirected to another origin",

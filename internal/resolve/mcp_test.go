@@ -895,6 +895,29 @@ headers = { X-Team = "blue", X-Key = secret(runtime("MCP_KEY")) }
 		}
 	})
 
+	t.Run("a redirect that would lose the POST", func(t *testing.T) {
+		// Go's client follows a 301 of a POST with a GET, which the
+		// endpoint answered 405: "not found", with no word of the
+		// redirect.
+		var mux http.ServeMux
+		mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/mcp/", http.StatusMovedPermanently)
+		})
+		mux.HandleFunc("/mcp/", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		})
+		srv := httptest.NewServer(&mux)
+		t.Cleanup(srv.Close)
+		req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", srv.URL+"/mcp"), nil)
+		_, diags := ResolveMCP(context.Background(), req)
+		d := mcpDiag(t, diags, "MCP server redirected the request")
+		mcpSameRange(t, "redirect error", d.Subject, req.Tool.MCP.URL.Range)
+		if !strings.Contains(d.Detail, "with a redirect (HTTP 301 Moved Permanently), which HTTP clients follow with a GET") {
+			t.Errorf("detail:\ngot:  %s\nwant: the redirect and its status", d.Detail)
+		}
+	})
+
 	t.Run("an endpoint that is not MCP", func(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		t.Cleanup(srv.Close)

@@ -86,6 +86,30 @@ func TestCheckRedirect(t *testing.T) {
 	}
 }
 
+// TestCheckRedirectKeepsMethod: a redirect that would send a POST on as
+// a GET is refused, with its status; one that keeps the method (307,
+// 308), or a GET's, is followed.
+func TestCheckRedirectKeepsMethod(t *testing.T) {
+	u, _ := url.Parse("https://mcp.example/mcp")
+	post := &http.Request{Method: http.MethodPost, URL: u}
+	next := func(method string, status int) *http.Request {
+		v, _ := url.Parse("https://mcp.example/mcp/")
+		return &http.Request{Method: method, URL: v, Response: &http.Response{StatusCode: status}}
+	}
+	err := CheckRedirect(next(http.MethodGet, http.StatusMovedPermanently), []*http.Request{post})
+	var mc *MethodChangedError
+	if !errors.Is(err, ErrMethodChanged) || !errors.As(err, &mc) || mc.Status != http.StatusMovedPermanently || !strings.Contains(err.Error(), "HTTP 301") {
+		t.Errorf("a 301 of a POST: got %v, want ErrMethodChanged with the status", err)
+	}
+	if err := CheckRedirect(next(http.MethodPost, http.StatusPermanentRedirect), []*http.Request{post}); err != nil {
+		t.Errorf("a 308 of a POST: got %v, want followed", err)
+	}
+	get := &http.Request{Method: http.MethodGet, URL: u}
+	if err := CheckRedirect(next(http.MethodGet, http.StatusFound), []*http.Request{get}); err != nil {
+		t.Errorf("a 302 of a GET: got %v, want followed", err)
+	}
+}
+
 // TestCheckRedirectKeepsToken: Go's client drops the Authorization header
 // on a redirect to a host name spelled differently, even in case only;
 // within the origin CheckRedirect sends it again, and across origins the
