@@ -37,7 +37,11 @@ type decoder struct {
 	// locals holds the workspace's locals once they are read, so that a
 	// reference to an undeclared one gets a precise error.
 	locals map[string]*hcl.Attribute
-	diags  hcl.Diagnostics
+	// providersWritten says that a providers or provider block was
+	// written, whether or not it decoded: model.provider then names a
+	// declared provider, not a kind.
+	providersWritten bool
+	diags            hcl.Diagnostics
 }
 
 func (d *decoder) add(diags hcl.Diagnostics) { d.diags = append(d.diags, diags...) }

@@ -253,6 +253,7 @@ func (d *decoder) decodeWorkspace(cfg *Config, bodies []hcl.Body) {
 		case "runtime":
 			cfg.Runtime = d.decodeRuntime(b)
 		case "providers":
+			d.providersWritten = true
 			d.decodeProviders(b, cfg.Providers)
 		case "http_server":
 			cfg.HTTPServer = d.decodeHTTPServer(b)
@@ -276,6 +277,7 @@ func (d *decoder) decodeWorkspace(cfg *Config, bodies []hcl.Body) {
 		case "skill":
 			cfg.Skills = append(cfg.Skills, d.decodeSkill(b))
 		case "provider":
+			d.providersWritten = true
 			d.decodeLabeledProvider(b, cfg.Providers)
 		case "check":
 			cfg.Checks = append(cfg.Checks, d.decodeCheck(b))

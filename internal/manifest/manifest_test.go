@@ -1171,6 +1171,19 @@ agent "a" {
 			t.Errorf("provider = %s: %v", ok, diags)
 		}
 	}
+	// A provider written but in error has that error alone: the agent
+	// names a declared provider, not a kind.
+	for _, prov := range []string{"provider \"main\" {\n  models = [\"claude-haiku-4-5\"]\n}\n", "providers {\n  anthropik {\n  }\n}\n"} {
+		_, diags := LoadSources("", map[string][]byte{"agent.acl": append([]byte(prov), agent(`"main"`)...)})
+		for _, d := range diags {
+			if d.Summary == "Unknown model provider" {
+				t.Errorf("%s: %v\nwant: the provider's own error alone", prov, diags)
+			}
+		}
+		if !diags.HasErrors() {
+			t.Errorf("%s: no error", prov)
+		}
+	}
 }
 
 // TestRuntimeURLDefault: the default of a runtime() url that is no

@@ -70,9 +70,9 @@ func (d *decoder) validateAgentModel(cfg *Config, a *Agent) {
 		return
 	}
 	if len(cfg.Providers) == 0 {
-		// Without a providers block the provider is a kind, with its
-		// settings from the environment.
-		if !slices.Contains(ProviderNames, prov.Value) {
+		// Without a providers block the provider is a kind. One that
+		// was written but did not decode has its own error.
+		if !d.providersWritten && !slices.Contains(ProviderNames, prov.Value) {
 			d.errorf(prov.Range, "Unknown model provider",
 				"Agent %q uses provider %q, which is none of the kinds agentform knows (%s), and the workspace declares no providers.%s Use one of the kinds, or declare the provider (a provider block with that label, and its kind).",
 				a.Name, prov.Value, quotedList(ProviderNames), didYouMean(prov.Value, ProviderNames))
