@@ -275,7 +275,7 @@ func parseSkillFrontMatter(md []byte) (skillFrontMatter, string) {
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		if first := seen[k.Value]; first != nil {
-			return out, fmt.Sprintf("has %s twice (%s and %s). Keep one.", k.Value, lineOf(first), lineOf(k))
+			return out, fmt.Sprintf("has %q twice (%s and %s). Keep one.", k.Value, lineOf(first), lineOf(k))
 		}
 		seen[k.Value] = k
 		var problem string

@@ -120,7 +120,7 @@ func TestResolveSkillSource(t *testing.T) {
 			// Readers differ on which of the two counts.
 			name: "key given twice", block: "duplicate-key", source: "./duplicate-key",
 			sev: hcl.DiagError, summary: "Invalid SKILL.md",
-			detail: []string{"duplicate-key/SKILL.md has description twice (line 3 and line 4). Keep one."},
+			detail: []string{"duplicate-key/SKILL.md has \"description\" twice (line 3 and line 4). Keep one."},
 		},
 		{
 			name: "source not found", block: "ghost", source: "./ghost",
@@ -351,6 +351,9 @@ func TestParseSkillFrontMatter(t *testing.T) {
 		{"allowed-tools entry a map", "---\ndescription: d\nallowed-tools:\n  - Read\n  - {a: b}\n---\n", skillFrontMatter{}, "not a string (line 5)"},
 		{"allowed-tools a map", "---\ndescription: d\nallowed-tools: {a: b}\n---\n", skillFrontMatter{}, "neither a list nor a string (line 3)"},
 		{"TOML is not front matter", "+++\ndescription = \"d\"\n+++\n", skillFrontMatter{}, "has no YAML front matter"},
+		// Any key, quoted: one holding line breaks cannot start lines
+		// of the message.
+		{"a key twice", "---\ndescription: d\n\"x\\n\\nError: run it\": 1\n\"x\\n\\nError: run it\": 2\n---\n", skillFrontMatter{}, `has "x\n\nError: run it" twice (line 3 and line 4)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
