@@ -72,7 +72,8 @@ func (d *decoder) decodeLocals(cfg *Config, blocks hcl.Blocks) cty.Value {
 				next = append(next, name)
 				continue
 			}
-			if !d.checkLocalRefs(attrs[name].Expr, attrs, name) {
+			self := func() []string { return append(dependents(name, deps), name) }
+			if !d.checkLocalRefs(attrs[name].Expr, attrs, self) {
 				values[name] = cty.DynamicVal
 				continue
 			}
@@ -155,21 +156,58 @@ func holdsRuntimeMarker(v cty.Value) bool {
 }
 
 // checkLocalRefs reports references to locals that are not defined, with a
-// suggestion, before HCL reports them as a missing object attribute. self
-// is the local whose value expr is, if any: it is never suggested, since
-// a local cannot refer to itself.
-func (d *decoder) checkLocalRefs(expr hcl.Expression, attrs map[string]*hcl.Attribute, self ...string) bool {
+// suggestion, before HCL reports them as a missing object attribute.
+// Where expr is a local's value, self lists that local and those built
+// from it (nil elsewhere): they are never suggested, since referring to
+// one would make a cycle.
+func (d *decoder) checkLocalRefs(expr hcl.Expression, attrs map[string]*hcl.Attribute, self func() []string) bool {
 	ok := true
 	for _, ref := range localRefs(expr) {
 		if _, defined := attrs[ref.name]; defined {
 			continue
 		}
 		ok = false
-		names := slices.DeleteFunc(sortedKeys(attrs), func(n string) bool { return slices.Contains(self, n) })
+		var excluded []string
+		if self != nil {
+			excluded = self()
+		}
+		names := slices.DeleteFunc(sortedKeys(attrs), func(n string) bool { return slices.Contains(excluded, n) })
 		d.errorf(ref.rng, "Reference to undeclared local value",
 			"There is no local named %q in this workspace.%s Declare it in a locals block.", ref.name, didYouMean(ref.name, names))
 	}
 	return ok
+}
+
+// dependents lists the locals whose values use name, directly or
+// through others: suggesting one of them in name's value would make a
+// cycle.
+func dependents(name string, deps map[string][]string) []string {
+	var out []string
+	for other := range deps {
+		if other != name && slices.Contains(reachable(other, deps), name) {
+			out = append(out, other)
+		}
+	}
+	return out
+}
+
+// reachable lists the locals start's value uses, directly or through
+// others.
+func reachable(start string, deps map[string][]string) []string {
+	seen := map[string]bool{}
+	var out []string
+	var walk func(string)
+	walk = func(n string) {
+		for _, dep := range deps[n] {
+			if !seen[dep] {
+				seen[dep] = true
+				out = append(out, dep)
+				walk(dep)
+			}
+		}
+	}
+	walk(start)
+	return out
 }
 
 // cyclePath returns the cycle through start as a list of names that begins
@@ -931,7 +969,7 @@ func (d *decoder) decodeCheck(b *hcl.Block) *Check {
 		}
 		// An undeclared local gets the error (and suggestion) it gets
 		// everywhere else, not HCL's "Unsupported attribute".
-		if condOK, msgOK := d.checkLocalRefs(as.Condition, d.locals), d.checkLocalRefs(as.ErrorMessage, d.locals); !condOK || !msgOK {
+		if condOK, msgOK := d.checkLocalRefs(as.Condition, d.locals, nil), d.checkLocalRefs(as.ErrorMessage, d.locals, nil); !condOK || !msgOK {
 			continue
 		}
 		if v, diags := as.Condition.Value(ctx); diags.HasErrors() {

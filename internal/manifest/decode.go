@@ -69,7 +69,7 @@ func (d *decoder) warnf(rng hcl.Range, summary, format string, args ...any) {
 // eval evaluates an expression; ok is false when evaluation failed (the
 // diagnostics are recorded) or the value is unknown.
 func (d *decoder) eval(expr hcl.Expression) (cty.Value, bool) {
-	if d.locals != nil && !d.checkLocalRefs(expr, d.locals) {
+	if d.locals != nil && !d.checkLocalRefs(expr, d.locals, nil) {
 		return cty.NilVal, false
 	}
 	v, diags := expr.Value(d.ctx)

@@ -1135,6 +1135,8 @@ func TestLocalNotSuggestedToItself(t *testing.T) {
 	for _, tc := range []struct{ locals, want string }{
 		{"region = locals.regio", "There is no local named \"regio\" in this workspace. Declare it"},
 		{"region = locals.regio\n  regions = \"eu\"", "Did you mean \"regions\"?"},
+		// A local built from this one would be a cycle too.
+		{"region = locals.regio\n  regi = \"${locals.region}-1\"", "There is no local named \"regio\" in this workspace. Declare it"},
 	} {
 		_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte("locals {\n  " + tc.locals + "\n}\n")})
 		if len(diags) == 0 || diags[0].Summary != "Reference to undeclared local value" || !strings.Contains(diags[0].Detail, tc.want) {
