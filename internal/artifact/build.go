@@ -76,7 +76,7 @@ func Build(files []File) ([]byte, error) {
 	paths := make([]string, len(sorted))
 	var size int64
 	for i, f := range sorted {
-		if why := CheckPath(f.Path); why != "" {
+		if why := pathfold.CheckPath(f.Path); why != "" {
 			return nil, fmt.Errorf("building artifact: file %q: %w: %s", f.Path, ErrUnsafePath, why)
 		}
 		if f.Path == SumsName {

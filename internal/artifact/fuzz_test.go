@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/agentform/agentform/internal/pathfold"
 )
 
 // FuzzRead checks that Read never panics, that whatever it accepts has
@@ -30,7 +32,7 @@ func FuzzRead(f *testing.F) {
 		}
 		var files []File
 		for _, p := range a.Paths() {
-			if why := CheckPath(p); why != "" {
+			if why := pathfold.CheckPath(p); why != "" {
 				t.Fatalf("read accepted %q: %s", p, why)
 			}
 			if p != SumsName {

@@ -92,7 +92,7 @@ func read(r io.Reader, maxEntries int, maxBytes int64) (*Archive, error) {
 			return nil, fmt.Errorf("reading artifact: %w: more than %d entries", ErrTooLarge, maxEntries)
 		}
 		name := hdr.Name
-		if why := CheckPath(name); why != "" {
+		if why := pathfold.CheckPath(name); why != "" {
 			return nil, fmt.Errorf("reading artifact: entry %q: %w: %s", name, ErrUnsafePath, why)
 		}
 		if hdr.Typeflag != tar.TypeReg {

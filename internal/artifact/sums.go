@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/agentform/agentform/internal/pathfold"
 )
 
 // sumsLine formats one SHA256SUMS line as sha256sum prints it in text
@@ -47,7 +49,7 @@ func parseSums(data []byte) (map[string]string, []sumsProblem) {
 			problems = append(problems, sumsProblem{n, `malformed line: want "<64 lowercase hex digits>  <path>"`})
 			continue
 		}
-		if why := CheckPath(p); why != "" {
+		if why := pathfold.CheckPath(p); why != "" {
 			problems = append(problems, sumsProblem{n, fmt.Sprintf("unsafe path %q: %s", p, why)})
 			continue
 		}

@@ -823,6 +823,13 @@ func (d *decoder) decodeSkill(b *hcl.Block) *Skill {
 							"The resource path %q must be relative and stay inside the skill (no \"..\", no leading \"/\").", k)
 						continue
 					}
+					// As the artifact will hold it (a "./" or a "//"
+					// is the same file, cleaned).
+					if why := pathfold.CheckPath("skills/" + s.Name + "/" + path.Clean(k)); why != "" {
+						d.errorf(keyRange(attr.Expr, k), "Invalid resource path",
+							"The resource path %q cannot be a path of the skill's artifact files: %s. Rename the resource.", k, why)
+						continue
+					}
 					fk := resourceFileKey(k)
 					switch prev, dup := files[fk]; {
 					case dup && prev == skillFileName:

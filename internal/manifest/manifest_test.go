@@ -1222,3 +1222,24 @@ func TestRuntimeMarkerInLocals(t *testing.T) {
 		}
 	}
 }
+
+// TestInlineSkillResourceNames: an inline skill's resource named with a
+// control character, or a path too long for an artifact, is a located
+// error at its key rather than an unlocated apply failure.
+func TestInlineSkillResourceNames(t *testing.T) {
+	for _, tc := range []struct{ key, want string }{
+		{`a\u0001b.md`, "the path contains a control character"},
+		{strings.Repeat("d/", 2100) + "x.md", "the path is longer than 4096 bytes"},
+	} {
+		got := errorsOf(t, `
+skill "s" {
+  description = "d"
+  content     = "c"
+  resources   = { "`+tc.key+`" = "text" }
+}
+`)
+		if len(got) != 1 || !strings.HasPrefix(got[0], "15:19: Invalid resource path: The resource path ") || !strings.Contains(got[0], "cannot be a path of the skill's artifact files: "+tc.want) {
+			t.Errorf("%.40s: %q\nwant: an error at the key saying %s", tc.key, got, tc.want)
+		}
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/manifest"
 	"github.com/agentform/agentform/internal/pathfold"
 )
@@ -80,7 +79,7 @@ func sourceDir(dir, root string, resolved bool, src manifest.String, what string
 
 // shippedFiles reports, of a directory that an artifact ships (a skill's
 // source, a python package), a file whose path an artifact cannot hold
-// (artifact.CheckPath: a backslash, a control character, invalid UTF-8),
+// (pathfold.CheckPath: a backslash, a control character, invalid UTF-8),
 // then two files whose paths differ only in letter case or Unicode
 // normalisation form ("Notes.py" and "notes.py"): the artifact builder
 // refuses them, since on macOS and Windows they are one file and one
@@ -90,7 +89,7 @@ func sourceDir(dir, root string, resolved bool, src manifest.String, what string
 // the artifact puts its files ("skills/research/").
 func shippedFiles(files []string, src manifest.String, rng *hcl.Range, what, dest string) hcl.Diagnostics {
 	for _, name := range files {
-		if why := artifact.CheckPath(dest + name); why != "" {
+		if why := pathfold.CheckPath(dest + name); why != "" {
 			return hcl.Diagnostics{{
 				Severity: hcl.DiagError,
 				Summary:  "File name an artifact cannot hold",
