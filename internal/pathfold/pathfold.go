@@ -4,7 +4,8 @@
 // or "é" written precomposed and decomposed, are one file there, and
 // whichever unpacks second replaces the other. The artifact builder and
 // reader refuse such paths, and the manifest and resolution report them
-// where they come from, all by this one rule.
+// where they come from, all by this one rule. CheckPath is the other rule
+// all four share: which paths an artifact can hold at all.
 package pathfold
 
 import (
