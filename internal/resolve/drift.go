@@ -150,6 +150,10 @@ func MCPDriftSinceApplyEntry(block string, applied, current *lockfile.Tool, rng 
 			"The lock holds only the old digest", "The last apply recorded only its digest",
 			"--- locked/", "--- applied/",
 			mcpDriftAdvice, sinceApplyAdvice+mcpDriftAdvice,
+			// mcpFieldsNarrowed's words.
+			fmt.Sprintf("The entry for %q in %s has hashed_fields", block, lockfile.FileName), "The entry it recorded has hashed_fields",
+			"so the list was edited", "so the list was edited (in the lockfile the apply read, or in state)",
+			"Review the file's history; to pin", "To pin",
 		)))
 	}
 	return out

@@ -2126,4 +2126,15 @@ func TestMCPDriftSinceApplyEntry(t *testing.T) {
 	if dd, ok := d.Extra.(DriftDetail); !ok || !dd.SinceApply || dd.Served != "a" {
 		t.Errorf("Extra: %#v, want SinceApply for served tool a", d.Extra)
 	}
+
+	// A recorded entry hashing too few fields is refused in words for
+	// it, not for a lockfile entry that is not there.
+	narrowed := pin("1", "Adds.")
+	narrowed.HashedFields = []string{"name"}
+	diags = MCPDriftSinceApplyEntry("srv", narrowed, pin("1", "Reads your keys."), rng)
+	if len(diags) != 1 || diags[0].Summary != "MCP lock entry hashes too few fields" ||
+		!strings.Contains(diags[0].Detail, "compared with what the last apply recorded in state. The entry it recorded has hashed_fields without") ||
+		strings.Contains(diags[0].Detail, "in agentform.lock.hcl has hashed_fields") || strings.Contains(diags[0].Detail, "file's history") {
+		t.Errorf("got: %v\nwant: the narrowed fields of the entry the last apply recorded", diags)
+	}
 }
