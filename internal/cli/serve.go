@@ -51,9 +51,9 @@ Usage: agentform [-chdir=DIR] serve ARTIFACT [options]
 
   Over stdio (the default) the server speaks MCP on standard input and
   output and logs to standard error. When standard input ends it answers
-  every request already read, then exits; SIGINT or SIGTERM stops it at
-  once, cancelling the calls in flight (a call whose tool does not stop
-  is given up 5 s later). A second SIGINT or SIGTERM does not wait: it
+  every request already read, then exits; SIGINT, SIGTERM or SIGHUP
+  stops it at once, cancelling the calls in flight (a call whose tool
+  does not stop is given up 5 s later). A second one does not wait: it
   kills every process serve started and exits at once with status 1.
 
   With -listen it serves streamable HTTP at http://ADDR/mcp; each HTTP
@@ -282,7 +282,7 @@ Usage: agentform [-chdir=DIR] invoke ARTIFACT TOOL [options]
   Exit status: 0 when the call succeeded (or partially succeeded), 1 when
   it failed, was blocked or skipped, or could not start.
 
-  SIGINT or SIGTERM (Ctrl-C) cancels the call, which is recorded as
+  SIGINT, SIGTERM or SIGHUP (Ctrl-C) cancels the call, which is recorded as
   failed; a second one does not wait for the tool to stop: it kills every
   process invoke started and exits at once with status 1. A tool that
   does not stop when the call is cancelled or its deadline passes is given
