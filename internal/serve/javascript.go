@@ -233,6 +233,13 @@ type jsRun struct {
 	result  *Result
 	err     error
 	refusal error // the first request the network block refused
+
+	// cleared holds, per timer or interval the tool set, whether it was
+	// cleared: the event loop's ClearTimeout and ClearInterval take
+	// effect only after the current job, and a tick already queued would
+	// still run the callback, where JavaScript's clearInterval stops it
+	// at once. Used on the loop's goroutine only.
+	cleared map[any]*bool
 }
 
 // jsHelpers are what the prelude returns, for the executor's use.
@@ -708,9 +715,14 @@ func (r *jsRun) setTimer(repeat bool) func(goja.FunctionCall) goja.Value {
 		if len(call.Arguments) > 2 {
 			args = slices.Clone(call.Arguments[2:])
 		}
+		cleared := new(bool)
+		var timer any
 		job := func(*goja.Runtime) {
 			defer r.guard()
-			if r.finished.Load() || r.done {
+			if !repeat {
+				delete(r.cleared, timer)
+			}
+			if r.finished.Load() || r.done || *cleared {
 				return
 			}
 			if _, err := fn(goja.Undefined(), args...); err != nil {
@@ -719,14 +731,19 @@ func (r *jsRun) setTimer(repeat bool) func(goja.FunctionCall) goja.Value {
 		}
 		if repeat {
 			if iv := r.loop.SetInterval(job, max(delay, time.Millisecond)); iv != nil {
-				return vm.ToValue(iv)
+				timer = iv
 			}
+		} else if t := r.loop.SetTimeout(job, delay); t != nil {
+			timer = t
+		}
+		if timer == nil {
 			return goja.Undefined()
 		}
-		if t := r.loop.SetTimeout(job, delay); t != nil {
-			return vm.ToValue(t)
+		if r.cleared == nil {
+			r.cleared = map[any]*bool{}
 		}
-		return goja.Undefined()
+		r.cleared[timer] = cleared
+		return vm.ToValue(timer)
 	}
 }
 
@@ -736,9 +753,15 @@ func (r *jsRun) setImmediate(call goja.FunctionCall) goja.Value {
 	return r.setTimer(false)(goja.FunctionCall{This: call.This, Arguments: args})
 }
 
-// clearTimer cancels a timer or an interval; anything else is ignored.
+// clearTimer cancels a timer or an interval at once, as JavaScript does
+// (a tick already queued does not run it); anything else is ignored.
 func (r *jsRun) clearTimer(call goja.FunctionCall) goja.Value {
-	switch t := call.Argument(0).Export().(type) {
+	timer := call.Argument(0).Export()
+	if cleared, ok := r.cleared[timer]; ok {
+		*cleared = true
+		delete(r.cleared, timer)
+	}
+	switch t := timer.(type) {
 	case *eventloop.Timer:
 		r.loop.ClearTimeout(t)
 	case *eventloop.Interval:

@@ -166,6 +166,27 @@ func TestJavaScriptTools(t *testing.T) {
     await new Promise((resolve) => setTimeout(resolve, 5));
     await new Promise((resolve) => queueMicrotask(resolve));
     return { output: { start, ticks }, status: "partial_success" };`),
+		// An interval cleared while ticks are already queued (its first
+		// callback outlasts several periods) runs no more: a cleared
+		// timer is cleared at once, as in JavaScript.
+		"cleared": jsTool("cleared", "", `
+    let ticks = 0;
+    await new Promise((resolve) => {
+      const id = setInterval(() => {
+        ticks++;
+        const until = Date.now() + 30;
+        while (Date.now() < until) {}
+        clearInterval(id);
+        setTimeout(resolve, 30);
+      }, 1);
+    });
+    let late = 0;
+    const t = setTimeout(() => { late++; }, 1);
+    const until = Date.now() + 30;
+    while (Date.now() < until) {}
+    clearTimeout(t);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    return { ticks, late };`),
 		// Console lines and emitted events go to Call.Event.
 		"chatty": jsTool("chatty", "", `
     console.log("hello", { a: 1 }, 2);
@@ -234,6 +255,16 @@ import kv from "agentc:kv";`, `
 		}
 		if got, want := string(res.Output), `{"start":["timeout"],"ticks":3}`; got != want || res.Status != StatusPartialSuccess {
 			t.Errorf("got:  %s, status %q\nwant: %s, status %q", got, res.Status, want, StatusPartialSuccess)
+		}
+	})
+
+	t.Run("cleared timers", func(t *testing.T) {
+		res, err, _ := f.call(t, ctx, "cleared", `{}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(res.Output), `{"ticks":1,"late":0}`; got != want {
+			t.Errorf("got:  %s\nwant: %s (a cleared interval or timeout ran)", got, want)
 		}
 	})
 
