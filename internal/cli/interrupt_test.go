@@ -4,6 +4,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -42,13 +43,7 @@ func (l *lockedBuffer) String() string {
 // started (and, with /proc, a process that left its group) and exits at
 // once with status 1, without waiting for the graceful stop.
 func TestSecondInterruptExitsAtOnce(t *testing.T) {
-	exited := make(chan int, 1)
-	defer func(f func(int)) { exitNow = f }(exitNow)
-	exitNow = func(code int) { exited <- code }
-	stderr := &lockedBuffer{}
-	m := &Meta{Streams: Streams{Stderr: stderr}}
-	ctx, stop := m.interruptContext("Stopping the call")
-	defer stop()
+	ctx, exited, stderr := interruptTest(t, "Stopping the call")
 
 	// A process group agentform started, whose shell started a process
 	// in a session of its own.
@@ -128,13 +123,7 @@ func TestHangupStops(t *testing.T) {
 	if signal.Ignored(syscall.SIGHUP) {
 		t.Skip("the test runs with SIGHUP ignored (nohup), which agentform then leaves ignored")
 	}
-	exited := make(chan int, 1)
-	defer func(f func(int)) { exitNow = f }(exitNow)
-	exitNow = func(code int) { exited <- code }
-	stderr := &lockedBuffer{}
-	m := &Meta{Streams: Streams{Stderr: stderr}}
-	ctx, stop := m.interruptContext("Stopping the plan")
-	defer stop()
+	ctx, exited, stderr := interruptTest(t, "Stopping the plan")
 	if err := syscall.Kill(syscall.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +135,29 @@ func TestHangupStops(t *testing.T) {
 	if got := stderr.String(); !strings.HasPrefix(got, "Interrupt received. Stopping the plan") {
 		t.Errorf("after SIGHUP: %q", got)
 	}
+	select {
+	case code := <-exited:
+		t.Errorf("exited (%d) at the first SIGHUP; it stops gracefully", code)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// interruptTest starts interruptContext with stopping for a test: exits
+// are sent on exited instead of ending the test binary, and what it says
+// goes to stderr. Both are undone when the test ends.
+func interruptTest(t *testing.T, stopping string) (ctx context.Context, exited chan int, stderr *lockedBuffer) {
+	t.Helper()
+	exited = make(chan int, 1)
+	saved := exitNow
+	exitNow = func(code int) { exited <- code }
+	stderr = &lockedBuffer{}
+	m := &Meta{Streams: Streams{Stderr: stderr}}
+	ctx, stop := m.interruptContext(stopping)
+	t.Cleanup(func() {
+		stop()
+		exitNow = saved
+	})
+	return ctx, exited, stderr
 }
 
 // waitGone waits up to 10 s for pid to be gone (a zombie is gone).
