@@ -239,7 +239,7 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 		var detail string
 		if literal {
 			detail = fmt.Sprintf("%q is not an absolute http or https URL. Write the agent's base URL, like \"https://planner.example.com\".", base)
-		} else if env := a.URL.Runtime.Env; req.Env == nil || !isSet(req.Env, env) {
+		} else if env := a.URL.Runtime.Env; !req.envSet(env) {
 			detail = fmt.Sprintf("%s is unset, and the default of runtime(%q) is not an absolute http or https URL. Set %s, or the default, to the agent's base URL, like \"https://planner.example.com\".", env, env, env)
 		} else {
 			detail = fmt.Sprintf("The value of %s is not an absolute http or https URL. Set it to the agent's base URL, like \"https://planner.example.com\".", env)
@@ -755,12 +755,6 @@ func a2aCopyPin(l *lockfile.Tool, withCard bool) *lockfile.Tool {
 // runtime value, and the lockfile does not record it.
 func a2aUsesRuntime(a *manifest.A2ATool) bool {
 	return a != nil && (a.URL.Runtime != nil || a.AuthToken.Runtime != nil || len(a.Headers.Refs()) > 0)
-}
-
-// isSet reports whether the environment env reads sets name.
-func isSet(env func(string) (string, bool), name string) bool {
-	_, ok := env(name)
-	return ok
 }
 
 // a2aCardLabel renders a lock entry as "Planner 1.2.0, sha256:...". A

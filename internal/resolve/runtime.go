@@ -27,6 +27,16 @@ func (r Request) lookup(ref *manifest.RuntimeRef) (cty.Value, bool) {
 	return cty.NilVal, false
 }
 
+// envSet reports whether the environment the plan reads sets name (a
+// reference then takes its value, not its default).
+func (r Request) envSet(name string) bool {
+	if r.Env == nil {
+		return false
+	}
+	_, ok := r.Env(name)
+	return ok
+}
+
 // String returns the value of a string argument for discovery: the literal,
 // or a runtime reference read from the environment or its default. ok is
 // false when a runtime value is unset and has no default. The result may
