@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
@@ -911,19 +912,15 @@ func boolRange(b manifest.Bool, fallback hcl.Range) *hcl.Range {
 // and those that inherit it but a deny list that leaves out a variable
 // the workspace reads with secret(runtime(...)).
 func (a *auditor) checkBashEnv() {
-	var secrets []string
-	read := false
+	secrets := sync.OnceValue(func() []string { return planner.SecretEnv(a.cfg) })
 	for _, t := range a.enabledBash() {
 		e := t.Bash.Env
 		if e == nil {
 			continue
 		}
 		if e.Kind.Value == "deny" && e.Vars.Known() && len(e.Vars.ElemRuntime) == 0 {
-			if !read {
-				secrets, read = planner.SecretEnv(a.cfg), true
-			}
 			var passed []string
-			for _, env := range secrets {
+			for _, env := range secrets() {
 				if !slices.Contains(e.Vars.Values, env) {
 					passed = append(passed, env)
 				}
