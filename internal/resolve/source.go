@@ -83,10 +83,10 @@ func sourceDir(dir, root string, resolved bool, src manifest.String, what string
 // then two files whose paths differ only in letter case or Unicode
 // normalisation form ("Notes.py" and "notes.py"): the artifact builder
 // refuses them, since on macOS and Windows they are one file and one
-// would unpack over the other. files are the directory's
-// PackageFiles; src is its source argument and rng where the problem is
-// reported (the argument's range); what names the directory ("skill directory") and dest where
-// the artifact puts its files ("skills/research/").
+// would unpack over the other. files are the directory's PackageFiles;
+// src is its source argument and rng where the problem is reported (the
+// argument's range); what names the directory ("skill directory") and
+// dest where the artifact puts its files ("skills/research/").
 func shippedFiles(files []string, src manifest.String, rng *hcl.Range, what, dest string) hcl.Diagnostics {
 	for _, name := range files {
 		if why := pathfold.CheckPath(dest + name); why != "" {

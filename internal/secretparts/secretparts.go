@@ -227,8 +227,9 @@ func Lines(value string, secret bool) []string {
 // character escaped), percent-encoded as a query value, as a path segment
 // and with a space as %20 (each also with lower-case hex digits), escaped
 // as HTML text (&#34; as Go writes a quote, &quot; as Python does), and
-// with its accents composed or decomposed otherwise. A form equal to one before it is left out, so that a plain
-// word has one form only. Only a composed form is shorter than s.
+// with its accents composed or decomposed otherwise. A form equal to one
+// before it is left out, so that a plain word has one form only. Only a
+// composed form is shorter than s.
 func Forms(s string) []string {
 	out := []string{s}
 	add := func(f string) {
