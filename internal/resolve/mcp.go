@@ -1375,13 +1375,9 @@ func (s *mcpSession) stderrNote() string {
 	if s.stderr == nil {
 		return ""
 	}
-	text := strings.TrimSpace(s.redact(s.stderr.String()))
-	if text == "" {
+	lines := mcpwire.LastLines(s.redact(s.stderr.String()), 10)
+	if len(lines) == 0 {
 		return ""
-	}
-	lines := strings.Split(text, "\n")
-	if len(lines) > 10 {
-		lines = lines[len(lines)-10:]
 	}
 	return "\n\nIts standard error ended with:\n  " + strings.Join(lines, "\n  ")
 }

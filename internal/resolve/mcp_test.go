@@ -726,6 +726,21 @@ config = { TOKEN = secret(runtime("MCP_TOKEN")) }
 				has:     []string{"boom (value of MCP_TOKEN)", "exit status 3"},
 				secrets: []string{"tok-4242-abcd"},
 			},
+			{
+				// node prints its error above ten stack frames: the last
+				// ten lines alone would show none of it.
+				name: "a node server that throws keeps its error in view",
+				body: `transport = "stdio"
+command = "node"
+args = ["-e", "function a(){throw new Error('config unreadable for ' + process.env.TOKEN)} function b(){a()} b()"]
+config = { TOKEN = secret(runtime("MCP_TOKEN")) }
+`,
+				env:     map[string]string{"MCP_TOKEN": "tok-5151-efgh"},
+				summary: "MCP server exited before answering",
+				at:      func(m *manifest.MCPTool) hcl.Range { return m.Command.Range },
+				has:     []string{"Error: config unreadable for (value of MCP_TOKEN)", "    at a ([eval]", "more frames", "exit status 1"},
+				secrets: []string{"tok-5151-efgh"},
+			},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {

@@ -668,13 +668,9 @@ func (e *mcpExecutor) stderrNote() string {
 	if e.stderr == nil {
 		return ""
 	}
-	text := strings.TrimSpace(e.scrub.Text(e.stderr.String()))
-	if text == "" {
+	lines := mcpwire.LastLines(e.scrub.Text(e.stderr.String()), 10)
+	if len(lines) == 0 {
 		return ""
-	}
-	lines := strings.Split(text, "\n")
-	if len(lines) > 10 {
-		lines = lines[len(lines)-10:]
 	}
 	return "; its standard error ended with:\n  " + strings.Join(lines, "\n  ")
 }

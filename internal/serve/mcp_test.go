@@ -597,6 +597,35 @@ func TestServeStdioStderrPartsHidden(t *testing.T) {
 	}
 }
 
+// TestServeStdioStderrKeepsError: a node server that throws at startup
+// prints its error above ten stack frames; the startup error shows the
+// error, not only the frames.
+func TestServeStdioStderrKeepsError(t *testing.T) {
+	bin := mcpTestBuildServer(t, t.TempDir())
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(fmt.Sprintf(`
+  transport = "stdio"
+  command   = runtime("SRV_CMD", %q)
+`, bin))})
+	a, arch, _ := buildArtifact(t, dir, "assistant", nil)
+	script := filepath.Join(t.TempDir(), "server")
+	writeFiles(t, filepath.Dir(script), map[string]string{"server": "#!/bin/sh\nexec node -e 'function a(){throw new Error(\"no database configured\")} function b(){a()} b()'\n"})
+	if err := os.Chmod(script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := mcpTestHost(t, a, arch, map[string]string{"SRV_CMD": script})
+	ex, err := factories[artifact.KindMCP](context.Background(), h, "srv", mcpTestTools(a, "srv"))
+	if err == nil {
+		_ = ex.Close()
+		t.Fatal("started\nwant: an error")
+	}
+	for _, want := range []string{"Error: no database configured", "    at a ([eval]", "more frames"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("startup error\ngot:  %v\nwant: it to contain %q", err, want)
+		}
+	}
+}
+
 // TestServeUpstreamNameScrubbed: the log line naming the upstream server
 // does not quote, through the name the server gives itself, what the
 // server was reached with (its path and query in a secret URL).
