@@ -218,6 +218,9 @@ func Run(ctx context.Context, cfg *manifest.Config, opts Options) (*Workspace, h
 		}()
 	}
 	wg.Wait()
+	if ctx.Err() == nil {
+		diags = append(diags, checkWritableCommands(cfg, dir)...)
+	}
 	if err := ctx.Err(); err != nil {
 		// One error says so, not one per tool the interruption stopped.
 		diags = slices.DeleteFunc(diags, func(d *hcl.Diagnostic) bool {

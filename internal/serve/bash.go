@@ -180,6 +180,22 @@ func newBashTool(h *Host, t *artifact.Tool) (*bashTool, error) {
 				return nil, fmt.Errorf("tool %q: the command %q (%s) is inside the tool's read_write filesystem %s, where a script could replace it with its own program; move it out of that directory or use an overlay filesystem", t.Name, name, p, bt.fsPath)
 			}
 		}
+		// So could one of another tool of the agent (plan checks every
+		// tool of the workspace; this artifact holds only the agent's).
+		for _, other := range h.Agent.Tools {
+			if other.Bash == nil || other.Name == t.Name {
+				continue
+			}
+			set := newCommandSet(h.Dir, other.Bash.Commands)
+			for _, name := range other.Bash.Commands {
+				if p := set.path(name); p != "" && pathWithin(bt.fsPath, p) {
+					return nil, fmt.Errorf("tool %q: the command %q (%s) of tool %q is inside this tool's read_write filesystem %s, where a script of this tool could replace it with its own program for %q to run; move it out of that directory or use an overlay filesystem", t.Name, name, p, other.Name, bt.fsPath, other.Name)
+				}
+			}
+			// A hard link in the tree is the same file: the shell writes
+			// none of the agent's commands.
+			bt.commands.guard(set)
+		}
 	}
 	if env := cfg.Env; env != nil {
 		switch env.Kind {
@@ -435,8 +451,10 @@ type commandSet struct {
 	// the entries given as paths.
 	paths map[string]bool
 	// files holds the files the paths are, as given and with symbolic
-	// links resolved: the shell never writes them.
+	// links resolved, and infos those files themselves: the shell never
+	// writes them, by these paths or by a hard link.
 	files map[string]bool
+	infos []os.FileInfo
 	// list is the allowed commands for messages.
 	list string
 }
@@ -464,8 +482,20 @@ func newCommandSet(dir string, commands []string) *commandSet {
 	for p := range c.paths {
 		c.files[p] = true
 		c.files[resolvePath(p)] = true
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+			c.infos = append(c.infos, info)
+		}
 	}
 	return c
+}
+
+// guard adds the files of other's commands to those the shell never
+// writes (the commands other tools of the agent run).
+func (c *commandSet) guard(other *commandSet) {
+	for p := range other.files {
+		c.files[p] = true
+	}
+	c.infos = append(c.infos, other.infos...)
 }
 
 // path is the absolute path an entry of the tool's commands runs ("" for
@@ -491,9 +521,17 @@ func workspacePath(dir, p string) string {
 }
 
 // isCommandFile reports whether the absolute path p is, or leads to, one
-// of the allowed commands.
+// of the allowed commands (or another tool's: guard), or is a hard link
+// of one.
 func (c *commandSet) isCommandFile(p string) bool {
-	return c.files[filepath.Clean(p)] || c.files[resolvePath(p)]
+	if c.files[filepath.Clean(p)] || c.files[resolvePath(p)] {
+		return true
+	}
+	if len(c.infos) == 0 {
+		return false
+	}
+	info, err := os.Stat(p)
+	return err == nil && slices.ContainsFunc(c.infos, func(cmd os.FileInfo) bool { return os.SameFile(info, cmd) })
 }
 
 // resolvePath is the absolute path p with symbolic links resolved, as far
@@ -1504,7 +1542,7 @@ func (j *shellJob) isFunction(ctx context.Context, hc interp.HandlerContext, nam
 var errOutside = errors.New("outside the tool's filesystem")
 
 // errCommandFile is the error of writing one of the tool's commands.
-var errCommandFile = errors.New("one of the tool's commands, which a script may not write")
+var errCommandFile = errors.New("one of the tool's commands (or another tool's of the agent), which a script may not write")
 
 // errNotRegular is the error of opening what is neither a regular file nor
 // a directory (a named pipe, a device, a socket).

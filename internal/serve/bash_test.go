@@ -865,6 +865,72 @@ func TestBashRefusesCommandsInWritableTree(t *testing.T) {
 	}
 }
 
+// TestBashGuardsOtherToolsCommands: a read_write tool may not hold another
+// tool's command (a script of the one would choose what the other runs),
+// and its shell writes no command of the agent's tools through a hard
+// link either.
+func TestBashGuardsOtherToolsCommands(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"data/x": "", "bin/helper": "#!/bin/sh\necho original\n", "own/run": "#!/bin/sh\necho own\n"})
+	for _, f := range []string{"bin/helper", "own/run"} {
+		if err := os.Chmod(filepath.Join(dir, f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper := filepath.Join(root, "bin", "helper")
+	agent := func(writerPath string) *Host {
+		return &Host{Logf: t.Logf, Dir: root, Agent: &artifact.Agent{Tools: []artifact.Tool{
+			{Name: "writer", Kind: artifact.KindBash, Bash: &artifact.Bash{Commands: []string{filepath.Join(root, "own", "run")}, FS: &artifact.BashFS{Kind: "read_write", Path: writerPath}}},
+			{Name: "runner", Kind: artifact.KindBash, Bash: &artifact.Bash{Commands: []string{helper}}},
+		}}}
+	}
+	h := agent(filepath.Join(root, "bin"))
+	_, err = newBashExecutor(context.Background(), h, "writer", []*artifact.Tool{&h.Agent.Tools[0]})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`the command %q (%s) of tool "runner" is inside this tool's read_write filesystem`, helper, helper)) {
+		t.Fatalf("writer over bin\ngot:  %v\nwant: a startup error naming runner's command", err)
+	}
+
+	// A hard link of the runner's command in the writer's tree.
+	if err := os.Link(helper, filepath.Join(root, "data", "hl")); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	if err := os.Link(filepath.Join(root, "own", "run"), filepath.Join(root, "data", "own")); err != nil {
+		t.Fatal(err)
+	}
+	h = agent(filepath.Join(root, "data"))
+	ex, err := newBashExecutor(context.Background(), h, "writer", []*artifact.Tool{&h.Agent.Tools[0]})
+	if err != nil {
+		t.Fatalf("writer over data\ngot:  %v\nwant: started", err)
+	}
+	t.Cleanup(func() { _ = ex.Close() })
+	for _, script := range []string{`printf '#!/bin/sh\nid\n' > hl`, `echo x >> own`, `echo ok > other.txt`} {
+		args, _ := json.Marshal(map[string]string{"script": script})
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		res, err := ex.Call(ctx, &Call{Tool: &h.Agent.Tools[0], Args: args, Event: func(string, any) {}})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out shellOutcome
+		if err := json.Unmarshal(res.Output, &out); err != nil {
+			t.Fatal(err)
+		}
+		refused := strings.Contains(out.Stderr, "which a script may not write")
+		if refused != (script != `echo ok > other.txt`) {
+			t.Errorf("%s\ngot:  exit %d, stderr %q\nwant: refused only for the links", script, out.ExitCode, out.Stderr)
+		}
+	}
+	for f, want := range map[string]string{"bin/helper": "#!/bin/sh\necho original\n", "own/run": "#!/bin/sh\necho own\n", "data/other.txt": "ok\n"} {
+		if b, _ := os.ReadFile(filepath.Join(root, f)); string(b) != want {
+			t.Errorf("%s\ngot:  %q\nwant: %q", f, b, want)
+		}
+	}
+}
+
 func TestBashRefusesProcessSubstitution(t *testing.T) {
 	ex, a := bashTestExecutor(t, `commands = []
   limits {

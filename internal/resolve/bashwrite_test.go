@@ -1,0 +1,120 @@
+package resolve
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentform/agentform/internal/manifest"
+)
+
+// TestWritableCommands: a program one tool runs that lies in a bash
+// tool's read_write filesystem is an error at the entry that names it,
+// whichever tool (and agent) runs it.
+func TestWritableCommands(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"bin", "data", "safe"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"bin/helper", "safe/tool", "data/own"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("#!/bin/sh\necho hi\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A link outside the tree to a program inside it runs that program.
+	if err := os.Symlink(filepath.Join(dir, "bin", "helper"), filepath.Join(dir, "safe", "link")); err != nil {
+		t.Fatal(err)
+	}
+	src := `tool "writer" {
+  kind        = "bash"
+  description = "Writes."
+  commands    = ["./data/own"]
+  fs {
+    kind = "read_write"
+    path = "./bin/.."
+  }
+}
+
+tool "runner" {
+  kind        = "bash"
+  description = "Runs."
+  commands    = ["ls", "./safe/tool", "./safe/link"]
+}
+
+tool "server" {
+  kind      = "mcp"
+  transport = "stdio"
+  command   = "./bin/helper"
+}
+
+tool "off" {
+  kind        = "bash"
+  enabled     = false
+  description = "Disabled."
+  commands    = ["./bin/helper"]
+}
+
+agent "a" {
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "tools.acl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := manifest.Load(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	// The writer's tree is the whole workspace: every program in it.
+	got := checkWritableCommands(cfg, dir)
+	type at struct{ line, col int }
+	want := map[at]string{
+		{4, 18}:  `"./data/own" (` + filepath.Join(dir, "data", "own") + `) is inside this tool's own read_write filesystem ("./bin/..")`,
+		{14, 24}: `"./safe/tool" (` + filepath.Join(dir, "safe", "tool") + `) is inside the read_write filesystem of tool "writer"`,
+		{14, 39}: `"./safe/link" (` + filepath.Join(dir, "bin", "helper") + `) is inside the read_write filesystem of tool "writer"`,
+		{20, 15}: `"./bin/helper" (` + filepath.Join(dir, "bin", "helper") + `) is inside the read_write filesystem of tool "writer"`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("diagnostics\ngot:  %s\nwant: %d errors", got.Error(), len(want))
+	}
+	for _, d := range got {
+		w, ok := want[at{d.Subject.Start.Line, d.Subject.Start.Column}]
+		if !ok || d.Summary != "Command inside a read_write filesystem" || !strings.Contains(d.Detail, w) {
+			t.Errorf("diagnostic\ngot:  %s:%d,%d: %s: %s\nwant: one of %v", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column, d.Summary, d.Detail, want)
+		}
+	}
+
+	// Through Run, with the writer's tree narrowed to bin: only the
+	// programs there.
+	if err := os.WriteFile(filepath.Join(dir, "tools.acl"), []byte(strings.Replace(src, `"./bin/.."`, `"./bin"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags = manifest.Load(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	_, all := Run(context.Background(), cfg, Options{Refresh: false})
+	var errs []string
+	for _, d := range all {
+		if d.Summary == "Command inside a read_write filesystem" {
+			errs = append(errs, d.Detail[:strings.Index(d.Detail, " is inside")])
+		}
+	}
+	if strings.Join(errs, "|") != `"./safe/link" (`+filepath.Join(dir, "bin", "helper")+`)|"./bin/helper" (`+filepath.Join(dir, "bin", "helper")+`)` &&
+		strings.Join(errs, "|") != `"./bin/helper" (`+filepath.Join(dir, "bin", "helper")+`)|"./safe/link" (`+filepath.Join(dir, "bin", "helper")+`)` {
+		t.Errorf("Run's errors\ngot:  %q\nwant: ./safe/link and the MCP server's ./bin/helper", errs)
+	}
+}
