@@ -52,13 +52,26 @@ func readInput(path string) ([]byte, error) {
 
 // BuildOutputDirs are directories left out of package hashes: installed
 // dependencies, build output, version-control metadata, and agentform's
-// own state and cache (.agentform), which a package at the workspace's
-// root would otherwise hold.
-var BuildOutputDirs = []string{".agentform", ".git", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".venv", "__pycache__", "dist", "node_modules"}
+// own state and cache (.agentform) and Terraform's (.terraform, the
+// states of terraform.tfstate.d), which a package at the workspace's root
+// would otherwise hold.
+var BuildOutputDirs = []string{".agentform", ".git", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".terraform", ".tox", ".venv", "__pycache__", "dist", "node_modules", "terraform.tfstate.d"}
+
+// terraformFile reports whether a file name is one of Terraform's own
+// files, which package hashes leave out wherever they are: a state (which
+// holds the values of every resource, sensitive ones too, and changes
+// with every apply), its backup and its lock info, and the dependency
+// lock. A workspace that Terraform runs in (the provider's dir = ".")
+// holds them at its root, where a skill or tool with source = "." would
+// otherwise pack them into the artifact.
+func terraformFile(name string) bool {
+	return strings.HasSuffix(name, ".tfstate") || strings.HasSuffix(name, ".tfstate.backup") ||
+		name == ".terraform.tfstate.lock.info" || name == ".terraform.lock.hcl"
+}
 
 // PackageFiles lists the regular files of a package directory, relative
-// with forward slashes and sorted, skipping BuildOutputDirs and a
-// lockfile (agentform.lock.hcl) at its root. A symbolic
+// with forward slashes and sorted, skipping BuildOutputDirs, Terraform's
+// files (terraformFile) and a lockfile (agentform.lock.hcl) at its root. A symbolic
 // link that leads outside the package is an error, and so is one to a
 // directory; a link to a file inside the package is listed like the file.
 func PackageFiles(dir string) ([]string, error) {
@@ -108,7 +121,7 @@ func packageFiles(root string) ([]string, error) {
 		} else if !d.Type().IsRegular() {
 			return nil
 		}
-		if unhashedTopFile(rel) {
+		if unhashedTopFile(rel) || terraformFile(d.Name()) {
 			return nil
 		}
 		files = append(files, filepath.ToSlash(rel))

@@ -72,3 +72,40 @@ func TestPackageFilesLeaveOutLockfile(t *testing.T) {
 		t.Errorf("PackageFiles\ngot:  %q\nwant: %q", got, want)
 	}
 }
+
+// TestPackageFilesLeaveOutTerraform: a package Terraform runs in (the
+// provider's dir = ".", a skill with source = ".") does not hash or pack
+// Terraform's state, which holds other resources' values and changes with
+// every apply, nor the rest of Terraform's own files.
+func TestPackageFilesLeaveOutTerraform(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, content string) {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("SKILL.md", "---\nname: x\ndescription: y\n---\n")
+	write("main.tf", "resource \"terraform_data\" \"x\" {}\n")
+	before, err := HashPackage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"terraform.tfstate", "terraform.tfstate.backup", ".terraform.tfstate.lock.info", ".terraform.lock.hcl",
+		".terraform/providers/x", "terraform.tfstate.d/dev/terraform.tfstate", "sub/custom.tfstate", "sub/custom.tfstate.backup"} {
+		write(rel, `{"password": "tfstate-secret"}`)
+	}
+	got, err := PackageFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"SKILL.md", "main.tf"}; !slices.Equal(got, want) {
+		t.Errorf("PackageFiles\ngot:  %q\nwant: %q", got, want)
+	}
+	if after, err := HashPackage(dir); err != nil || after != before {
+		t.Errorf("HashPackage\ngot:  %s, %v\nwant: %s, as without Terraform's files", after, err, before)
+	}
+}

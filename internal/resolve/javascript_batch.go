@@ -842,9 +842,12 @@ func jsLoadWithin(work string, owners *jsOwners, refuse bool) api.Plugin {
 							jsRel(work, real)),
 					}}}, nil
 				}
-				if rel, err := filepath.Rel(pkg.dir, real); err == nil && unhashedTopFile(rel) {
+				if rel, err := filepath.Rel(pkg.dir, real); err == nil && (unhashedTopFile(rel) || terraformFile(filepath.Base(rel))) {
 					what := "the workspace's lockfile"
-					if lockfileTemp(rel) {
+					switch {
+					case terraformFile(filepath.Base(rel)):
+						what = "one of Terraform's files (a state, its backup or lock, or the dependency lock)"
+					case lockfileTemp(rel):
 						what = "a temporary file of the workspace's lockfile"
 					}
 					return api.OnLoadResult{Errors: []api.Message{{
