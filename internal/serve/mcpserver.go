@@ -247,10 +247,22 @@ func (nopWriteCloser) Close() error { return nil }
 // life of serve.
 const maxOverrideServers = 64
 
+// HTTP session bounds: a session idle this long is closed (its client
+// gets 404 and starts another, as MCP clients do), at most
+// maxHTTPSessions are open at once, and the initialize request that opens
+// one may be at most maxInitializeBytes (clients send a few hundred bytes;
+// the session keeps what it said about itself for its life).
+const (
+	httpSessionIdle    = 30 * time.Minute
+	maxHTTPSessions    = 256
+	maxInitializeBytes = 64 << 10
+)
+
 // Handler returns the streamable HTTP handler: one MCP server per distinct
 // grant (sessions with the same override share it; the override is part
 // of the grant, as calls record it), each HTTP session with its own
-// session state.
+// session state. Only a request that opens a session (a POST of
+// initialize without a session id) makes the server of a new override.
 func (s *Server) Handler() http.Handler {
 	var mu sync.Mutex
 	servers := map[string]*mcp.Server{}
@@ -259,12 +271,25 @@ func (s *Server) Handler() http.Handler {
 	// header) is built now and does not count toward the bound: sessions
 	// that ask for other overrides cannot lock it out.
 	servers[grantKey(s.Grant())] = s.MCPServer(s.Grant(), "http", "")
-	// serverFor returns the MCP server of a grant, building it once.
-	serverFor := func(g Grant) (*mcp.Server, error) {
+	// serverFor returns the MCP server of a grant: with create, building
+	// it once (and, with opens, checking that another session may open);
+	// without, the one built already, or nil.
+	serverFor := func(g Grant, create, opens bool) (*mcp.Server, error) {
 		mu.Lock()
 		defer mu.Unlock()
+		if opens {
+			n := 0
+			for _, srv := range servers {
+				for range srv.Sessions() {
+					n++
+				}
+			}
+			if n >= maxHTTPSessions {
+				return nil, fmt.Errorf("too many open sessions (%d) on this server: close one (DELETE) or wait until one has been idle for %s", maxHTTPSessions, httpSessionIdle)
+			}
+		}
 		key := grantKey(g)
-		if srv, ok := servers[key]; ok {
+		if srv, ok := servers[key]; ok || !create {
 			return srv, nil
 		}
 		if len(servers) > maxOverrideServers {
@@ -279,26 +304,71 @@ func (s *Server) Handler() http.Handler {
 		if err != nil {
 			return nil
 		}
-		srv, err := serverFor(g)
-		if err != nil {
-			return nil
-		}
+		// The wrapper below made the server of any request that reaches
+		// here; nil (a bare 400) never serves one grant for another.
+		srv, _ := serverFor(g, false, false)
 		return srv
-	}, nil)
+	}, &mcp.StreamableHTTPOptions{SessionTimeout: httpSessionIdle})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The SDK picks the server per session; a bad header is refused
 		// here with the reason instead of its bare "no server".
+		if len(r.Header.Values(OverrideHeader)) > 1 {
+			http.Error(w, "more than one "+OverrideHeader+" header: send one", http.StatusBadRequest)
+			return
+		}
 		g, err := s.GrantFor(strings.TrimSpace(r.Header.Get(OverrideHeader)))
 		if err != nil {
 			http.Error(w, "invalid "+OverrideHeader+": "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		if _, err := serverFor(g); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+			// A request without a session: initialize, which opens one, or
+			// a request of a protocol without sessions. Either may make
+			// the server of a new override; nothing else does (a GET of
+			// any path with a new header would take a slot for good).
+			method, size := requestMethod(r)
+			switch {
+			case method == "initialize" && size > maxInitializeBytes:
+				http.Error(w, fmt.Sprintf("an initialize request may be at most %d bytes", maxInitializeBytes), http.StatusRequestEntityTooLarge)
+				return
+			case method != "":
+				if _, err := serverFor(g, true, method == "initialize"); err != nil {
+					http.Error(w, err.Error(), http.StatusServiceUnavailable)
+					return
+				}
+			}
+		}
+		if srv, _ := serverFor(g, false, false); srv == nil {
+			http.Error(w, "no session of this server asked for this "+OverrideHeader+": a session sends it with its initialize request", http.StatusBadRequest)
 			return
 		}
 		mcpHandler.ServeHTTP(w, r)
 	})
+}
+
+// requestMethod returns the method of the JSON-RPC request a POST's body
+// holds ("" for anything else: a batch, a response, not JSON, a body over
+// the SDK's bound) and the body's size, leaving the body to be read
+// again.
+func requestMethod(r *http.Request) (string, int) {
+	if r.Body == nil {
+		return "", 0
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, mcp.DefaultMaxRequestBodyBytes+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	if err != nil || len(body) > mcp.DefaultMaxRequestBodyBytes {
+		return "", len(body)
+	}
+	var msg struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return "", len(body)
+	}
+	return msg.Method, len(body)
 }
 
 // ServeHTTP listens on addr and serves streamable HTTP at /mcp (and /)

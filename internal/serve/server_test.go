@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -354,6 +355,66 @@ func TestServerOverrideBound(t *testing.T) {
 		if names, err := httpTools(t, srv.URL, header); err != nil || slices.Contains(names, "writer") {
 			t.Errorf("header %q after %d overrides\ngot:  %v %v\nwant: the agent's own tools", header, maxOverrideServers, names, err)
 		}
+	}
+}
+
+// TestServerHTTPSessionBounds: only a request that could open a session
+// makes the server of a new override (a GET of any path does not take
+// one of the bounded slots); two override headers are refused rather than
+// the first taken; an initialize that would keep megabytes for the
+// session's life is refused; and open sessions are bounded.
+func TestServerHTTPSessionBounds(t *testing.T) {
+	dir := serverWorkspace(t)
+	srv := httptest.NewServer(openTestServer(t, dir, "open", "").Handler())
+	defer srv.Close()
+	do := func(method, path, body string, header ...string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for _, h := range header {
+			req.Header.Add(OverrideHeader, h)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	for i := range maxOverrideServers + 5 {
+		if resp := do(http.MethodGet, "/nonexistent", "", fmt.Sprintf("extend:junk%d", i)); resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("GET with override %d: status %d, want 400", i, resp.StatusCode)
+		}
+		if resp := do(http.MethodPost, "/mcp", "not json", fmt.Sprintf("extend:junk%d", i)); resp.StatusCode == http.StatusServiceUnavailable {
+			t.Fatalf("POST of no request with override %d: status %d, want no slot taken", i, resp.StatusCode)
+		}
+	}
+	if names, err := httpTools(t, srv.URL, "extend:write"); err != nil || !slices.Contains(names, "writer") {
+		t.Errorf("extend:write after %d junk requests\ngot:  %v %v\nwant: writer listed", 2*(maxOverrideServers+5), names, err)
+	}
+
+	if resp := do(http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, "extend:write", "inherit"); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("two override headers: status %d, want 400", resp.StatusCode)
+	}
+	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + strings.Repeat("x", maxInitializeBytes) + `","version":"1"}}}`
+	if resp := do(http.MethodPost, "/mcp", big); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("initialize of %d bytes: status %d, want 413", len(big), resp.StatusCode)
+	}
+
+	// Open sessions up to the bound (each httpTools call closes its own).
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	for i := range maxHTTPSessions {
+		if resp := do(http.MethodPost, "/mcp", init); resp.StatusCode != http.StatusOK {
+			t.Fatalf("session %d: status %d, want 200", i+1, resp.StatusCode)
+		}
+	}
+	if resp := do(http.MethodPost, "/mcp", init); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("session %d: status %d, want 503", maxHTTPSessions+1, resp.StatusCode)
 	}
 }
 
