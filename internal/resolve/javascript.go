@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -78,8 +79,9 @@ type jsCacheEntry struct {
 
 // jsCacheMagic starts every javascript cache entry; an entry without it
 // (such as the JSON documents older versions wrote) is a miss. It is part
-// of the entries' keys too.
-const jsCacheMagic = "agentform javascript cache entry 2\n"
+// of the entries' keys too. (Entry 3: definitions read with the fixed
+// clock and random seed; those of entry 2 read the host's.)
+const jsCacheMagic = "agentform javascript cache entry 3\n"
 
 // MarshalBinary encodes e for the resolution cache: jsCacheMagic, the
 // length of a JSON header (description and parameters) as a uvarint, the
@@ -831,10 +833,19 @@ func jsCompile(prog *ast.Program) (code *goja.Program, err error) {
 	return goja.CompileAST(prog, false)
 }
 
+// jsDefinitionNow is the time a definition reads: the Unix epoch, UTC.
+func jsDefinitionNow() time.Time { return time.Unix(0, 0).UTC() }
+
 // jsEvaluateProgram is jsEvaluateWith for a parsed program.
 func jsEvaluateProgram(ctx context.Context, prog *ast.Program, helper string, export string, timeout time.Duration) (report string, err error) {
 	vm := goja.New()
 	vm.SetMaxCallStackSize(4096)
+	// A definition is read the same on every host and every run: the
+	// clock (Date.now(), new Date()) reads the Unix epoch, and Math.random
+	// is seeded the same each time, so neither can make the artifact of a
+	// description or default depend on when or where plan ran.
+	vm.SetTimeSource(jsDefinitionNow)
+	vm.SetRandSource(rand.New(rand.NewPCG(0, 0)).Float64)
 	timer := time.AfterFunc(timeout, func() { vm.Interrupt(&jsTimeoutError{}) })
 	defer timer.Stop()
 	stop := context.AfterFunc(ctx, func() { vm.Interrupt(&jsTimeoutError{cancelled: true}) })

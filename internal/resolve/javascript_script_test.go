@@ -443,3 +443,24 @@ func TestJSTopLevelAwaitRefused(t *testing.T) {
 		t.Errorf("diagnostics:\ngot:  %s\nwant: top-level await refused in index.ts", diags.Error())
 	}
 }
+
+// TestJSDefinitionClockAndRandom: a definition that reads the clock or
+// Math.random reads the same values on every run and host, so the
+// artifact does not depend on when plan ran.
+func TestJSDefinitionClockAndRandom(t *testing.T) {
+	src := strings.Replace(jsBenchSource, `description: "Counts words.",`,
+		`description: "Counts words; built " + new Date().toISOString() + " (" + Date.now() + "), salt " + Math.random().toFixed(6),`, 1)
+	var descriptions []string
+	for range 2 {
+		w := jsCounterPackage(t, t.TempDir(), map[string]string{"index.ts": src})
+		res, diags := ResolveJavaScript(context.Background(), w.req)
+		if diags.HasErrors() || res == nil || len(res.Tools) != 1 {
+			t.Fatalf("resolve: %v", diags.Error())
+		}
+		descriptions = append(descriptions, res.Tools[0].Description)
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !strings.HasPrefix(descriptions[0], "Counts words; built 1970-01-01T00:00:00.000Z (0), salt 0.") || descriptions[0] != descriptions[1] {
+		t.Errorf("descriptions\ngot:  %q\nwant: the epoch, and the same twice", descriptions)
+	}
+}
