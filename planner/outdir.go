@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 
@@ -16,6 +17,10 @@ import (
 // location in the manifest: the directory comes from Options.OutDir (a
 // flag, a provider attribute) or from state.
 const SummaryOutDirInSource = "Artifact directory inside a source"
+
+// SummaryOutDirNotDirectory is the summary of the error for an artifact
+// directory that is a file, or under one.
+const SummaryOutDirNotDirectory = "Artifact directory is not a directory"
 
 // DefaultOutDirName is how messages name Options.OutDir when
 // Options.OutDirName is empty: the CLI's flag.
@@ -101,12 +106,40 @@ func (p *Plan) checkOutDirs(cfg *manifest.Config, name string) {
 	if real, err := filepath.EvalSymlinks(ws); err == nil {
 		ws = real
 	}
+	if name == "" {
+		name = DefaultOutDirName
+	}
+	if p.outDir != "" {
+		// A file where the directory (or one above it) must be: apply
+		// would find out only after it removed the artifacts it moves.
+		abs := filepath.Clean(p.outDir)
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(ws, abs)
+		}
+		for d := abs; ; d = filepath.Dir(d) {
+			if info, err := os.Stat(d); err == nil {
+				if !info.IsDir() {
+					what := "is a file"
+					if d != abs {
+						what = fmt.Sprintf("is under %s, which is a file", d)
+					}
+					p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{
+						Severity: hcl.DiagError,
+						Summary:  SummaryOutDirNotDirectory,
+						Detail:   fmt.Sprintf("The artifact directory %q (%s) %s, so apply could not write the artifacts there. Choose a directory, such as %q.", p.outDir, name, what, DefaultOutDir),
+					})
+					return
+				}
+				break
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
 	sources := hashedSources(cfg, ws)
 	if len(sources) == 0 {
 		return
-	}
-	if name == "" {
-		name = DefaultOutDirName
 	}
 	// Each directory the plan writes artifacts to, with what puts them
 	// there: the -out-dir given, else where state has them.

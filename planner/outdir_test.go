@@ -261,3 +261,34 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 		}
 	}
 }
+
+// TestOutDirIsAFile: an artifact directory that is a file, or under one,
+// is a plan error, where apply would find out only after removing the
+// artifacts it moves; a directory that does not exist yet is not.
+func TestOutDirIsAFile(t *testing.T) {
+	dir := outDirWorkspace(t)
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		outDir, want string
+	}{
+		{"notes.txt", `The artifact directory "notes.txt" (out_dir) is a file`},
+		{"notes.txt/agents", `The artifact directory "notes.txt/agents" (out_dir) is under ` + filepath.Join(dir, "notes.txt") + `, which is a file`},
+		{"new/agents", ""},
+	} {
+		p := planDir(t, dir, Options{OutDir: tc.outDir, OutDirName: "out_dir"})
+		var got []string
+		for _, d := range p.Diagnostics {
+			if d.Summary == SummaryOutDirNotDirectory {
+				got = append(got, d.Detail)
+			}
+		}
+		switch {
+		case tc.want == "" && len(got) != 0:
+			t.Errorf("%s\ngot:  %q\nwant: no error", tc.outDir, got)
+		case tc.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], tc.want)):
+			t.Errorf("%s\ngot:  %q\nwant: one error starting %q", tc.outDir, got, tc.want)
+		}
+	}
+}

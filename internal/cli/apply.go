@@ -67,7 +67,8 @@ Options:
                        them. A saved plan applies to the directory it was
                        planned with; -out-dir with one must be the same.
                        A directory inside the source of a tool or skill
-                       (which agentform hashes) is an error. Give each
+                       (which agentform hashes), or a file where the
+                       directory would be, is an error. Give each
                        workspace its own: artifacts are named by agent
                        alone, so two workspaces sharing one overwrite
                        each other's artifact of an agent both name.
