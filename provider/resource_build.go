@@ -29,6 +29,7 @@ import (
 	"github.com/agentform/agentform/internal/apply"
 	"github.com/agentform/agentform/internal/artifact"
 	"github.com/agentform/agentform/internal/render"
+	"github.com/agentform/agentform/internal/resolve"
 	"github.com/agentform/agentform/internal/state"
 	"github.com/agentform/agentform/internal/version"
 	"github.com/agentform/agentform/lockfile"
@@ -140,7 +141,8 @@ func (r *buildResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"artifacts. The error says so.\n\n" +
 			"Terraform and the `agentform` CLI share the workspace's state database (`.agentform/state.db`): either can " +
 			"apply, and the other sees the result. Destroying the resource removes the artifacts it recorded (and " +
-			"`out_dir` when that leaves it empty); the state database and the lockfile stay, and the next apply sees the " +
+			"`out_dir` when that leaves it empty), but not a file at an artifact's path that no longer holds the bytes the " +
+			"workspace's state recorded for it (a file of your own written there), which it keeps with a warning; the state database and the lockfile stay, and the next apply sees the " +
 			"missing artifacts and rebuilds them. A state database removed by hand leaves the resource in place while an " +
 			"artifact it recorded is on disk: the plan shows an update that rebuilds the artifacts and records them in a new " +
 			"state database, and destroying the resource removes them; only with none of them left is the resource gone " +
@@ -864,7 +866,11 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 	}
 	live := map[string]bool{}   // the paths state records, resolved
 	var liveFiles []os.FileInfo // and the files at them
-	since := ""                 // what wrote the state since the claim, unless Terraform
+	// built is the digest (hex) of the artifact the workspace's state
+	// records at each path: what agentform wrote there. A refresh records
+	// whatever is on disk in Terraform's state, so that is no witness.
+	built := map[string]string{}
+	since := "" // what wrote the state since the claim, unless Terraform
 	if _, err := os.Stat(filepath.Join(dir, state.DirName, state.FileName)); err == nil {
 		db, err := state.Open(dir, state.Options{LockTimeout: r.settings.lockWait(), Operation: "terraform destroy", Version: version.Version})
 		if err != nil {
@@ -876,6 +882,9 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 		if err != nil {
 			resp.Diagnostics.Append(stateDiagnostic(dir, path.Root("dir"), err))
 			return
+		}
+		for _, a := range appliedArtifacts(prior) {
+			built[dirPath(artifactFile(dir, a.Path))] = hexDigest(a.SHA256)
 		}
 		claim, diags := getClaim(ctx, req.Private)
 		resp.Diagnostics.Append(diags...)
@@ -897,16 +906,32 @@ func (r *buildResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 			}
 		}
 	}
-	var kept []string
+	var kept, changed []string
 	for _, agent := range sortedKeys(arts) {
 		if live[dirPath(arts[agent].Path)] || isAnyOf(arts[agent].Path, liveFiles) {
 			kept = append(kept, arts[agent].Path)
+			continue
+		}
+		// Only the artifact this resource built is removed: not a file
+		// written at its path since (a user's, another build's).
+		want, ok := built[dirPath(arts[agent].Path)]
+		if !ok {
+			want = arts[agent].SHA256
+		}
+		if digest, err := resolve.SHA256File(arts[agent].Path); err == nil && want != "" && hexDigest(digest) != want {
+			changed = append(changed, arts[agent].Path)
 			continue
 		}
 		if err := os.Remove(arts[agent].Path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			resp.Diagnostics.AddAttributeError(path.Root("artifacts").AtMapKey(agent), "Cannot Remove Artifact",
 				fmt.Sprintf("agentform could not remove %s. Remove it by hand, or fix its directory's permissions and destroy again.\n\n%s", arts[agent].Path, err))
 		}
+	}
+	if len(changed) > 0 {
+		resp.Diagnostics.AddAttributeWarning(path.Root("artifacts"), "Changed Artifacts Kept",
+			fmt.Sprintf("These files no longer hold the artifacts this resource built (their SHA-256 differs from the one the workspace's state recorded): "+
+				"something wrote them since, so destroying left them in place:\n  %s\n\nRemove them by hand if they are not wanted.",
+				strings.Join(changed, "\n  ")))
 	}
 	// A replacing object (create_before_destroy) has just committed state
 	// through Terraform: keeping its artifacts is what was asked for.

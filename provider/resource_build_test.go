@@ -1518,3 +1518,33 @@ func applyRemoveOneEditOne(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// TestBuildResource_destroyKeepsChangedArtifact: destroy removes the
+// artifacts the resource built, never a file written at one's path since
+// (a user's own file there is kept, with a warning).
+func TestBuildResource_destroyKeepsChangedArtifact(t *testing.T) {
+	dir := fixture(t, "TestBuildResource")
+	config := buildConfig(dir, "")
+	mine := filepath.Join(dir, "dist", "researcher.agent.tgz")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				PreConfig: func() {
+					if err := os.WriteFile(mine, []byte("my own file\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:  config,
+				Destroy: true,
+			},
+		},
+	})
+	if b, err := os.ReadFile(mine); err != nil || string(b) != "my own file\n" {
+		t.Errorf("%s after destroy\ngot:  %q, %v\nwant: the user's file kept", mine, b, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dist", "assistant.agent.tgz")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("assistant.agent.tgz after destroy\ngot:  %v\nwant: removed", err)
+	}
+}
