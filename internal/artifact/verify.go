@@ -208,13 +208,15 @@ func (v *verifier) checkAccounted(agent *Agent) {
 	}
 }
 
-// checkMatrix checks, for an agent whose capabilities and policy are
-// known at plan time, that each matrix cell decides what its capabilities
-// decide (DESIGN §5: a held tag satisfies a required one by exact match or
+// checkMatrix checks, for an agent whose capabilities are known at plan
+// time, that each matrix cell decides what its capabilities decide
+// (DESIGN §5: a held tag satisfies a required one by exact match or
 // "::"-prefix): serve decides from the capabilities, and which tools'
-// code may be left out, from the matrix (callableTools).
+// code may be left out, from the matrix (callableTools). An extensible
+// agent's row is its own capabilities' too (a session's override is not
+// in it), so it is checked all the same.
 func (v *verifier) checkMatrix(agent *Agent) {
-	held, ok := staticCapabilities(agent)
+	held, ok := literalCapabilities(agent)
 	if !ok {
 		return
 	}
@@ -243,7 +245,17 @@ func (v *verifier) checkMatrix(agent *Agent) {
 // them are known at plan time; false when a session or the environment
 // may change them.
 func staticCapabilities(agent *Agent) ([]string, bool) {
-	if agent.CapabilityPolicy.Runtime != nil || agent.CapabilityPolicy.Value != "locked" || agent.Capabilities.Runtime != nil {
+	if agent.CapabilityPolicy.Runtime != nil || agent.CapabilityPolicy.Value != "locked" {
+		return nil, false
+	}
+	return literalCapabilities(agent)
+}
+
+// literalCapabilities returns the tags the agent's manifest gives it when
+// all of them are known at plan time; false when the environment gives
+// them.
+func literalCapabilities(agent *Agent) ([]string, bool) {
+	if agent.Capabilities.Runtime != nil {
 		return nil, false
 	}
 	held := make([]string, 0, len(agent.Capabilities.Values))

@@ -381,7 +381,20 @@ func TestVerify(t *testing.T) {
 				s.agent.Matrix[1] = Cell{Tool: "adder", Decision: DecisionDeny, Missing: []string{"math::add"}}
 				s.agent.CapabilityPolicy = String{Value: "extensible"}
 			},
-			want: []Problem{{AgentName, `tool "adder" can be called, but agent.json names none of its code`}},
+			want: []Problem{
+				{AgentName, `the matrix cell of tool "adder" is deny, but the agent's capabilities decide allow`},
+				{AgentName, `tool "adder" can be called, but agent.json names none of its code`},
+			},
+		},
+		{
+			// A session's override is not in the row: an extensible
+			// agent's row is its own capabilities' too.
+			name: "matrix cell of an extensible agent made an allowance",
+			change: func(s *sample) {
+				s.agent.CapabilityPolicy = String{Value: "extensible"}
+				s.agent.Matrix[2] = Cell{Tool: "github__create_issue", Decision: DecisionAllow, Missing: []string{}}
+			},
+			want: []Problem{{AgentName, `the matrix cell of tool "github__create_issue" is allow, but the agent's capabilities decide deny`}},
 		},
 		{
 			name:   "python source replaced",
