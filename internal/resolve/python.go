@@ -92,6 +92,7 @@ func ResolvePython(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics
 	if d := shippedFiles(files, py.Source, srcRange, "python package", "tools/"+t.Name+"/src/"); d.HasErrors() {
 		return nil, append(diags, d...)
 	}
+	diags = append(diags, envFileWarnings(files, py.Source, srcRange, "python package")...)
 
 	interpreter := py.Interpreter.Value
 	if interpreter == "" {

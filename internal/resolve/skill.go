@@ -157,6 +157,7 @@ func resolveSourceSkill(req SkillRequest) (*ResolvedSkill, hcl.Diagnostics) {
 	if d := shippedFiles(names, s.Source, rng.Ptr(), "skill directory", "skills/"+s.Name+"/"); d.HasErrors() {
 		return nil, append(diags, d...)
 	}
+	diags = append(diags, envFileWarnings(names, s.Source, rng.Ptr(), "skill directory")...)
 	files := make(map[string][]byte, len(names))
 	for _, name := range names {
 		b, err := readInput(filepath.Join(dir, filepath.FromSlash(name)))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -368,5 +369,48 @@ func TestParseSkillFrontMatter(t *testing.T) {
 				t.Errorf("problem:\ngot:  %q\nwant: contains %q", problem, tt.problem)
 			}
 		})
+	}
+}
+
+// TestResolveSkillEnvFile: a dotenv file in a skill directory, which goes
+// into the artifact, is a warning at the skill's source; an example file
+// is not.
+func TestResolveSkillEnvFile(t *testing.T) {
+	orig := skillRequest(t, "good", "skill \"good\" {\n  source = \"./good\"\n}\n")
+	base, diags := ResolveSkill(context.Background(), orig)
+	if diags.HasErrors() || len(diags) != 0 {
+		t.Fatalf("the fixture: %s", diagText(diags))
+	}
+	ws := t.TempDir()
+	dst := filepath.Join(ws, "skills", "good")
+	files := map[string][]byte{".env.example": []byte("API_KEY=\n"), "scripts/.env.local": []byte("API_KEY=sk-live\n"), ".env": []byte("API_KEY=sk-live\n")}
+	for name, b := range base.Files {
+		files[name] = b
+	}
+	for name, b := range files {
+		p := filepath.Join(dst, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := orig
+	req.Dir, req.Root = ws, ws
+	s := *orig.Skill
+	s.Source.Value = "skills/good"
+	req.Skill = &s
+	_, diags = ResolveSkill(context.Background(), req)
+	var got []string
+	for _, d := range diags {
+		if d.Severity != hcl.DiagWarning || d.Summary != "Environment file in an artifact" || d.Subject == nil || d.Subject.Start.Line != s.Source.Range.Start.Line {
+			t.Errorf("diagnostic\ngot:  %s\nwant: an environment file warning at the source", diagText(hcl.Diagnostics{d}))
+			continue
+		}
+		got = append(got, d.Detail[strings.Index(d.Detail, "holds ")+6:strings.Index(d.Detail, ", which")])
+	}
+	if want := []string{`"skills/good/.env"`, `"skills/good/scripts/.env.local"`}; !slices.Equal(got, want) {
+		t.Errorf("warned of\ngot:  %q\nwant: %q", got, want)
 	}
 }

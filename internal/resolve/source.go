@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"golang.org/x/text/unicode/norm"
@@ -117,4 +118,32 @@ func shippedFiles(files []string, src manifest.String, rng *hcl.Range, what, des
 			what, src.Value, shown(first), shown(second), how, dest),
 		Subject: rng,
 	}}
+}
+
+// envFileWarnings warns of each dotenv file (".env", ".env.local", ...; not
+// an ".env.example", ".env.sample" or ".env.template") a package or skill
+// directory holds: the directory goes into the artifact whole, and such
+// a file usually holds credentials, which would go with it to whoever can
+// read the artifact. files are the directory's PackageFiles; the rest is
+// as for shippedFiles.
+func envFileWarnings(files []string, src manifest.String, rng *hcl.Range, what string) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, name := range files {
+		base := path.Base(name)
+		if base != ".env" && !strings.HasPrefix(base, ".env.") {
+			continue
+		}
+		switch strings.TrimPrefix(base, ".env.") {
+		case "example", "sample", "template", "dist":
+			continue
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Environment file in an artifact",
+			Detail: fmt.Sprintf("The %s %q holds %s, which goes into the artifact with the rest of the directory: whoever can read the artifact can read it. If it holds credentials, remove it and give them to the tool at runtime with secret(runtime(\"NAME\")) in the block's config or env.",
+				what, src.Value, strconv.Quote(path.Join(filepath.ToSlash(src.Value), name))),
+			Subject: rng,
+		})
+	}
+	return diags
 }
