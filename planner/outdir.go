@@ -126,7 +126,7 @@ func (p *Plan) checkOutDirs(cfg *manifest.Config, name string) {
 					p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{
 						Severity: hcl.DiagError,
 						Summary:  SummaryOutDirNotDirectory,
-						Detail:   fmt.Sprintf("The artifact directory %q (%s) %s, so apply could not write the artifacts there. Choose a directory, such as %q.", p.outDir, name, what, DefaultOutDir),
+						Detail:   fmt.Sprintf("The artifact directory %q (%s) %s, so apply could not write the artifacts there. Choose a path that is a directory, or that does not exist yet.", p.outDir, name, what),
 					})
 					return
 				}

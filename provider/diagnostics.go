@@ -47,7 +47,7 @@ func engineDiagnostics(ws *workspacePlan, at path.Path, warn func(*hcl.Diagnosti
 		// -refresh=false is Terraform's own flag, which means another
 		// thing.
 		detail = cliFlags.Replace(detail)
-		if d.Summary == planner.SummaryOutDirInSource && ws.outDirSet {
+		if (d.Summary == planner.SummaryOutDirInSource || d.Summary == planner.SummaryOutDirNotDirectory) && ws.outDirSet {
 			where = path.Root(outDirAttr)
 		}
 		detail = render.Printable(red.Scrub(detail))

@@ -60,12 +60,16 @@ var BuildOutputDirs = []string{".agentform", ".git", ".mypy_cache", ".pytest_cac
 // terraformFile reports whether a file name is one of Terraform's own
 // files, which package hashes leave out wherever they are: a state (which
 // holds the values of every resource, sensitive ones too, and changes
-// with every apply), its backup and its lock info, and the dependency
-// lock. A workspace that Terraform runs in (the provider's dir = ".")
+// with every apply), its backups and its lock info, a saved plan named
+// *.tfplan (which holds state values too), and the dependency lock. A workspace that Terraform runs in (the provider's dir = ".")
 // holds them at its root, where a skill or tool with source = "." would
 // otherwise pack them into the artifact.
 func terraformFile(name string) bool {
 	return strings.HasSuffix(name, ".tfstate") || strings.HasSuffix(name, ".tfstate.backup") ||
+		// terraform state mv and rm back the state up as
+		// terraform.tfstate.<unix time>.backup.
+		strings.Contains(name, ".tfstate.") && strings.HasSuffix(name, ".backup") ||
+		strings.HasSuffix(name, ".tfplan") ||
 		name == ".terraform.tfstate.lock.info" || name == ".terraform.lock.hcl"
 }
 

@@ -95,7 +95,7 @@ func TestPackageFilesLeaveOutTerraform(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rel := range []string{"terraform.tfstate", "terraform.tfstate.backup", ".terraform.tfstate.lock.info", ".terraform.lock.hcl",
-		".terraform/providers/x", "terraform.tfstate.d/dev/terraform.tfstate", "sub/custom.tfstate", "sub/custom.tfstate.backup"} {
+		".terraform/providers/x", "terraform.tfstate.d/dev/terraform.tfstate", "sub/custom.tfstate", "sub/custom.tfstate.backup", "terraform.tfstate.1733100000.backup", "prod.tfplan"} {
 		write(rel, `{"password": "tfstate-secret"}`)
 	}
 	got, err := PackageFiles(dir)
