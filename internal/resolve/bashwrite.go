@@ -22,10 +22,13 @@ import (
 // found as on this host: a path from the workspace, a name on its PATH.
 func checkWritableCommands(cfg *manifest.Config, dir string) hcl.Diagnostics {
 	type writable struct {
-		tool, path, real string
+		tool, path string
+		order      int
 	}
-	var rw []writable
-	for _, t := range cfg.Tools {
+	// roots maps each read_write tree, as written (cleaned, absolute) and
+	// with links resolved, to the tools that write it.
+	roots := map[string][]writable{}
+	for i, t := range cfg.Tools {
 		if t.Kind != manifest.KindBash || t.Bash == nil || t.Enabled.Known() && !t.Enabled.Value {
 			continue
 		}
@@ -41,56 +44,86 @@ func checkWritableCommands(cfg *manifest.Config, dir string) hcl.Diagnostics {
 		if err != nil {
 			continue // checkBashFSPath warns
 		}
-		rw = append(rw, writable{tool: t.Name, path: fs.Path.Value, real: real})
+		w := writable{tool: t.Name, path: fs.Path.Value, order: i}
+		roots[filepath.Clean(p)] = append(roots[filepath.Clean(p)], w)
+		if real != filepath.Clean(p) {
+			roots[real] = append(roots[real], w)
+		}
 	}
-	if len(rw) == 0 {
+	if len(roots) == 0 {
 		return nil
 	}
-	found := map[string]string{} // name on PATH: its program, resolved
-	program := func(name string) string {
-		if name == "" {
-			return ""
+	// program returns where a command entry leads on this host: the path
+	// it is found at (a link there can be replaced as well as a file) and
+	// the file, links resolved; "" when there is none.
+	type program struct{ at, real string }
+	programs := map[string]program{}
+	find := func(name string) program {
+		if pr, ok := programs[name]; ok {
+			return pr
 		}
+		var pr program
+		at := name
 		if !strings.Contains(name, "/") {
-			p, ok := found[name]
-			if !ok {
-				if lp, err := exec.LookPath(name); err == nil {
-					p, _ = filepath.Abs(lp)
-				}
-				found[name] = p
+			at = ""
+			if lp, err := exec.LookPath(name); err == nil {
+				at, _ = filepath.Abs(lp)
 			}
-			name = p
 		} else if !filepath.IsAbs(name) {
-			name = filepath.Join(dir, filepath.FromSlash(name))
+			at = filepath.Join(dir, filepath.FromSlash(name))
 		}
-		if name == "" {
-			return ""
+		if info, err := os.Stat(at); at != "" && err == nil && !info.IsDir() {
+			if real, err := filepath.EvalSymlinks(at); err == nil {
+				pr = program{at: filepath.Clean(at), real: real}
+			}
 		}
-		if info, err := os.Stat(name); err != nil || info.IsDir() {
-			return ""
+		programs[name] = pr
+		return pr
+	}
+	// writers returns the tools whose read_write tree holds p.
+	writers := func(p string) []writable {
+		for d := p; ; d = filepath.Dir(d) {
+			if ws := roots[d]; len(ws) > 0 {
+				return ws
+			}
+			if filepath.Dir(d) == d {
+				return nil
+			}
 		}
-		if real, err := filepath.EvalSymlinks(name); err == nil {
-			return real
-		}
-		return ""
 	}
 	var diags hcl.Diagnostics
 	check := func(t *manifest.Tool, name string, rng hcl.Range) {
-		p := program(name)
-		if p == "" {
+		if name == "" {
 			return
 		}
-		for _, w := range rw {
-			if !within(w.real, p) {
-				continue
-			}
-			detail := fmt.Sprintf("%q (%s) is inside the read_write filesystem of tool %q (%q): a script of that tool could replace it with its own program, which this tool would then run, for whichever agent calls it. Move the program out of that directory, or make %q's filesystem an overlay, which keeps writes in memory.", name, p, w.tool, w.path, w.tool)
-			if w.tool == t.Name {
-				detail = fmt.Sprintf("%q (%s) is inside this tool's own read_write filesystem (%q): a script could replace it with its own program, then run it; agentform serve refuses to start such a tool. Move the program out of that directory, or use an overlay filesystem, which keeps writes in memory.", name, p, w.path)
-			}
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Command inside a read_write filesystem", Detail: detail, Subject: rng.Ptr()})
+		pr := find(name)
+		if pr.real == "" {
 			return
 		}
+		found := append(writers(pr.at), writers(pr.real)...)
+		if len(found) == 0 {
+			return
+		}
+		// This tool's own tree first, else the first tool declared.
+		w := found[0]
+		for _, f := range found {
+			if f.tool == t.Name {
+				w = f
+				break
+			}
+			if f.order < w.order {
+				w = f
+			}
+		}
+		shown := pr.real
+		if pr.at != pr.real {
+			shown = pr.at + ", a link to " + pr.real
+		}
+		detail := fmt.Sprintf("%q (%s) is inside the read_write filesystem of tool %q (%q): a script of that tool could replace it with its own program, which this tool would then run, for whichever agent calls it. Move the program out of that directory, narrow %q's path, or make its filesystem an overlay, which keeps writes in memory.", name, shown, w.tool, w.path, w.tool)
+		if w.tool == t.Name {
+			detail = fmt.Sprintf("%q (%s) is inside this tool's own read_write filesystem (%q): a script could replace it with its own program, then run it; agentform serve refuses to start such a tool. Move the program out of that directory, narrow the path, or use an overlay filesystem, which keeps writes in memory.", name, shown, w.path)
+		}
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Command inside a read_write filesystem", Detail: detail, Subject: rng.Ptr()})
 	}
 	for _, t := range cfg.Tools {
 		if t.Enabled.Known() && !t.Enabled.Value {

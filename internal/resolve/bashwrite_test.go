@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,7 +85,7 @@ agent "a" {
 	want := map[at]string{
 		{4, 18}:  `"./data/own" (` + filepath.Join(dir, "data", "own") + `) is inside this tool's own read_write filesystem ("./bin/..")`,
 		{14, 24}: `"./safe/tool" (` + filepath.Join(dir, "safe", "tool") + `) is inside the read_write filesystem of tool "writer"`,
-		{14, 39}: `"./safe/link" (` + filepath.Join(dir, "bin", "helper") + `) is inside the read_write filesystem of tool "writer"`,
+		{14, 39}: `"./safe/link" (` + filepath.Join(dir, "safe", "link") + `, a link to ` + filepath.Join(dir, "bin", "helper") + `) is inside the read_write filesystem of tool "writer"`,
 		{20, 15}: `"./bin/helper" (` + filepath.Join(dir, "bin", "helper") + `) is inside the read_write filesystem of tool "writer"`,
 	}
 	if len(got) != len(want) {
@@ -99,7 +100,14 @@ agent "a" {
 
 	// Through Run, with the writer's tree narrowed to bin: only the
 	// programs there.
-	if err := os.WriteFile(filepath.Join(dir, "tools.acl"), []byte(strings.Replace(src, `"./bin/.."`, `"./bin"`, 1)), 0o644); err != nil {
+	// A link in the tree to a program outside it: the script can replace
+	// the link.
+	if err := os.Symlink(filepath.Join(dir, "safe", "tool"), filepath.Join(dir, "bin", "out")); err != nil {
+		t.Fatal(err)
+	}
+	narrowed := strings.Replace(src, `"./bin/.."`, `"./bin"`, 1)
+	narrowed = strings.Replace(narrowed, `commands    = ["ls", "./safe/tool", "./safe/link"]`, `commands    = ["ls", "./safe/tool", "./safe/link", "./bin/out"]`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "tools.acl"), []byte(narrowed), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, diags = manifest.Load(dir)
@@ -113,8 +121,13 @@ agent "a" {
 			errs = append(errs, d.Detail[:strings.Index(d.Detail, " is inside")])
 		}
 	}
-	if strings.Join(errs, "|") != `"./safe/link" (`+filepath.Join(dir, "bin", "helper")+`)|"./bin/helper" (`+filepath.Join(dir, "bin", "helper")+`)` &&
-		strings.Join(errs, "|") != `"./bin/helper" (`+filepath.Join(dir, "bin", "helper")+`)|"./safe/link" (`+filepath.Join(dir, "bin", "helper")+`)` {
-		t.Errorf("Run's errors\ngot:  %q\nwant: ./safe/link and the MCP server's ./bin/helper", errs)
+	slices.Sort(errs)
+	wantRun := []string{
+		`"./bin/helper" (` + filepath.Join(dir, "bin", "helper") + `)`,
+		`"./bin/out" (` + filepath.Join(dir, "bin", "out") + `, a link to ` + filepath.Join(dir, "safe", "tool") + `)`,
+		`"./safe/link" (` + filepath.Join(dir, "safe", "link") + `, a link to ` + filepath.Join(dir, "bin", "helper") + `)`,
+	}
+	if !slices.Equal(errs, wantRun) {
+		t.Errorf("Run's errors\ngot:  %q\nwant: %q", errs, wantRun)
 	}
 }
