@@ -180,22 +180,18 @@ func newBashTool(h *Host, t *artifact.Tool) (*bashTool, error) {
 				return nil, fmt.Errorf("tool %q: the command %q (%s) is inside the tool's read_write filesystem %s, where a script could replace it with its own program; move it out of that directory or use an overlay filesystem", t.Name, name, p, bt.fsPath)
 			}
 		}
-		// So could one of another tool of the agent (plan checks every
-		// tool of the workspace; this artifact holds only the agent's).
-		for _, other := range h.Agent.Tools {
-			if other.Bash == nil || other.Name == t.Name {
-				continue
+		// So could a program of another tool of the agent (plan checks
+		// every tool of the workspace; this artifact holds only the
+		// agent's).
+		agent, owners := agentCommands(h)
+		for _, name := range agent.entries {
+			if p := agent.path(name); p != "" && pathWithin(bt.fsPath, p) {
+				return nil, fmt.Errorf("tool %q: the command %q (%s) of tool %q is inside this tool's read_write filesystem %s, where a script of this tool could replace it with its own program for %q to run; move it out of that directory or use an overlay filesystem", t.Name, name, p, owners[name], bt.fsPath, owners[name])
 			}
-			set := newCommandSet(h.Dir, other.Bash.Commands)
-			for _, name := range other.Bash.Commands {
-				if p := set.path(name); p != "" && pathWithin(bt.fsPath, p) {
-					return nil, fmt.Errorf("tool %q: the command %q (%s) of tool %q is inside this tool's read_write filesystem %s, where a script of this tool could replace it with its own program for %q to run; move it out of that directory or use an overlay filesystem", t.Name, name, p, other.Name, bt.fsPath, other.Name)
-				}
-			}
-			// A hard link in the tree is the same file: the shell writes
-			// none of the agent's commands.
-			bt.commands.guard(set)
 		}
+		// A hard link in the tree is the same file: the shell writes
+		// none of the agent's programs.
+		bt.commands.guard(agent)
 	}
 	if env := cfg.Env; env != nil {
 		switch env.Kind {
@@ -455,6 +451,11 @@ type commandSet struct {
 	// writes them, by these paths or by a hard link.
 	files map[string]bool
 	infos []os.FileInfo
+	// guarded is the set of the agent's programs, which the shell never
+	// writes either (guard).
+	guarded *commandSet
+	// entries are the commands as listed, for agentCommands.
+	entries []string
 	// list is the allowed commands for messages.
 	list string
 }
@@ -462,7 +463,7 @@ type commandSet struct {
 // newCommandSet looks up commands: a name on the PATH of serve, an entry
 // with a "/" as a path (relative to the workspace dir).
 func newCommandSet(dir string, commands []string) *commandSet {
-	c := &commandSet{dir: dir, names: map[string]string{}, paths: map[string]bool{}, files: map[string]bool{}, list: strings.Join(commands, ", ")}
+	c := &commandSet{dir: dir, names: map[string]string{}, paths: map[string]bool{}, files: map[string]bool{}, list: strings.Join(commands, ", "), entries: commands}
 	for _, name := range commands {
 		if name == "" {
 			continue
@@ -490,12 +491,38 @@ func newCommandSet(dir string, commands []string) *commandSet {
 }
 
 // guard adds the files of other's commands to those the shell never
-// writes (the commands other tools of the agent run).
-func (c *commandSet) guard(other *commandSet) {
-	for p := range other.files {
-		c.files[p] = true
-	}
-	c.infos = append(c.infos, other.infos...)
+// writes (the programs the agent's other tools run).
+func (c *commandSet) guard(other *commandSet) { c.guarded = other }
+
+// agentCommands returns the programs the agent's tools run, looked up
+// once per host: every bash tool's commands and every stdio MCP server's
+// command (when not a runtime value), with the tool that first lists
+// each.
+func agentCommands(h *Host) (*commandSet, map[string]string) {
+	h.commandsOnce.Do(func() {
+		owners := map[string]string{}
+		var names []string
+		add := func(tool, name string) {
+			if _, seen := owners[name]; !seen && name != "" {
+				owners[name] = tool
+				names = append(names, name)
+			}
+		}
+		if h.Agent != nil {
+			for _, t := range h.Agent.Tools {
+				if t.Bash != nil {
+					for _, name := range t.Bash.Commands {
+						add(t.Name, name)
+					}
+				}
+				if t.MCP != nil && t.MCP.Transport == "stdio" && t.MCP.Command != nil && t.MCP.Command.Runtime == nil {
+					add(t.Name, t.MCP.Command.Value)
+				}
+			}
+		}
+		h.commands, h.commandOwners = newCommandSet(h.Dir, names), owners
+	})
+	return h.commands, h.commandOwners
 }
 
 // path is the absolute path an entry of the tool's commands runs ("" for
@@ -524,14 +551,30 @@ func workspacePath(dir, p string) string {
 // of the allowed commands (or another tool's: guard), or is a hard link
 // of one.
 func (c *commandSet) isCommandFile(p string) bool {
-	if c.files[filepath.Clean(p)] || c.files[resolvePath(p)] {
-		return true
+	clean, real := filepath.Clean(p), resolvePath(p)
+	sets := []*commandSet{c}
+	if c.guarded != nil {
+		sets = append(sets, c.guarded)
 	}
-	if len(c.infos) == 0 {
-		return false
+	var info os.FileInfo
+	for _, set := range sets {
+		if set.files[clean] || set.files[real] {
+			return true
+		}
+		if len(set.infos) == 0 {
+			continue
+		}
+		if info == nil {
+			var err error
+			if info, err = os.Stat(p); err != nil {
+				return false
+			}
+		}
+		if slices.ContainsFunc(set.infos, func(cmd os.FileInfo) bool { return os.SameFile(info, cmd) }) {
+			return true
+		}
 	}
-	info, err := os.Stat(p)
-	return err == nil && slices.ContainsFunc(c.infos, func(cmd os.FileInfo) bool { return os.SameFile(info, cmd) })
+	return false
 }
 
 // resolvePath is the absolute path p with symbolic links resolved, as far

@@ -871,8 +871,8 @@ func TestBashRefusesCommandsInWritableTree(t *testing.T) {
 // link either.
 func TestBashGuardsOtherToolsCommands(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"data/x": "", "bin/helper": "#!/bin/sh\necho original\n", "own/run": "#!/bin/sh\necho own\n"})
-	for _, f := range []string{"bin/helper", "own/run"} {
+	writeFiles(t, dir, map[string]string{"data/x": "", "bin/helper": "#!/bin/sh\necho original\n", "own/run": "#!/bin/sh\necho own\n", "srv/server": "#!/bin/sh\necho server\n"})
+	for _, f := range []string{"bin/helper", "own/run", "srv/server"} {
 		if err := os.Chmod(filepath.Join(dir, f), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -886,12 +886,19 @@ func TestBashGuardsOtherToolsCommands(t *testing.T) {
 		return &Host{Logf: t.Logf, Dir: root, Agent: &artifact.Agent{Tools: []artifact.Tool{
 			{Name: "writer", Kind: artifact.KindBash, Bash: &artifact.Bash{Commands: []string{filepath.Join(root, "own", "run")}, FS: &artifact.BashFS{Kind: "read_write", Path: writerPath}}},
 			{Name: "runner", Kind: artifact.KindBash, Bash: &artifact.Bash{Commands: []string{helper}}},
+			{Name: "server__x", Kind: artifact.KindMCP, MCP: &artifact.MCP{Transport: "stdio", Command: &artifact.String{Value: filepath.Join(root, "srv", "server")}}},
 		}}}
 	}
 	h := agent(filepath.Join(root, "bin"))
 	_, err = newBashExecutor(context.Background(), h, "writer", []*artifact.Tool{&h.Agent.Tools[0]})
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`the command %q (%s) of tool "runner" is inside this tool's read_write filesystem`, helper, helper)) {
 		t.Fatalf("writer over bin\ngot:  %v\nwant: a startup error naming runner's command", err)
+	}
+
+	h = agent(filepath.Join(root, "srv"))
+	_, err = newBashExecutor(context.Background(), h, "writer", []*artifact.Tool{&h.Agent.Tools[0]})
+	if err == nil || !strings.Contains(err.Error(), `of tool "server__x" is inside this tool's read_write filesystem`) {
+		t.Fatalf("writer over srv\ngot:  %v\nwant: a startup error naming the MCP server's command", err)
 	}
 
 	// A hard link of the runner's command in the writer's tree.
@@ -901,13 +908,16 @@ func TestBashGuardsOtherToolsCommands(t *testing.T) {
 	if err := os.Link(filepath.Join(root, "own", "run"), filepath.Join(root, "data", "own")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Link(filepath.Join(root, "srv", "server"), filepath.Join(root, "data", "srv")); err != nil {
+		t.Fatal(err)
+	}
 	h = agent(filepath.Join(root, "data"))
 	ex, err := newBashExecutor(context.Background(), h, "writer", []*artifact.Tool{&h.Agent.Tools[0]})
 	if err != nil {
 		t.Fatalf("writer over data\ngot:  %v\nwant: started", err)
 	}
 	t.Cleanup(func() { _ = ex.Close() })
-	for _, script := range []string{`printf '#!/bin/sh\nid\n' > hl`, `echo x >> own`, `echo ok > other.txt`} {
+	for _, script := range []string{`printf '#!/bin/sh\nid\n' > hl`, `echo x >> own`, `echo x > srv`, `echo ok > other.txt`} {
 		args, _ := json.Marshal(map[string]string{"script": script})
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		res, err := ex.Call(ctx, &Call{Tool: &h.Agent.Tools[0], Args: args, Event: func(string, any) {}})
@@ -924,7 +934,7 @@ func TestBashGuardsOtherToolsCommands(t *testing.T) {
 			t.Errorf("%s\ngot:  exit %d, stderr %q\nwant: refused only for the links", script, out.ExitCode, out.Stderr)
 		}
 	}
-	for f, want := range map[string]string{"bin/helper": "#!/bin/sh\necho original\n", "own/run": "#!/bin/sh\necho own\n", "data/other.txt": "ok\n"} {
+	for f, want := range map[string]string{"bin/helper": "#!/bin/sh\necho original\n", "own/run": "#!/bin/sh\necho own\n", "srv/server": "#!/bin/sh\necho server\n", "data/other.txt": "ok\n"} {
 		if b, _ := os.ReadFile(filepath.Join(root, f)); string(b) != want {
 			t.Errorf("%s\ngot:  %q\nwant: %q", f, b, want)
 		}

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/agentform/agentform/internal/artifact"
 )
@@ -31,6 +32,12 @@ type Host struct {
 	// the reason logged and sent to clients. An mcp executor calls it for
 	// an upstream tool whose definition no longer matches the lock.
 	Withdraw func(tool, reason string)
+
+	// commands are the programs the agent's tools run, with the tool
+	// that lists each (agentCommands); looked up once.
+	commandsOnce  sync.Once
+	commands      *commandSet
+	commandOwners map[string]string
 }
 
 // Call is one call of one registered tool, after the server has checked
