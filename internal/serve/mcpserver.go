@@ -247,16 +247,21 @@ func (nopWriteCloser) Close() error { return nil }
 // life of serve.
 const maxOverrideServers = 64
 
-// HTTP session bounds: a session idle this long is closed (its client
-// gets 404 and starts another, as MCP clients do), at most
-// maxHTTPSessions are open at once, and the initialize request that opens
-// one may be at most maxInitializeBytes (clients send a few hundred bytes;
-// the session keeps what it said about itself for its life).
+// HTTP session bounds: at most maxHTTPSessions are open at once; one more
+// closes the session idle longest, when it has been idle for at least
+// httpSessionIdle (its client gets 404 and must initialize again), and
+// is refused otherwise. Sessions are not closed for idleness alone, since
+// some clients (go-sdk's) do not open another on a 404. The initialize
+// request that opens one may be at most maxInitializeBytes (clients send
+// a few hundred bytes; the session keeps what it said about itself for
+// its life).
 const (
-	httpSessionIdle    = 30 * time.Minute
 	maxHTTPSessions    = 256
 	maxInitializeBytes = 64 << 10
 )
+
+// httpSessionIdle is a variable for tests.
+var httpSessionIdle = 10 * time.Minute
 
 // Handler returns the streamable HTTP handler: one MCP server per distinct
 // grant (sessions with the same override share it; the override is part
@@ -266,38 +271,93 @@ const (
 func (s *Server) Handler() http.Handler {
 	var mu sync.Mutex
 	servers := map[string]*mcp.Server{}
+	// seen is when each session last sent a request; opening counts the
+	// initialize requests admitted whose session the SDK has not made yet.
+	seen := map[string]time.Time{}
+	opening := 0
 	grantKey := func(g Grant) string { return strings.Join(g.Held, ",") + " " + g.Override }
 	// The server's own grant (no header, inherit, a locked agent's ignored
 	// header) is built now and does not count toward the bound: sessions
 	// that ask for other overrides cannot lock it out.
 	servers[grantKey(s.Grant())] = s.MCPServer(s.Grant(), "http", "")
+	// admit makes room for one more session, closing the one idle longest
+	// when the bound is reached; false when every one is in use. Called
+	// with mu held.
+	admit := func(now time.Time) bool {
+		var sessions []*mcp.ServerSession
+		live := map[string]bool{}
+		for _, srv := range servers {
+			for ss := range srv.Sessions() {
+				sessions = append(sessions, ss)
+				live[ss.ID()] = true
+				if _, ok := seen[ss.ID()]; !ok {
+					seen[ss.ID()] = now
+				}
+			}
+		}
+		for id := range seen {
+			if !live[id] {
+				delete(seen, id)
+			}
+		}
+		if len(sessions)+opening < maxHTTPSessions {
+			return true
+		}
+		var idlest *mcp.ServerSession
+		for _, ss := range sessions {
+			if idlest == nil || seen[ss.ID()].Before(seen[idlest.ID()]) {
+				idlest = ss
+			}
+		}
+		if idlest == nil || now.Sub(seen[idlest.ID()]) < httpSessionIdle {
+			return false
+		}
+		s.logPlain("agentform: closed HTTP session %s, idle since %s, to open another (at most %d are open)", idlest.ID(), seen[idlest.ID()].UTC().Format(time.RFC3339), maxHTTPSessions)
+		delete(seen, idlest.ID())
+		_ = idlest.Close()
+		return true
+	}
 	// serverFor returns the MCP server of a grant: with create, building
-	// it once (and, with opens, checking that another session may open);
-	// without, the one built already, or nil.
+	// it once (and, with opens, making room for another session and
+	// counting it as opening); without, the one built already, or nil.
 	serverFor := func(g Grant, create, opens bool) (*mcp.Server, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if opens {
-			n := 0
-			for _, srv := range servers {
-				for range srv.Sessions() {
-					n++
-				}
-			}
-			if n >= maxHTTPSessions {
-				return nil, fmt.Errorf("too many open sessions (%d) on this server: close one (DELETE) or wait until one has been idle for %s", maxHTTPSessions, httpSessionIdle)
+			if !admit(time.Now()) {
+				return nil, fmt.Errorf("too many open sessions (%d) on this server, none idle for %s: close one (DELETE) or try again later", maxHTTPSessions, httpSessionIdle)
 			}
 		}
 		key := grantKey(g)
-		if srv, ok := servers[key]; ok || !create {
-			return srv, nil
+		srv, ok := servers[key]
+		if !ok && create {
+			if len(servers) > maxOverrideServers {
+				return nil, fmt.Errorf("too many distinct capability overrides (%d) on this server", maxOverrideServers)
+			}
+			srv = s.MCPServer(g, "http", "")
+			servers[key] = srv
 		}
-		if len(servers) > maxOverrideServers {
-			return nil, fmt.Errorf("too many distinct capability overrides (%d) on this server", maxOverrideServers)
+		if opens && srv != nil {
+			opening++
 		}
-		srv := s.MCPServer(g, "http", "")
-		servers[key] = srv
 		return srv, nil
+	}
+	// opened records the session an admitted initialize made (or not).
+	opened := func(id string) {
+		mu.Lock()
+		defer mu.Unlock()
+		opening--
+		if id != "" {
+			seen[id] = time.Now()
+		}
+	}
+	// used records a request of a session.
+	used := func(id string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, ok := seen[id]; ok {
+			seen[id] = time.Now()
+		}
 	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		g, err := s.GrantFor(strings.TrimSpace(r.Header.Get(OverrideHeader)))
@@ -308,7 +368,7 @@ func (s *Server) Handler() http.Handler {
 		// here; nil (a bare 400) never serves one grant for another.
 		srv, _ := serverFor(g, false, false)
 		return srv
-	}, &mcp.StreamableHTTPOptions{SessionTimeout: httpSessionIdle})
+	}, nil)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The SDK picks the server per session; a bad header is refused
 		// here with the reason instead of its bare "no server".
@@ -321,19 +381,30 @@ func (s *Server) Handler() http.Handler {
 			http.Error(w, "invalid "+OverrideHeader+": "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			used(id)
+		} else if r.Method == http.MethodPost {
 			// A request without a session: initialize, which opens one, or
 			// a request of a protocol without sessions. Either may make
 			// the server of a new override; nothing else does (a GET of
 			// any path with a new header would take a slot for good).
-			method, size := requestMethod(r)
+			method, size, batch := requestMethod(r)
 			switch {
+			case batch:
+				http.Error(w, "a request without a session must be one JSON-RPC message, not a batch", http.StatusBadRequest)
+				return
 			case method == "initialize" && size > maxInitializeBytes:
 				http.Error(w, fmt.Sprintf("an initialize request may be at most %d bytes", maxInitializeBytes), http.StatusRequestEntityTooLarge)
 				return
 			case method != "":
-				if _, err := serverFor(g, true, method == "initialize"); err != nil {
+				opens := method == "initialize"
+				if _, err := serverFor(g, true, opens); err != nil {
 					http.Error(w, err.Error(), http.StatusServiceUnavailable)
+					return
+				}
+				if opens {
+					mcpHandler.ServeHTTP(w, r)
+					opened(w.Header().Get("Mcp-Session-Id"))
 					return
 				}
 			}
@@ -347,28 +418,31 @@ func (s *Server) Handler() http.Handler {
 }
 
 // requestMethod returns the method of the JSON-RPC request a POST's body
-// holds ("" for anything else: a batch, a response, not JSON, a body over
-// the SDK's bound) and the body's size, leaving the body to be read
-// again.
-func requestMethod(r *http.Request) (string, int) {
+// holds ("" for anything else: a response, not JSON, a body over the SDK's
+// bound), the body's size, and whether it is a batch (a JSON array),
+// leaving the body to be read again.
+func requestMethod(r *http.Request) (method string, size int, batch bool) {
 	if r.Body == nil {
-		return "", 0
+		return "", 0, false
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, mcp.DefaultMaxRequestBodyBytes+1))
 	r.Body = struct {
 		io.Reader
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+		return "", len(body), true
+	}
 	if err != nil || len(body) > mcp.DefaultMaxRequestBodyBytes {
-		return "", len(body)
+		return "", len(body), false
 	}
 	var msg struct {
 		Method string `json:"method"`
 	}
 	if json.Unmarshal(body, &msg) != nil {
-		return "", len(body)
+		return "", len(body), false
 	}
-	return msg.Method, len(body)
+	return msg.Method, len(body), false
 }
 
 // ServeHTTP listens on addr and serves streamable HTTP at /mcp (and /)

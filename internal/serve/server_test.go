@@ -416,6 +416,66 @@ func TestServerHTTPSessionBounds(t *testing.T) {
 	if resp := do(http.MethodPost, "/mcp", init); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("session %d: status %d, want 503", maxHTTPSessions+1, resp.StatusCode)
 	}
+	// A batch opens no session around the bounds.
+	if resp := do(http.MethodPost, "/mcp", "["+init+"]"); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("initialize in a batch: status %d, want 400", resp.StatusCode)
+	}
+}
+
+// TestServerHTTPSessionEviction: at the bound, a new session closes the
+// one idle longest once it has been idle long enough (never a session
+// merely because it is idle: some clients do not open another on 404).
+func TestServerHTTPSessionEviction(t *testing.T) {
+	dir := serverWorkspace(t)
+	srv := httptest.NewServer(openTestServer(t, dir, "open", "").Handler())
+	defer srv.Close()
+	post := func(session, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	var ids []string
+	for i := range maxHTTPSessions {
+		resp, _ := post("", init)
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
+			t.Fatalf("session %d: status %d, id %q", i+1, resp.StatusCode, resp.Header.Get("Mcp-Session-Id"))
+		}
+		ids = append(ids, resp.Header.Get("Mcp-Session-Id"))
+	}
+	// Every session but the first is used again: the first is idlest.
+	for _, id := range ids[1:] {
+		if resp, body := post(id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); resp.StatusCode != http.StatusOK {
+			t.Fatalf("ping of %s: status %d %s", id, resp.StatusCode, body)
+		}
+	}
+	if resp, _ := post("", init); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a session over the bound, none idle long: status %d, want 503", resp.StatusCode)
+	}
+	old := httpSessionIdle
+	httpSessionIdle = 0
+	t.Cleanup(func() { httpSessionIdle = old })
+	if resp, _ := post("", init); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a session over the bound, one idle: status %d, want 200", resp.StatusCode)
+	}
+	if resp, _ := post(ids[0], `{"jsonrpc":"2.0","id":3,"method":"ping"}`); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the idlest session after it was closed: status %d, want 404", resp.StatusCode)
+	}
+	if resp, body := post(ids[1], `{"jsonrpc":"2.0","id":3,"method":"ping"}`); resp.StatusCode != http.StatusOK {
+		t.Errorf("another session: status %d %s, want 200", resp.StatusCode, body)
+	}
 }
 
 // TestUnresolvedMCPBlockWithdrawn: an mcp block the plan could not list
