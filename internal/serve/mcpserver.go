@@ -403,8 +403,10 @@ func (s *Server) Handler() http.Handler {
 					return
 				}
 				if opens {
+					// Deferred: a handler that panics (net/http recovers
+					// it) must not leave the session counted as opening.
+					defer func() { opened(w.Header().Get("Mcp-Session-Id")) }()
 					mcpHandler.ServeHTTP(w, r)
-					opened(w.Header().Get("Mcp-Session-Id"))
 					return
 				}
 			}
