@@ -91,8 +91,10 @@ func realDir(dir string) string {
 	}
 }
 
-// checkOutDirs refuses an artifact directory that is, or is inside, a
-// source directory the plan hashes (hashedSources), unless the hash leaves
+// checkOutDirs refuses an -out-dir that is a file or under one (apply
+// would find out only after removing the artifacts it moves), and an
+// artifact directory that is, or is inside, a source directory the plan
+// hashes (hashedSources), unless the hash leaves
 // it out (resolve.InPackage): each apply would write artifacts into the
 // source, change its hash and so the next plan, which would never be
 // empty, and each artifact would carry the ones before it. name is how
