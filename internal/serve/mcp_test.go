@@ -572,26 +572,11 @@ func TestServeRuntimePartsHidden(t *testing.T) {
 // that fails at startup, quoted in serve's error, loses the password of a
 // secret DSN in the block's config, not only the whole DSN.
 func TestServeStdioStderrPartsHidden(t *testing.T) {
-	bin := mcpTestBuildServer(t, t.TempDir())
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(fmt.Sprintf(`
-  transport = "stdio"
-  command   = runtime("SRV_CMD", %q)
-  config    = { DSN = secret(runtime("MCP_DSN")) }
-`, bin))})
-	a, arch, _ := buildArtifact(t, dir, "assistant", map[string]string{"MCP_DSN": "postgres://app:plan-pw-000@db/x"})
 	// A server that prints the password of its DSN and exits.
-	script := filepath.Join(t.TempDir(), "server")
-	writeFiles(t, filepath.Dir(script), map[string]string{"server": "#!/bin/sh\npw=${DSN#*://*:}\necho \"dsn password: ${pw%%@*}\" >&2\nexit 1\n"})
-	if err := os.Chmod(script, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	h, _ := mcpTestHost(t, a, arch, map[string]string{"SRV_CMD": script, "MCP_DSN": "postgres://app:SENTINEL_pw@db/x"})
-	ex, err := factories[artifact.KindMCP](context.Background(), h, "srv", mcpTestTools(a, "srv"))
-	if err == nil {
-		_ = ex.Close()
-		t.Fatal("started\nwant: an error")
-	}
+	err := stdioStartupError(t, `  config    = { DSN = secret(runtime("MCP_DSN")) }`+"\n",
+		map[string]string{"MCP_DSN": "postgres://app:plan-pw-000@db/x"},
+		"#!/bin/sh\npw=${DSN#*://*:}\necho \"dsn password: ${pw%%@*}\" >&2\nexit 1\n",
+		map[string]string{"MCP_DSN": "postgres://app:SENTINEL_pw@db/x"})
 	if strings.Contains(err.Error(), "SENTINEL") || !strings.Contains(err.Error(), "dsn password: (part of MCP_DSN)") {
 		t.Errorf("startup error\ngot:  %v\nwant: the server's standard error, the password named by MCP_DSN", err)
 	}
@@ -601,29 +586,45 @@ func TestServeStdioStderrPartsHidden(t *testing.T) {
 // prints its error above ten stack frames; the startup error shows the
 // error, not only the frames.
 func TestServeStdioStderrKeepsError(t *testing.T) {
-	bin := mcpTestBuildServer(t, t.TempDir())
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(fmt.Sprintf(`
-  transport = "stdio"
-  command   = runtime("SRV_CMD", %q)
-`, bin))})
-	a, arch, _ := buildArtifact(t, dir, "assistant", nil)
-	script := filepath.Join(t.TempDir(), "server")
-	writeFiles(t, filepath.Dir(script), map[string]string{"server": "#!/bin/sh\nexec node -e 'function a(){throw new Error(\"no database configured\")} function b(){a()} b()'\n"})
-	if err := os.Chmod(script, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	h, _ := mcpTestHost(t, a, arch, map[string]string{"SRV_CMD": script})
-	ex, err := factories[artifact.KindMCP](context.Background(), h, "srv", mcpTestTools(a, "srv"))
-	if err == nil {
-		_ = ex.Close()
-		t.Fatal("started\nwant: an error")
-	}
+	err := stdioStartupError(t, "", nil,
+		"#!/bin/sh\nexec node -e 'function a(){throw new Error(\"no database configured\")} function b(){a()} b()'\n", nil)
 	for _, want := range []string{"Error: no database configured", "    at a ([eval]", "more frames"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("startup error\ngot:  %v\nwant: it to contain %q", err, want)
 		}
 	}
+}
+
+// stdioStartupError builds an artifact whose mcp block "srv" runs
+// runtime("SRV_CMD") over stdio (block holds its other lines, planEnv the
+// plan's environment), starts the block's executor with SRV_CMD a script
+// of the given text (and env the rest of serve's environment), and
+// returns the startup error it must give.
+func stdioStartupError(t *testing.T, block string, planEnv map[string]string, script string, env map[string]string) error {
+	t.Helper()
+	bin := mcpTestBuildServer(t, t.TempDir())
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.acl": mcpTestManifest(fmt.Sprintf(`
+  transport = "stdio"
+  command   = runtime("SRV_CMD", %q)
+`, bin) + block)})
+	a, arch, _ := buildArtifact(t, dir, "assistant", planEnv)
+	path := filepath.Join(t.TempDir(), "server")
+	writeFiles(t, filepath.Dir(path), map[string]string{"server": script})
+	if err := os.Chmod(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	serveEnv := map[string]string{"SRV_CMD": path}
+	for k, v := range env {
+		serveEnv[k] = v
+	}
+	h, _ := mcpTestHost(t, a, arch, serveEnv)
+	ex, err := factories[artifact.KindMCP](context.Background(), h, "srv", mcpTestTools(a, "srv"))
+	if err == nil {
+		_ = ex.Close()
+		t.Fatal("started\nwant: an error")
+	}
+	return err
 }
 
 // TestServeUpstreamNameScrubbed: the log line naming the upstream server
