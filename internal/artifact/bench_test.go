@@ -8,10 +8,12 @@ import (
 )
 
 // benchFiles returns an agent with n javascript tools: n small bundles and
-// an agent.json listing them.
+// an agent.json listing them. The agent holds "math", so every tool's
+// cell is allow, as Verify checks.
 func benchFiles(b *testing.B, n int) []File {
 	b.Helper()
-	a := &Agent{Name: "bench", Graph: Graph{Type: "react"}, Model: Model{Provider: String{Value: "anthropic"}, Name: String{Value: "m"}}}
+	a := &Agent{Name: "bench", Graph: Graph{Type: "react"}, Model: Model{Provider: String{Value: "anthropic"}, Name: String{Value: "m"}},
+		Capabilities: Literals("math")}
 	files := make([]File, 0, n+1)
 	for i := range n {
 		name := fmt.Sprintf("tool%04d", i)
