@@ -20,6 +20,8 @@ import (
 // in its read_write filesystem, but it serves one agent's tools and
 // cannot see the others'; the workspace holds them all. Programs are
 // found as on this host: a path from the workspace, a name on its PATH.
+// A stdio MCP server's argument naming a file in such a tree is a warning
+// (see checkArg).
 func checkWritableCommands(cfg *manifest.Config, dir string) hcl.Diagnostics {
 	type writable struct {
 		tool, path string
@@ -125,6 +127,51 @@ func checkWritableCommands(cfg *manifest.Config, dir string) hcl.Diagnostics {
 		}
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Command inside a read_write filesystem", Detail: detail, Subject: rng.Ptr()})
 	}
+	// checkArg warns of an argument of a stdio MCP server that names a
+	// file (from the workspace, where the server runs) inside a read_write
+	// tree: the script an interpreter runs (node ./data/server.js) can be
+	// rewritten there as well as the command itself. A warning, not an
+	// error: an argument may as well be a data file the server is meant
+	// to share with that tool, and directories are left alone.
+	checkArg := func(t *manifest.Tool, arg string, rng hcl.Range) {
+		if arg == "" || strings.HasPrefix(arg, "-") {
+			return
+		}
+		at := arg
+		if !filepath.IsAbs(at) {
+			at = filepath.Join(dir, filepath.FromSlash(at))
+		}
+		info, err := os.Stat(at)
+		if err != nil || !info.Mode().IsRegular() {
+			return
+		}
+		real, err := filepath.EvalSymlinks(at)
+		if err != nil {
+			return
+		}
+		at = filepath.Clean(at)
+		found := append(writers(at), writers(real)...)
+		if len(found) == 0 {
+			return
+		}
+		w := found[0]
+		for _, f := range found {
+			if f.order < w.order {
+				w = f
+			}
+		}
+		shown := real
+		if at != real {
+			shown = at + ", a link to " + real
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Server file inside a read_write filesystem",
+			Detail: fmt.Sprintf("The argument %q (%s) names a file inside the read_write filesystem of tool %q (%q). If the server runs it as code (a script its command loads, a configuration naming a program), a script of that tool could rewrite it, and the server would run the rewrite, for whichever agent calls either tool. Move the file out of that directory, narrow %q's path, or make its filesystem an overlay, which keeps writes in memory. A data file the two tools are meant to share needs none of this.",
+				arg, shown, w.tool, w.path, w.tool),
+			Subject: rng.Ptr(),
+		})
+	}
 	for _, t := range cfg.Tools {
 		if t.Enabled.Known() && !t.Enabled.Value {
 			continue
@@ -147,6 +194,18 @@ func checkWritableCommands(cfg *manifest.Config, dir string) hcl.Diagnostics {
 				continue
 			}
 			check(t, t.MCP.Command.Value, t.MCP.Command.Range)
+			if args := t.MCP.Args; args.Known() {
+				for i, arg := range args.Values {
+					if i < len(args.ElemRuntime) && args.ElemRuntime[i] != nil {
+						continue
+					}
+					rng := args.Range
+					if i < len(args.ElemRanges) {
+						rng = args.ElemRanges[i]
+					}
+					checkArg(t, arg, rng)
+				}
+			}
 		}
 	}
 	return diags

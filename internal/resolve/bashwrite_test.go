@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"context"
+	"github.com/hashicorp/hcl/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -129,5 +130,89 @@ agent "a" {
 	}
 	if !slices.Equal(errs, wantRun) {
 		t.Errorf("Run's errors\ngot:  %q\nwant: %q", errs, wantRun)
+	}
+}
+
+// TestWritableServerArgs: a stdio MCP server's argument naming a file in
+// a bash tool's read_write tree (the script node runs, say) is a warning,
+// located on the argument; flags, directories, files elsewhere, runtime
+// arguments and disabled or HTTP servers are not.
+func TestWritableServerArgs(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"rw/sub", "safe"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"rw/server.js", "safe/server.js", "safe/elsewhere.js"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("console.log(1)\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A link outside the tree to a file inside it.
+	if err := os.Symlink(filepath.Join(dir, "rw", "server.js"), filepath.Join(dir, "safe", "link.js")); err != nil {
+		t.Fatal(err)
+	}
+	src := `tool "writer" {
+  kind        = "bash"
+  description = "Writes."
+  commands    = ["ls"]
+  fs {
+    kind = "read_write"
+    path = "./rw"
+  }
+}
+
+tool "server" {
+  kind      = "mcp"
+  transport = "stdio"
+  command   = "node"
+  args      = ["--stack-size=100", "./rw/server.js", "rw/sub", "./safe/server.js", "safe/link.js", runtime("EXTRA"), "-", "` + filepath.Join(dir, "rw", "server.js") + `"]
+}
+
+tool "off" {
+  kind      = "mcp"
+  transport = "stdio"
+  enabled   = false
+  command   = "node"
+  args      = ["./rw/server.js"]
+}
+
+agent "a" {
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "tools.acl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := manifest.Load(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	got := checkWritableCommands(cfg, dir)
+	type at struct{ line, col int }
+	server := filepath.Join(dir, "rw", "server.js")
+	want := map[at]string{
+		{15, 36}:  `The argument "./rw/server.js" (` + server + `) names a file inside the read_write filesystem of tool "writer" ("./rw")`,
+		{15, 84}:  `The argument "safe/link.js" (` + filepath.Join(dir, "safe", "link.js") + `, a link to ` + server + `) names a file inside`,
+		{15, 123}: `The argument "` + server + `" (` + server + `) names a file inside`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("diagnostics\ngot:  %s\nwant: %d warnings", got.Error(), len(want))
+	}
+	for _, d := range got {
+		w, ok := want[at{d.Subject.Start.Line, d.Subject.Start.Column}]
+		if !ok || d.Severity != hcl.DiagWarning || d.Summary != "Server file inside a read_write filesystem" || !strings.Contains(d.Detail, w) {
+			t.Errorf("diagnostic\ngot:  %s:%d,%d: %s: %s\nwant: one of %v", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column, d.Summary, d.Detail, want)
+		}
 	}
 }
