@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/hashicorp/hcl/v2/hclwrite"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/hcl/v2/hclwrite"
+
+	"github.com/agentform/agentform/internal/manifest"
 )
 
 // FuzzParse feeds arbitrary bytes to Parse. It must never panic, every
@@ -51,7 +54,8 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// FuzzBytes puts arbitrary strings in every free-form field and map key:
+// FuzzBytes puts arbitrary strings in every free-form field and map key
+// (and in entry names, when they make a valid one):
 // Bytes must always write a file that parses back Equal.
 func FuzzBytes(f *testing.F) {
 	f.Add("github", "github-mcp", "1.4.0", "create_issue", "description", "Planner", "esbuild 0.28.2")
@@ -59,11 +63,17 @@ func FuzzBytes(f *testing.F) {
 	f.Fuzz(func(t *testing.T, block, server, version, served, field, card, bundler string) {
 		def, _ := json.Marshal(map[string]string{"name": served, "description": card})
 		lf := New()
+		// Entry names are block names (Parse refuses any other): the
+		// fuzzed string names the entries only when it makes one.
+		source := block
+		if !manifest.IsName("m" + block) {
+			block = ""
+		}
 		lf.Tools["m"+block] = &Tool{Kind: "mcp", ServerName: server, ServerVersion: version, HashedFields: []string{field, "name"},
 			Served: map[string]string{"x" + served: sha(served)}, Definitions: map[string]string{"x" + served: string(def)}}
 		lf.Tools["a"+block] = &Tool{Kind: "a2a", Card: sha(card), CardName: card, CardVersion: version}
-		lf.Tools["j"+block] = &Tool{Kind: "javascript", Source: h1(block), Bundle: sha(bundler), Bundler: bundler}
-		lf.Skills["s"+block] = &Skill{Source: h1(block)}
+		lf.Tools["j"+block] = &Tool{Kind: "javascript", Source: h1(source), Bundle: sha(bundler), Bundler: bundler}
+		lf.Skills["s"+block] = &Skill{Source: h1(source)}
 		b := lf.Bytes()
 		parsed, diags := Parse(b, FileName)
 		if diags.HasErrors() {

@@ -216,7 +216,8 @@ func TestCanonJSON(t *testing.T) {
 }
 
 // TestRoundTripStrings checks strings that need escaping or
-// normalising: what Bytes writes, Parse reads back Equal.
+// normalising: what Bytes writes, Parse reads back Equal. (Entry names
+// are block names, which need neither.)
 func TestRoundTripStrings(t *testing.T) {
 	for _, s := range []string{
 		`quote " and backslash \`,
@@ -233,7 +234,7 @@ func TestRoundTripStrings(t *testing.T) {
 			desc, _ := json.Marshal(s)
 			def := `{"description":` + string(desc) + `}`
 			f := New()
-			f.Tools["t"+s] = &Tool{Kind: "mcp", ServerName: s, ServerVersion: s, HashedFields: []string{s},
+			f.Tools["t"] = &Tool{Kind: "mcp", ServerName: s, ServerVersion: s, HashedFields: []string{s},
 				Served: map[string]string{s: sha(s)}, Definitions: map[string]string{s: def}}
 			f.Tools["a"] = &Tool{Kind: "a2a", Card: sha(s), CardName: s, CardVersion: s}
 			b := f.Bytes()

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agext/levenshtein"
@@ -177,6 +178,12 @@ func Parse(src []byte, filename string) (*File, hcl.Diagnostics) {
 		name := block.Labels[0]
 		if name == "" {
 			p.errorf(block.LabelRanges[0], "Invalid entry name", "A %s entry needs a non-empty name: the name of its %s block. %s", block.Type, block.Type, fixHint)
+			continue
+		}
+		if !manifest.IsName(name) {
+			// The manifest's rule: no block could have this name, and a
+			// name printed as it is could carry terminal escapes.
+			p.errorf(block.LabelRanges[0], "Invalid entry name", "%s is not the name of any %s block: a name starts with an ASCII letter or underscore and contains only ASCII letters, digits, underscores and dashes (at most 64 characters). %s", strconv.QuoteToASCII(name), block.Type, fixHint)
 			continue
 		}
 		key := block.Type + "." + name

@@ -176,6 +176,18 @@ func TestParseErrors(t *testing.T) {
 			summary: "Invalid entry name", line: 1,
 		},
 		{
+			// No block has such a name, and printed as it is it would
+			// reach the terminal as escape sequences.
+			name:    "name with terminal escapes",
+			src:     "\n\ntool \"evil\\u001b]0;pwned\\u0007\\u001b[2Jx\" {\n  kind   = \"javascript\"\n  source = \"" + h1("a") + "\"\n}\n",
+			summary: "Invalid entry name", line: 3,
+		},
+		{
+			name:    "name not a block name",
+			src:     "skill \"1st\" {\n  source = \"" + h1("a") + "\"\n}\n",
+			summary: "Invalid entry name", line: 1,
+		},
+		{
 			name:    "missing name",
 			src:     "tool {\n  kind = \"a2a\"\n}\n",
 			summary: "Missing name for tool", line: 1,

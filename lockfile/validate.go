@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/agentform/agentform/internal/manifest"
 )
 
 // Validate reports whether Parse would refuse f.Bytes(), without encoding
@@ -23,6 +25,9 @@ func (f *File) Validate() error {
 		if e.name == "" {
 			return fmt.Errorf("a skill entry has an empty name")
 		}
+		if n := canon(e.name); !manifest.IsName(n) {
+			return fmt.Errorf("skill %q: not a valid name", n)
+		}
 		if !validHash(canon(e.value.Source), prefixH1) {
 			return fmt.Errorf("skill %q: the %q value must be %s", e.name, "source", hashForm(prefixH1))
 		}
@@ -30,6 +35,9 @@ func (f *File) Validate() error {
 	for _, e := range entries(f.Tools, (*Tool).empty) {
 		if e.name == "" {
 			return fmt.Errorf("a tool entry has an empty name")
+		}
+		if n := canon(e.name); !manifest.IsName(n) {
+			return fmt.Errorf("tool %q: not a valid name", n)
 		}
 		if err := e.value.validate(); err != nil {
 			return fmt.Errorf("tool %q: %w", e.name, err)

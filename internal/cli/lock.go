@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentform/agentform/internal/render"
 	"github.com/agentform/agentform/internal/resolve"
 	"github.com/agentform/agentform/lockfile"
 	"github.com/agentform/agentform/planner"
@@ -148,7 +149,7 @@ func (c *LockCommand) Run(args []string) int {
 		fmt.Fprintf(c.Stdout, "%s updated:\n", lockfile.FileName)
 		for _, ch := range plan.LockChanges {
 			sym := map[string]string{"add": "+", "remove": "-", "update": "~"}[ch.Action]
-			line := fmt.Sprintf("  %s %s", sym, ch.Address)
+			line := fmt.Sprintf("  %s %s", sym, render.PrintableName(ch.Address))
 			if ch.Action == lockfile.ActionUpdate && len(ch.Attributes) > 0 {
 				line += " (" + strings.Join(ch.Attributes, ", ") + ")"
 			}

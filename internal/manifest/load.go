@@ -305,18 +305,28 @@ func (d *decoder) decodeWorkspace(cfg *Config, bodies []hcl.Body) {
 // names, file names and addresses are built from it.
 func (d *decoder) validName(b *hcl.Block) bool {
 	name := b.Labels[0]
-	ok := name != "" && len(name) <= 64
-	for i, r := range name {
-		if !(r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && (r == '-' || r >= '0' && r <= '9'))) {
-			ok = false
-			break
-		}
-	}
+	ok := IsName(name)
 	if !ok {
 		d.errorf(b.LabelRanges[0], fmt.Sprintf("Invalid %s name", b.Type),
 			"%q is not a valid %s name. A name starts with an ASCII letter or underscore and contains only ASCII letters, digits, underscores and dashes (at most 64 characters).", name, b.Type)
 	}
 	return ok
+}
+
+// IsName reports whether name is a valid block name: it starts with an
+// ASCII letter or underscore and holds only ASCII letters, digits,
+// underscores and dashes, at most 64 characters. The lockfile holds its
+// entries' names to the same rule.
+func IsName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for i, r := range name {
+		if !(r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && (r == '-' || r >= '0' && r <= '9'))) {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckNesting rejects sources nested deeper than MaxNesting before they

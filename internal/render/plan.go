@@ -281,7 +281,7 @@ func writeSessionChanges(w io.Writer, p *planner.Plan, st style, summary bool) {
 		if c.Change != "granted" {
 			sym, code, verb = "-", ansiRed, "would lose"
 		}
-		fmt.Fprintf(w, "  %s %s %s %s  %s\n", st.paint(code, sym), c.Agent, st.arrow(), PrintableName(c.Tool), verb)
+		fmt.Fprintf(w, "  %s %s %s %s  %s\n", st.paint(code, sym), PrintableName(c.Agent), st.arrow(), PrintableName(c.Tool), verb)
 	}
 	fmt.Fprintln(w)
 }
@@ -315,13 +315,13 @@ func writeResourceChanges(w io.Writer, p *planner.Plan, st style) {
 		}
 		kind := ""
 		if rc.Type == "tool" {
-			kind = " (" + rc.Kind + notes[rc.Address] + ")"
+			kind = " (" + PrintableName(rc.Kind) + notes[rc.Address] + ")"
 		}
 		verb := map[string]string{planner.ActionCreate: "created", planner.ActionUpdate: "updated in place", planner.ActionDelete: "destroyed"}[rc.Actions[0]]
-		fmt.Fprintf(w, "  %s %s%s will be %s\n", st.paint(code, sym), st.paint(ansiBold, rc.Address), kind, verb)
+		fmt.Fprintf(w, "  %s %s%s will be %s\n", st.paint(code, sym), st.paint(ansiBold, PrintableName(rc.Address)), kind, verb)
 		for _, reason := range rc.Reasons {
 			if reason != "new" && reason != "configuration changed" {
-				fmt.Fprintf(w, "      # (%s)\n", reason)
+				fmt.Fprintf(w, "      # (%s)\n", PrintableName(reason))
 			}
 		}
 		for _, c := range rc.AttributeChanges {
@@ -492,7 +492,7 @@ func writeCapabilityChanges(w io.Writer, p *planner.Plan, st style, summary bool
 		if c.Change != "granted" {
 			sym, code = "-", ansiRed
 		}
-		fmt.Fprintf(w, "  %s %s %s %s  %s\n", st.paint(code, sym), c.Agent, st.arrow(), PrintableName(c.Tool), c.Change)
+		fmt.Fprintf(w, "  %s %s %s %s  %s\n", st.paint(code, sym), PrintableName(c.Agent), st.arrow(), PrintableName(c.Tool), c.Change)
 	}
 	fmt.Fprintln(w)
 }
@@ -610,7 +610,7 @@ func writeLockChanges(w io.Writer, p *planner.Plan, st style) {
 	fmt.Fprintln(w)
 	for _, c := range p.LockChanges {
 		sym, code := map[string]string{"add": "+", "remove": "-", "update": "~"}[c.Action], map[string]string{"add": ansiGreen, "remove": ansiRed, "update": ansiYellow}[c.Action]
-		line := fmt.Sprintf("  %s %s", st.paint(code, sym), c.Address)
+		line := fmt.Sprintf("  %s %s", st.paint(code, sym), PrintableName(c.Address))
 		if c.Action == "update" && len(c.Attributes) > 0 {
 			line += ": " + strings.Join(c.Attributes, ", ")
 		}

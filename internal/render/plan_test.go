@@ -241,3 +241,25 @@ tool "maybe" {
 		t.Errorf("a plan without runtime-enabled tools mentions them:\n%s", b.String())
 	}
 }
+
+// TestPlanStateNamesEscaped: names that come from state (a resource
+// destroyed, an agent whose access is revoked) are printed escaped: state
+// can be edited by hand, and its names must not reach a terminal as
+// escape sequences.
+func TestPlanStateNamesEscaped(t *testing.T) {
+	first := testPlan(t, "", nil)
+	applied := appliedState(first, map[string][]string{"a": {"sh"}, "b": {"sh"}, "ev\x1b]0;pwned\x07il": {"sh"}})
+	applied.Resources["tool.ev\x1b]0;pwned\x07il"] = planner.AppliedResource{Type: "tool", Name: "ev\x1b]0;pwned\x07il", Kind: "ba\x1b[2Jsh"}
+	out := planText(testPlan(t, "", applied))
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("plan text holds terminal escapes:\n%q", out)
+	}
+	for _, want := range []string{
+		`- tool.ev\x1b]0;pwned\ail (ba\x1b[2Jsh) will be destroyed`,
+		`- ev\x1b]0;pwned\ail -> sh  revoked`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan text\ngot:\n%s\nwant a line with %s", out, want)
+		}
+	}
+}
