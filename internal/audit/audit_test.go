@@ -282,7 +282,9 @@ func TestRuleMessages(t *testing.T) {
 		{"AF307/hit", "AF307", []string{`Skill "research" ships 1 Python script ("scripts/fetch.py")`, `which agent "assistant" can run through run_skill_script`}, nil},
 		{"AF305/hit", "AF305", []string{`secret(runtime("GITHUB_TOKEN"))`, `header "Authorization"`}, nil},
 		// A literal credential's value never appears in the report.
-		{"AF306/hit", "AF306", []string{"literal"}, []string{"literal-github_token", "literal-anthropic_api_key"}},
+		{"AF306/hit", "AF306", []string{"literal", `The password in the url of mcp tool "search"`, `The query parameter "api_key" in the url of mcp tool "search"`,
+			`The user information in the url of a2a tool "delegate"`, `The query parameter "X-Amz-Signature" in the url of a2a tool "delegate"`},
+			[]string{"literal-github_token", "literal-anthropic_api_key", "literal-url_password", "literal-url_key", "literal-url_user", "literal-url_sig"}},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
 			r := ruleFixtureReport(t, filepath.Join("testdata", "rules", tc.fixture))

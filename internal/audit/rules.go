@@ -1214,6 +1214,19 @@ func (a *auditor) findCredentials() []credential {
 		}
 	}
 	isHeader := func(name string) bool { return slices.Contains(credentialHeaders, strings.ToLower(name)) }
+	// fromURL adds what a literal url carries as a credential: its user
+	// information (a password, or a user name alone, as tokens are
+	// written: https://TOKEN@host) and the values of credential-like
+	// query parameters (?api_key=, ?token=, ?sig=).
+	fromURL := func(target, what string, s manifest.String, fallback hcl.Range) {
+		if s.Runtime != nil || !s.Set {
+			return
+		}
+		for _, uc := range manifest.URLCredentials(s.Value) {
+			out = append(out, credential{target: target, key: "url." + uc.Key, what: fmt.Sprintf("%s in the url of %s", uc.What, what),
+				rng: strRange(s, fallback), literal: true, value: cty.StringVal(uc.Value)})
+		}
+	}
 
 	for _, t := range a.cfg.Tools {
 		target := "tool." + t.Name
@@ -1222,9 +1235,11 @@ func (a *auditor) findCredentials() []credential {
 		case t.MCP != nil:
 			fromString(target, "auth_token", fmt.Sprintf("auth_token of mcp tool %q", t.Name), t.MCP.AuthToken, t.DeclRange)
 			fromDynamic(target, "headers.", "header %q of mcp tool "+strconv.Quote(t.Name), t.MCP.Headers, isHeader)
+			fromURL(target, fmt.Sprintf("mcp tool %q", t.Name), t.MCP.URL, t.DeclRange)
 		case t.A2A != nil:
 			fromString(target, "auth_token", fmt.Sprintf("auth_token of a2a tool %q", t.Name), t.A2A.AuthToken, t.DeclRange)
 			fromDynamic(target, "headers.", "header %q of a2a tool "+strconv.Quote(t.Name), t.A2A.Headers, isHeader)
+			fromURL(target, fmt.Sprintf("a2a tool %q", t.Name), t.A2A.URL, t.DeclRange)
 		}
 	}
 	for _, ag := range a.cfg.Agents {

@@ -227,9 +227,14 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 			fmt.Sprintf("The url of tool %q reads the environment variable %s, which is not set and has no default, so agentform cannot fetch the agent card at plan time. Set %s when planning to pin the card.", t.Name, env, env), false)
 	}
 	literal := a.URL.Runtime == nil
+	// where names a card's URL in messages, as it is requested (JoinPath,
+	// before the query) and without a credential written into the URL.
 	where := func(path string) string {
 		if literal {
-			return strings.TrimRight(base, "/") + "/" + path
+			if d, err := url.Parse(manifest.DisplayURL(base)); err == nil {
+				return d.JoinPath(path).String()
+			}
+			return strings.TrimRight(manifest.DisplayURL(base), "/") + "/" + path
 		}
 		return fmt.Sprintf("/%s under the URL in %s", path, a.URL.Runtime.Env)
 	}
@@ -238,7 +243,7 @@ func ResolveA2A(ctx context.Context, req Request) (*Resolved, hcl.Diagnostics) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		var detail string
 		if literal {
-			detail = fmt.Sprintf("%q is not an absolute http or https URL. Write the agent's base URL, like \"https://planner.example.com\".", base)
+			detail = fmt.Sprintf("%q is not an absolute http or https URL. Write the agent's base URL, like \"https://planner.example.com\".", manifest.DisplayURL(base))
 		} else if env := a.URL.Runtime.Env; !req.envSet(env) {
 			detail = fmt.Sprintf("%s is unset, and the default of runtime(%q) is not an absolute http or https URL. Set %s, or the default, to the agent's base URL, like \"https://planner.example.com\".", env, env, env)
 		} else {

@@ -927,13 +927,14 @@ func (s *mcpSession) describeCommand() string {
 	return fmt.Sprintf("The command %q", m.Command.Value)
 }
 
-// describeURL names the URL without revealing a runtime value.
+// describeURL names the URL without revealing a runtime value, or a
+// credential written into it.
 func (s *mcpSession) describeURL() string {
 	m := s.req.Tool.MCP
 	if m.URL.Runtime != nil {
 		return fmt.Sprintf("The URL given by runtime(%q)", m.URL.Runtime.Env)
 	}
-	return fmt.Sprintf("The URL %q", m.URL.Value)
+	return fmt.Sprintf("The URL %q", manifest.DisplayURL(m.URL.Value))
 }
 
 // run connects, lists every tool and closes the session.

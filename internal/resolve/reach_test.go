@@ -422,3 +422,38 @@ func TestResolveRequestNotMade(t *testing.T) {
 	res, diags = ResolveA2A(context.Background(), areq)
 	check("a2a token", res, diags, "Invalid auth_token", areq.Tool.A2A.AuthToken.Range, `runtime("TOK")`, "Set TOK to the token alone")
 }
+
+// TestResolveURLCredentialsHidden: a url with a password or a token in
+// its query is named in messages with those parts REDACTED (the a2a
+// card's URL as it is requested, the path before the query), for a
+// server that answers with an error and for an agent nothing listens
+// for.
+func TestResolveURLCredentialsHidden(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusNotImplemented)
+	}))
+	t.Cleanup(srv.Close)
+	withCreds := func(base string) string {
+		u, err := url.Parse(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.User = url.UserPassword("bob", "pw-zz11")
+		u.RawQuery = "page=2&api_key=key-zz22"
+		return u.String()
+	}
+	req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", withCreds(srv.URL)), nil)
+	_, diags := ResolveMCP(context.Background(), req)
+	want := `"http://bob:REDACTED@` + strings.TrimPrefix(srv.URL, "http://") + `?api_key=REDACTED&page=2"`
+	if !strings.Contains(diags.Error(), want) || strings.Contains(diags.Error(), "zz") {
+		t.Errorf("mcp diagnostics:\ngot:  %s\nwant: the URL as %s, no credential", diags.Error(), want)
+	}
+
+	closed := closedAddr(t)
+	areq := a2aRequest(t, fmt.Sprintf("url = %q", withCreds("http://"+closed+"/agents/")), nil)
+	_, diags = ResolveA2A(context.Background(), areq)
+	want = "http://bob:REDACTED@" + closed + "/agents/.well-known/agent-card.json?api_key=REDACTED&page=2"
+	if d := oneDiag(t, diags, hcl.DiagWarning, "Cannot reach A2A agent", areq.Tool.A2A.URL.Range); !strings.Contains(d.Detail, want) || strings.Contains(d.Detail, "zz") {
+		t.Errorf("a2a detail:\ngot:  %s\nwant: the card's URL as %s, no credential", d.Detail, want)
+	}
+}
