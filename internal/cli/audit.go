@@ -104,14 +104,30 @@ func (c *AuditCommand) Run(args []string) int {
 			return exitUsage
 		}
 	}
+	if *out != "" {
+		if fi, err := os.Stat(c.path(*out)); err == nil && fi.IsDir() {
+			// Checked before anything is planned (and before usage below
+			// would try to write there).
+			fmt.Fprintf(c.Stderr, "Error: -out=%s is a directory; name a file, like -out=%s.\n", *out, filepath.Join(*out, "audit."+auditExt(*format)))
+			return exitUsage
+		}
+	}
 	usage := func(msg string, a ...any) int {
 		text := fmt.Sprintf(msg, a...)
 		fmt.Fprintf(c.Stderr, "Error: %s\n", text)
 		// A report -out names is replaced by one that says the audit did
 		// not run, as when the workspace does not load: a CI step that
 		// uploads it afterwards never uploads the previous one. (Without
-		// a known format there is nothing to write it in.)
+		// a known format there is nothing to write it in.) Not inside the
+		// source of a tool or skill, which the report would change: the
+		// audit refuses such a path once the workspace loads (below).
 		if *out != "" && slices.Contains(auditFormats, *format) {
+			if cfg, _ := manifest.Load(c.Dir); cfg != nil {
+				if what, _ := sourceOutput(cfg, c.path(*out)); what != "" {
+					fmt.Fprintf(c.Stderr, "No report written: -out=%s would be %s, whose files agentform hashes and packages.\n", *out, what)
+					return exitUsage
+				}
+			}
 			w := reportWriter{c: c, format: *format, out: *out}
 			w.write(audit.Failed(hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Audit not run", Detail: text}}, nil))
 		}
@@ -362,4 +378,19 @@ func repoPath(dir string) string {
 		return ""
 	}
 	return filepath.ToSlash(rel)
+}
+
+// auditExt is the file extension a report of format is usually given.
+func auditExt(format string) string {
+	switch format {
+	case "table":
+		return "txt"
+	case "markdown":
+		return "md"
+	case "junit":
+		return "xml"
+	case "json", "sarif", "html":
+		return format
+	}
+	return "txt"
 }

@@ -538,6 +538,21 @@ func TestAuditUsageErrorReplacesReport(t *testing.T) {
 			}
 		}
 	}
+	// Nor inside the source of a tool or skill, which the report would
+	// change: the usage error says so and writes nothing there.
+	for _, rel := range []string{"tools/word_count/r.json", "skills/research/r.json"} {
+		code, _, stderr := run(t, "", "-chdir="+dir, "audit", "-format=json", "-fail-on=sometimes", "-out="+rel)
+		if code != exitUsage || !strings.Contains(stderr, "-fail-on must be") || !strings.Contains(stderr, "No report written: -out="+rel+" would be a file of the source of") {
+			t.Errorf("-out=%s: exit %d\n%s\nwant: exit 2, the usage error and no report", rel, code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, rel)); !os.IsNotExist(err) {
+			t.Errorf("-out=%s: the usage error wrote a report into the source: %v", rel, err)
+		}
+	}
+	// A directory is refused before the workspace is planned.
+	if code, _, stderr := run(t, "", "-chdir="+dir, "audit", "-out=tools"); code != exitUsage || !strings.Contains(stderr, "Error: -out=tools is a directory; name a file, like -out="+filepath.Join("tools", "audit.txt")+".") {
+		t.Errorf("-out=tools: exit %d\n%s\nwant: exit 2, a directory", code, stderr)
+	}
 	// Without a format it could be written in, -out is left alone.
 	out := filepath.Join(dir, "report.txt")
 	must(t, os.WriteFile(out, []byte("stale report"), 0o644))
