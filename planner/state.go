@@ -455,6 +455,23 @@ func (a *Applied) Extensible() map[string]bool {
 	return out
 }
 
+// RuntimeDependent returns, for each agent of the last apply, whether its
+// capabilities or its capability_policy came from runtime() (the
+// attribute records the reference, not a value).
+func (a *Applied) RuntimeDependent() map[string]bool {
+	out := map[string]bool{}
+	if a == nil {
+		return out
+	}
+	isRef := func(v string) bool { return strings.HasPrefix(v, "runtime(") || strings.HasPrefix(v, "secret(") }
+	for _, r := range a.Resources {
+		if r.Type == "agent" {
+			out[r.Name] = isRef(r.Attributes["capabilities"]) || isRef(r.Attributes["capability_policy"])
+		}
+	}
+	return out
+}
+
 // AppliedFromState reads what the last apply recorded in the state
 // database, for planning against it; db may be nil (no state yet), which
 // gives an empty Applied.

@@ -395,6 +395,7 @@ func matrixRows(p *planner.Plan) []MatrixRow {
 		row := MatrixRow{Agent: ag.Name, Policy: string(ag.Policy), Holds: slices.Clone(ag.Holds), Cells: make([]Cell, 0, len(tools))}
 		if pr, ok := rows[ag.Name]; ok {
 			row.Policy = pr.Policy
+			row.RuntimeDependent = pr.RuntimeDependent
 		}
 		if row.Policy == "" {
 			row.Policy = manifest.PolicyLocked

@@ -28,11 +28,12 @@ func allowedSet(rows []MatrixRow) map[Access]bool {
 
 // CompareState sets the report's gate against the matrix recorded by the
 // last apply (agent → tools it could call), the agents that were
-// extensible then and the registered tools then (nil when the state does
-// not record them): access granted since fails the gate. Call it after
+// extensible then, those whose capabilities or policy came from runtime()
+// then, and the registered tools then (nil when the state does not record
+// them): access granted since fails the gate. Call it after
 // MarkIncomplete: an incomplete audit leaves out of the comparison what it
 // could not resolve (compare).
-func CompareState(r *Report, applied map[string][]string, extensible map[string]bool, tools []string) {
+func CompareState(r *Report, applied map[string][]string, extensible, runtime map[string]bool, tools []string) {
 	var rows []MatrixRow
 	for agent, tools := range applied {
 		row := MatrixRow{Agent: agent}
@@ -48,7 +49,7 @@ func CompareState(r *Report, applied map[string][]string, extensible map[string]
 			existed[t] = true
 		}
 	}
-	compare(r, "state", allowedSet(rows), extensible, existed, nil)
+	compare(r, "state", allowedSet(rows), extensible, runtime, existed, nil)
 }
 
 // CompareBaseline sets the report's gate against a previous report (a
@@ -63,15 +64,17 @@ func CompareBaseline(r *Report, base *Report, name string) {
 		known[f.Fingerprint] = true
 	}
 	extensible := map[string]bool{}
+	runtime := map[string]bool{}
 	existed := map[string]bool{}
 	for _, row := range base.Matrix {
 		extensible[row.Agent] = row.Policy == string(capability.Extensible) ||
 			slices.ContainsFunc(row.Cells, func(c Cell) bool { return c.OverrideReachable })
+		runtime[row.Agent] = row.RuntimeDependent
 		for _, c := range row.Cells {
 			existed[c.Tool] = true
 		}
 	}
-	compare(r, name, allowedSet(base.Matrix), extensible, existed, known)
+	compare(r, name, allowedSet(base.Matrix), extensible, runtime, existed, known)
 }
 
 // compare sets the gate. In an incomplete audit (MarkIncomplete), an mcp
@@ -90,7 +93,14 @@ func CompareBaseline(r *Report, base *Report, name string) {
 // could reach every tool there was (existed says which; nil when the
 // baseline does not say): a tool added since that it can reach only with
 // an override is access granted since too.
-func compare(r *Report, against string, before map[Access]bool, extensible, existed map[string]bool, knownFindings map[string]bool) {
+//
+// An agent whose capabilities or policy come from runtime() now and did
+// not in the baseline (runtime says which did; a baseline written before
+// reports recorded it counts as not) holds, when it starts, whatever its
+// environment says: every tool it could not call then is access granted
+// since, marked ByRuntime, with a reason per agent. The plan computes its
+// row from the default, which no one reviews as the agent's access.
+func compare(r *Report, against string, before map[Access]bool, extensible, runtime, existed map[string]bool, knownFindings map[string]bool) {
 	g := &Gate{Against: against, Granted: []Access{}, Revoked: []Access{}, NewFindings: []string{}, Reasons: []string{}}
 	now := allowedSet(r.Matrix)
 	left := gateLeftOut(r)
@@ -106,6 +116,21 @@ func compare(r *Report, against string, before map[Access]bool, extensible, exis
 	}
 	var overrideReasons []string
 	for _, row := range r.Matrix {
+		if row.RuntimeDependent && !runtime[row.Agent] {
+			n := 0
+			for _, c := range row.Cells {
+				a := Access{Agent: row.Agent, Tool: c.Tool}
+				if c.Allowed || before[a] || left(a.Tool, true) {
+					continue
+				}
+				a.ByRuntime = true
+				g.Granted = append(g.Granted, a)
+				n++
+			}
+			overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q takes its capabilities or capability_policy from runtime() now but did not in %s: it holds what its environment says when it starts, so %s it could not call then may be reachable",
+				row.Agent, against, countNoun(n, "tool")))
+			continue
+		}
 		was := extensible[row.Agent]
 		if was && existed == nil {
 			continue
@@ -212,8 +237,11 @@ func gateFindings(r *Report) []Finding {
 	for _, a := range g.Granted {
 		target := "agent." + a.Agent
 		how := ""
-		if a.ByOverride {
+		switch {
+		case a.ByOverride:
 			how = " through a session override (its capability_policy is \"extensible\" now)"
+		case a.ByRuntime:
+			how = " once it starts with the tags its environment gives it (its capabilities or capability_policy come from runtime() now)"
 		}
 		out = append(out, Finding{
 			RuleID: RuleNewAccess, Severity: SeverityError, Target: target, Agent: a.Agent, Tool: a.Tool,
@@ -289,10 +317,13 @@ func ReadBaseline(path string) (*Report, error) {
 }
 
 // byOverrideNote is what the gate's lists add to access granted only
-// through a session override.
+// through a session override, or by capabilities read at runtime.
 func byOverrideNote(a Access) string {
-	if a.ByOverride {
+	switch {
+	case a.ByOverride:
 		return " (by session override)"
+	case a.ByRuntime:
+		return " (by runtime capabilities)"
 	}
 	return ""
 }

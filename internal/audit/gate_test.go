@@ -165,7 +165,7 @@ func TestGateLeavesOutUnresolvedOnIncomplete(t *testing.T) {
 	applied := map[string][]string{"a": {"m__t", "m__u", "m__other", "sh"}}
 
 	r := report(true)
-	CompareState(r, applied, nil, nil)
+	CompareState(r, applied, nil, nil, nil)
 	g := r.Gate
 	wantGranted := []Access{{Agent: "a", Tool: "web"}}
 	wantRevoked := []Access{{Agent: "a", Tool: "m__other"}}
@@ -182,7 +182,7 @@ func TestGateLeavesOutUnresolvedOnIncomplete(t *testing.T) {
 	}
 
 	r = report(false)
-	CompareState(r, applied, nil, nil)
+	CompareState(r, applied, nil, nil, nil)
 	wantGranted = []Access{{Agent: "a", Tool: "m"}, {Agent: "a", Tool: "web"}}
 	wantRevoked = []Access{{Agent: "a", Tool: "m__other"}, {Agent: "a", Tool: "m__t"}, {Agent: "a", Tool: "m__u"}}
 	if !slices.Equal(r.Gate.Granted, wantGranted) || !slices.Equal(r.Gate.Revoked, wantRevoked) || len(r.Gate.Reasons) != 1 {
@@ -215,13 +215,13 @@ func TestGateExtensibleSinceBaseline(t *testing.T) {
 	wantReason := `agent "made" is extensible now but was not in state: a session override can reach 2 tools it could not call then`
 
 	r := report()
-	CompareState(r, map[string][]string{"made": {"read", "web"}, "was": {"read"}, "locked": {"read"}}, map[string]bool{"was": true}, nil)
+	CompareState(r, map[string][]string{"made": {"read", "web"}, "was": {"read"}, "locked": {"read"}}, map[string]bool{"was": true}, nil, nil)
 	// web was callable then: not granted since.
 	if got := r.Gate.Granted; r.Gate.Pass || !slices.Equal(got, want[:1]) {
 		t.Errorf("against state\ngot:  pass %v, granted %v\nwant: fail, granted %v", r.Gate.Pass, got, want[:1])
 	}
 	r = report()
-	CompareState(r, map[string][]string{"made": {"read"}, "was": {"read"}, "locked": {"read"}}, map[string]bool{"was": true}, nil)
+	CompareState(r, map[string][]string{"made": {"read"}, "was": {"read"}, "locked": {"read"}}, map[string]bool{"was": true}, nil, nil)
 	if got := r.Gate.Granted; r.Gate.Pass || !slices.Equal(got, want) || !slices.Contains(r.Gate.Reasons, wantReason) {
 		t.Errorf("against state\ngot:  pass %v, granted %v, reasons %q\nwant: fail, granted %v, reason %q", r.Gate.Pass, got, r.Gate.Reasons, want, wantReason)
 	}
@@ -273,17 +273,17 @@ func TestGateToolAddedForExtensibleAgent(t *testing.T) {
 	wantReason := `agent "was" is extensible: a session override can reach 1 tool added since state`
 
 	r := report()
-	CompareState(r, applied, ext, []string{"read", "shell"})
+	CompareState(r, applied, ext, nil, []string{"read", "shell"})
 	if got := r.Gate.Granted; r.Gate.Pass || !slices.Equal(got, want) || !slices.Contains(r.Gate.Reasons, wantReason) {
 		t.Errorf("against state\ngot:  pass %v, granted %v, reasons %q\nwant: fail, granted %v, reason %q", r.Gate.Pass, got, r.Gate.Reasons, want, wantReason)
 	}
 	r = report()
-	CompareState(r, applied, ext, []string{"read", "rm", "shell"})
+	CompareState(r, applied, ext, nil, []string{"read", "rm", "shell"})
 	if !r.Gate.Pass {
 		t.Errorf("no tool added: granted %v, want pass", r.Gate.Granted)
 	}
 	r = report()
-	CompareState(r, applied, ext, nil)
+	CompareState(r, applied, ext, nil, nil)
 	if !r.Gate.Pass {
 		t.Errorf("a state without its tools: granted %v, want pass", r.Gate.Granted)
 	}
@@ -296,5 +296,58 @@ func TestGateToolAddedForExtensibleAgent(t *testing.T) {
 	CompareBaseline(r, base, "base.json")
 	if got := r.Gate.Granted; r.Gate.Pass || !slices.Equal(got, want) {
 		t.Errorf("against a baseline\ngot:  pass %v, granted %v\nwant: fail, granted %v", r.Gate.Pass, got, want)
+	}
+}
+
+// TestGateSwitchToRuntimeCapabilities: an agent whose capabilities (or
+// policy) come from runtime() now and did not in the baseline holds
+// whatever its environment says when it starts: every tool it could not
+// call then is access granted (by_runtime), with a reason, against the
+// state and a baseline report alike. One that was runtime-dependent then
+// is compared as before.
+func TestGateSwitchToRuntimeCapabilities(t *testing.T) {
+	report := func(runtime bool) *Report {
+		r := newReport()
+		r.Matrix = []MatrixRow{
+			{Agent: "moved", Policy: "locked", RuntimeDependent: runtime, Cells: []Cell{
+				{Tool: "read", Allowed: true}, {Tool: "rm"}, {Tool: "shell"},
+			}},
+			{Agent: "stays", Policy: "locked", Cells: []Cell{
+				{Tool: "read", Allowed: true}, {Tool: "rm"}, {Tool: "shell"},
+			}},
+		}
+		return r
+	}
+	applied := map[string][]string{"moved": {"read"}, "stays": {"read"}}
+	want := []Access{{Agent: "moved", Tool: "rm", ByRuntime: true}, {Agent: "moved", Tool: "shell", ByRuntime: true}}
+	wantReason := `agent "moved" takes its capabilities or capability_policy from runtime() now but did not in state: it holds what its environment says when it starts, so 2 tools it could not call then may be reachable`
+
+	r := report(true)
+	CompareState(r, applied, nil, map[string]bool{"moved": false}, nil)
+	if got := r.Gate.Granted; r.Gate.Pass || !slices.Equal(got, want) || !slices.Contains(r.Gate.Reasons, wantReason) {
+		t.Errorf("against state\ngot:  pass %v, granted %v, reasons %q\nwant: fail, granted %v, reason %q", r.Gate.Pass, got, r.Gate.Reasons, want, wantReason)
+	}
+	found := gateFindings(r)
+	if len(found) != 2 || !strings.Contains(found[0].Message, "once it starts with the tags its environment gives it") {
+		t.Errorf("AF111 results got: %+v\nwant: two, saying the access comes from runtime capabilities", found)
+	}
+	if out := string(writeReport(t, r, FormatTable, sampleOptions())); !strings.Contains(out, "+ moved → rm (by runtime capabilities)") {
+		t.Errorf("table got:\n%s\nwant: the grant marked as by runtime capabilities", out)
+	}
+	r = report(true)
+	CompareState(r, applied, nil, map[string]bool{"moved": true}, nil)
+	if !r.Gate.Pass {
+		t.Errorf("runtime-dependent then and now: granted %v, want pass", r.Gate.Granted)
+	}
+
+	r = report(true)
+	CompareBaseline(r, report(false), "base.json")
+	if got := r.Gate.Granted; r.Gate.Pass || !slices.Equal(got, want) {
+		t.Errorf("against a baseline\ngot:  pass %v, granted %v\nwant: fail, granted %v", r.Gate.Pass, got, want)
+	}
+	r = report(true)
+	CompareBaseline(r, report(true), "base.json")
+	if !r.Gate.Pass {
+		t.Errorf("against a runtime-dependent baseline: granted %v, want pass", r.Gate.Granted)
 	}
 }

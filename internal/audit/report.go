@@ -96,7 +96,11 @@ type MatrixRow struct {
 	Agent  string   `json:"agent"`
 	Policy string   `json:"policy"`
 	Holds  []string `json:"holds"`
-	Cells  []Cell   `json:"cells"`
+	// RuntimeDependent is set when the agent's capabilities or policy
+	// come from runtime(): the row is computed from the default, and the
+	// agent may hold other tags when it starts.
+	RuntimeDependent bool   `json:"runtime_dependent"`
+	Cells            []Cell `json:"cells"`
 }
 
 // Report is the result of an audit. Findings are sorted by severity (most
@@ -155,6 +159,11 @@ type Access struct {
 	// session's capability override: the agent is extensible now and was
 	// not then, so every tool it is denied is one override away.
 	ByOverride bool `json:"by_override,omitempty"`
+	// ByRuntime marks access granted since the baseline because the
+	// agent's capabilities or policy come from runtime() now and did not
+	// then: what it holds is decided when it starts, so every tool it
+	// could not call then may be reachable.
+	ByRuntime bool `json:"by_runtime,omitempty"`
 }
 
 // Incomplete says why a report does not cover the whole workspace.

@@ -197,7 +197,7 @@ func (c *AuditCommand) Run(args []string) int {
 	report.MarkIncomplete(unreported)
 	switch {
 	case *against == "state":
-		audit.CompareState(report, prior.Matrix, prior.Extensible(), prior.Tools)
+		audit.CompareState(report, prior.Matrix, prior.Extensible(), prior.RuntimeDependent(), prior.Tools)
 	case base != nil:
 		audit.CompareBaseline(report, base, *baseline)
 	}

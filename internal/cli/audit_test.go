@@ -205,6 +205,42 @@ func TestAuditNoNewAccessGates(t *testing.T) {
 	}
 }
 
+// TestAuditGateRuntimeSinceApply: an agent whose capabilities come from
+// runtime() since the last apply holds what its environment says when it
+// starts, so the "no new access" gate fails with every tool it could not
+// call then, against the state and against a baseline report; once
+// applied so, it passes.
+func TestAuditGateRuntimeSinceApply(t *testing.T) {
+	dir := copyTree(t, quickstart)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	baseline := filepath.Join(t.TempDir(), "base.json")
+	if code, _, stderr := run(t, "", "-chdir="+dir, "audit", "-format=json", "-fail-on=none", "-out="+baseline); code != ExitOK {
+		t.Fatalf("audit: exit %d\n%s", code, stderr)
+	}
+	path := filepath.Join(dir, "agent.acl")
+	src, _ := os.ReadFile(path)
+	const from = `capabilities      = ["text", "skills"]`
+	if !strings.Contains(string(src), from) {
+		t.Fatalf("agent.acl has no %q", from)
+	}
+	must(t, os.WriteFile(path, []byte(strings.Replace(string(src), from, `capabilities      = runtime("ASSISTANT_CAPS", ["text", "skills"])`, 1)), 0o644))
+	for _, gate := range []string{"-against=state", "-baseline=" + baseline} {
+		code, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-no-color", "-fail-on=none", gate)
+		if code != ExitError || !strings.Contains(stdout, "FAIL") || !strings.Contains(stdout, "+ assistant → grep (by runtime capabilities)") ||
+			!strings.Contains(stdout, `agent "assistant" takes its capabilities or capability_policy from runtime() now but did not in`) {
+			t.Errorf("%s, capabilities moved to runtime(): exit %d\n%s\nwant: FAIL with assistant → grep by runtime capabilities", gate, code, stdout)
+		}
+	}
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	if code, stdout, _ := run(t, "", "-chdir="+dir, "audit", "-no-color", "-fail-on=none", "-against=state"); code != ExitOK || !strings.Contains(stdout, "PASS") {
+		t.Errorf("runtime capabilities at the apply: exit %d\n%s\nwant: PASS", code, stdout)
+	}
+}
+
 // TestAuditGateExtensibleSinceApply: an agent made extensible since the
 // last apply can be given any tool by a session override, so the "no new
 // access" gate fails with each tool it is denied; one whose policy was
