@@ -125,7 +125,7 @@ func writeHTML(w io.Writer, r *Report, opts WriteOptions) error {
 		d.Tools = append(d.Tools, render.Printable(t))
 	}
 	for _, row := range rows {
-		hr := htmlRow{Agent: render.Printable(row.Agent), Policy: render.Printable(row.Policy), Title: render.Printable(htmlAgentTitle(row))}
+		hr := htmlRow{Agent: render.Printable(row.Agent), Policy: render.Printable(policyLabel(row)), Title: render.Printable(htmlAgentTitle(row))}
 		for _, t := range tools {
 			hr.Cells = append(hr.Cells, newHTMLCell(row.Agent, t, row))
 		}
@@ -163,7 +163,19 @@ func htmlAgentTitle(row MatrixRow) string {
 	if len(row.Holds) > 0 {
 		parts = append(parts, "holds: "+strings.Join(row.Holds, ", "))
 	}
+	if row.RuntimeDependent {
+		parts = append(parts, "capabilities or policy known at runtime: this row uses the defaults")
+	}
 	return strings.Join(parts, "; ")
+}
+
+// policyLabel is the policy a matrix shows beside an agent, marked when
+// the row is computed from runtime() defaults.
+func policyLabel(row MatrixRow) string {
+	if row.RuntimeDependent {
+		return row.Policy + " (runtime default)"
+	}
+	return row.Policy
 }
 
 func newHTMLCell(agent, tool string, row MatrixRow) htmlCell {

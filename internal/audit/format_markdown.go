@@ -230,7 +230,7 @@ func mdMatrix(m *mdWriter, rows []MatrixRow) {
 				n[st]++
 			}
 			return fmt.Sprintf("| %s | %s | %d | %d | %d |\n",
-				mdCode(rows[i].Agent), mdText(rows[i].Policy), n[cellAllow], n[cellDeny]+n[cellOverride], n[cellOverride])
+				mdCode(rows[i].Agent), mdText(policyLabel(rows[i])), n[cellAllow], n[cellDeny]+n[cellOverride], n[cellOverride])
 		}, func(left int) string { return fmt.Sprintf("\n…and %d more agents, not listed here.\n", left) })
 		return
 	}

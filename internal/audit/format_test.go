@@ -673,12 +673,15 @@ func TestMarkdown(t *testing.T) {
 	t.Run("large matrix", func(t *testing.T) {
 		r := emptyReport()
 		for i := range 21 {
-			r.Matrix = append(r.Matrix, MatrixRow{Agent: fmt.Sprintf("agent%02d", i), Policy: "locked",
+			r.Matrix = append(r.Matrix, MatrixRow{Agent: fmt.Sprintf("agent%02d", i), Policy: "locked", RuntimeDependent: i == 19,
 				Cells: []Cell{{Tool: "a", Allowed: true}, {Tool: "b"}, {Tool: "c", OverrideReachable: true}}})
 		}
 		out := string(writeReport(t, r, FormatMarkdown, WriteOptions{}))
 		if !strings.Contains(out, "| `agent20` | locked | 1 | 2 | 1 |") || strings.Contains(out, "| Tool |") {
 			t.Errorf("a 21-agent matrix is not counted per agent\ngot:\n%s", out)
+		}
+		if !strings.Contains(out, "| `agent19` | locked (runtime default) | 1 | 2 | 1 |") {
+			t.Errorf("a row computed from runtime() defaults is not marked\ngot:\n%s", out)
 		}
 		checkMarkdownTables(t, out)
 	})
@@ -751,6 +754,13 @@ func TestHTMLSelfContained(t *testing.T) {
 	out := string(writeReport(t, sampleReport(), FormatHTML, sampleOptions()))
 	if n := len(helpLink.FindAllString(out, -1)); n != len(sampleReport().Findings)+len(sampleReport().Waived) {
 		t.Errorf("help links\ngot:  %d\nwant: one per finding", n)
+	}
+	// A row computed from runtime() defaults says so beside the agent.
+	rt := sampleReport()
+	rt.Matrix[1].RuntimeDependent = true
+	if h := string(writeReport(t, rt, FormatHTML, sampleOptions())); !strings.Contains(h, "reviewer<small>locked (runtime default)</small>") ||
+		!strings.Contains(h, "capabilities or policy known at runtime: this row uses the defaults") {
+		t.Errorf("HTML does not mark the runtime-dependent row\ngot:\n%s", h)
 	}
 	for _, s := range []string{
 		`<table class="matrix" id="matrix">`,
