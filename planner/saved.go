@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agentform/agentform/internal/safefile"
@@ -158,6 +159,15 @@ func ReadSaved(path string) (*Saved, error) {
 	}
 	if s.Fingerprints == nil {
 		return nil, fmt.Errorf("%s is not a saved agentform plan: it has no fingerprints", path)
+	}
+	// As Terraform: another version may resolve, fingerprint or build
+	// differently, so what this one would apply is not what was planned.
+	if s.AgentformVersion != version.Version {
+		made := "an unknown version of agentform"
+		if s.AgentformVersion != "" {
+			made = "agentform " + strconv.Quote(s.AgentformVersion)
+		}
+		return nil, fmt.Errorf("%s was made by %s, and this is agentform %q: a saved plan is applied by the version that made it. Plan again with this version, or apply with that one", path, made, version.Version)
 	}
 	return &s, nil
 }

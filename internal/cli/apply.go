@@ -34,8 +34,9 @@ Usage: agentform [-chdir=DIR] apply [options] [PLANFILE]
   With PLANFILE (from "agentform plan -out"), applies exactly that plan
   without asking, and refuses it when the state moved or the inputs
   (a block, what a tool resolves to, agentform.lock.hcl's entries)
-  changed since it was made, or when apply would now do anything the plan
-  does not show (an artifact removed or changed on disk since).
+  changed since it was made, when apply would now do anything the plan
+  does not show (an artifact removed or changed on disk since), or when
+  another version of agentform made it.
 
   The order survives a crash: artifacts are written to temporary files and
   renamed into place, then the lockfile, then state in one transaction,

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentform/agentform/internal/state"
+	"github.com/agentform/agentform/internal/version"
 )
 
 // savedPlanWorkspace is a workspace made by init, in a temporary
@@ -199,6 +200,38 @@ func TestSavedPlanWrongFile(t *testing.T) {
 			if code != ExitError || !strings.Contains(stderr, tc.want) {
 				t.Errorf("%s %s\ngot:  exit %d\n%s\nwant: exit 1 and %q", sub, tc.file, code, stderr, tc.want)
 			}
+		}
+	}
+}
+
+// TestSavedPlanOtherVersion: a saved plan is applied (or shown) only by
+// the agentform version that made it, as Terraform does; another version
+// could resolve or build differently from what the plan showed.
+func TestSavedPlanOtherVersion(t *testing.T) {
+	dir := savedPlanWorkspace(t)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-out=x.plan"); code != ExitOK {
+		t.Fatalf("plan -out: exit %d\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "x.plan"))
+	must(t, err)
+	var doc map[string]any
+	must(t, json.Unmarshal(b, &doc))
+	for v, want := range map[string]string{
+		"9.9.9": `x.plan was made by agentform "9.9.9", and this is agentform "` + version.Version + `": a saved plan is applied by the version that made it.`,
+		"":      `x.plan was made by an unknown version of agentform, and this is agentform "` + version.Version + `"`,
+	} {
+		doc["agentform_version"] = v
+		edited, err := json.Marshal(doc)
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(dir, "x.plan"), edited, 0o644))
+		for _, sub := range []string{"apply", "show"} {
+			code, _, stderr := run(t, "", "-chdir="+dir, sub, "x.plan")
+			if code != ExitError || !strings.Contains(stderr, want) {
+				t.Errorf("%s of a plan by %q\ngot:  exit %d\n%s\nwant: exit 1 and %q", sub, v, code, stderr, want)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "dist")); !os.IsNotExist(err) {
+			t.Errorf("apply of a plan by %q wrote artifacts: %v", v, err)
 		}
 	}
 }
