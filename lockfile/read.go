@@ -248,9 +248,16 @@ func (p *parser) tool(block *hcl.Block) *Tool {
 	t.Kind = kind
 	allowed, known := kindAttrs[kind]
 	if !known {
+		hint := ""
+		switch s := nameSuggestion(strings.ToLower(kind), kindNames); {
+		case s != "":
+			hint = fmt.Sprintf(" Did you mean %q?", s)
+		case strings.EqualFold(kind, "bash"):
+			hint = " bash tools have no lock entry."
+		}
 		p.errorf(a.Expr.Range(), "Invalid tool kind",
-			"The kind of a tool entry is one of %s; got %q. bash tools have no lock entry. %s",
-			strings.Join(quoteAll(kindNames), ", "), kind, fixHint)
+			"The kind of a tool entry is one of %s; got %q.%s %s",
+			strings.Join(quoteAll(kindNames), ", "), kind, hint, fixHint)
 		return t
 	}
 	// Attributes in file order, so that diagnostics come out in order.

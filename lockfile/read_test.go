@@ -161,6 +161,11 @@ func TestParseErrors(t *testing.T) {
 			summary: "Invalid tool kind", line: 2, detail: `bash tools have no lock entry`,
 		},
 		{
+			name:    "misspelt kind",
+			src:     "tool \"js\" {\n  kind = \"JavaScript\"\n}\n",
+			summary: "Invalid tool kind", line: 2, detail: `got "JavaScript". Did you mean "javascript"?`,
+		},
+		{
 			name:    "missing kind",
 			src:     "tool \"sh\" {\n  card = \"" + sha("a") + "\"\n}\n",
 			summary: "Missing required argument", line: 1,
