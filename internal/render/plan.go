@@ -324,6 +324,14 @@ func writeResourceChanges(w io.Writer, p *planner.Plan, st style) {
 				fmt.Fprintf(w, "      # (%s)\n", PrintableName(reason))
 			}
 		}
+		// The file a destroyed agent's apply removes (if it still holds
+		// the bytes state recorded): state says where, and state can be
+		// edited, so the plan shows it.
+		if rc.Type == "agent" && rc.Actions[0] == planner.ActionDelete && p.Applied != nil {
+			if old := p.Applied.Resources[rc.Address].Artifact; old != nil && old.Path != "" {
+				fmt.Fprintf(w, "      # (removes %s)\n", PrintableName(old.Path))
+			}
+		}
 		for _, c := range rc.AttributeChanges {
 			for _, line := range c.Shown(st.red.Scrub).Lines() {
 				fmt.Fprintf(w, "      %s\n", Printable(line))

@@ -263,3 +263,15 @@ func TestPlanStateNamesEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanDestroyNamesArtifact: a destroyed agent's line names the file
+// its apply removes, as state records it (state can be edited by hand).
+func TestPlanDestroyNamesArtifact(t *testing.T) {
+	applied := appliedState(testPlan(t, "", nil), nil)
+	applied.Resources["agent.gone"] = planner.AppliedResource{Type: "agent", Name: "gone",
+		Artifact: &planner.AppliedArtifact{Path: "../victim\x1b.txt", SHA256: "sha256:" + strings.Repeat("0", 64)}}
+	out := planText(testPlan(t, "", applied))
+	if !strings.Contains(out, "  - agent.gone will be destroyed\n      # (removed from configuration)\n      # (removes ../victim\\x1b.txt)\n") {
+		t.Errorf("plan text\ngot:\n%s\nwant: the destroyed agent's artifact named, escaped", out)
+	}
+}
