@@ -263,6 +263,49 @@ func credentialDigest(v any) string {
 	return "(sensitive " + short(resolve.SHA256([]byte(jsonOf(v)))) + ")"
 }
 
+// hideURLCredentials shows a url attribute (str) without the credentials
+// its url carries (manifest.URLCredentials: a password, a token in the
+// user information or the query), written as a literal or as the default
+// of a runtime() reference: they read REDACTED, and a digest of the whole
+// url follows it ("… (sensitive sha256:…)"), so that a rotated credential
+// still shows as a change, of the digest. Like hideConfigCredentials it
+// reads the attribute's text, so that a url an earlier agentform stored
+// in state with its credentials in the clear reads as a plan computes it
+// now (StoredAttributes); one hidden already is returned as it is.
+func hideURLCredentials(attr string) string {
+	hide := func(u string) string {
+		if urlDigestForm.MatchString(u) || len(manifest.URLCredentials(u)) == 0 {
+			return u
+		}
+		return manifest.DisplayURL(u) + " " + credentialDigest(u)
+	}
+	if m := runtimeStringDefault.FindStringSubmatch(attr); m != nil {
+		var def string
+		if json.Unmarshal([]byte(m[2]), &def) != nil {
+			return attr
+		}
+		if h := hide(def); h != def {
+			b, _ := json.Marshal(h)
+			return "runtime(" + m[1] + ", " + string(b) + ")"
+		}
+		return attr
+	}
+	for _, p := range []string{"runtime(", "secret(", literalMark} {
+		if strings.HasPrefix(attr, p) {
+			return attr
+		}
+	}
+	return hide(attr)
+}
+
+// runtimeStringDefault matches a runtime() reference with a string
+// default as refString writes it: the variable's name quoted by Go, the
+// default as JSON.
+var runtimeStringDefault = regexp.MustCompile(`^runtime\(("(?:[^"\\]|\\.)*"), ("(?:[^"\\]|\\.)*")\)$`)
+
+// urlDigestForm matches the end of a url hideURLCredentials has hidden.
+var urlDigestForm = regexp.MustCompile(` \(sensitive sha256:[0-9a-f]{9}…\)$`)
+
 // credentialDigestForm matches what credentialDigest returns.
 var credentialDigestForm = regexp.MustCompile(`^\(sensitive sha256:[0-9a-f]{9}…\)$`)
 
@@ -336,7 +379,7 @@ func toolAttributes(t *manifest.Tool, res *resolve.Resolved, registered []string
 		a.set("transport", str(m.Transport))
 		a.set("command", str(m.Command))
 		a.set("args", list(m.Args))
-		a.set("url", str(m.URL))
+		a.set("url", hideURLCredentials(str(m.URL)))
 		a.set("auth_token", sensitive(m.AuthToken))
 		a.set("headers", dynamicJSON(m.Headers, true))
 		a.set("expose", list(m.Expose))
@@ -349,7 +392,7 @@ func toolAttributes(t *manifest.Tool, res *resolve.Resolved, registered []string
 		}
 	case t.A2A != nil:
 		x := t.A2A
-		a.set("url", str(x.URL))
+		a.set("url", hideURLCredentials(str(x.URL)))
 		a.set("auth_token", sensitive(x.AuthToken))
 		a.set("headers", dynamicJSON(x.Headers, true))
 		a.set("timeout_secs", intStr(x.TimeoutSecs))

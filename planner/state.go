@@ -422,16 +422,23 @@ func (p *Plan) nameChangedParts() {
 
 // StoredAttributes returns the attributes a state record holds as a plan
 // reads and shows them: a tool's config with its credentials as digests
-// (hideConfigCredentials), which an earlier agentform stored in the
+// (hideConfigCredentials), and its url without the credentials it
+// carries (hideURLCredentials), which an earlier agentform stored in the
 // clear. The state keeps such a value until the next apply rewrites the
 // record; what agentform shows of it never holds it.
 func StoredAttributes(typ string, attrs map[string]string) Attributes {
-	config, ok := attrs["config"]
-	if typ != "tool" || !ok {
+	config, hasConfig := attrs["config"]
+	u, hasURL := attrs["url"]
+	if typ != "tool" || !hasConfig && !hasURL {
 		return Attributes(attrs)
 	}
 	out := maps.Clone(Attributes(attrs))
-	out["config"] = hideConfigCredentials(config)
+	if hasConfig {
+		out["config"] = hideConfigCredentials(config)
+	}
+	if hasURL {
+		out["url"] = hideURLCredentials(u)
+	}
 	return out
 }
 

@@ -280,7 +280,8 @@ func TestRuleMessages(t *testing.T) {
 		{"AF202/hit", "AF202", []string{"MCP tool changed since lock", `"create_issue"`, "lock -upgrade"}, nil},
 		{"AF203/hit", "AF203", []string{"destructiveHint: true", "no annotations", `"github" satisfies "github::repo"`}, nil},
 		{"AF307/hit", "AF307", []string{`Skill "research" ships 1 Python script ("scripts/fetch.py")`, `which agent "assistant" can run through run_skill_script`}, nil},
-		{"AF305/hit", "AF305", []string{`secret(runtime("GITHUB_TOKEN"))`, `header "Authorization"`}, nil},
+		{"AF305/hit", "AF305", []string{`secret(runtime("GITHUB_TOKEN"))`, `header "Authorization"`, `The password in the url of mcp tool "search" comes from runtime("SEARCH_URL")`},
+			[]string{"default-url_pw"}},
 		// A literal credential's value never appears in the report.
 		{"AF306/hit", "AF306", []string{"literal", `The password in the url of mcp tool "search"`, `The query parameter "api_key" in the url of mcp tool "search"`,
 			`The user information in the url of a2a tool "delegate"`, `The query parameter "X-Amz-Signature" in the url of a2a tool "delegate"`},

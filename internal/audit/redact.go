@@ -70,6 +70,10 @@ type localDef struct {
 func (a *auditor) redaction() *render.Redaction {
 	s := &sensitiveScan{a: a, ctx: a.cfg.EvalContext(nil), locals: a.localDefs(), seenLocal: map[string]bool{}}
 	for _, c := range a.credentials() {
+		if c.scrubOnly {
+			s.addValue(c.value)
+			continue
+		}
 		if c.literal {
 			s.addValue(c.value)
 		}

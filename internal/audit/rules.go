@@ -1095,6 +1095,11 @@ type credential struct {
 	// credential is known from the text alone, to be hidden, not
 	// reported.
 	undecoded bool
+	// scrubOnly marks a value to scrub from messages that is no field
+	// of its own: a url's credential as its text writes it
+	// (percent-encoded), or one in a runtime() url's default (whose
+	// whole default the field's entry hides).
+	scrubOnly bool
 }
 
 // checkSkillPythonScripts reports every skill with .py files while some
@@ -1148,7 +1153,7 @@ func (a *auditor) checkSkillPythonScripts() {
 func (a *auditor) checkCredentials() {
 	for _, c := range a.credentials() {
 		switch {
-		case c.undecoded:
+		case c.undecoded, c.scrubOnly:
 		case c.ref != nil && !c.ref.Secret:
 			a.add(RuleCredentialNotSecret, Finding{
 				Message: fmt.Sprintf("The %s comes from runtime(%q) without secret(): it is treated as an ordinary value, so its default can be written into plans and artifacts and shown in output. Wrap it: secret(runtime(%q)).", c.what, c.ref.Env, c.ref.Env),
@@ -1214,17 +1219,33 @@ func (a *auditor) findCredentials() []credential {
 		}
 	}
 	isHeader := func(name string) bool { return slices.Contains(credentialHeaders, strings.ToLower(name)) }
-	// fromURL adds what a literal url carries as a credential: its user
-	// information (a password, or a user name alone, as tokens are
-	// written: https://TOKEN@host) and the values of credential-like
-	// query parameters (?api_key=, ?token=, ?sig=).
+	// fromURL adds what a url carries as a credential
+	// (manifest.URLCredentials): its user information (a password, or a
+	// user name alone, as tokens are written: https://TOKEN@host) and the
+	// values of credential-like query parameters (?api_key=, ?token=,
+	// ?sig=), written as a literal (AF306) or as the default of a
+	// runtime() url (AF305 unless secret()). Each credential's text as
+	// the url writes it (percent-encoded), which HTTP clients' errors
+	// quote, is hidden too.
 	fromURL := func(target, what string, s manifest.String, fallback hcl.Range) {
-		if s.Runtime != nil || !s.Set {
+		raw, ref := s.Value, s.Runtime
+		switch {
+		case ref != nil && ref.HasDefault() && ref.Default.IsKnown() && !ref.Default.IsNull() && ref.Default.Type() == cty.String:
+			raw = ref.Default.AsString()
+		case ref != nil || !s.Set:
 			return
 		}
-		for _, uc := range manifest.URLCredentials(s.Value) {
-			out = append(out, credential{target: target, key: "url." + uc.Key, what: fmt.Sprintf("%s in the url of %s", uc.What, what),
-				rng: strRange(s, fallback), literal: true, value: cty.StringVal(uc.Value)})
+		for _, uc := range manifest.URLCredentials(raw) {
+			c := credential{target: target, key: "url." + uc.Key, what: fmt.Sprintf("%s in the url of %s", uc.What, what), rng: strRange(s, fallback), ref: ref}
+			if ref == nil {
+				c.literal, c.value = true, cty.StringVal(uc.Value)
+			}
+			out = append(out, c)
+			for _, v := range []string{uc.Value, uc.Raw} {
+				if v != uc.Value || ref != nil {
+					out = append(out, credential{target: target, key: c.key, rng: c.rng, scrubOnly: true, value: cty.StringVal(v)})
+				}
+			}
 		}
 	}
 

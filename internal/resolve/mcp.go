@@ -753,7 +753,11 @@ func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool, regis
 // that messages quote, as written or re-encoded, by a reference to its
 // variable (secretparts.Scrubber, as serve hides them).
 func (s *mcpSession) redact(text string) string {
-	return s.scrub.Text(text)
+	text = s.scrub.Text(text)
+	if s.transport == manifest.TransportHTTP && s.endpoint != "" {
+		text = hideURLCredentials(text, s.endpoint, s.req.Tool.MCP.URL.Runtime == nil)
+	}
+	return text
 }
 
 func (s *mcpSession) addSecret(value string, ref *manifest.RuntimeRef) {

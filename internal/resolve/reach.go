@@ -6,7 +6,10 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"strings"
 	"sync"
+
+	"github.com/agentform/agentform/internal/manifest"
 )
 
 // reachTrace returns a client trace that calls reached once a request to u
@@ -116,4 +119,41 @@ func noReachReason(blind bool, timeout string) string {
 		return "no answer through the proxy within " + timeout
 	}
 	return "no connection within " + timeout
+}
+
+// hideURLCredentials removes from text the credentials the url endpoint
+// carries (manifest.URLCredentials), as an HTTP client's error quotes
+// them: the url as Go prints it (its password as "***" or not, the query
+// as written) becomes manifest.DisplayURL's form when shown is set (a
+// literal url, which messages name), and any credential left, decoded or
+// percent-encoded as the url writes it, becomes REDACTED.
+func hideURLCredentials(text, endpoint string, shown bool) string {
+	creds := manifest.URLCredentials(endpoint)
+	if len(creds) == 0 {
+		return text
+	}
+	if shown {
+		display := manifest.DisplayURL(endpoint)
+		forms := []string{endpoint}
+		if u, err := url.Parse(endpoint); err == nil {
+			forms = append(forms, u.String(), u.Redacted())
+			if _, ok := u.User.Password(); ok {
+				// net/http's errors write the password as "***"
+				// (its stripPassword).
+				forms = append(forms, strings.Replace(u.String(), u.User.String()+"@", u.User.Username()+":***@", 1))
+			}
+		}
+		for _, f := range forms {
+			text = strings.ReplaceAll(text, f, display)
+		}
+	}
+	for _, c := range creds {
+		for _, v := range []string{c.Raw, c.Value, url.QueryEscape(c.Value), url.PathEscape(c.Value)} {
+			// A value this short would replace parts of words.
+			if len(v) >= 4 {
+				text = strings.ReplaceAll(text, v, "REDACTED")
+			}
+		}
+	}
+	return text
 }

@@ -444,15 +444,30 @@ func TestResolveURLCredentialsHidden(t *testing.T) {
 	}
 	req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", withCreds(srv.URL)), nil)
 	_, diags := ResolveMCP(context.Background(), req)
-	want := `"http://bob:REDACTED@` + strings.TrimPrefix(srv.URL, "http://") + `?api_key=REDACTED&page=2"`
+	want := `"http://bob:REDACTED@` + strings.TrimPrefix(srv.URL, "http://") + `?page=2&api_key=REDACTED"`
 	if !strings.Contains(diags.Error(), want) || strings.Contains(diags.Error(), "zz") {
 		t.Errorf("mcp diagnostics:\ngot:  %s\nwant: the URL as %s, no credential", diags.Error(), want)
+	}
+
+	// An https url at a plain HTTP port: the TLS error of Go's client
+	// quotes the url, its password as "***" and its query as written
+	// (percent-encoded); a token as the user name it does not hide.
+	host := strings.TrimPrefix(srv.URL, "http://")
+	for raw, want := range map[string]string{
+		"https://bob:zzpass1@" + host + "/mcp?sig=zzAbc%2Bdef%3D": `Post "https://bob:REDACTED@` + host + `/mcp?sig=REDACTED"`,
+		"https://zztokenuser@" + host + "/mcp?page=1":             `Post "https://REDACTED@` + host + `/mcp?page=1"`,
+	} {
+		req := mcpTestRequest(t, fmt.Sprintf("transport = \"http\"\nurl = %q\n", raw), nil)
+		_, diags := ResolveMCP(context.Background(), req)
+		if !strings.Contains(diags.Error(), want) || strings.Contains(diags.Error(), "zz") {
+			t.Errorf("mcp diagnostics for %s:\ngot:  %s\nwant: %s, no credential", raw, diags.Error(), want)
+		}
 	}
 
 	closed := closedAddr(t)
 	areq := a2aRequest(t, fmt.Sprintf("url = %q", withCreds("http://"+closed+"/agents/")), nil)
 	_, diags = ResolveA2A(context.Background(), areq)
-	want = "http://bob:REDACTED@" + closed + "/agents/.well-known/agent-card.json?api_key=REDACTED&page=2"
+	want = "http://bob:REDACTED@" + closed + "/agents/.well-known/agent-card.json?page=2&api_key=REDACTED"
 	if d := oneDiag(t, diags, hcl.DiagWarning, "Cannot reach A2A agent", areq.Tool.A2A.URL.Range); !strings.Contains(d.Detail, want) || strings.Contains(d.Detail, "zz") {
 		t.Errorf("a2a detail:\ngot:  %s\nwant: the card's URL as %s, no credential", d.Detail, want)
 	}
