@@ -167,7 +167,7 @@ func ReadSaved(path string) (*Saved, error) {
 		if s.AgentformVersion != "" {
 			made = "agentform " + strconv.Quote(s.AgentformVersion)
 		}
-		return nil, fmt.Errorf("%s was made by %s, and this is agentform %q: a saved plan is applied by the version that made it. Plan again with this version, or apply with that one", path, made, version.Version)
+		return nil, fmt.Errorf("%s was made by %s, and this is agentform %q: a saved plan is applied and shown only by the version that made it. Plan again with this version, or use that one", path, made, version.Version)
 	}
 	return &s, nil
 }

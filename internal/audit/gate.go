@@ -127,8 +127,10 @@ func compare(r *Report, against string, before map[Access]bool, extensible, runt
 				g.Granted = append(g.Granted, a)
 				n++
 			}
-			overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q takes its capabilities or capability_policy from runtime() now but did not in %s: it holds what its environment says when it starts, so %s it could not call then may be reachable",
-				row.Agent, against, countNoun(n, "tool")))
+			if n > 0 {
+				overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q takes its capabilities or capability_policy from runtime() now but did not in %s: it holds what its environment says when it starts, so %s it could not call then may be reachable",
+					row.Agent, against, countNoun(n, "tool")))
+			}
 			continue
 		}
 		was := extensible[row.Agent]

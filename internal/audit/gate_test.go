@@ -350,4 +350,10 @@ func TestGateSwitchToRuntimeCapabilities(t *testing.T) {
 	if !r.Gate.Pass {
 		t.Errorf("against a runtime-dependent baseline: granted %v, want pass", r.Gate.Granted)
 	}
+	// Nothing it could not call then: no grant, and no reason about it.
+	r = report(true)
+	CompareState(r, map[string][]string{"moved": {"read", "rm", "shell"}, "stays": {"read"}}, nil, nil, nil)
+	if !r.Gate.Pass || slices.ContainsFunc(r.Gate.Reasons, func(s string) bool { return strings.Contains(s, "runtime()") }) {
+		t.Errorf("every tool callable then\ngot:  pass %v, reasons %q\nwant: pass, no runtime reason", r.Gate.Pass, r.Gate.Reasons)
+	}
 }

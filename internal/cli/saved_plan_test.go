@@ -217,7 +217,7 @@ func TestSavedPlanOtherVersion(t *testing.T) {
 	var doc map[string]any
 	must(t, json.Unmarshal(b, &doc))
 	for v, want := range map[string]string{
-		"9.9.9": `x.plan was made by agentform "9.9.9", and this is agentform "` + version.Version + `": a saved plan is applied by the version that made it.`,
+		"9.9.9": `x.plan was made by agentform "9.9.9", and this is agentform "` + version.Version + `": a saved plan is applied and shown only by the version that made it.`,
 		"":      `x.plan was made by an unknown version of agentform, and this is agentform "` + version.Version + `"`,
 	} {
 		doc["agentform_version"] = v
