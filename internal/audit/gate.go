@@ -99,7 +99,10 @@ func CompareBaseline(r *Report, base *Report, name string) {
 // reports recorded it counts as not) holds, when it starts, whatever its
 // environment says: every tool it could not call then is access granted
 // since, marked ByRuntime, with a reason per agent. The plan computes its
-// row from the default, which no one reviews as the agent's access.
+// row from the default, which no one reviews as the agent's access. One
+// that was runtime-dependent then too could be given every tool there
+// was (existed): a tool added since that it cannot call with the default
+// is access granted since, as for an extensible agent.
 func compare(r *Report, against string, before map[Access]bool, extensible, runtime, existed map[string]bool, knownFindings map[string]bool) {
 	g := &Gate{Against: against, Granted: []Access{}, Revoked: []Access{}, NewFindings: []string{}, Reasons: []string{}}
 	now := allowedSet(r.Matrix)
@@ -116,18 +119,25 @@ func compare(r *Report, against string, before map[Access]bool, extensible, runt
 	}
 	var overrideReasons []string
 	for _, row := range r.Matrix {
-		if row.RuntimeDependent && !runtime[row.Agent] {
+		if row.RuntimeDependent {
+			wasRuntime := runtime[row.Agent]
 			n := 0
 			for _, c := range row.Cells {
 				a := Access{Agent: row.Agent, Tool: c.Tool}
-				if c.Allowed || before[a] || left(a.Tool, true) {
+				// One runtime-dependent then could be given every tool
+				// there was: only a tool added since is new to it.
+				if c.Allowed || before[a] || left(a.Tool, true) || wasRuntime && (existed == nil || existed[c.Tool]) {
 					continue
 				}
 				a.ByRuntime = true
 				g.Granted = append(g.Granted, a)
 				n++
 			}
-			if n > 0 {
+			switch {
+			case n > 0 && wasRuntime:
+				overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q takes its capabilities or capability_policy from runtime(): when it starts it may hold the tags of %s added since %s",
+					row.Agent, countNoun(n, "tool"), against))
+			case n > 0:
 				overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q takes its capabilities or capability_policy from runtime() now but did not in %s: it holds what its environment says when it starts, so %s it could not call then may be reachable",
 					row.Agent, against, countNoun(n, "tool")))
 			}

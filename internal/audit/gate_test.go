@@ -350,6 +350,23 @@ func TestGateSwitchToRuntimeCapabilities(t *testing.T) {
 	if !r.Gate.Pass {
 		t.Errorf("against a runtime-dependent baseline: granted %v, want pass", r.Gate.Granted)
 	}
+	// Runtime-dependent then too: only a tool added since is new to it.
+	r = report(true)
+	CompareState(r, applied, nil, map[string]bool{"moved": true}, []string{"read", "shell"})
+	wantAdded := []Access{{Agent: "moved", Tool: "rm", ByRuntime: true}}
+	if got := r.Gate.Granted; r.Gate.Pass || !slices.Equal(got, wantAdded) ||
+		!slices.Contains(r.Gate.Reasons, `agent "moved" takes its capabilities or capability_policy from runtime(): when it starts it may hold the tags of 1 tool added since state`) {
+		t.Errorf("a tool added since\ngot:  pass %v, granted %v, reasons %q\nwant: fail, granted %v", r.Gate.Pass, got, r.Gate.Reasons, wantAdded)
+	}
+	base := report(true)
+	for i := range base.Matrix {
+		base.Matrix[i].Cells = slices.DeleteFunc(base.Matrix[i].Cells, func(c Cell) bool { return c.Tool == "rm" })
+	}
+	r = report(true)
+	CompareBaseline(r, base, "base.json")
+	if got := r.Gate.Granted; r.Gate.Pass || !slices.Equal(got, wantAdded) {
+		t.Errorf("a tool added since a baseline\ngot:  pass %v, granted %v\nwant: fail, granted %v", r.Gate.Pass, got, wantAdded)
+	}
 	// Nothing it could not call then: no grant, and no reason about it.
 	r = report(true)
 	CompareState(r, map[string][]string{"moved": {"read", "rm", "shell"}, "stays": {"read"}}, nil, nil, nil)
