@@ -119,7 +119,10 @@ func compare(r *Report, against string, before map[Access]bool, extensible, runt
 	}
 	var overrideReasons []string
 	for _, row := range r.Matrix {
-		if row.RuntimeDependent {
+		// Extensible then and now, a session override reaches every tool
+		// it is denied: what runtime() may change adds nothing to that,
+		// and the override's account below is the exact one.
+		if row.RuntimeDependent && !(extensible[row.Agent] && row.Policy == string(capability.Extensible)) {
 			wasRuntime := runtime[row.Agent]
 			n := 0
 			for _, c := range row.Cells {
@@ -135,7 +138,7 @@ func compare(r *Report, against string, before map[Access]bool, extensible, runt
 			}
 			switch {
 			case n > 0 && wasRuntime:
-				overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q takes its capabilities or capability_policy from runtime(): when it starts it may hold the tags of %s added since %s",
+				overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q takes its capabilities or capability_policy from runtime(): when it starts, its environment may give it %s added since %s",
 					row.Agent, countNoun(n, "tool"), against))
 			case n > 0:
 				overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q takes its capabilities or capability_policy from runtime() now but did not in %s: it holds what its environment says when it starts, so %s it could not call then may be reachable",

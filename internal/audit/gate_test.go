@@ -355,7 +355,7 @@ func TestGateSwitchToRuntimeCapabilities(t *testing.T) {
 	CompareState(r, applied, nil, map[string]bool{"moved": true}, []string{"read", "shell"})
 	wantAdded := []Access{{Agent: "moved", Tool: "rm", ByRuntime: true}}
 	if got := r.Gate.Granted; r.Gate.Pass || !slices.Equal(got, wantAdded) ||
-		!slices.Contains(r.Gate.Reasons, `agent "moved" takes its capabilities or capability_policy from runtime(): when it starts it may hold the tags of 1 tool added since state`) {
+		!slices.Contains(r.Gate.Reasons, `agent "moved" takes its capabilities or capability_policy from runtime(): when it starts, its environment may give it 1 tool added since state`) {
 		t.Errorf("a tool added since\ngot:  pass %v, granted %v, reasons %q\nwant: fail, granted %v", r.Gate.Pass, got, r.Gate.Reasons, wantAdded)
 	}
 	base := report(true)
