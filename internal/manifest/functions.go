@@ -135,7 +135,14 @@ func (d *decoder) fileFunc() function.Function {
 			if rel == "" || filepath.IsAbs(rel) || strings.Contains(filepath.ToSlash(filepath.Clean(rel)), "../") || filepath.Clean(rel) == ".." {
 				return cty.NilVal, function.NewArgErrorf(0, "file() takes a path relative to the workspace that stays inside it, not %q", rel)
 			}
-			root, err := filepath.EvalSymlinks(d.dir)
+			// Both absolute: EvalSymlinks keeps a relative workspace
+			// (".") relative, and a link leading to an absolute path is
+			// then not "inside" it by any relative path (Rel fails).
+			abs, err := filepath.Abs(d.dir)
+			if err != nil {
+				return cty.NilVal, function.NewArgErrorf(0, "resolving the workspace directory: %s", err)
+			}
+			root, err := filepath.EvalSymlinks(abs)
 			if err != nil {
 				return cty.NilVal, function.NewArgErrorf(0, "resolving the workspace directory: %s", err)
 			}
@@ -143,7 +150,7 @@ func (d *decoder) fileFunc() function.Function {
 			if err != nil {
 				return cty.NilVal, function.NewArgErrorf(0, "no file %q in the workspace", rel)
 			}
-			if inside, _ := filepath.Rel(root, path); inside == ".." || strings.HasPrefix(inside, ".."+string(filepath.Separator)) {
+			if inside, err := filepath.Rel(root, path); err != nil || inside == ".." || strings.HasPrefix(inside, ".."+string(filepath.Separator)) {
 				return cty.NilVal, function.NewArgErrorf(0, "%q leads outside the workspace (through a symbolic link)", rel)
 			}
 			b, err := safefile.Read(path, maxFileFuncSize)

@@ -1243,3 +1243,34 @@ skill "s" {
 		}
 	}
 }
+
+// TestFileLinkOutside: file() refuses a symbolic link in the workspace
+// that leads outside it, whether the workspace is given as an absolute
+// path or as a relative one (".", as when agentform runs in it).
+func TestFileLinkOutside(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(outside, []byte("root:x:0:0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	src := "agent \"a\" {\n  prompt = file(\"link.txt\")\n  graph {\n    type = \"react\"\n  }\n  model {\n    provider = \"anthropic\"\n    name     = \"claude-haiku-4-5\"\n  }\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "agent.acl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func(how, workspace string) {
+		t.Helper()
+		cfg, diags := Load(workspace)
+		if !diags.HasErrors() || !strings.Contains(diags.Error(), `"link.txt" leads outside the workspace (through a symbolic link)`) {
+			t.Errorf("%s: %s\nwant: the link refused", how, diagLines(diags))
+		}
+		if cfg != nil && len(cfg.Agents) > 0 && cfg.Agents[0].Prompt != nil && strings.Contains(fmt.Sprint(cfg.Agents[0].Prompt), "root:x") {
+			t.Errorf("%s: the file outside was read into the prompt", how)
+		}
+	}
+	check("absolute", dir)
+	t.Chdir(dir)
+	check("relative", ".")
+}
