@@ -1667,14 +1667,15 @@ func TestResolveMCPRuntimeHostHidden(t *testing.T) {
 // TestResolveMCPSecretURLPathHidden: a server's error quoting its request
 // path leaves out a secret URL's path (webhook-style URLs carry tokens
 // there) and every query value, not only the credential-named ones; a
-// plain runtime URL's path and settings are shown.
+// plain runtime URL's path and settings are shown, but not a credential
+// its query carries (manifest.URLCredentials).
 func TestResolveMCPSecretURLPathHidden(t *testing.T) {
 	srv := mcpErrorServer(t, -32000, func(r *http.Request) string { return "denied: path=" + r.URL.RequestURI() })
 	for _, tc := range []struct {
 		url, want string
 	}{
 		{`secret(runtime("MCP_URL"))`, "denied: path=(part of MCP_URL)?api_key=(part of MCP_URL)&team=(part of MCP_URL)"},
-		{`runtime("MCP_URL")`, "denied: path=/mcp/SENTINEL_path?api_key=SENTINEL_q&team=SENTINEL_team"},
+		{`runtime("MCP_URL")`, "denied: path=/mcp/SENTINEL_path?api_key=REDACTED&team=SENTINEL_team"},
 	} {
 		u := srv.URL + "/mcp/SENTINEL_path?api_key=SENTINEL_q&team=SENTINEL_team"
 		_, diags := ResolveMCP(context.Background(), mcpTestRequest(t, "transport = \"http\"\nurl = "+tc.url+"\n", map[string]string{"MCP_URL": u}))
