@@ -447,6 +447,7 @@ func (d *decoder) strListWithRefs(attr *hcl.Attribute, f field, v cty.Value, out
 			r.Range = out.ElemRanges[i]
 			out.ElemRuntime[i] = &r
 			out.Values = append(out.Values, "")
+			d.checkDefault(&r, cty.String, field{name: fmt.Sprintf("%s[%d]", f.name, i)})
 			continue
 		}
 		sv, err := convert.Convert(ev, cty.String)
@@ -529,7 +530,12 @@ func (d *decoder) stringMap(attrs hcl.Attributes, f field) Dynamic {
 	}
 	for it := out.Value.ElementIterator(); it.Next(); {
 		k, ev := it.Element()
-		if _, ok := refFromValue(ev); ok {
+		if ref, ok := refFromValue(ev); ok {
+			// Its default, if any, must be a string too: a list or an
+			// object cannot be a header or an environment value.
+			r := *ref
+			r.Range = subRange(attrs[f.name].Expr, k.AsString())
+			d.checkDefault(&r, cty.String, field{name: f.name + "." + k.AsString()})
 			continue
 		}
 		if _, err := convert.Convert(ev, cty.String); err != nil || ev.IsNull() || !ev.Type().IsPrimitiveType() {
