@@ -58,63 +58,136 @@ func (d *decoder) decodeLocals(cfg *Config, blocks hcl.Blocks) cty.Value {
 			}
 		}
 	}
-	pending := sortedKeys(attrs)
-	for len(pending) > 0 {
-		var next []string
-		for _, name := range pending {
-			ready := true
-			for _, dep := range deps[name] {
-				if _, done := values[dep]; !done {
-					ready = false
-				}
+	// Evaluated in dependency order (Kahn's algorithm, ties in name
+	// order), each with only the locals it refers to in scope: a chain
+	// of thousands of locals costs no more than as many separate ones.
+	names := sortedKeys(attrs)
+	waiting := make(map[string]int, len(names))
+	dependentsOf := map[string][]string{}
+	for _, name := range names {
+		seen := map[string]bool{}
+		for _, dep := range deps[name] {
+			if !seen[dep] {
+				seen[dep] = true
+				waiting[name]++
+				dependentsOf[dep] = append(dependentsOf[dep], name)
 			}
-			if !ready {
-				next = append(next, name)
-				continue
-			}
-			self := func() []string { return append(dependents(name, deps), name) }
-			if !d.checkLocalRefs(attrs[name].Expr, attrs, self) {
-				values[name] = cty.DynamicVal
-				continue
-			}
-			ctx.Variables["locals"] = cty.ObjectVal(values)
-			v, diags := attrs[name].Expr.Value(ctx)
-			for _, diag := range diags {
-				if diag.Summary == "Error in function call" && strings.Contains(diag.Detail, "cannot be used in locals") {
-					fn := "runtime"
-					if strings.Contains(diag.Detail, "secret()") {
-						fn = "secret"
-					}
-					diag.Summary = "Runtime value in locals"
-					diag.Detail = fmt.Sprintf("The local %q calls %s(), but locals are build-time constants and cannot hold values known only at runtime. Write %s(...) in the argument that needs the value instead of in the local.", name, fn, fn)
-				}
-			}
-			d.add(diags)
-			if diags.HasErrors() {
-				v = cty.DynamicVal
-			} else if holdsRuntimeMarker(v) {
-				// The serialised form of a runtime value is one too.
-				d.errorf(attrs[name].Expr.Range(), "Runtime value in locals",
-					"The local %q holds a serialised runtime value (an object with a %q key), but locals are build-time constants and cannot hold values known only at runtime. Write runtime(...) in the argument that needs the value instead of in the local.", name, runtimeMarker)
-				v = cty.DynamicVal
-			}
-			values[name] = v
 		}
-		if len(next) == len(pending) {
-			// Only the locals on a cycle are reported; locals that merely
-			// depend on one stay unknown, and their uses stay quiet.
-			for _, name := range next {
-				if path := cyclePath(name, deps); path != nil {
-					d.errorf(attrs[name].Expr.Range(), "Cycle in locals",
-						"The local %q depends on itself: %s. Break the cycle by writing one of these values directly.", name, strings.Join(path, " → "))
-				}
-				values[name] = cty.DynamicVal
-			}
-			break
+	}
+	var queue []string
+	for _, name := range names {
+		if waiting[name] == 0 {
+			queue = append(queue, name)
 		}
-		pending = next
+	}
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		values[name] = d.evalLocal(name, attrs, deps, values, ctx)
+		for _, next := range dependentsOf[name] {
+			if waiting[next]--; waiting[next] == 0 {
+				queue = append(queue, next)
+			}
+		}
+	}
+	// What is left is on a cycle or depends on one. Only the locals on a
+	// cycle are reported; locals that merely depend on one stay unknown,
+	// and their uses stay quiet.
+	for _, name := range names {
+		if _, done := values[name]; done {
+			continue
+		}
+		if path := cyclePath(name, deps); path != nil {
+			d.errorf(attrs[name].Expr.Range(), "Cycle in locals",
+				"The local %q depends on itself: %s. Break the cycle by writing one of these values directly.", name, strings.Join(path, " → "))
+		}
+		values[name] = cty.DynamicVal
 	}
 	return cty.ObjectVal(values)
+}
+
+// evalLocal evaluates the local name, whose dependencies have values,
+// with those alone as locals in scope (an expression that names locals
+// as a whole sees them all); an error or a runtime value gives an
+// unknown value, reported.
+func (d *decoder) evalLocal(name string, attrs map[string]*hcl.Attribute, deps map[string][]string, values map[string]cty.Value, ctx *hcl.EvalContext) cty.Value {
+	self := func() []string { return append(dependents(name, deps), name) }
+	if !d.checkLocalRefs(attrs[name].Expr, attrs, self) {
+		return cty.DynamicVal
+	}
+	scope := make(map[string]cty.Value, len(deps[name]))
+	for _, dep := range deps[name] {
+		scope[dep] = values[dep]
+	}
+	for _, tr := range attrs[name].Expr.Variables() {
+		if tr.RootName() == "locals" && len(tr) < 2 {
+			scope = values
+			break
+		}
+	}
+	ctx.Variables["locals"] = cty.ObjectVal(scope)
+	v, diags := attrs[name].Expr.Value(ctx)
+	for _, diag := range diags {
+		if diag.Summary == "Error in function call" && strings.Contains(diag.Detail, "cannot be used in locals") {
+			fn := "runtime"
+			if strings.Contains(diag.Detail, "secret()") {
+				fn = "secret"
+			}
+			diag.Summary = "Runtime value in locals"
+			diag.Detail = fmt.Sprintf("The local %q calls %s(), but locals are build-time constants and cannot hold values known only at runtime. Write %s(...) in the argument that needs the value instead of in the local.", name, fn, fn)
+		}
+	}
+	d.add(diags)
+	if diags.HasErrors() {
+		return cty.DynamicVal
+	}
+	if valueLarger(v, MaxLocalSize) {
+		// Locals built from locals can double at each step: 30 of them
+		// would fill any memory before anything else saw the value.
+		d.errorf(attrs[name].Expr.Range(), "Local value too large",
+			"The local %q is larger than %d MiB (its strings, and one unit for each number, boolean and element). Locals hold prompts and settings, not data sets; build it from fewer or smaller parts.", name, MaxLocalSize>>20)
+		return cty.DynamicVal
+	}
+	if holdsRuntimeMarker(v) {
+		// The serialised form of a runtime value is one too.
+		d.errorf(attrs[name].Expr.Range(), "Runtime value in locals",
+			"The local %q holds a serialised runtime value (an object with a %q key), but locals are build-time constants and cannot hold values known only at runtime. Write runtime(...) in the argument that needs the value instead of in the local.", name, runtimeMarker)
+		return cty.DynamicVal
+	}
+	return v
+}
+
+// MaxLocalSize bounds a local's value, as valueLarger measures it: twice
+// what a manifest file may hold.
+const MaxLocalSize = 2 * MaxFileSize
+
+// valueLarger reports whether v is larger than limit: its strings' bytes
+// plus one for every other primitive and every element, counted until the
+// limit is passed (a value is never walked further than that).
+func valueLarger(v cty.Value, limit int) bool {
+	v, _ = v.UnmarkDeep()
+	size := 0
+	var walk func(v cty.Value) bool
+	walk = func(v cty.Value) bool {
+		size++
+		switch {
+		case v.IsNull() || !v.IsKnown():
+		case v.Type() == cty.String:
+			size += len(v.AsString())
+		case v.CanIterateElements():
+			for it := v.ElementIterator(); it.Next() && size <= limit; {
+				k, e := it.Element()
+				if k.Type() == cty.String {
+					size += len(k.AsString())
+				}
+				if walk(e) {
+					return true
+				}
+			}
+		}
+		return size > limit
+	}
+	return walk(v)
 }
 
 // localRef is a reference to locals.NAME (or locals["NAME"]).

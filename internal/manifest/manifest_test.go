@@ -1274,3 +1274,36 @@ func TestFileLinkOutside(t *testing.T) {
 	t.Chdir(dir)
 	check("relative", ".")
 }
+
+// TestLocalsScale: locals are evaluated in dependency order with only
+// what each refers to in scope, so a long chain loads in linear time,
+// and a local that outgrows MaxLocalSize (doubling from one local to
+// the next) is a located error instead of exhausting memory.
+func TestLocalsScale(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("locals {\n")
+	const n = 20000
+	for i := range n - 1 {
+		fmt.Fprintf(&b, "  v%05d = \"${locals.v%05d}\"\n", i, i+1)
+	}
+	fmt.Fprintf(&b, "  v%05d = \"end\"\n}\n", n-1)
+	b.WriteString("agent \"a\" {\n  description = locals.v00000\n  graph {\n    type = \"react\"\n  }\n  model {\n    provider = \"anthropic\"\n    name     = \"claude-haiku-4-5\"\n  }\n}\n")
+	cfg, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(b.String())})
+	if diags.HasErrors() {
+		t.Fatalf("a chain of %d locals: %s", n, diagLines(diags))
+	}
+	if got := cfg.Agents[0].Description.Value; got != "end" {
+		t.Errorf("the description from the chain's first local = %q, want \"end\"", got)
+	}
+
+	b.Reset()
+	b.WriteString("locals {\n  v00 = \"xx\"\n")
+	for i := 1; i < 40; i++ {
+		fmt.Fprintf(&b, "  v%02d = \"${locals.v%02d}${locals.v%02d}\"\n", i, i-1, i-1)
+	}
+	b.WriteString("}\n")
+	_, diags = LoadSources("", map[string][]byte{"agent.acl": []byte(b.String())})
+	if len(diags) != 1 || diags[0].Summary != "Local value too large" || diags[0].Subject.Start.Line != 25 {
+		t.Errorf("doubling locals: %s\nwant: one error, Local value too large at line 25 (v23, 32 MiB)", diagLines(diags))
+	}
+}
