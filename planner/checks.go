@@ -316,6 +316,16 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 	var out []CheckResult
 	for _, c := range cfg.Checks {
 		res := CheckResult{Name: c.Name, Status: CheckPass}
+		// Every assert is evaluated, as Terraform does: each failure and
+		// error is reported, and the check's result is the first (its
+		// status, message and range), with the diagnostics of all.
+		record := func(r CheckResult) {
+			if res.Status == CheckPass {
+				res = r
+				return
+			}
+			res.Diagnostics = append(res.Diagnostics, r.Diagnostics...)
+		}
 		for _, a := range c.Asserts {
 			asked, stars, taken = asked[:0], stars[:0], taken[:0]
 			v, diags := a.Condition.Value(ctx)
@@ -348,18 +358,18 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 			}
 			if diags.HasErrors() {
 				p.Diagnostics = append(p.Diagnostics, diags...)
-				res = CheckResult{Name: c.Name, Status: CheckError, Message: diags.Errs()[0].Error(),
-					Range: a.Condition.Range().Ptr(), Diagnostics: diags}
-				break
+				record(CheckResult{Name: c.Name, Status: CheckError, Message: diags.Errs()[0].Error(),
+					Range: a.Condition.Range().Ptr(), Diagnostics: diags})
+				continue
 			}
 			bv, err := convert.Convert(v, cty.Bool)
 			if err != nil || bv.IsNull() {
 				d := &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid check condition",
 					Detail: "The condition must be true or false.", Subject: a.Condition.Range().Ptr()}
 				p.Diagnostics = append(p.Diagnostics, d)
-				res = CheckResult{Name: c.Name, Status: CheckError, Message: "condition is not a bool",
-					Range: d.Subject, Diagnostics: hcl.Diagnostics{d}}
-				break
+				record(CheckResult{Name: c.Name, Status: CheckError, Message: "condition is not a bool",
+					Range: d.Subject, Diagnostics: hcl.Diagnostics{d}})
+				continue
 			}
 			if bv.True() {
 				continue
@@ -393,8 +403,7 @@ func (p *Plan) evaluateChecks(cfg *manifest.Config) []CheckResult {
 				Subject:  a.Condition.Range().Ptr(),
 			}
 			p.Diagnostics = append(p.Diagnostics, d)
-			res = CheckResult{Name: c.Name, Status: CheckFail, Message: msg, Range: d.Subject, Diagnostics: hcl.Diagnostics{d}}
-			break
+			record(CheckResult{Name: c.Name, Status: CheckFail, Message: msg, Range: d.Subject, Diagnostics: hcl.Diagnostics{d}})
 		}
 		out = append(out, res)
 	}

@@ -855,3 +855,44 @@ check "c" {
 		t.Errorf("got: %v\nwant: Invalid error message, at line 16", p.Diagnostics)
 	}
 }
+
+// TestCheckReportsEveryAssert: a check evaluates every assert, as
+// Terraform does: each failing one is reported at its condition, and
+// the check's result is the first failure, with the diagnostics of all.
+func TestCheckReportsEveryAssert(t *testing.T) {
+	p := planSrc(t, duplicateAgent+`
+tool "sh" {
+  kind         = "bash"
+  commands     = ["ls"]
+  capabilities = ["shell"]
+}
+
+check "a_is_confined" {
+  assert {
+    condition     = !contains(reachable("a"), "sh")
+    error_message = "a must not reach sh"
+  }
+  assert {
+    condition     = true
+    error_message = "never"
+  }
+  assert {
+    condition     = length(reachable("a")) == 0
+    error_message = "a must reach nothing"
+  }
+}
+`, nil)
+	c := p.Checks[0]
+	if c.Status != CheckFail || c.Message != "a must not reach sh" || len(c.Diagnostics) != 2 {
+		t.Fatalf("got:  %+v\nwant: failed with the first message and two diagnostics", c)
+	}
+	var lines []int
+	for _, d := range p.Diagnostics {
+		if d.Summary == "Check failed" {
+			lines = append(lines, d.Subject.Start.Line)
+		}
+	}
+	if want := []int{21, 29}; !slices.Equal(lines, want) {
+		t.Errorf("Check failed at lines %v, want %v", lines, want)
+	}
+}
