@@ -61,9 +61,13 @@ func (d *decoder) decodeLocals(cfg *Config, blocks hcl.Blocks) cty.Value {
 	// Evaluated in dependency order (Kahn's algorithm, ties in name
 	// order), each with only the locals it refers to in scope: a chain
 	// of thousands of locals costs no more than as many separate ones.
+	// A local that reads locals as a whole (for k, v in locals,
+	// locals[<computed key>]) waits until nothing else can be
+	// evaluated, and then sees every local evaluated so far.
 	names := sortedKeys(attrs)
 	waiting := make(map[string]int, len(names))
 	dependentsOf := map[string][]string{}
+	whole := map[string]bool{}
 	for _, name := range names {
 		seen := map[string]bool{}
 		for _, dep := range deps[name] {
@@ -73,17 +77,26 @@ func (d *decoder) decodeLocals(cfg *Config, blocks hcl.Blocks) cty.Value {
 				dependentsOf[dep] = append(dependentsOf[dep], name)
 			}
 		}
+		whole[name] = readsAllLocals(attrs[name].Expr)
 	}
-	var queue []string
+	var queue, held []string
 	for _, name := range names {
 		if waiting[name] == 0 {
 			queue = append(queue, name)
 		}
 	}
-	for len(queue) > 0 {
+	budget := &localsBudget{}
+	for len(queue) > 0 || len(held) > 0 {
+		if len(queue) == 0 {
+			queue, held = held[:1], held[1:]
+		}
 		name := queue[0]
 		queue = queue[1:]
-		values[name] = d.evalLocal(name, attrs, deps, values, ctx)
+		if whole[name] && len(queue) > 0 {
+			held = append(held, name)
+			continue
+		}
+		values[name] = d.evalLocal(name, attrs, deps, values, ctx, whole[name], budget)
 		for _, next := range dependentsOf[name] {
 			if waiting[next]--; waiting[next] == 0 {
 				queue = append(queue, next)
@@ -110,19 +123,16 @@ func (d *decoder) decodeLocals(cfg *Config, blocks hcl.Blocks) cty.Value {
 // with those alone as locals in scope (an expression that names locals
 // as a whole sees them all); an error or a runtime value gives an
 // unknown value, reported.
-func (d *decoder) evalLocal(name string, attrs map[string]*hcl.Attribute, deps map[string][]string, values map[string]cty.Value, ctx *hcl.EvalContext) cty.Value {
+func (d *decoder) evalLocal(name string, attrs map[string]*hcl.Attribute, deps map[string][]string, values map[string]cty.Value, ctx *hcl.EvalContext, whole bool, budget *localsBudget) cty.Value {
 	self := func() []string { return append(dependents(name, deps), name) }
 	if !d.checkLocalRefs(attrs[name].Expr, attrs, self) {
 		return cty.DynamicVal
 	}
-	scope := make(map[string]cty.Value, len(deps[name]))
-	for _, dep := range deps[name] {
-		scope[dep] = values[dep]
-	}
-	for _, tr := range attrs[name].Expr.Variables() {
-		if tr.RootName() == "locals" && len(tr) < 2 {
-			scope = values
-			break
+	scope := values
+	if !whole {
+		scope = make(map[string]cty.Value, len(deps[name]))
+		for _, dep := range deps[name] {
+			scope[dep] = values[dep]
 		}
 	}
 	ctx.Variables["locals"] = cty.ObjectVal(scope)
@@ -141,11 +151,21 @@ func (d *decoder) evalLocal(name string, attrs map[string]*hcl.Attribute, deps m
 	if diags.HasErrors() {
 		return cty.DynamicVal
 	}
-	if valueLarger(v, MaxLocalSize) {
-		// Locals built from locals can double at each step: 30 of them
-		// would fill any memory before anything else saw the value.
+	// Locals built from locals can double at each step (30 of them would
+	// fill any memory before anything else saw the value), and many can
+	// copy one large one.
+	size := valueSize(v, MaxLocalSize)
+	if size > MaxLocalSize {
 		d.errorf(attrs[name].Expr.Range(), "Local value too large",
 			"The local %q is larger than %d MiB (its strings, and one unit for each number, boolean and element). Locals hold prompts and settings, not data sets; build it from fewer or smaller parts.", name, MaxLocalSize>>20)
+		return cty.DynamicVal
+	}
+	if budget.total += size; budget.total > MaxLocalsSize {
+		if !budget.reported {
+			budget.reported = true
+			d.errorf(attrs[name].Expr.Range(), "Locals too large",
+				"With the local %q, the locals of this workspace hold more than %d MiB in all (their strings, and one unit for each number, boolean and element). Locals hold prompts and settings, not data sets; build them from fewer or smaller parts.", name, MaxLocalsSize>>20)
+		}
 		return cty.DynamicVal
 	}
 	if holdsRuntimeMarker(v) {
@@ -157,18 +177,28 @@ func (d *decoder) evalLocal(name string, attrs map[string]*hcl.Attribute, deps m
 	return v
 }
 
-// MaxLocalSize bounds a local's value, as valueLarger measures it: twice
-// what a manifest file may hold.
-const MaxLocalSize = 2 * MaxFileSize
+// MaxLocalSize bounds a local's value, as valueSize measures it: twice
+// what a manifest file may hold; MaxLocalsSize bounds all of them.
+const (
+	MaxLocalSize  = 2 * MaxFileSize
+	MaxLocalsSize = 4 * MaxLocalSize
+)
 
-// valueLarger reports whether v is larger than limit: its strings' bytes
-// plus one for every other primitive and every element, counted until the
-// limit is passed (a value is never walked further than that).
-func valueLarger(v cty.Value, limit int) bool {
+// localsBudget counts the size of the locals evaluated so far.
+type localsBudget struct {
+	total    int
+	reported bool
+}
+
+// valueSize measures v: its strings' bytes plus one for every other
+// primitive and every element (and the bytes of object keys), counted
+// until limit is passed (a value is never walked further than that, and
+// a result above limit means only that).
+func valueSize(v cty.Value, limit int) int {
 	v, _ = v.UnmarkDeep()
 	size := 0
-	var walk func(v cty.Value) bool
-	walk = func(v cty.Value) bool {
+	var walk func(v cty.Value)
+	walk = func(v cty.Value) {
 		size++
 		switch {
 		case v.IsNull() || !v.IsKnown():
@@ -180,14 +210,36 @@ func valueLarger(v cty.Value, limit int) bool {
 				if k.Type() == cty.String {
 					size += len(k.AsString())
 				}
-				if walk(e) {
-					return true
-				}
+				walk(e)
 			}
 		}
-		return size > limit
 	}
-	return walk(v)
+	walk(v)
+	return size
+}
+
+// readsAllLocals reports whether an expression reads locals as a whole
+// (for k, v in locals, locals[<computed key>], keys(locals)) rather than
+// by name (locals.x, locals["x"]).
+func readsAllLocals(expr hcl.Expression) bool {
+	for _, tr := range expr.Variables() {
+		if tr.RootName() != "locals" {
+			continue
+		}
+		if len(tr) < 2 {
+			return true
+		}
+		switch step := tr[1].(type) {
+		case hcl.TraverseAttr:
+		case hcl.TraverseIndex:
+			if step.Key.Type() != cty.String {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // localRef is a reference to locals.NAME (or locals["NAME"]).

@@ -1307,3 +1307,40 @@ func TestLocalsScale(t *testing.T) {
 		t.Errorf("doubling locals: %s\nwant: one error, Local value too large at line 25 (v23, 32 MiB)", diagLines(diags))
 	}
 }
+
+// TestLocalsReadWhole: a local that reads locals as a whole (a for over
+// them, a computed key) is evaluated once every other local it can be is,
+// so it sees them, whatever their names; and locals that each copy one
+// large local are bounded in all (MaxLocalsSize), not only one by one.
+func TestLocalsReadWhole(t *testing.T) {
+	agent := "agent \"a\" {\n  description = locals.z\n  graph {\n    type = \"react\"\n  }\n  model {\n    provider = \"anthropic\"\n    name     = \"claude-haiku-4-5\"\n  }\n}\n"
+	for src, want := range map[string]string{
+		"locals {\n  a = \"x\"\n  b = \"${locals.a}-b\"\n  z = \"%{ for k, v in locals }${k},%{ endfor }\"\n}\n": "a,b,",
+		"locals {\n  a = \"x\"\n  b = \"${locals.a}-b\"\n  z = locals[true ? \"b\" : \"a\"]\n}\n":                "x-b",
+		// One that others name waits for the rest, and they for it.
+		"locals {\n  a = \"x\"\n  m = \"${locals.y}!\"\n  y = \"%{ for k, v in locals }${k},%{ endfor }\"\n  z = \"${locals.m}${locals.a}\"\n}\n": "a,!x",
+	} {
+		cfg, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(src + agent)})
+		if diags.HasErrors() {
+			t.Errorf("%s: %s", src, diagLines(diags))
+			continue
+		}
+		if got := cfg.Agents[0].Description.Value; got != want {
+			t.Errorf("%s\ngot:  %q\nwant: %q", src, got, want)
+		}
+	}
+
+	var b strings.Builder
+	b.WriteString("locals {\n  s00 = \"0123456789abcdef\"\n")
+	for i := 1; i < 20; i++ {
+		fmt.Fprintf(&b, "  s%02d = \"${locals.s%02d}${locals.s%02d}\"\n", i, i-1, i-1)
+	}
+	for i := range 40 {
+		fmt.Fprintf(&b, "  w%02d = \"${locals.s19}-%d\"\n", i, i)
+	}
+	b.WriteString("}\n")
+	_, diags := LoadSources("", map[string][]byte{"agent.acl": []byte(b.String())})
+	if len(diags) != 1 || diags[0].Summary != "Locals too large" {
+		t.Errorf("forty copies of an 8 MiB local: %s\nwant: one error, Locals too large", diagLines(diags))
+	}
+}
