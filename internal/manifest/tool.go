@@ -269,10 +269,7 @@ func (d *decoder) checkBashCwd(s String) {
 // is a path, which may hold spaces.
 func (d *decoder) checkCommands(cmds StringList) {
 	for i, name := range cmds.Values {
-		rng := cmds.Range
-		if i < len(cmds.ElemRanges) {
-			rng = cmds.ElemRanges[i]
-		}
+		rng := cmds.ElemRange(i)
 		switch {
 		case strings.TrimSpace(name) == "":
 			d.errorf(rng, "Empty command",

@@ -113,6 +113,15 @@ type StringList struct {
 // Known reports whether the list is fixed at build time.
 func (l StringList) Known() bool { return l.Runtime == nil }
 
+// ElemRange returns where element i is written: its own range, or the
+// whole list's when the elements cannot be told apart.
+func (l StringList) ElemRange(i int) hcl.Range {
+	if i < len(l.ElemRanges) {
+		return l.ElemRanges[i]
+	}
+	return l.Range
+}
+
 // Dynamic is a free-form value (tool config, headers, provider params)
 // whose parts may be runtime references. Runtime references inside it are
 // stored as capsule values; use Refs to list them and JSON to serialise

@@ -93,6 +93,30 @@ func checkWritableCommands(cfg *manifest.Config, dir string) hcl.Diagnostics {
 			}
 		}
 	}
+	// writer returns the tool whose read_write tree holds the file at at
+	// (real, with links resolved): own's tree first, else the first tool
+	// declared; and how messages show the file.
+	writer := func(at, real, own string) (w writable, shown string, ok bool) {
+		found := append(writers(at), writers(real)...)
+		if len(found) == 0 {
+			return w, "", false
+		}
+		w = found[0]
+		for _, f := range found {
+			if f.tool == own {
+				w = f
+				break
+			}
+			if f.order < w.order {
+				w = f
+			}
+		}
+		shown = real
+		if at != real {
+			shown = at + ", a link to " + real
+		}
+		return w, shown, true
+	}
 	var diags hcl.Diagnostics
 	check := func(t *manifest.Tool, name string, rng hcl.Range) {
 		if name == "" {
@@ -102,24 +126,9 @@ func checkWritableCommands(cfg *manifest.Config, dir string) hcl.Diagnostics {
 		if pr.real == "" {
 			return
 		}
-		found := append(writers(pr.at), writers(pr.real)...)
-		if len(found) == 0 {
+		w, shown, ok := writer(pr.at, pr.real, t.Name)
+		if !ok {
 			return
-		}
-		// This tool's own tree first, else the first tool declared.
-		w := found[0]
-		for _, f := range found {
-			if f.tool == t.Name {
-				w = f
-				break
-			}
-			if f.order < w.order {
-				w = f
-			}
-		}
-		shown := pr.real
-		if pr.at != pr.real {
-			shown = pr.at + ", a link to " + pr.real
 		}
 		detail := fmt.Sprintf("%q (%s) is inside the read_write filesystem of tool %q (%q): a script of that tool could replace it with its own program, which this tool would then run, for whichever agent calls it. Move the program out of that directory, narrow %q's path, or make its filesystem an overlay, which keeps writes in memory.", name, shown, w.tool, w.path, w.tool)
 		if w.tool == t.Name {
@@ -133,7 +142,7 @@ func checkWritableCommands(cfg *manifest.Config, dir string) hcl.Diagnostics {
 	// rewritten there as well as the command itself. A warning, not an
 	// error: an argument may as well be a data file the server is meant
 	// to share with that tool, and directories are left alone.
-	checkArg := func(t *manifest.Tool, arg string, rng hcl.Range) {
+	checkArg := func(arg string, rng hcl.Range) {
 		if arg == "" || strings.HasPrefix(arg, "-") {
 			return
 		}
@@ -149,20 +158,9 @@ func checkWritableCommands(cfg *manifest.Config, dir string) hcl.Diagnostics {
 		if err != nil {
 			return
 		}
-		at = filepath.Clean(at)
-		found := append(writers(at), writers(real)...)
-		if len(found) == 0 {
+		w, shown, ok := writer(filepath.Clean(at), real, "")
+		if !ok {
 			return
-		}
-		w := found[0]
-		for _, f := range found {
-			if f.order < w.order {
-				w = f
-			}
-		}
-		shown := real
-		if at != real {
-			shown = at + ", a link to " + real
 		}
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,
@@ -178,35 +176,27 @@ func checkWritableCommands(cfg *manifest.Config, dir string) hcl.Diagnostics {
 		}
 		switch {
 		case t.Kind == manifest.KindBash && t.Bash != nil && t.Bash.Commands.Known():
-			cmds := t.Bash.Commands
-			for i, name := range cmds.Values {
-				if i < len(cmds.ElemRuntime) && cmds.ElemRuntime[i] != nil {
-					continue
-				}
-				rng := cmds.Range
-				if i < len(cmds.ElemRanges) {
-					rng = cmds.ElemRanges[i]
-				}
-				check(t, name, rng)
-			}
+			literals(t.Bash.Commands, func(name string, rng hcl.Range) { check(t, name, rng) })
 		case t.Kind == manifest.KindMCP && t.MCP != nil && t.MCP.Command.Known() && t.MCP.Command.Value != "":
 			if t.MCP.Transport.Known() && t.MCP.Transport.Value != "" && t.MCP.Transport.Value != manifest.TransportStdio {
 				continue
 			}
 			check(t, t.MCP.Command.Value, t.MCP.Command.Range)
-			if args := t.MCP.Args; args.Known() {
-				for i, arg := range args.Values {
-					if i < len(args.ElemRuntime) && args.ElemRuntime[i] != nil {
-						continue
-					}
-					rng := args.Range
-					if i < len(args.ElemRanges) {
-						rng = args.ElemRanges[i]
-					}
-					checkArg(t, arg, rng)
-				}
+			if t.MCP.Args.Known() {
+				literals(t.MCP.Args, checkArg)
 			}
 		}
 	}
 	return diags
+}
+
+// literals calls f with each element of l written as a value (not
+// runtime()) and where it is written.
+func literals(l manifest.StringList, f func(string, hcl.Range)) {
+	for i, v := range l.Values {
+		if i < len(l.ElemRuntime) && l.ElemRuntime[i] != nil {
+			continue
+		}
+		f(v, l.ElemRange(i))
+	}
 }

@@ -297,10 +297,7 @@ func mcpRegister(req Request, served map[string]*mcpServedTool, fromLock bool, r
 			if _, ok := served[name]; ok {
 				continue
 			}
-			rng := m.Expose.Range
-			if i < len(m.Expose.ElemRanges) {
-				rng = m.Expose.ElemRanges[i]
-			}
+			rng := m.Expose.ElemRange(i)
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
 				Summary:  "Exposed tool not served",
