@@ -152,7 +152,7 @@ func (c *ServeCommand) Run(args []string) int {
 	}
 	ctx, stop := c.interruptContext("Stopping the server")
 	defer stop()
-	srv, code := c.openServer(ctx, "serve", operands[0], *override, *lockTimeout)
+	srv, code := c.openServer(ctx, "serve", operands[0], *override, "", *lockTimeout)
 	if srv == nil {
 		return code
 	}
@@ -186,9 +186,10 @@ func notArtifact(path string, data []byte) string {
 }
 
 // openServer opens the artifact for serving, printing startup errors.
-// operation ("serve", "invoke") names the command; lockTimeout is how long
-// it waits for a writer's lock on the state (-lock-timeout).
-func (m *Meta) openServer(ctx context.Context, operation, path, override string, lockTimeout time.Duration) (*serve.Server, int) {
+// operation ("serve", "invoke") names the command; only is the tool invoke
+// calls ("" for serve); lockTimeout is how long it waits for a writer's
+// lock on the state (-lock-timeout).
+func (m *Meta) openServer(ctx context.Context, operation, path, override, only string, lockTimeout time.Duration) (*serve.Server, int) {
 	// What serve logs quotes upstream servers and agents (names,
 	// versions, messages): it reaches the terminal as text, never as
 	// control sequences.
@@ -231,7 +232,7 @@ func (m *Meta) openServer(ctx context.Context, operation, path, override string,
 		}
 	}
 	// invoke makes one call: only the executor of its tool starts.
-	srv, err := serve.OpenData(ctx, m.path(path), data, serve.Options{Dir: m.Dir, Lookup: os.LookupEnv, Override: override, Logf: logf, OnCall: operation == "invoke"})
+	srv, err := serve.OpenData(ctx, m.path(path), data, serve.Options{Dir: m.Dir, Lookup: os.LookupEnv, Override: override, Logf: logf, OnCall: operation == "invoke", Only: only})
 	if err != nil {
 		var missing *serve.MissingError
 		var oe *serve.OpenError
@@ -346,7 +347,7 @@ func (c *InvokeCommand) Run(args []string) int {
 	}
 	ctx, stop := c.interruptContext("Stopping the call")
 	defer stop()
-	srv, code := c.openServer(ctx, "invoke", operands[0], *override, *lockTimeout)
+	srv, code := c.openServer(ctx, "invoke", operands[0], *override, operands[1], *lockTimeout)
 	if srv == nil {
 		return code
 	}

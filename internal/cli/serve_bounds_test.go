@@ -217,3 +217,26 @@ func TestNotAnArtifact(t *testing.T) {
 		}
 	}
 }
+
+// TestInvokeNeedsOnlyItsBlocksEnv: invoke starts only the called tool's
+// block, so it needs only that block's runtime variables (and the
+// agent's own): the quickstart researcher's bash tool runs without the
+// A2A agent's URL and token, and its A2A tool still says they are unset.
+func TestInvokeNeedsOnlyItsBlocksEnv(t *testing.T) {
+	for _, v := range []string{"RESEARCH_AGENT_URL", "RESEARCH_AGENT_TOKEN"} {
+		t.Setenv(v, "")
+		must(t, os.Unsetenv(v))
+	}
+	dir := copyTree(t, quickstart)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "apply", "-auto-approve"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "invoke", "-json", "dist/researcher.agent.tgz", "grep", `-args={"script": "echo hi | wc -c"}`)
+	if code != ExitOK || !strings.Contains(stdout, `\"stdout\": \"3\\n\"`) && !strings.Contains(stdout, `"stdout": "3\n"`) {
+		t.Errorf("invoke grep without the A2A variables: exit %d\n%s%s\nwant: the call made", code, stdout, stderr)
+	}
+	code, _, stderr = run(t, "", "-chdir="+dir, "invoke", "dist/researcher.agent.tgz", "a2a_research_get_task", `-args={"id": "t1"}`)
+	if code != ExitError || !strings.Contains(stderr, "RESEARCH_AGENT_URL") {
+		t.Errorf("invoke of the A2A tool without its variables: exit %d\n%s\nwant: they are named as unset", code, stderr)
+	}
+}

@@ -60,6 +60,11 @@ type Options struct {
 	// neither needs nor starts (spawns, connects to) the upstream servers
 	// of the agent's other tools.
 	OnCall bool
+	// Only, when set, is the one tool this server will be asked to call
+	// (invoke): the runtime references of the other blocks' tools need
+	// not be set, and those tools are listed without being prepared, so
+	// that a call of one is refused as any unknown call would be.
+	Only string
 }
 
 // Server serves one artifact.
@@ -241,6 +246,18 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 			isCallable[t.Name] = true
 		}
 	}
+	// With Only, the tools of the called tool's block (which one
+	// executor serves) are the ones prepared and whose references must
+	// be set.
+	onlyBlock := ""
+	if opts.Only != "" {
+		for _, t := range agent.Tools {
+			if t.Name == opts.Only {
+				onlyBlock = t.Block
+			}
+		}
+		callable = slices.DeleteFunc(callable, func(t artifact.Tool) bool { return t.Block != onlyBlock })
+	}
 	if err := env.Check(refsIn(struct {
 		Network *artifact.Network `json:"network"`
 		Tools   []artifact.Tool   `json:"tools"`
@@ -249,6 +266,15 @@ func open(ctx context.Context, agent *artifact.Agent, files map[string][]byte, o
 	}
 	for i := range agent.Tools {
 		t := &agent.Tools[i]
+		if opts.Only != "" && t.Block != onlyBlock {
+			// Listed, for the names a mistyped call is offered; never
+			// prepared or called.
+			if t.Enabled.Runtime != nil || t.Enabled.Value {
+				s.tools[t.Name] = t
+				s.names = append(s.names, t.Name)
+			}
+			continue
+		}
 		if !isCallable[t.Name] {
 			// Listed so that a call of it is refused with the tags it
 			// lacks, never run.
