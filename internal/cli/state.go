@@ -104,15 +104,27 @@ Options:
 
 // Run implements cli.Command.
 func (c *StateCommand) Run(args []string) int {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+	// Options may come before the subcommand too (state -chdir=DIR list),
+	// as every command takes them among its options: the subcommand is
+	// the first argument that is not an option.
+	at := slices.IndexFunc(args, func(a string) bool { return !strings.HasPrefix(a, "-") })
+	if at > 0 && !slices.Contains([]string{"list", "show", "rm"}, args[at]) {
+		// An option's value (-lock-timeout 5s), or a mistyped subcommand
+		// after options: the first subcommand name given, if any.
+		if i := slices.IndexFunc(args, func(a string) bool { return a == "list" || a == "show" || a == "rm" }); i >= 0 {
+			at = i
+		}
+	}
+	if at < 0 {
 		fmt.Fprintf(c.Stderr, "Error: state needs a subcommand: list, show or rm.\n\n%s", c.Help())
 		return ExitError
 	}
-	sub := args[0]
+	sub := args[at]
 	if sub != "list" && sub != "show" && sub != "rm" {
 		fmt.Fprintf(c.Stderr, "Error: unknown state subcommand %q: use list, show or rm.\n\n%s", render.PrintableName(sub), c.Help())
 		return ExitError
 	}
+	args = append(append([]string{sub}, args[:at]...), args[at+1:]...)
 	// Each subcommand takes only its own options: -json is show's.
 	fs := c.flagSet("state " + sub)
 	timeout := lockTimeoutVar(fs)

@@ -75,3 +75,33 @@ func TestStateSubcommandFlags(t *testing.T) {
 		t.Errorf("state list after the refused rm got: exit %d\n%s\nwant: tool.a still there", code, stdout)
 	}
 }
+
+// TestStateOptionsBeforeSubcommand: options may come before the
+// subcommand as well as after it (state -chdir=DIR list), as every
+// command takes them among its options; an option's value there is not
+// taken for the subcommand.
+func TestStateOptionsBeforeSubcommand(t *testing.T) {
+	dir := t.TempDir()
+	db, err := state.Open(dir, state.Options{Operation: "apply"})
+	must(t, err)
+	if _, err := db.Commit(state.Commit{Resources: []state.Resource{{Address: "tool.a", Type: "tool", Name: "a", Kind: "bash", Fingerprint: "f"}}}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, db.Close())
+	for _, args := range [][]string{{"state", "-chdir=" + dir, "list"}, {"state", "-lock-timeout", "1s", "-chdir=" + dir, "list"}, {"-chdir=" + dir, "state", "-no-color", "list"}} {
+		if code, stdout, stderr := run(t, "", args...); code != ExitOK || stdout != "tool.a\n" {
+			t.Errorf("%v got: exit %d\n%s%s\nwant: tool.a", args, code, stdout, stderr)
+		}
+	}
+	if code, stdout, stderr := run(t, "", "state", "-json", "-chdir="+dir, "show", "tool.a"); code != ExitOK || !strings.Contains(stdout, `"address": "tool.a"`) {
+		t.Errorf("state -json show got: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for msg, args := range map[string][]string{
+		"state needs a subcommand: list, show or rm": {"state", "-chdir=" + dir},
+		`unknown state subcommand "lst"`:             {"state", "-chdir=" + dir, "lst"},
+	} {
+		if code, _, stderr := run(t, "", args...); code != ExitError || !strings.Contains(stderr, msg) {
+			t.Errorf("%v got: exit %d\n%s\nwant: %q", args, code, stderr, msg)
+		}
+	}
+}
