@@ -44,8 +44,9 @@ Options:
 
   -capability-override=STRATEGY:TAGS
                        Simulate one session's override, e.g.
-                       extend:fs::write,net or replace:read. Honoured only
-                       for agents with capability_policy = "extensible".
+                       extend:fs::write,net or replace:read (inherit
+                       overrides nothing: no change). Honoured only for
+                       agents with capability_policy = "extensible".
                        The matrix, denials and checks are the session's,
                        and what it would gain or lose is listed apart
                        from what apply would change. Such a plan cannot
