@@ -55,13 +55,7 @@ func TestStateAddresses(t *testing.T) {
 // TestStateSubcommandFlags: a subcommand refuses the options it does not
 // take (-json is show's), rather than ignoring them.
 func TestStateSubcommandFlags(t *testing.T) {
-	dir := t.TempDir()
-	db, err := state.Open(dir, state.Options{Operation: "apply"})
-	must(t, err)
-	if _, err := db.Commit(state.Commit{Resources: []state.Resource{{Address: "tool.a", Type: "tool", Name: "a", Kind: "bash", Fingerprint: "f"}}}); err != nil {
-		t.Fatal(err)
-	}
-	must(t, db.Close())
+	dir := stateWithToolA(t)
 	for _, args := range [][]string{{"list", "-json"}, {"rm", "-json", "tool.a"}, {"rm", "tool.a", "-json"}} {
 		code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir, "state"}, args...)...)
 		if code != ExitError || !strings.Contains(stderr, "flag provided but not defined: -json") || stdout != "" {
@@ -81,13 +75,7 @@ func TestStateSubcommandFlags(t *testing.T) {
 // command takes them among its options; an option's value there is not
 // taken for the subcommand.
 func TestStateOptionsBeforeSubcommand(t *testing.T) {
-	dir := t.TempDir()
-	db, err := state.Open(dir, state.Options{Operation: "apply"})
-	must(t, err)
-	if _, err := db.Commit(state.Commit{Resources: []state.Resource{{Address: "tool.a", Type: "tool", Name: "a", Kind: "bash", Fingerprint: "f"}}}); err != nil {
-		t.Fatal(err)
-	}
-	must(t, db.Close())
+	dir := stateWithToolA(t)
 	for _, args := range [][]string{{"state", "-chdir=" + dir, "list"}, {"state", "-lock-timeout", "1s", "-chdir=" + dir, "list"}, {"-chdir=" + dir, "state", "-no-color", "list"}} {
 		if code, stdout, stderr := run(t, "", args...); code != ExitOK || stdout != "tool.a\n" {
 			t.Errorf("%v got: exit %d\n%s%s\nwant: tool.a", args, code, stdout, stderr)
@@ -104,4 +92,18 @@ func TestStateOptionsBeforeSubcommand(t *testing.T) {
 			t.Errorf("%v got: exit %d\n%s\nwant: %q", args, code, stderr, msg)
 		}
 	}
+}
+
+// stateWithToolA returns a workspace directory whose state records one
+// resource, tool.a.
+func stateWithToolA(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := state.Open(dir, state.Options{Operation: "apply"})
+	must(t, err)
+	if _, err := db.Commit(state.Commit{Resources: []state.Resource{{Address: "tool.a", Type: "tool", Name: "a", Kind: "bash", Fingerprint: "f"}}}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, db.Close())
+	return dir
 }
