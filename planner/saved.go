@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -160,6 +162,12 @@ func ReadSaved(path string) (*Saved, error) {
 	if s.Fingerprints == nil {
 		return nil, fmt.Errorf("%s is not a saved agentform plan: it has no fingerprints", path)
 	}
+	// The text show prints and the document apply checks must say the
+	// same: one edited to show less ("No changes.") would have a
+	// reviewer approve what apply then does.
+	if why := textDisagrees(s.Text, s.Document); why != "" {
+		return nil, fmt.Errorf("%s is not a plan as agentform plan -out wrote it: %s. Plan again", path, why)
+	}
 	// As Terraform: another version may resolve, fingerprint or build
 	// differently, so what this one would apply is not what was planned.
 	if s.AgentformVersion != version.Version {
@@ -257,4 +265,76 @@ func article(kind string) string {
 		return "an " + kind
 	}
 	return "a " + kind
+}
+
+// planChangeLine matches a resource line of the plan text: "  + tool.a
+// (bash) will be created".
+var planChangeLine = regexp.MustCompile(`^  ([+~-]) (\S+)(?: \([^)]*\))? will be (?:created|updated in place|destroyed)$`)
+
+// textDisagrees says how a saved plan's text disagrees with its JSON
+// document, "" when it does not: the document must be a plan document,
+// and the text must list exactly the resource actions it holds and count
+// them, and its capability changes, in its summary line.
+func textDisagrees(text string, document json.RawMessage) string {
+	var doc struct {
+		FormatVersion   string `json:"format_version"`
+		ResourceChanges []struct {
+			Address string   `json:"address"`
+			Actions []string `json:"actions"`
+		} `json:"resource_changes"`
+		CapabilityChanges []struct {
+			Change string `json:"change"`
+		} `json:"capability_changes"`
+	}
+	if json.Unmarshal(document, &doc) != nil || doc.FormatVersion == "" || doc.ResourceChanges == nil {
+		return "its JSON plan document is missing or damaged"
+	}
+	sym := map[string]string{ActionCreate: "+", ActionUpdate: "~", ActionDelete: "-"}
+	var want []string
+	var add, change, destroy, granted, revoked int
+	plain := true
+	for _, rc := range doc.ResourceChanges {
+		for _, a := range rc.Actions {
+			switch a {
+			case ActionCreate:
+				add++
+			case ActionUpdate:
+				change++
+			case ActionDelete:
+				destroy++
+			}
+		}
+		if len(rc.Actions) > 0 && sym[rc.Actions[0]] != "" {
+			want = append(want, sym[rc.Actions[0]]+" "+rc.Address)
+			// The text escapes what is not printable ASCII.
+			plain = plain && strings.IndexFunc(rc.Address, func(r rune) bool { return r <= ' ' || r > '~' || r == '\\' }) < 0
+		}
+	}
+	for _, c := range doc.CapabilityChanges {
+		if c.Change == "granted" {
+			granted++
+		} else {
+			revoked++
+		}
+	}
+	var got []string
+	for _, line := range strings.Split(text, "\n") {
+		if m := planChangeLine.FindStringSubmatch(line); m != nil {
+			got = append(got, m[1]+" "+m[2])
+		}
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if plain && !slices.Equal(got, want) || len(got) != len(want) {
+		return fmt.Sprintf("its text lists %d resource actions and its document %d, or other ones", len(got), len(want))
+	}
+	if add+change+destroy+granted+revoked > 0 {
+		summary := fmt.Sprintf("Plan: %d to add, %d to change, %d to destroy. Capabilities: %d granted, %d revoked,", add, change, destroy, granted, revoked)
+		if !strings.Contains(text, "\n"+summary) && !strings.HasPrefix(text, summary) {
+			return "its text's summary is not its document's (" + strings.TrimSuffix(summary, ",") + ")"
+		}
+	} else if strings.Contains(text, "\nPlan: ") || strings.HasPrefix(text, "Plan: ") {
+		return "its text shows changes its document does not hold"
+	}
+	return ""
 }

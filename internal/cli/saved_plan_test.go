@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -153,7 +154,10 @@ func TestSavedPlanShowPrintable(t *testing.T) {
 	if err := json.Unmarshal(b, &saved); err != nil {
 		t.Fatal(err)
 	}
-	saved["text"] = "Plan: 1 to add\n\x1b]0;PWNED\x07\x1b[2J\tdone\n"
+	// Control characters after the plan's own text (which must agree
+	// with its document, so is kept).
+	text := saved["text"].(string)
+	saved["text"] = text + "\x1b]0;PWNED\x07\x1b[2J\tdone\n"
 	if b, err = json.Marshal(saved); err != nil {
 		t.Fatal(err)
 	}
@@ -161,8 +165,8 @@ func TestSavedPlanShowPrintable(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, got, stderr := run(t, "", "-chdir="+dir, "show", "p")
-	if want := "Plan: 1 to add\n\\x1b]0;PWNED\\a\\x1b[2J\tdone\n"; code != ExitOK || got != want {
-		t.Errorf("show p\ngot:  exit %d\n%q%s\nwant: %q", code, got, stderr, want)
+	if want := "\\x1b]0;PWNED\\a\\x1b[2J\tdone\n"; code != ExitOK || !strings.HasSuffix(got, want) || strings.ContainsAny(got, "\x1b\x07") {
+		t.Errorf("show p\ngot:  exit %d\n%q%s\nwant: ending %q, nothing unescaped", code, got, stderr, want)
 	}
 }
 
@@ -233,6 +237,53 @@ func TestSavedPlanOtherVersion(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "dist")); !os.IsNotExist(err) {
 			t.Errorf("apply of a plan by %q wrote artifacts: %v", v, err)
 		}
+	}
+}
+
+// TestSavedPlanTextMatchesDocument: show prints a saved plan's text and
+// apply checks its document, so the two must agree: a text edited to show
+// less than the document (and apply) holds, or a document that is no plan
+// document, is refused by both.
+func TestSavedPlanTextMatchesDocument(t *testing.T) {
+	dir := savedPlanWorkspace(t)
+	if code, _, stderr := run(t, "", "-chdir="+dir, "plan", "-out=x.plan"); code != ExitOK {
+		t.Fatalf("plan -out: exit %d\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "x.plan"))
+	must(t, err)
+	var saved map[string]any
+	must(t, json.Unmarshal(b, &saved))
+	text := saved["text"].(string)
+	for name, edit := range map[string]func(map[string]any){
+		"no changes": func(m map[string]any) { m["text"] = "No changes. Artifacts match the configuration.\n" },
+		"a line less": func(m map[string]any) {
+			m["text"] = regexp.MustCompile(`(?m)^  \+ agent\.\S+ will be created\n`).ReplaceAllString(text, "")
+		},
+		"null document":   func(m map[string]any) { m["document"] = nil },
+		"number document": func(m map[string]any) { m["document"] = 123 },
+	} {
+		edited := map[string]any{}
+		for k, v := range saved {
+			edited[k] = v
+		}
+		edit(edited)
+		out, err := json.Marshal(edited)
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(dir, "x.plan"), out, 0o644))
+		for _, sub := range [][]string{{"show", "x.plan"}, {"show", "-json", "x.plan"}, {"apply", "x.plan"}} {
+			code, stdout, stderr := run(t, "", append([]string{"-chdir=" + dir}, sub...)...)
+			if code != ExitError || !strings.Contains(stderr, "x.plan is not a plan as agentform plan -out wrote it") || strings.Contains(stdout, "Apply complete") {
+				t.Errorf("%s, %v\ngot:  exit %d\n%s%s\nwant: refused", name, sub, code, stdout, stderr)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dist")); !os.IsNotExist(err) {
+		t.Errorf("a refused apply wrote artifacts: %v", err)
+	}
+	// The file as written is shown and applied.
+	must(t, os.WriteFile(filepath.Join(dir, "x.plan"), b, 0o644))
+	if code, stdout, stderr := run(t, "", "-chdir="+dir, "apply", "x.plan"); code != ExitOK || !strings.Contains(stdout, "Apply complete") {
+		t.Errorf("apply of the plan as written: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
 
@@ -534,6 +585,11 @@ func TestSavedPlanDoesOnlyWhatItShows(t *testing.T) {
 	}
 	doc["capability_changes"] = json.RawMessage("[]")
 	saved["document"], _ = json.Marshal(doc)
+	// And its text, so that the two agree (ReadSaved compares them).
+	var text string
+	must(t, json.Unmarshal(saved["text"], &text))
+	text = regexp.MustCompile(`Capabilities: \d+ granted`).ReplaceAllString(text, "Capabilities: 0 granted")
+	saved["text"], _ = json.Marshal(text)
 	b, _ := json.Marshal(saved)
 	must(t, os.WriteFile(filepath.Join(dir, "q"), b, 0o600))
 	code, stdout, stderr = run(t, "", "-chdir="+dir, "apply", "-no-color", "q")
