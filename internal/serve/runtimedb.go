@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/agentform/agentform/internal/boltfile"
 )
@@ -101,6 +102,10 @@ func (r *RuntimeDB) open(readOnly bool) (*bolt.DB, error) {
 	}) {
 		return nil, fmt.Errorf("opening %s: %w", r.path, ErrRuntimeDBDamaged)
 	}
+	if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch) {
+		// Not a database bbolt can read: the same advice as a damaged one.
+		return nil, fmt.Errorf("opening %s: %w", r.path, ErrRuntimeDBDamaged)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", r.path, err)
 	}
@@ -144,7 +149,10 @@ func (r *RuntimeDB) update(fn func(tx *bolt.Tx) error) error {
 }
 
 func (r *RuntimeDB) view(fn func(tx *bolt.Tx) error) error {
-	if _, err := os.Stat(r.path); errors.Is(err, os.ErrNotExist) {
+	// An empty file is what a process killed between creating the
+	// database and writing its first pages leaves: nothing recorded
+	// (bbolt cannot open it read-only; the next write initialises it).
+	if fi, err := os.Stat(r.path); errors.Is(err, os.ErrNotExist) || err == nil && fi.Size() == 0 {
 		return ErrNoRuntimeDB
 	}
 	defer r.lock()()

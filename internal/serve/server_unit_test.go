@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -166,5 +167,46 @@ func TestValidateArgsPatterns(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "could not be matched against the arguments within 1s") || strings.Contains(err.Error(), "aaaa") {
 		t.Errorf("got:  %v\nwant: the time out, quoting no argument", err)
+	}
+}
+
+// TestRuntimeDBEmptyOrForeign: an empty runtime database (a process
+// killed between creating it and writing its first pages) reads as
+// nothing recorded and is initialised by the next write; a file that is
+// no database at all gets the damaged database's advice.
+func TestRuntimeDBEmptyOrForeign(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, filepath.FromSlash(RuntimeDBName))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := OpenRuntimeDB(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Calls(0); !errors.Is(err, ErrNoRuntimeDB) {
+		t.Errorf("Calls of an empty file: %v, want %v", err, ErrNoRuntimeDB)
+	}
+	if st, err := db.State("s1"); err != nil || string(st) != string(emptyState) {
+		t.Errorf("State of an empty file: %s, %v; want the empty state", st, err)
+	}
+	if _, err := db.Commit(&Record{Agent: "a", Tool: "t", Session: "s", Status: StatusSuccess}, nil, nil); err != nil {
+		t.Errorf("Commit to an empty file: %v", err)
+	}
+	if calls, err := db.Calls(0); err != nil || len(calls) != 1 {
+		t.Errorf("Calls after the commit: %d, %v; want 1", len(calls), err)
+	}
+
+	if err := os.WriteFile(path, bytes.Repeat([]byte("not a database "), 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Calls(0); !errors.Is(err, ErrRuntimeDBDamaged) {
+		t.Errorf("Calls of a foreign file: %v, want %v", err, ErrRuntimeDBDamaged)
+	}
+	if _, err := db.Commit(&Record{Agent: "a", Tool: "t", Session: "s", Status: StatusSuccess}, nil, nil); !errors.Is(err, ErrRuntimeDBDamaged) {
+		t.Errorf("Commit to a foreign file: %v, want %v", err, ErrRuntimeDBDamaged)
 	}
 }
