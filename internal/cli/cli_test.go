@@ -1093,3 +1093,13 @@ func TestChdirOnce(t *testing.T) {
 		t.Errorf("one -chdir among the options: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestInitDirectoryPrintable: the directory init names in its output is
+// escaped, never written to the terminal as control sequences.
+func TestInitDirectoryPrintable(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bad\x1b[31m")
+	code, stdout, stderr := run(t, "", "-chdir="+dir, "init")
+	if code != ExitOK || strings.ContainsAny(stdout, "\x1b") || !strings.Contains(stdout, `bad\x1b[31m`) {
+		t.Errorf("init in %q: exit %d\n%q%s\nwant: the name escaped", dir, code, stdout, stderr)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"text/template"
 
 	"github.com/agentform/agentform/internal/manifest"
+	"github.com/agentform/agentform/internal/render"
 	"github.com/agentform/agentform/internal/safefile"
 )
 
@@ -147,13 +148,14 @@ func (c *InitCommand) Run(args []string) int {
 		}
 		made = append(made, p)
 	}
-	fmt.Fprintf(c.Stdout, "agentform has created a workspace for agent %q in %s:\n\n", name, dir)
+	// The directory as given: printed escaped, never as control sequences.
+	fmt.Fprintf(c.Stdout, "agentform has created a workspace for agent %q in %s:\n\n", name, render.PrintableName(dir))
 	for _, f := range files {
 		fmt.Fprintf(c.Stdout, "  %s\n", f.path)
 	}
 	chdir := ""
 	if filepath.Clean(dir) != "." {
-		chdir = "-chdir=" + shellWord(dir) + " "
+		chdir = "-chdir=" + render.PrintableName(shellWord(dir)) + " "
 	}
 	fmt.Fprintf(c.Stdout, "\nNext: \"agentform %svalidate\" to check it, then \"agentform %splan\".\n", chdir, chdir)
 	return ExitOK
