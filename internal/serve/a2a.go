@@ -518,6 +518,10 @@ func (e *a2aExecutor) stream(ctx context.Context, call *Call, params any) (*Resu
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), a2aMaxBody)
 	var data bytes.Buffer
+	// merged counts the bytes of the artifact events merged into the
+	// task: an agent appending to an artifact forever must not grow the
+	// task (and serve's memory) without bound.
+	merged := 0
 	handle := func(payload []byte) (*Result, error) {
 		var r a2aRPCResponse
 		if err := json.Unmarshal(payload, &r); err != nil {
@@ -553,6 +557,9 @@ func (e *a2aExecutor) stream(ctx context.Context, call *Call, params any) (*Resu
 			}
 			done = ev.status.Final || a2aFinal(ev.status.State)
 		case ev.artifact != nil:
+			if merged += len(payload); merged > a2aMaxBody {
+				return nil, fmt.Errorf("the A2A agent of block %q streamed more than %d MiB of artifacts for one task, the most agentform keeps of one call", e.block, a2aMaxBody>>20)
+			}
 			if task == nil {
 				task = &a2aTask{Kind: "task", TaskID: ev.artifact.TaskID, ContextID: ev.artifact.ContextID}
 			}
@@ -570,10 +577,16 @@ func (e *a2aExecutor) stream(ctx context.Context, call *Call, params any) (*Resu
 		line := bytes.TrimSuffix(sc.Bytes(), []byte("\r"))
 		if len(line) > 0 {
 			if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				v = bytes.TrimPrefix(v, []byte(" "))
+				if data.Len()+1+len(v) > a2aMaxBody {
+					// An event's lines are kept until the blank line that
+					// ends it: one that never comes must not hold memory.
+					return nil, fmt.Errorf("the A2A agent of block %q sent a stream event larger than %d MiB, the most agentform reads of one", e.block, a2aMaxBody>>20)
+				}
 				if data.Len() > 0 {
 					data.WriteByte('\n')
 				}
-				data.Write(bytes.TrimPrefix(v, []byte(" ")))
+				data.Write(v)
 			}
 			continue
 		}
@@ -586,9 +599,15 @@ func (e *a2aExecutor) stream(ctx context.Context, call *Call, params any) (*Resu
 			return res, err
 		}
 	}
-	if !done && data.Len() > 0 {
-		// The last event, not followed by a blank line.
-		if res, err := handle(data.Bytes()); res != nil || err != nil {
+	if errors.Is(sc.Err(), bufio.ErrTooLong) {
+		return nil, fmt.Errorf("the A2A agent of block %q sent a stream line longer than %d MiB, the most agentform reads of one", e.block, a2aMaxBody>>20)
+	}
+	if !done && data.Len() > 0 && sc.Err() == nil && ctx.Err() == nil {
+		// The last event, not followed by a blank line, at a clean end
+		// of the stream. One the stream was cut in (a read error, the
+		// call's deadline) is not an event: the task so far stands.
+		res, err := handle(data.Bytes())
+		if res != nil || err != nil && task == nil && message == nil {
 			return res, err
 		}
 	}

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -347,5 +350,102 @@ func TestA2ARestoreURL(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("restore %q with %q\ngot:  %q %v\nwant: %q", tc.card, tc.base, got, err, tc.want)
 		}
+	}
+}
+
+// TestA2AStreamBounds: a stream the agent misbehaves on is bounded and
+// read as far as it holds: an event that never ends (no blank line), or
+// artifacts appended without end, fail the call at a2aMaxBody instead of
+// growing serve's memory; a stream cut in the middle of an event returns
+// the task so far as partial_success, with its id. The artifact is built
+// against the test agent; the calls go to a server of the test's own,
+// through the block's runtime url.
+func TestA2AStreamBounds(t *testing.T) {
+	base := a2aTestServer(t, "--token", "tok-a2a-93b1c7")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.acl": `
+agent "assistant" {
+  capabilities = ["delegate"]
+  graph {
+    type = "react"
+  }
+  model {
+    provider = "anthropic"
+    name     = "claude-haiku-4-5"
+  }
+}
+
+tool "v1" {
+  kind         = "a2a"
+  url          = runtime("ECHO_URL")
+  auth_token   = secret(runtime("ECHO_TOKEN"))
+  timeout_secs = 20
+  capabilities = ["delegate"]
+}
+`})
+	a, arch, _ := buildArtifact(t, dir, "assistant", map[string]string{"ECHO_URL": base + "/v1", "ECHO_TOKEN": "tok-a2a-93b1c7"})
+
+	const task = `{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t42","contextId":"c1","status":{"state":"working"}}}`
+	chunk := strings.Repeat("A", 1<<20)
+	behave := map[string]func(w io.Writer, flush func()){
+		"endless event": func(w io.Writer, flush func()) {
+			for range 40 {
+				fmt.Fprintf(w, "data: %s\n", chunk)
+				flush()
+			}
+		},
+		"endless artifact": func(w io.Writer, flush func()) {
+			fmt.Fprintf(w, "data: %s\n\n", task)
+			for range 40 {
+				fmt.Fprintf(w, `data: {"jsonrpc":"2.0","id":1,"result":{"kind":"artifact-update","taskId":"t42","contextId":"c1","append":true,"artifact":{"artifactId":"a1","parts":[{"kind":"text","text":"%s"}]}}}`+"\n\n", chunk)
+				flush()
+			}
+		},
+		"cut mid-event": func(w io.Writer, flush func()) {
+			fmt.Fprintf(w, "data: %s\n\n", task)
+			fmt.Fprint(w, `data: {"jsonrpc":"2.0","id":1,"result":{"kind":"status-upd`)
+			flush()
+		},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Params struct {
+				Message struct {
+					Parts []struct {
+						Text string `json:"text"`
+					} `json:"parts"`
+				} `json:"message"`
+			} `json:"params"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		name := ""
+		if p := req.Params.Message.Parts; len(p) > 0 {
+			name = p[0].Text
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		if b := behave[name]; b != nil {
+			b(w, func() { w.(http.Flusher).Flush() })
+		}
+	}))
+	t.Cleanup(srv.Close)
+	h, _ := mcpTestHost(t, a, arch, map[string]string{"ECHO_URL": srv.URL, "ECHO_TOKEN": "tok-a2a-93b1c7"})
+	ex, err := factories[artifact.KindA2A](context.Background(), h, "v1", mcpTestTools(a, "v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ex.Close() })
+	for name, want := range map[string]string{
+		"endless event":    "sent a stream event larger than 16 MiB",
+		"endless artifact": "streamed more than 16 MiB of artifacts for one task",
+	} {
+		_, err := a2aTestCall(t, ex, a, "a2a_v1_stream", fmt.Sprintf(`{"message": %q}`, name), false)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s\ngot:  %v\nwant: an error saying %q", name, err, want)
+		}
+	}
+	run, err := a2aTestCall(t, ex, a, "a2a_v1_stream", `{"message": "cut mid-event"}`, false)
+	if err != nil || run.status != StatusPartialSuccess || run.out["task_id"] != "t42" {
+		t.Errorf("cut mid-event\ngot:  %+v, %v\nwant: partial_success with task t42", run, err)
 	}
 }
