@@ -414,14 +414,34 @@ func (e *a2aExecutor) post(ctx context.Context, method string, params any, accep
 		return nil, e.netError(ctx, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		resp.Body.Close()
+		defer resp.Body.Close()
 		switch resp.StatusCode {
 		case http.StatusUnauthorized, http.StatusForbidden:
 			return nil, fmt.Errorf("the A2A agent of block %q refused the request (HTTP %s); check its auth_token and headers", e.block, resp.Status)
 		}
+		// Agents (@a2a-js/sdk's among them) send a JSON-RPC error with
+		// HTTP 500 or 400: its code and message say what went wrong.
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		var r a2aRPCResponse
+		if json.Unmarshal(body, &r) == nil && r.Error != nil {
+			return nil, &a2aHTTPRPCError{status: resp.Status, code: r.Error.Code, message: r.Error.Message}
+		}
 		return nil, fmt.Errorf("the A2A agent of block %q answered HTTP %s", e.block, resp.Status)
 	}
 	return resp, nil
+}
+
+// a2aHTTPRPCError is a JSON-RPC error an agent answered with an HTTP
+// error status: rpc and stream return it as the error Result of the
+// call, as they do one sent with 200.
+type a2aHTTPRPCError struct {
+	status  string
+	code    int
+	message string
+}
+
+func (e *a2aHTTPRPCError) Error() string {
+	return fmt.Sprintf("HTTP %s, JSON-RPC error %d", e.status, e.code)
 }
 
 // netError describes a failed request without its URL.
@@ -443,6 +463,9 @@ func (e *a2aExecutor) netError(ctx context.Context, err error) error {
 // agent comes back as an error Result.
 func (e *a2aExecutor) rpc(ctx context.Context, method string, params any) (json.RawMessage, *Result, error) {
 	resp, err := e.post(ctx, method, params, "application/json")
+	if rerr, ok := errors.AsType[*a2aHTTPRPCError](err); ok {
+		return nil, e.errorResult(method, rerr.code, rerr.message), nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -491,6 +514,9 @@ func (e *a2aExecutor) sendResult(raw json.RawMessage) (*Result, error) {
 func (e *a2aExecutor) stream(ctx context.Context, call *Call, params any) (*Result, error) {
 	method := map[string]string{a2aV1: "SendStreamingMessage", a2aV03: "message/stream"}[e.version]
 	resp, err := e.post(ctx, method, params, "text/event-stream")
+	if rerr, ok := errors.AsType[*a2aHTTPRPCError](err); ok {
+		return e.errorResult(method, rerr.code, rerr.message), nil
+	}
 	if err != nil {
 		return nil, err
 	}

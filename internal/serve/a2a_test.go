@@ -422,6 +422,13 @@ tool "v1" {
 		if p := req.Params.Message.Parts; len(p) > 0 {
 			name = p[0].Text
 		}
+		if name == "rpc error" {
+			// As @a2a-js/sdk answers a server fault.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal boom"}}`)
+			return
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		if b := behave[name]; b != nil {
@@ -447,5 +454,13 @@ tool "v1" {
 	run, err := a2aTestCall(t, ex, a, "a2a_v1_stream", `{"message": "cut mid-event"}`, false)
 	if err != nil || run.status != StatusPartialSuccess || run.out["task_id"] != "t42" {
 		t.Errorf("cut mid-event\ngot:  %+v, %v\nwant: partial_success with task t42", run, err)
+	}
+	// A JSON-RPC error sent with HTTP 500 is the call's error result,
+	// with its code and message.
+	for _, op := range []string{"send", "stream"} {
+		run, err := a2aTestCall(t, ex, a, "a2a_v1_"+op, `{"message": "rpc error"}`, false)
+		if err != nil || run.status != StatusError || !strings.Contains(run.out["text"].(string), "error -32603: internal boom") {
+			t.Errorf("%s answered with HTTP 500 and a JSON-RPC error\ngot:  %+v, %v\nwant: the error's code and message", op, run, err)
+		}
 	}
 }
