@@ -120,9 +120,11 @@ func newA2AExecutor(_ context.Context, h *Host, block string, tools []*artifact.
 		if err != nil {
 			return nil, err
 		}
-		if n > 0 {
-			e.timeout = time.Duration(n) * time.Second
+		if n < 1 {
+			// The manifest refuses it; a runtime value is checked here.
+			return nil, fmt.Errorf("the timeout_secs of block %q is %d: it must be at least 1", block, n)
 		}
+		e.timeout = time.Duration(n) * time.Second
 	}
 	e.modes = conf.DefaultAcceptedOutputModes
 
@@ -278,6 +280,14 @@ func (e *a2aExecutor) Call(ctx context.Context, call *Call) (*Result, error) {
 			return nil, fmt.Errorf("the arguments of %q are not an object of strings: %v", t.Name, err)
 		}
 	}
+	// The call ends at timeout_secs, or sooner at the deadline the call
+	// came with (serve's call limit, invoke -timeout): messages name the
+	// one that applies.
+	limit := fmt.Sprintf("%s (timeout_secs)", e.timeout)
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < e.timeout {
+		limit = fmt.Sprintf("%s (the call's time limit, before timeout_secs)", time.Until(d).Round(time.Second))
+	}
+	ctx = context.WithValue(ctx, a2aLimitKey{}, limit)
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	op := t.A2A.Operation
@@ -447,7 +457,7 @@ func (e *a2aHTTPRPCError) Error() string {
 // netError describes a failed request without its URL.
 func (e *a2aExecutor) netError(ctx context.Context, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("the A2A agent of block %q did not answer within %s (timeout_secs)", e.block, e.timeout)
+		return fmt.Errorf("the A2A agent of block %q did not answer within %s", e.block, a2aLimit(ctx, e.timeout))
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return errors.New("the call was cancelled")
@@ -652,7 +662,7 @@ func (e *a2aExecutor) stream(ctx context.Context, call *Call, params any) (*Resu
 	why := "the agent ended the stream"
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		why = fmt.Sprintf("the stream timed out after %s (timeout_secs)", e.timeout)
+		why = fmt.Sprintf("the stream timed out after %s", a2aLimit(ctx, e.timeout))
 	case ctx.Err() != nil:
 		why = "the call was cancelled"
 	}
@@ -984,4 +994,17 @@ func a2aNewID() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// a2aLimitKey carries, in a call's context, how messages name the time
+// limit that applies to it.
+type a2aLimitKey struct{}
+
+// a2aLimit names the time limit of the call of ctx (timeout_secs, or the
+// shorter deadline the call came with); def when ctx does not say.
+func a2aLimit(ctx context.Context, def time.Duration) string {
+	if s, ok := ctx.Value(a2aLimitKey{}).(string); ok {
+		return s
+	}
+	return fmt.Sprintf("%s (timeout_secs)", def)
 }

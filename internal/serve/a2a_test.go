@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentform/agentform/internal/artifact"
 )
@@ -422,6 +423,10 @@ tool "v1" {
 		if p := req.Params.Message.Parts; len(p) > 0 {
 			name = p[0].Text
 		}
+		if name == "hang" {
+			<-r.Context().Done()
+			return
+		}
 		if name == "rpc error" {
 			// As @a2a-js/sdk answers a server fault.
 			w.Header().Set("Content-Type", "application/json")
@@ -454,6 +459,14 @@ tool "v1" {
 	run, err := a2aTestCall(t, ex, a, "a2a_v1_stream", `{"message": "cut mid-event"}`, false)
 	if err != nil || run.status != StatusPartialSuccess || run.out["task_id"] != "t42" {
 		t.Errorf("cut mid-event\ngot:  %+v, %v\nwant: partial_success with task t42", run, err)
+	}
+	// A deadline the call comes with (invoke -timeout, serve's limit)
+	// shorter than timeout_secs (20 s here) is the one messages name.
+	call := testCall(a, "a2a_v1_send", `{"message": "hang"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := ex.Call(ctx, call); err == nil || !strings.Contains(err.Error(), "did not answer within 1s (the call's time limit, before timeout_secs)") {
+		t.Errorf("a call with a 1 s deadline\ngot:  %v\nwant: the 1 s limit named", err)
 	}
 	// A JSON-RPC error sent with HTTP 500 is the call's error result,
 	// with its code and message.
