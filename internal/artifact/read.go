@@ -115,7 +115,7 @@ func read(r io.Reader, maxEntries int, maxBytes int64) (*Archive, error) {
 		if hdr.Size > stream.left || content > maxBytes {
 			return nil, fmt.Errorf("reading artifact: entry %q: %w: %d bytes, more than the %d bytes allowed in all", name, ErrTooLarge, hdr.Size, maxBytes)
 		}
-		data, err := io.ReadAll(tr)
+		data, err := readEntry(tr, hdr.Size)
 		if err != nil {
 			return nil, readErr(fmt.Errorf("entry %q: %w", name, err))
 		}
@@ -254,4 +254,29 @@ func Canonical(a *Archive, data []byte) bool {
 	}
 	built, err := Build(files)
 	return err == nil && bytes.Equal(built, data)
+}
+
+// readEntryChunk is how much of an entry readEntry reads before it trusts
+// the header's size enough to allocate all of it.
+const readEntryChunk = 64 << 20
+
+// readEntry reads an entry of the size its header claims. io.ReadAll
+// doubled its buffer as the data came (a 1 GB entry took 2 GB); here the
+// entry is read into one buffer of its size, allocated once the first
+// readEntryChunk bytes show that the data is really there (a header that
+// claims more than follows costs at most that much before it fails).
+func readEntry(r io.Reader, size int64) ([]byte, error) {
+	first := make([]byte, min(size, readEntryChunk))
+	if _, err := io.ReadFull(r, first); err != nil {
+		return nil, err
+	}
+	if int64(len(first)) == size {
+		return first, nil
+	}
+	data := make([]byte, size)
+	copy(data, first)
+	if _, err := io.ReadFull(r, data[len(first):]); err != nil {
+		return nil, err
+	}
+	return data, nil
 }

@@ -401,3 +401,20 @@ func TestCanonical(t *testing.T) {
 		}
 	}
 }
+
+// TestReadEntry: an entry is read whole whatever its size, past the first
+// chunk too, and one shorter than its header claims fails.
+func TestReadEntry(t *testing.T) {
+	for _, n := range []int{0, 1, 4096, readEntryChunk, readEntryChunk + 10} {
+		want := bytes.Repeat([]byte{'x'}, n)
+		got, err := readEntry(bytes.NewReader(want), int64(n))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("size %d: got %d bytes, %v", n, len(got), err)
+		}
+	}
+	for _, n := range []int{10, readEntryChunk + 10} {
+		if _, err := readEntry(bytes.NewReader(make([]byte, n-1)), int64(n)); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("size %d claimed, %d there: %v, want %v", n, n-1, err, io.ErrUnexpectedEOF)
+		}
+	}
+}
