@@ -119,54 +119,41 @@ func compare(r *Report, against string, before map[Access]bool, extensible, runt
 	}
 	var overrideReasons []string
 	for _, row := range r.Matrix {
-		// Extensible then and now, a session override reaches every tool
-		// it is denied: what runtime() may change adds nothing to that,
-		// and the override's account below is the exact one.
-		if row.RuntimeDependent && !(extensible[row.Agent] && row.Policy == string(capability.Extensible)) {
-			wasRuntime := runtime[row.Agent]
-			n := 0
-			for _, c := range row.Cells {
-				a := Access{Agent: row.Agent, Tool: c.Tool}
-				// One runtime-dependent then could be given every tool
-				// there was: only a tool added since is new to it.
-				if c.Allowed || before[a] || left(a.Tool, true) || wasRuntime && (existed == nil || existed[c.Tool]) {
-					continue
-				}
-				a.ByRuntime = true
-				g.Granted = append(g.Granted, a)
-				n++
-			}
-			switch {
-			case n > 0 && wasRuntime:
-				overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q takes its capabilities or capability_policy from runtime(): when it starts, its environment may give it %s added since %s",
-					row.Agent, countNoun(n, "tool"), against))
-			case n > 0:
-				overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q takes its capabilities or capability_policy from runtime() now but did not in %s: it holds what its environment says when it starts, so %s it could not call then may be reachable",
-					row.Agent, against, countNoun(n, "tool")))
-			}
-			continue
+		// Two accounts of access no matrix cell shows: a session override
+		// of an extensible agent reaches every tool it is denied, and an
+		// agent whose capabilities or policy come from runtime() may be
+		// given any tool when it starts. Extensible then and now, the
+		// override's account is the exact one: runtime() adds nothing.
+		byRuntime := row.RuntimeDependent && !(extensible[row.Agent] && row.Policy == string(capability.Extensible))
+		was, reachable := extensible[row.Agent], func(c Cell) bool { return c.OverrideReachable }
+		if byRuntime {
+			was, reachable = runtime[row.Agent], func(Cell) bool { return true }
 		}
-		was := extensible[row.Agent]
+		// So it was then, which reached every tool there was: only a tool
+		// added since is new to it (none, when the baseline does not say).
 		if was && existed == nil {
 			continue
 		}
 		n := 0
 		for _, c := range row.Cells {
 			a := Access{Agent: row.Agent, Tool: c.Tool}
-			if c.Allowed || !c.OverrideReachable || before[a] || left(a.Tool, true) || was && existed[c.Tool] {
+			if c.Allowed || !reachable(c) || before[a] || left(a.Tool, true) || was && existed[c.Tool] {
 				continue
 			}
-			a.ByOverride = true
+			a.ByRuntime, a.ByOverride = byRuntime, !byRuntime
 			g.Granted = append(g.Granted, a)
 			n++
 		}
-		switch {
-		case n > 0 && was:
-			overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q is extensible: a session override can reach %s added since %s",
-				row.Agent, countNoun(n, "tool"), against))
-		case n > 0:
-			overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q is extensible now but was not in %s: a session override can reach %s it could not call then",
-				row.Agent, against, countNoun(n, "tool")))
+		switch tools := countNoun(n, "tool"); {
+		case n == 0:
+		case byRuntime && was:
+			overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q takes its capabilities or capability_policy from runtime(): when it starts, its environment may give it %s added since %s", row.Agent, tools, against))
+		case byRuntime:
+			overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q takes its capabilities or capability_policy from runtime() now but did not in %s: it holds what its environment says when it starts, so %s it could not call then may be reachable", row.Agent, against, tools))
+		case was:
+			overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q is extensible: a session override can reach %s added since %s", row.Agent, tools, against))
+		default:
+			overrideReasons = append(overrideReasons, fmt.Sprintf("agent %q is extensible now but was not in %s: a session override can reach %s it could not call then", row.Agent, against, tools))
 		}
 	}
 	sort.Strings(overrideReasons)
