@@ -752,7 +752,7 @@ func (s *mcpSession) secretInDefinitions(served map[string]*mcpServedTool, regis
 func (s *mcpSession) redact(text string) string {
 	text = s.scrub.Text(text)
 	if s.transport == manifest.TransportHTTP && s.endpoint != "" {
-		text = hideURLCredentials(text, s.endpoint, s.req.Tool.MCP.URL.Runtime == nil)
+		text = scrubURLCredentials(text, s.endpoint, s.req.Tool.MCP.URL.Runtime == nil)
 	}
 	return text
 }

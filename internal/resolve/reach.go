@@ -121,13 +121,13 @@ func noReachReason(blind bool, timeout string) string {
 	return "no connection within " + timeout
 }
 
-// hideURLCredentials removes from text the credentials the url endpoint
+// scrubURLCredentials removes from text the credentials the url endpoint
 // carries (manifest.URLCredentials), as an HTTP client's error quotes
 // them: the url as Go prints it (its password as "***" or not, the query
 // as written) becomes manifest.DisplayURL's form when shown is set (a
 // literal url, which messages name), and any credential left, decoded or
 // percent-encoded as the url writes it, becomes REDACTED.
-func hideURLCredentials(text, endpoint string, shown bool) string {
+func scrubURLCredentials(text, endpoint string, shown bool) string {
 	creds := manifest.URLCredentials(endpoint)
 	if len(creds) == 0 {
 		return text
